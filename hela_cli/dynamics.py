@@ -1,0 +1,126 @@
+"""The paper's equations as pure functions (HeLa-Mem, arXiv 2604.16839). No I/O here.
+
+=========  =====================================================================  =====================
+Equation   Formula                                                                Function
+=========  =====================================================================  =====================
+Eq.1       ``w <- min(cap, decay*w + eta)`` for co-activated pairs, else decay*w  :func:`hebbian_update`
+Eq.2       ``D(v) = sum_j w_vj``; hub if ``D(v) > delta_hub``                     :func:`hub_strength`
+Eq.3       ``S_base = (cos + alpha*kw) * exp(-dt/tau)``                           :func:`base_activation`
+Eq.4       ``S(j) = S_base(j) + beta * sum_i S_base(i) * w_ij`` (S_base(i)>theta)  :func:`spread_activation`
+Eq.5       top-k by S_base  U  up to m more by S                                  :func:`dual_path`
+Forget     ``sum w < delta_prune`` AND idle > delta_age AND never accessed         :func:`forget_reasons`
+=========  =====================================================================  =====================
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+DAY = 86_400.0
+
+
+# ----------------------------------------------------------------------------------- Eq.1
+def hebbian_update(weight: float, eta: float = 0.02, decay: float = 0.995, cap: float = 1.0) -> float:
+    """Eq.1 for one co-activated pair: ``min(cap, decay * weight + eta)``.
+
+    Edges that are not co-activated only decay (``decay * weight``); hela applies that decay to every
+    edge at once by advancing the space's step counter (see ``store.Store.advance_step``).
+    """
+    return min(cap, decay * weight + eta)
+
+
+def coactivated_pairs(node_ids: Iterable[int]) -> list[tuple[int, int]]:
+    """All unordered pairs ``(a, b)`` with ``a < b`` of the final retrieved set (Eq.1 co-activation)."""
+    return list(itertools.combinations(sorted(set(node_ids)), 2))
+
+
+# ----------------------------------------------------------------------------------- Eq.2
+def hub_strength(weights: Iterable[float]) -> float:
+    """Eq.2 associative strength ``D(v) = sum_j w_vj`` over the node's current edge weights."""
+    return float(sum(weights))
+
+
+def is_hub(strength: float, delta_hub: float) -> bool:
+    """Eq.2 hub test: ``D(v) > delta_hub``."""
+    return strength > delta_hub
+
+
+# ----------------------------------------------------------------------------------- Eq.3
+def time_factor(dt_seconds: float, tau_days: float = 60.0) -> float:
+    """``exp(-dt / tau)`` with ``dt`` clamped at 0 (memories "from the future" are not boosted)."""
+    if tau_days <= 0:
+        return 1.0
+    return math.exp(-max(0.0, dt_seconds) / (tau_days * DAY))
+
+
+def base_activation(cos: float, keyword_match: float, dt_seconds: float, alpha: float = 1.0,
+                    tau_days: float = 60.0, time_decay: bool = True) -> float:
+    """Eq.3 base activation ``S_base(v) = (cos(q, e_v) + alpha * keyword_match) * exp(-dt / tau)``."""
+    factor = time_factor(dt_seconds, tau_days) if time_decay else 1.0
+    return (cos + alpha * keyword_match) * factor
+
+
+# ----------------------------------------------------------------------------------- Eq.4
+@dataclass
+class Spread:
+    score: float                               # S(v)
+    bonus: float                               # S(v) - S_base(v)
+    sources: list[tuple[int, float]]           # (neighbour i, its contribution beta*S_base(i)*w_ij)
+
+
+def spread_activation(s_base: Mapping[int, float], neighbours: Mapping[int, Sequence[tuple[int, float]]],
+                      beta: float = 0.1, theta: float = 0.6) -> dict[int, Spread]:
+    """Eq.4 spreading: ``S(v_j) = S_base(v_j) + beta * sum_i S_base(v_i) * w_ij``.
+
+    ``neighbours[i]`` lists ``(j, w_ij)`` for source nodes ``i``; only sources with ``S_base(i) > theta``
+    spread. Every node of ``s_base`` gets an entry; a node reached only by spreading must already have
+    its own ``S_base`` in ``s_base`` (the caller computes it exactly).
+    """
+    out = {v: Spread(score=s, bonus=0.0, sources=[]) for v, s in s_base.items()}
+    for i, si in s_base.items():
+        if si <= theta:
+            continue
+        for j, w in neighbours.get(i, ()):
+            if j == i or j not in out or w <= 0:
+                continue
+            contribution = beta * si * w
+            out[j].score += contribution
+            out[j].bonus += contribution
+            out[j].sources.append((i, contribution))
+    for sp in out.values():
+        sp.sources.sort(key=lambda t: -t[1])
+    return out
+
+
+# ----------------------------------------------------------------------------------- Eq.5
+def dual_path(s_base: Mapping[int, float], s_spread: Mapping[int, float], k: int = 10,
+              m: int = 3) -> list[tuple[int, str]]:
+    """Eq.5 dual-path selection: top-``k`` by ``S_base`` ("base"), then up to ``m`` nodes not among them,
+    ranked by spread activation ``S`` ("hebbian" - the flipped path). Ties break on node id.
+
+    As in the paper, the flipped slots are filled by ``S`` even when no spreading bonus reached them, so
+    a configuration with spreading off is compared at the same memory budget (k + m)."""
+    base = sorted(s_base, key=lambda v: (-s_base[v], v))[:k]
+    chosen = set(base)
+    rest = sorted((v for v in s_spread if v not in chosen), key=lambda v: (-s_spread[v], v))
+    flipped = rest[:m]
+    return [(v, "base") for v in base] + [(v, "hebbian") for v in flipped]
+
+
+# ----------------------------------------------------------------------------------- forgetting
+def forget_reasons(total_weight: float, idle_seconds: float, access_count: int, delta_prune: float,
+                   delta_age_days: float) -> dict[str, bool]:
+    """The three forgetting criteria, each True when it holds. Forget only if all three hold."""
+    return {
+        "weak": total_weight < delta_prune,
+        "old": idle_seconds > delta_age_days * DAY,
+        "unused": access_count == 0,
+    }
+
+
+def should_forget(total_weight: float, idle_seconds: float, access_count: int, delta_prune: float,
+                  delta_age_days: float) -> bool:
+    return all(forget_reasons(total_weight, idle_seconds, access_count, delta_prune, delta_age_days).values())

@@ -1,0 +1,40 @@
+"""The one exception type for user-facing errors.
+
+Core code raises :class:`HelaError` with a one-line message naming the file and
+place; ``cli.py`` maps it to that message on stderr and the exit code.
+"""
+
+from __future__ import annotations
+
+
+class HelaError(Exception):
+    """A problem the user can fix: bad input, missing model, wrong flags."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, exit_code: int | None = None):
+        super().__init__(message)
+        self.message = message
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.message
+
+
+class InputError(HelaError):
+    """Unreadable or malformed input file (exit 2)."""
+
+    exit_code = 2
+
+
+class ModelError(HelaError):
+    """A model file is missing, corrupt or of the wrong kind (exit 3)."""
+
+    exit_code = 3
+
+
+class StoreError(HelaError):
+    """The database cannot be used as asked (exit 4)."""
+
+    exit_code = 4

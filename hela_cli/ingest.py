@@ -1,0 +1,128 @@
+"""Ingest: parse transcripts, embed turns, store nodes and initial edges.
+
+* Every file is parsed and validated completely before anything is written (bad input writes nothing).
+* Idempotent: a node's content hash (session, position, speaker, time, text) is unique per space, so the
+  same file ingested twice adds nothing, and an interrupted ingest can simply be re-run.
+* Atomic per batch: each batch of turns is one ``BEGIN IMMEDIATE`` transaction (nodes, vectors, FTS rows,
+  edges); a crash leaves only whole batches. Embedding happens outside the write transaction.
+* Long turns: the full text is stored and shown; the *embedding* sees the first
+  ``ingest.max_turn_chars`` characters (and at most the embedder's context window). The summary counts
+  how many turns were cut that way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from hela_cli.config import Config
+from hela_cli.dynamics import hebbian_update
+from hela_cli.formats import Conversation, Turn, parse_file
+from hela_cli.keywords import keywords
+from hela_cli.models import Embedder
+from hela_cli.store import Store
+
+Progress = Callable[[int, int], None]
+
+
+def turn_hash(turn: Turn, position: int) -> str:
+    payload = json.dumps([turn.session, position, turn.speaker, turn.timestamp, turn.source_id, turn.text],
+                         ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def embedding_text(turns: Sequence[Turn], i: int, window: int, max_chars: int) -> str:
+    """What the embedder sees for turn ``i``: up to ``window`` preceding turns of the same session as
+    context, then the turn itself ("Speaker: text"), cut to ``max_chars`` characters of the turn."""
+    def line(t: Turn) -> str:
+        return f"{t.speaker}: {t.text[:max_chars]}"
+
+    parts = []
+    j = i - 1
+    while j >= 0 and len(parts) < window and turns[j].session == turns[i].session:
+        parts.append(line(turns[j]))
+        j -= 1
+    return "\n".join([*reversed(parts), line(turns[i])])
+
+
+def parse_all(paths: Sequence[str | Path], fmt: str = "auto") -> list[Conversation]:
+    """Parse every file first; any error aborts before a single write."""
+    convs: list[Conversation] = []
+    for p in paths:
+        convs.extend(parse_file(p, fmt))
+    return convs
+
+
+def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conversation], cfg: Config,
+                         space: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    store.bind_embedder(embedder.model_id, embedder.dim)
+    total = sum(len(c.turns) for c in convs)
+    done = added = skipped = truncated = 0
+    spaces: dict[str, int] = {}
+    for conv in convs:
+        name = space or conv.name or "default"
+        sp = store.ensure_space(name)
+        hashes = [turn_hash(t, i) for i, t in enumerate(conv.turns)]
+        existing = store.existing_hashes(sp.id, hashes)
+        base_ord = store.next_ord(sp.id)
+        prev_id: dict[str, int] = {}  # session -> node id of the previous turn (for consecutive links)
+        bs = max(1, cfg.ingest.batch_size)
+        for start in range(0, len(conv.turns), bs):
+            idx = range(start, min(start + bs, len(conv.turns)))
+            new = [i for i in idx if hashes[i] not in existing]
+            texts = [embedding_text(conv.turns, i, cfg.ingest.context_window, cfg.ingest.max_turn_chars)
+                     for i in new]
+            truncated += sum(1 for i in new if len(conv.turns[i].text) > cfg.ingest.max_turn_chars)
+            vectors = embedder.embed(texts) if new else None
+            rows = []
+            for n, i in enumerate(new):
+                t = conv.turns[i]
+                rows.append(dict(text=t.text, speaker=t.speaker, role=t.role, ts=t.timestamp, time_str=t.time_str,
+                                 keywords=keywords(t.text), source_id=t.source_id, session=t.session,
+                                 ord=base_ord + i, hash=hashes[i], source=conv.source))
+            with store.transaction():
+                ids = store.insert_nodes(sp.id, rows, vectors) if rows else []
+                id_of = dict(zip(new, ids))
+                links: dict[tuple[int, int], float] = {}
+                for i in idx:
+                    nid = id_of[i] if i in id_of else existing[hashes[i]]
+                    if nid == -1:
+                        continue
+                    session = conv.turns[i].session
+                    if session in prev_id and i in id_of:  # link consecutive turns of a session
+                        links[(prev_id[session], nid)] = cfg.ingest.initial_weight
+                    prev_id[session] = nid
+                fresh = store.refresh_space(sp)
+                if links:
+                    store.set_edges(fresh, links, cfg.hebbian.decay)
+                if cfg.ingest.associate:
+                    _associate(store, fresh, [n for n in ids if n != -1], vectors, cfg)
+            n_new = sum(1 for n in ids if n != -1)
+            added += n_new
+            skipped += len(idx) - n_new
+            done += len(idx)
+            if progress:
+                progress(done, total)
+        spaces[name] = spaces.get(name, 0) + len(conv.turns)
+    return {"nodes_added": added, "skipped_duplicates": skipped, "turns": total,
+            "embedding_truncated": truncated, "spaces": spaces,
+            "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def _associate(store: Store, space: Any, new_ids: list[int], vectors: Any, cfg: Config) -> None:
+    """Association on ingest (the paper's future work against cold start): a new turn co-activates with
+    its top-r most similar *earlier* memories above a similarity floor (Eq.1 update, no global decay)."""
+    r, floor, h = cfg.ingest.associate_top, cfg.ingest.associate_min_sim, cfg.hebbian
+    updates: dict[tuple[int, int], float] = {}
+    for nid, vec in zip(new_ids, vectors):
+        hits = [(o, s) for o, s in store.knn(space.id, vec, r + 1) if o < nid and s >= floor][:r]
+        for other, _ in hits:
+            pair = (min(nid, other), max(nid, other))
+            current = updates.get(pair, store.edge_weight(space, pair[0], pair[1], h.decay))
+            updates[pair] = hebbian_update(current, h.eta, 1.0, h.cap)
+    if updates:
+        store.set_edges(space, updates, h.decay)

@@ -1,0 +1,67 @@
+"""Lexical keywords: one fast extractor shared by ingest (node keywords) and retrieval (query keywords).
+
+Lower-cases, splits on letters/digits, drops English stop words and very short tokens, and applies a
+Snowball stemmer so "painting", "paints" and "painted" meet at "paint". No model call.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import snowballstemmer
+
+_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
+
+STOP_WORDS = frozenset("""
+a about above after again against all also am an and any are aren't as at be because been before being
+below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+during each even ever few for from further get gets got had hadn't has hasn't have haven't having he he'd
+he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't
+it it's its itself just let's like me more most much mustn't my myself no nor not now of off oh ok okay on
+once only or other ought our ours ourselves out over own really same shan't she she'd she'll she's should
+shouldn't so some such than that that's the their theirs them themselves then there there's these they
+they'd they'll they're they've this those through to too under until up us very was wasn't we we'd we'll
+we're we've well were weren't what what's when when's where where's which while who who's whom why why's
+will with won't would wouldn't yeah yes yet you you'd you'll you're you've your yours yourself yourselves
+hey hi hello thanks thank lot lots one really wow great good cool awesome sure yep hmm also just going
+gonna wanna did does do done make made thing things something anything everything way much many
+""".split())
+
+
+_stemmer = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """English Snowball (Porter 2) stem, cached: "painting", "paints", "painted" -> "paint"."""
+    return _stemmer.stemWord(word)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens (apostrophe suffixes such as 's are dropped)."""
+    out = []
+    for t in _TOKEN.findall(text.lower()):
+        if "'" in t:
+            head, _, tail = t.partition("'")
+            t = head if tail in ("s", "t", "re", "ve", "ll", "d", "m") else t.replace("'", "")
+        out.append(t)
+    return out
+
+
+def keywords(text: str) -> list[str]:
+    """Distinct stemmed content words of ``text``, in first-seen order."""
+    seen: dict[str, None] = {}
+    for t in tokens(text):
+        if t in STOP_WORDS or (len(t) < 3 and not t.isdigit()):
+            continue
+        seen.setdefault(stem(t), None)
+    return list(seen)
+
+
+def keyword_match(query_keywords: list[str] | set[str], node_keywords: list[str] | set[str]) -> float:
+    """Share of the query's keywords found among the node's keywords (0 when the query has none)."""
+    q = set(query_keywords)
+    if not q:
+        return 0.0
+    return len(q & set(node_keywords)) / len(q)

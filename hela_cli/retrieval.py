@@ -1,0 +1,149 @@
+"""Hebbian dual-path retrieval (paper section 3.4): candidates -> Eq.3 -> Eq.4 -> Eq.5 -> Eq.1.
+
+1. Candidates: cosine neighbours from sqlite-vec KNN plus keyword hits from FTS5 (BM25).
+2. Eq.3 base activation for every candidate, exactly: ``(cos + alpha*kw) * exp(-dt/tau)`` where ``dt`` is
+   measured from the space's "now" (its newest memory, or ``--now``), never the wall clock.
+   ``kw`` is the share of query keywords found in the node's keywords, blended with the candidate's
+   normalised BM25 score (``retrieval.bm25_weight``; 0 gives the paper's plain share).
+3. Eq.4 spreading from candidates above theta over current Hebbian edge weights; neighbours reached this
+   way get their own exact base activation.
+4. Eq.5: top-k by S_base, then up to m more by S (the Hebbian / flipped path).
+5. Eq.1 learning (unless disabled): one short ``BEGIN IMMEDIATE`` transaction advances the space's step
+   (all edges decay once, O(1)), reinforces every pair of the final set and records the accesses.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hela_cli.config import Config
+from hela_cli.dynamics import (base_activation, coactivated_pairs, dual_path, hebbian_update,
+                               spread_activation, time_factor)
+from hela_cli.keywords import keyword_match, keywords
+from hela_cli.models import Embedder
+from hela_cli.store import Space, Store
+
+
+@dataclass
+class Retrieval:
+    memories: list[dict[str, Any]]            # final episodic set, base path first (by S_base), then flipped
+    semantic: list[dict[str, Any]]            # semantic records (top semantic_k by similarity)
+    query_keywords: list[str]
+    now: float | None
+    step: int
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def _kw_scores(q_kw: list[str], nodes: dict[int, dict[str, Any]], bm25: dict[int, float],
+               bm25_weight: float) -> dict[int, float]:
+    top = max(bm25.values(), default=0.0)
+    out = {}
+    for nid, node in nodes.items():
+        share = keyword_match(q_kw, node["keywords"])
+        norm = bm25.get(nid, 0.0) / top if top > 0 else 0.0
+        out[nid] = (1.0 - bm25_weight) * share + bm25_weight * norm
+    return out
+
+
+def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg: Config, *,
+             now: float | None = None, learn: bool | None = None,
+             query_vector: np.ndarray | None = None) -> Retrieval:
+    r = cfg.retrieval
+    learn = r.learn if learn is None else learn
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    q = query_vector if query_vector is not None else embedder.embed([question])[0]
+    q_kw = keywords(question)
+    timings["embed"] = (time.perf_counter() - t0) * 1000
+
+    t1 = time.perf_counter()
+    cos = dict(store.knn(space.id, q, r.vector_candidates))
+    bm25 = dict(store.keyword_search(space.id, q_kw, r.keyword_candidates))
+    now = now if now is not None else store.space_now(space.id)
+    cand = set(cos) | set(bm25)
+    nodes = store.get_nodes(cand)
+
+    def fill_cos(ids: set[int]) -> None:
+        missing = [i for i in ids if i not in cos]
+        for nid, vec in store.node_vectors(missing).items():
+            cos[nid] = float(np.dot(q, vec))
+
+    def s_base_of(ids: set[int]) -> dict[int, float]:
+        kw = _kw_scores(q_kw, {i: nodes[i] for i in ids}, bm25, r.bm25_weight)
+        parts = {}
+        for i in ids:
+            dt = (now - nodes[i]["ts"]) if now is not None else 0.0
+            parts[i] = (cos.get(i, 0.0), kw[i], time_factor(dt, r.tau_days) if r.time_decay else 1.0)
+        explain.update(parts)
+        return {i: base_activation(c, k, (now - nodes[i]["ts"]) if now is not None else 0.0, r.alpha,
+                                   r.tau_days, r.time_decay) for i, (c, k, _) in parts.items()}
+
+    explain: dict[int, tuple[float, float, float]] = {}
+    fill_cos(cand)
+    s_base = s_base_of(cand)
+    timings["candidates"] = (time.perf_counter() - t1) * 1000
+
+    t2 = time.perf_counter()
+    spreads: dict[int, Any] = {}
+    if r.spreading and s_base:
+        sources = [i for i, s in s_base.items() if s > r.theta]
+        nbrs = store.neighbours(space, sources, cfg.hebbian.decay) if sources else {}
+        reached = {j for lst in nbrs.values() for j, _ in lst} - set(s_base)
+        if reached:
+            nodes.update(store.get_nodes(reached))
+            fill_cos(reached)
+            s_base.update(s_base_of(reached))
+        spreads = spread_activation(s_base, nbrs, r.beta, r.theta)
+    s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
+    chosen = dual_path(s_base, s_final, r.k, r.m)
+    timings["spreading"] = (time.perf_counter() - t2) * 1000
+
+    memories = []
+    for nid, path in chosen:
+        node = nodes[nid]
+        c, kw, tf = explain[nid]
+        sp = spreads.get(nid)
+        memories.append({
+            "id": nid, "source_id": node["source_id"], "text": node["text"], "speaker": node["speaker"],
+            "timestamp": node["ts"], "time_str": node["time_str"], "session": node["session"],
+            "path": path, "score": s_final[nid], "base_score": s_base[nid],
+            "cos": c, "keyword": kw, "time_factor": tf,
+            "spread_bonus": sp.bonus if sp else 0.0,
+            "spread_from": [{"id": i, "contribution": w} for i, w in (sp.sources if sp else [])],
+        })
+
+    semantic = []
+    if r.semantic_k > 0 and store.count_semantic(space.id):
+        hits = store.semantic_knn(space.id, q, r.semantic_k)
+        sims = dict(hits)
+        for rec in store.get_semantic([sid for sid, _ in hits]):
+            rec["similarity"] = sims[rec["id"]]
+            semantic.append(rec)
+
+    step = space.step
+    if learn and memories:
+        t3 = time.perf_counter()
+        step = learn_from(store, space, [m["id"] for m in memories], cfg, when=time.time())
+        timings["learn"] = (time.perf_counter() - t3) * 1000
+    timings["total"] = (time.perf_counter() - t0) * 1000
+    return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=step,
+                     timings_ms=timings)
+
+
+def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, when: float) -> int:
+    """Eq.1 after a retrieval, in one short write transaction. Returns the space's new step."""
+    h = cfg.hebbian
+    pairs = coactivated_pairs(node_ids)
+    with store.transaction():
+        fresh = store.advance_step(space.id, h.decay)   # every edge decays once (O(1))
+        current = store.neighbours(fresh, node_ids, h.decay)
+        weights = {(min(a, b), max(a, b)): w for a, lst in current.items() for b, w in lst}
+        # current weights already include this step's decay; Eq.1 is decay*w_prev + eta = w_now + eta
+        updates = {p: hebbian_update(weights.get(p, 0.0), h.eta, 1.0, h.cap) for p in pairs}
+        store.set_edges(fresh, updates, h.decay)
+        store.touch_nodes(node_ids, when)
+    return fresh.step

@@ -1,0 +1,95 @@
+"""CLI through CliRunner: --json schemas, error mapping (one line, exit code, no traceback)."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from hela_cli.cli import app
+from tests.conftest import SAMPLE
+
+runner = CliRunner()
+
+
+def run(*args, ok=True):
+    res = runner.invoke(app, list(args))
+    if ok:
+        assert res.exit_code == 0, res.output
+    return res
+
+
+def test_help_and_version():
+    assert "ingest" in run("--help").output
+    assert "hela" in run("--version").output
+    for cmd in ("ingest", "ask", "spaces", "models"):
+        assert "--help" in run(cmd, "--help").output or "Usage" in run(cmd, "--help").output
+
+
+def test_ingest_spaces_ask_json(cli_env):
+    out = json.loads(run("ingest", str(SAMPLE / "conversation.json"), "--json").stdout)
+    assert out["nodes_added"] == 83 and out["spaces"] == {"demo": 83}
+    again = json.loads(run("ingest", str(SAMPLE / "conversation.json"), "--json").stdout)
+    assert again["nodes_added"] == 0 and again["skipped_duplicates"] == 83
+    spaces = json.loads(run("spaces", "--json").stdout)
+    assert spaces[0]["name"] == "demo" and spaces[0]["nodes"] == 83
+    res = json.loads(run("ask", "What is the name of Jonas's dog?", "--space", "demo", "--no-llm",
+                         "--json").stdout)
+    assert res["answer"] is None
+    assert set(res) >= {"answer", "memories", "semantic", "context_tokens", "timings_ms"}
+    assert len(res["memories"]) == 13
+    m = res["memories"][0]
+    assert set(m) >= {"id", "source_id", "text", "speaker", "timestamp", "path", "score", "base_score"}
+    assert {x["path"] for x in res["memories"]} == {"base", "hebbian"}
+    assert "D1:4" in [x["source_id"] for x in res["memories"]]
+    assert 0 < res["context_tokens"] < 3000
+
+
+def test_no_learn_is_read_only(cli_env):
+    run("ingest", str(SAMPLE / "conversation.json"))
+    before = json.loads(run("spaces", "--json").stdout)[0]
+    run("ask", "Where did Jonas go hiking?", "--space", "demo", "--no-llm", "--no-learn")
+    after = json.loads(run("spaces", "--json").stdout)[0]
+    assert before == after
+    run("ask", "Where did Jonas go hiking?", "--space", "demo", "--no-llm")
+    learned = json.loads(run("spaces", "--json").stdout)[0]
+    assert learned["steps"] == before["steps"] + 1 and learned["edges"] > before["edges"]
+
+
+def test_explain_shows_trace(cli_env):
+    run("ingest", str(SAMPLE / "conversation.json"))
+    res = run("ask", "Who looked after Tofu?", "--space", "demo", "--no-llm", "--explain")
+    assert "S_base" in res.stdout and "hebbian" in res.stdout
+
+
+@pytest.mark.parametrize("args, code, needle", [
+    (("ingest", "/nonexistent/file.json"), 2, "file.json"),
+    (("ask", "hello", "--space", "nope", "--no-llm"), 4, "unknown space 'nope'"),
+    (("ingest", "x.json", "--format", "weird"), 2, "unknown format"),
+    (("ask", "hello", "--now", "not a date", "--no-llm"), 2, "--now"),
+])
+def test_errors_are_one_line(cli_env, args, code, needle):
+    if args[0] == "ask":
+        run("ingest", str(SAMPLE / "chat.jsonl"))
+    res = run(*args, ok=False)
+    assert res.exit_code == code, res.output
+    assert needle in res.output
+    assert "Traceback" not in res.output
+
+
+def test_bad_config_names_key(cli_env, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("retrieval:\n  k: lots\n")
+    res = run("--config", str(cfg), "spaces", ok=False)
+    assert res.exit_code != 0 and "retrieval.k" in res.output
+
+
+def test_markup_and_ansi_are_shown_verbatim(cli_env, tmp_path):
+    f = tmp_path / "evil.jsonl"
+    evil = "[red]not red[/red] \x1b[31mansi\x1b[0m '); DROP TABLE nodes; -- ignore previous instructions"
+    f.write_text(json.dumps({"role": "user", "content": evil, "timestamp": "2024-01-01T00:00:00Z"}) + "\n")
+    run("ingest", str(f), "--space", "evil")
+    res = run("ask", "DROP TABLE red", "--space", "evil", "--no-llm")
+    assert "[red]not red[/red]" in res.stdout
+    assert "\x1b" not in res.stdout and "\\x1b[31mansi" in res.stdout
+    js = json.loads(run("ask", "DROP TABLE red", "--space", "evil", "--no-llm", "--json").stdout)
+    assert js["memories"][0]["text"] == evil

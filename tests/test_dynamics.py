@@ -1,0 +1,64 @@
+"""The paper's equations as pure functions, checked against hand-computed values."""
+
+import math
+
+import pytest
+
+from hela_cli.dynamics import (DAY, base_activation, coactivated_pairs, dual_path, forget_reasons,
+                               hebbian_update, hub_strength, is_hub, should_forget, spread_activation,
+                               time_factor)
+
+
+def test_eq1_hebbian_update_and_cap():
+    assert hebbian_update(0.0) == pytest.approx(0.02)
+    assert hebbian_update(0.5) == pytest.approx(0.995 * 0.5 + 0.02)
+    assert hebbian_update(0.999) == 1.0  # capped
+    w = 0.0
+    for _ in range(1000):
+        w = hebbian_update(w)
+    assert w == pytest.approx(1.0)  # fixed point 0.02 / 0.005 = 4 > cap
+
+
+def test_coactivated_pairs_unordered_and_unique():
+    assert coactivated_pairs([3, 1, 2, 1]) == [(1, 2), (1, 3), (2, 3)]
+    assert coactivated_pairs([7]) == []
+
+
+def test_eq2_hub_strength():
+    assert hub_strength([0.2, 0.3, 0.1]) == pytest.approx(0.6)
+    assert is_hub(0.6, 0.5) and not is_hub(0.5, 0.5)
+
+
+def test_eq3_base_activation():
+    assert base_activation(0.5, 0.5, 0.0, alpha=1.0) == pytest.approx(1.0)
+    assert base_activation(0.5, 0.5, 60 * DAY, alpha=1.0, tau_days=60) == pytest.approx(math.exp(-1))
+    assert base_activation(0.5, 0.5, 60 * DAY, time_decay=False) == pytest.approx(1.0)
+    assert time_factor(-5 * DAY) == 1.0  # future memories are not boosted
+    assert base_activation(0.4, 1.0, 0.0, alpha=0.5) == pytest.approx(0.9)
+
+
+def test_eq4_spreading_only_from_sources_above_theta():
+    s_base = {1: 0.9, 2: 0.1, 3: 0.5}
+    nbrs = {1: [(2, 0.5), (3, 1.0)], 3: [(2, 1.0)]}
+    out = spread_activation(s_base, nbrs, beta=0.1, theta=0.6)
+    assert out[2].score == pytest.approx(0.1 + 0.1 * 0.9 * 0.5)  # node 3 is below theta: no spread
+    assert out[3].score == pytest.approx(0.5 + 0.1 * 0.9 * 1.0)
+    assert out[1].score == pytest.approx(0.9)
+    assert out[2].sources == [(1, pytest.approx(0.045))]
+
+
+def test_eq5_dual_path_flips_by_spread_score():
+    s_base = {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.2, 5: 0.3}
+    s = {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.95, 5: 0.3}
+    assert dual_path(s_base, s, k=2, m=1) == [(1, "base"), (2, "base"), (4, "hebbian")]
+    assert dual_path(s_base, s, k=3, m=2) == [(1, "base"), (2, "base"), (3, "base"), (4, "hebbian"),
+                                              (5, "hebbian")]
+    assert dual_path(s_base, s, k=10, m=3) == [(1, "base"), (2, "base"), (3, "base"), (5, "base"),
+                                               (4, "base")]
+
+
+def test_forgetting_needs_all_three():
+    assert should_forget(0.01, 40 * DAY, 0, 0.05, 30)
+    assert forget_reasons(0.01, 40 * DAY, 1, 0.05, 30) == {"weak": True, "old": True, "unused": False}
+    assert not should_forget(0.06, 40 * DAY, 0, 0.05, 30)
+    assert not should_forget(0.01, 10 * DAY, 0, 0.05, 30)

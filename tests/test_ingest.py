@@ -1,0 +1,111 @@
+"""Ingest with the real default embedder: formats, idempotency, links, atomicity, bad input."""
+
+import json
+
+import pytest
+
+from hela_cli.config import Config
+from hela_cli.errors import InputError
+from hela_cli.memory import Memory
+from hela_cli.store import Store
+from tests.conftest import SAMPLE
+
+
+@pytest.fixture()
+def mem(embedder):
+    m = Memory(Config(), store=Store.memory(), embedder=embedder)
+    yield m
+    m.close()
+
+
+def test_locomo_sample_ingest_is_idempotent(mem):
+    first = mem.ingest([SAMPLE / "conversation.json"])
+    assert first["nodes_added"] == 83 and first["skipped_duplicates"] == 0
+    assert list(first["spaces"]) == ["demo"]
+    second = mem.ingest([SAMPLE / "conversation.json"])
+    assert second["nodes_added"] == 0 and second["skipped_duplicates"] == 83
+    sp = mem.store.require_space("demo")
+    assert mem.store.count_nodes(sp.id) == 83
+    assert mem.store.integrity_problems() == []
+
+
+def test_consecutive_turns_are_linked_within_sessions(mem):
+    mem.ingest([SAMPLE / "conversation.json"])
+    sp = mem.store.require_space("demo")
+    nodes = list(mem.store.iter_nodes(sp.id))
+    sessions = {n["session"] for n in nodes}
+    # one edge per consecutive pair inside each session
+    assert mem.store.count_edges(sp.id) == len(nodes) - len(sessions)
+    a, b = nodes[0], nodes[1]
+    assert mem.store.edge_weight(sp, a["id"], b["id"], 0.995) == pytest.approx(0.1)
+    assert a["source_id"] == "D1:1" and a["keywords"]
+
+
+def test_text_and_messages_formats(mem):
+    s = mem.ingest([SAMPLE / "conversation.txt"], space="txt")
+    assert s["nodes_added"] == 83
+    s = mem.ingest([SAMPLE / "chat.jsonl"], space="chat")
+    assert s["nodes_added"] > 5
+    speakers = {n["speaker"] for n in mem.store.iter_nodes(mem.store.require_space("chat").id)}
+    assert speakers == {"user", "assistant"}
+
+
+def test_bad_file_among_good_writes_nothing(mem, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"role": "user", "content": "hi"}\n{"role": "user", "content": \n')
+    with pytest.raises(InputError, match="bad.jsonl"):
+        mem.ingest([SAMPLE / "chat.jsonl", bad], space="x")
+    assert mem.store.get_space("x") is None or mem.store.count_nodes(mem.store.get_space("x").id) == 0
+
+
+def test_crash_mid_ingest_leaves_whole_batches_and_rerun_completes(embedder, tmp_path):
+    class Crashing:
+        model_id, dim, n_ctx = embedder.model_id, embedder.dim, embedder.n_ctx
+
+        def __init__(self):
+            self.calls = 0
+
+        def embed(self, texts):
+            self.calls += 1
+            if self.calls == 3:
+                raise KeyboardInterrupt("simulated crash")
+            return embedder.embed(texts)
+
+    cfg = Config()
+    cfg.ingest.batch_size = 10
+    db = tmp_path / "c.db"
+    with Memory(cfg, store=Store(db), embedder=Crashing()) as m:
+        with pytest.raises(KeyboardInterrupt):
+            m.ingest([SAMPLE / "conversation.json"])
+    with Store(db) as s:
+        assert s.count_nodes(s.require_space("demo").id) == 20
+        assert s.integrity_problems() == []
+    with Memory(cfg, store=Store(db), embedder=embedder) as m:
+        out = m.ingest([SAMPLE / "conversation.json"])
+        assert out["nodes_added"] == 63 and out["skipped_duplicates"] == 20
+        sp = m.store.require_space("demo")
+        assert m.store.count_nodes(sp.id) == 83
+        # links across the interrupted batch boundary exist too
+        assert m.store.count_edges(sp.id) == 83 - 4
+
+
+def test_long_turn_is_stored_whole_and_reported(mem, tmp_path):
+    f = tmp_path / "long.jsonl"
+    long_text = "word " * 5000
+    f.write_text(json.dumps({"role": "user", "content": long_text, "timestamp": "2024-01-01T00:00:00Z"}) + "\n")
+    out = mem.ingest([f], space="long")
+    assert out["embedding_truncated"] == 1
+    node = next(mem.store.iter_nodes(mem.store.require_space("long").id))
+    assert node["text"] == long_text.strip() or node["text"] == long_text
+
+
+def test_association_on_ingest_creates_edges(embedder):
+    cfg = Config()
+    cfg.ingest.associate = True
+    cfg.ingest.associate_min_sim = 0.5
+    with Memory(cfg, store=Store.memory(), embedder=embedder) as m:
+        m.ingest([SAMPLE / "conversation.json"])
+        sp = m.store.require_space("demo")
+        nodes = list(m.store.iter_nodes(sp.id))
+        sessions = {n["session"] for n in nodes}
+        assert m.store.count_edges(sp.id) > len(nodes) - len(sessions)

@@ -1,0 +1,23 @@
+from hela_cli.keywords import keyword_match, keywords, stem
+
+
+def test_keywords_drop_stop_words_and_stem():
+    assert keywords("I went to the pottery class yesterday and loved painting!") == [
+        "went", "potteri", "class", "yesterday", "love", "paint"]
+
+
+def test_stem_meets_variants():
+    assert stem("paintings") != ""
+    assert stem("painting") == stem("paint") == "paint"
+    assert stem("hiking") == stem("hike")
+    assert stem("cities") == stem("city")
+
+
+def test_keyword_match_share():
+    assert keyword_match(["a", "b"], ["b", "c"]) == 0.5
+    assert keyword_match([], ["b"]) == 0.0
+
+
+def test_keywords_are_verbatim_safe():
+    # SQL / FTS syntax is just text to the extractor
+    assert keywords('DROP TABLE nodes; -- "NEAR" OR *') == ["drop", "tabl", "node", "near"]

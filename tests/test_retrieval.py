@@ -1,0 +1,97 @@
+"""Hebbian dual-path retrieval with the real embedder, including the paper's Figure 5 situation."""
+
+import json
+
+import pytest
+
+from hela_cli.config import Config
+from hela_cli.memory import Memory
+from hela_cli.store import Store
+from tests.conftest import SAMPLE
+
+# Memory A answers the query; memory B is semantically far from it but belongs with A.
+A = "My new puppy is a golden retriever called Biscuit."
+B = "The vet booked the hip operation for the 14th, so I moved my Lisbon flight."
+DISTRACTORS = [
+    "I repainted the kitchen a pale green over the weekend.",
+    "Our book club is reading a thriller set in Oslo.",
+    "The bakery on the corner sells great rye bread.",
+    "I finally fixed the squeaky bike chain.",
+    "The train to Porto was delayed by an hour.",
+    "My sister bought a kayak for the summer.",
+    "We watched a documentary about octopuses.",
+    "The hotel in Lisbon has a rooftop pool.",
+]
+
+
+def _conversation(path):
+    lines = []
+    texts = [A] + DISTRACTORS[:4] + [B] + DISTRACTORS[4:]
+    for i, t in enumerate(texts):
+        lines.append(json.dumps({"role": "user", "content": t, "timestamp": f"2024-03-{i + 1:02d}T10:00:00Z"}))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _mem(embedder, spreading=True):
+    cfg = Config()
+    cfg.retrieval.k, cfg.retrieval.m = 2, 1
+    cfg.retrieval.spreading = spreading
+    cfg.ingest.context_window = 0  # each turn embedded alone: similarity is the turn's own
+    return Memory(cfg, store=Store.memory(), embedder=embedder)
+
+
+QUERY = "What breed is my dog Biscuit?"
+
+
+@pytest.mark.parametrize("spreading", [True, False])
+def test_figure5_hebbian_path(embedder, tmp_path, spreading):
+    with _mem(embedder, spreading) as mem:
+        mem.ingest([_conversation(tmp_path / "c.jsonl")], space="fig5")
+        ids = {n["text"]: n["id"] for n in mem.store.iter_nodes(mem.store.require_space("fig5").id)}
+        a, b = ids[A], ids[B]
+        before = mem.retrieve(QUERY, "fig5", learn=False)
+        assert before.memories[0]["id"] == a
+        assert b not in [m["id"] for m in before.memories]
+        # co-activation history: questions that bring A and B back together (top-2, no flipped slot)
+        mem.config.retrieval.m = 0
+        for _ in range(50):
+            res = mem.retrieve("Biscuit the golden retriever puppy needs a hip operation at the vet", "fig5")
+            assert {m["id"] for m in res.memories} == {a, b}
+        mem.config.retrieval.m = 1
+        sp = mem.store.require_space("fig5")
+        assert mem.store.edge_weight(sp, a, b, 0.995) > 0.8
+        after = mem.retrieve(QUERY, "fig5", learn=False)
+        got = {m["id"]: m for m in after.memories}
+        if spreading:
+            assert b in got and got[b]["path"] == "hebbian"
+            assert got[b]["spread_from"][0]["id"] == a and got[b]["spread_bonus"] > 0
+            assert got[b]["base_score"] < min(m["base_score"] for m in after.memories if m["path"] == "base")
+        else:
+            assert b not in got
+
+
+def test_learning_updates_edges_and_access(embedder):
+    with Memory(Config(), store=Store.memory(), embedder=embedder) as mem:
+        mem.ingest([SAMPLE / "conversation.json"])
+        sp = mem.store.require_space("demo")
+        res = mem.retrieve("What is the name of Jonas's dog?", "demo")
+        ids = [m["id"] for m in res.memories]
+        sp = mem.store.require_space("demo")
+        assert sp.step == 1
+        assert mem.store.edge_weight(sp, ids[0], ids[1], 0.995) >= 0.02 - 1e-9
+        nodes = mem.store.get_nodes(ids)
+        assert all(n["access_count"] == 1 for n in nodes.values())
+        ro = mem.retrieve("What is the name of Jonas's dog?", "demo", learn=False)
+        assert mem.store.require_space("demo").step == 1
+        assert [m["id"] for m in ro.memories][:10] == ids[:10]
+
+
+def test_time_is_measured_from_space_now(embedder):
+    with Memory(Config(), store=Store.memory(), embedder=embedder) as mem:
+        mem.ingest([SAMPLE / "conversation.json"])
+        res = mem.retrieve("dog", "demo", learn=False)
+        newest = max(n["ts"] for n in mem.store.iter_nodes(mem.store.require_space("demo").id))
+        assert res.now == newest
+        far = mem.retrieve("dog", "demo", learn=False, now=newest + 365 * 86400)
+        assert far.memories[0]["time_factor"] < res.memories[0]["time_factor"]

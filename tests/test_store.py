@@ -1,0 +1,160 @@
+"""Storage layer: migrations, permissions, idempotent inserts, O(1) decay, deletes leave nothing behind."""
+
+import os
+import stat
+
+import numpy as np
+import pytest
+
+from hela_cli.errors import StoreError
+from hela_cli.store import MIGRATIONS, SCHEMA_VERSION, Store
+
+
+def _rows(n, start=0):
+    return [dict(text=f"turn {i}", speaker="A", ts=1000.0 + i, keywords=[f"kw{i}", "common"], ord=i,
+                 hash=f"h{i}", session="s1") for i in range(start, start + n)]
+
+
+def _vecs(n, dim=8, seed=0):
+    v = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+@pytest.fixture()
+def store():
+    s = Store.memory()
+    s.bind_embedder("test-embedder", 8)
+    yield s
+    s.close()
+
+
+def test_migrations_applied_once_and_named(tmp_path):
+    path = tmp_path / "m.db"
+    with Store(path) as s:
+        assert s.applied_migrations() == [name for name, _ in MIGRATIONS]
+        assert s.get_meta("schema_version") == str(SCHEMA_VERSION)
+    with Store(path) as s:  # reopen: nothing re-applied
+        assert len(s.applied_migrations()) == SCHEMA_VERSION
+
+
+def test_file_is_user_only(tmp_path):
+    path = tmp_path / "sub" / "p.db"
+    Store(path).close()
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+
+
+def test_newer_schema_is_refused(tmp_path):
+    path = tmp_path / "new.db"
+    with Store(path) as s:
+        s.db.execute("INSERT INTO migrations(id, name, applied_at) VALUES (99, '0099_future', 0)")
+    with pytest.raises(StoreError, match="newer"):
+        Store(path)
+
+
+def test_not_a_database(tmp_path):
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="junk.db"):
+        Store(path)
+
+
+def test_other_embedder_is_refused(store):
+    store.bind_embedder("test-embedder", 8)  # same: fine
+    with pytest.raises(StoreError, match="test-embedder"):
+        store.bind_embedder("other", 8)
+    with pytest.raises(StoreError):
+        store.bind_embedder("test-embedder", 16)
+
+
+def test_insert_is_idempotent_and_searchable(store):
+    sp = store.ensure_space("a")
+    vecs = _vecs(5)
+    with store.transaction():
+        ids = store.insert_nodes(sp.id, _rows(5), vecs)
+    with store.transaction():
+        again = store.insert_nodes(sp.id, _rows(5), vecs)
+    assert -1 not in ids and again == [-1] * 5
+    assert store.count_nodes(sp.id) == 5
+    hits = store.knn(sp.id, vecs[2], 2)
+    assert hits[0][0] == ids[2] and hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    kw = store.keyword_search(sp.id, ["kw3"], 10)
+    assert [n for n, _ in kw] == [ids[3]]
+
+
+def test_spaces_are_isolated(store):
+    a, b = store.ensure_space("a"), store.ensure_space("b")
+    vecs = _vecs(4)
+    with store.transaction():
+        ia = store.insert_nodes(a.id, _rows(2), vecs[:2])
+        ib = store.insert_nodes(b.id, _rows(2), vecs[2:])
+    assert {n for n, _ in store.knn(a.id, vecs[3], 10)} == set(ia)
+    assert {n for n, _ in store.keyword_search(b.id, ["common"], 10)} == set(ib)
+
+
+def test_fts_query_syntax_is_literal(store):
+    sp = store.ensure_space("a")
+    with store.transaction():
+        store.insert_nodes(sp.id, _rows(1), _vecs(1))
+    for term in ['"', "NEAR(", "a OR b", "*", "kw0)", "col:kw0"]:
+        store.keyword_search(sp.id, [term], 5)  # must not raise
+
+
+def test_global_decay_is_o1_and_reinforcement_rewrites(store):
+    sp = store.ensure_space("a")
+    with store.transaction():
+        ids = store.insert_nodes(sp.id, _rows(3), _vecs(3))
+        store.set_edges(sp, {(ids[0], ids[1]): 0.5, (ids[1], ids[2]): 0.2}, 0.995)
+    for _ in range(10):
+        with store.transaction():
+            sp = store.advance_step(sp.id, 0.995)
+    assert store.edge_weight(sp, ids[0], ids[1], 0.995) == pytest.approx(0.5 * 0.995 ** 10)
+    assert store.edge_weight(sp, ids[2], ids[1], 0.995) == pytest.approx(0.2 * 0.995 ** 10)
+    nb = store.neighbours(sp, [ids[1]], 0.995)[ids[1]]
+    assert sorted(n for n, _ in nb) == [ids[0], ids[2]]
+
+
+def test_rebase_keeps_weights(store, monkeypatch):
+    import hela_cli.store as st
+
+    monkeypatch.setattr(st, "REBASE_EXPONENT", 5)
+    sp = store.ensure_space("a")
+    with store.transaction():
+        ids = store.insert_nodes(sp.id, _rows(2), _vecs(2))
+        store.set_edges(sp, {(ids[0], ids[1]): 0.8}, 0.9)
+    for _ in range(12):
+        with store.transaction():
+            sp = store.advance_step(sp.id, 0.9)
+    assert sp.base_step > 0
+    assert store.edge_weight(sp, ids[0], ids[1], 0.9) == pytest.approx(0.8 * 0.9 ** 12)
+
+
+def test_delete_leaves_no_orphans(store):
+    sp = store.ensure_space("a")
+    with store.transaction():
+        ids = store.insert_nodes(sp.id, _rows(3), _vecs(3))
+        store.set_edges(sp, {(ids[0], ids[1]): 0.5, (ids[1], ids[2]): 0.2}, 0.995)
+        sid = store.insert_semantic(sp.id, "fact", "A", "fact text", None, "7 May 2023", ids[1],
+                                    [ids[0], ids[1]], _vecs(1)[0])
+    with store.transaction():
+        store.delete_nodes([ids[1]])
+    assert store.integrity_problems() == []
+    rec = store.get_semantic([sid])[0]
+    assert rec["evidence"] == [ids[0]] and rec["forgotten_evidence"] == 1
+    assert store.count_edges(sp.id) == 0
+
+
+def test_transaction_rolls_back(store):
+    sp = store.ensure_space("a")
+    with pytest.raises(RuntimeError):
+        with store.transaction():
+            store.insert_nodes(sp.id, _rows(2), _vecs(2))
+            raise RuntimeError("boom")
+    assert store.count_nodes(sp.id) == 0
+    assert store.integrity_problems() == []
+
+
+def test_unknown_space_message(store):
+    store.ensure_space("alpha")
+    with pytest.raises(StoreError, match="unknown space 'beta'.*alpha"):
+        store.require_space("beta")
