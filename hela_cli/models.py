@@ -26,6 +26,12 @@ from typing import Any, Callable, Protocol, Sequence
 import numpy as np
 
 from hela_cli.errors import ModelError
+
+# llama.cpp is built with OpenMP. Its default ACTIVE wait policy spins on every core; when other
+# processes compete for the CPU (two hela processes, a test suite, a busy agent) a 6 ms embedding was
+# measured at 2.3 s. PASSIVE costs nothing measurable when the machine is idle. Must be set before
+# llama_cpp loads its shared library; a user's explicit setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from hela_cli.paths import ensure_private_dir
 
 
