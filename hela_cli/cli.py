@@ -22,16 +22,52 @@ from hela_cli.errors import HelaError, StoreError
 from hela_cli.render import clean, console, err_console, fmt_ts, print_json, text
 
 
+try:  # typer >= 0.2x vendors its own copy of click: its usage errors are not click's classes
+    from typer._click import exceptions as _tclick
+except ImportError:  # pragma: no cover - older typer raises click's own exceptions
+    _tclick = click.exceptions
+
+_NO_ARGS_HELP = (click.exceptions.NoArgsIsHelpError, _tclick.NoArgsIsHelpError)
+_USAGE_ERRORS = (click.UsageError, _tclick.UsageError)
+_PASS_THROUGH = (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, _tclick.ClickException,
+                 typer.Exit, typer.Abort)
+
+
+def _error_line(message: str, code: int) -> typer.Exit:
+    """Print ``error: MESSAGE`` as one line on stderr (never wrapped) and return the exit to raise."""
+    err_console.print(text(f"error: {message}"), style="red", soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _usage_exit(e: Exception) -> typer.Exit:
+    ctx = getattr(e, "ctx", None)
+    where = f"{ctx.command_path}: " if ctx is not None else ""
+    hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    msg = " ".join(str(e.format_message()).split())  # type: ignore[attr-defined]
+    return _error_line(f"{where}{msg}{hint}", 2)
+
+
 class HelaGroup(TyperGroup):
     """Top-level group: maps errors to one line + exit code, never a traceback."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except _NO_ARGS_HELP:
+            raise
+        except _USAGE_ERRORS as e:  # a bad global option: one line, exit 2
+            raise _usage_exit(e) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except HelaError as e:
-            err_console.print(text(f"error: {e.message}"), style="red")
-            raise typer.Exit(e.exit_code) from None
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, typer.Exit):
+            raise _error_line(e.message, e.exit_code) from None
+        except _NO_ARGS_HELP:
+            raise
+        except _USAGE_ERRORS as e:  # bad flags / unknown command: one line, exit 2
+            raise _usage_exit(e) from None
+        except _PASS_THROUGH:
             raise
         except KeyboardInterrupt:
             err_console.print("interrupted", style="red")
@@ -43,8 +79,7 @@ class HelaGroup(TyperGroup):
                 msg = "the database stayed locked by another process for too long; try again"
             else:
                 msg = f"unexpected {e.__class__.__name__}: {clean(e)} (set HELA_DEBUG=1 for a traceback)"
-            err_console.print(text(f"error: {msg}"), style="red")
-            raise typer.Exit(70) from None
+            raise _error_line(msg, 70) from None
 
 
 def _is_locked(e: Exception) -> bool:
