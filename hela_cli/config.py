@@ -53,6 +53,7 @@ class RetrievalConfig:
     keyword_candidates: int = 100     # FTS5 candidate pool
     semantic_k: int = 5               # semantic records merged into the answer context
     learn: bool = True                # apply Eq.1 after each retrieval
+    vector_cache: bool = False        # keep vectors in memory (long-lived processes); off: sqlite-vec KNN
 
 
 @dataclass

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from hela_cli.config import Config
-from hela_cli.errors import HelaError
+from hela_cli.errors import HelaError, StoreError
 from hela_cli.ingest import ingest_conversations, parse_all
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import default_db_path, model_dir
 from hela_cli.prompts import answer_messages
-from hela_cli.retrieval import Retrieval, retrieve
+from hela_cli.retrieval import Retrieval, learn_from, retrieve
 from hela_cli.store import Store
 
 
@@ -29,13 +29,21 @@ class Memory:
     def __init__(self, config: Config, store: Store | None = None, embedder: Embedder | None = None,
                  chat: ChatModel | None = None):
         self.config = config
-        self.store = store if store is not None else Store(config.db or default_db_path())
+        self._store = store  # opened on first use: bad input or a model fault never creates/touches it
         self._embedder = embedder
         self._chat = chat
         self._tokenizer: Any = None
 
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = Store(self.config.db or default_db_path(),
+                                vector_cache=self.config.retrieval.vector_cache)
+        return self._store
+
     def close(self) -> None:
-        self.store.close()
+        if self._store is not None:
+            self._store.close()
 
     def __enter__(self) -> "Memory":
         return self
@@ -69,13 +77,11 @@ class Memory:
         if self._chat is not None:
             return self._chat.count_tokens(text)
         if self._tokenizer is None:
-            from hela_cli.models import check_gguf
-            from llama_cpp import Llama
+            from hela_cli.models import VocabTokenizer
 
             path, _ = resolve_model(self.config.models.chat, self.model_dir, "chat")
-            check_gguf(path)
-            self._tokenizer = Llama(model_path=str(path), vocab_only=True, verbose=False)
-        return len(self._tokenizer.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=True))
+            self._tokenizer = VocabTokenizer(path)
+        return self._tokenizer.count_tokens(text)
 
     # ---------------------------------------------------------------- operations
     def ingest(self, paths: Sequence[str | Path], fmt: str = "auto", space: str | None = None,
@@ -83,7 +89,8 @@ class Memory:
         convs = parse_all(paths, fmt)  # everything validated before any write
         if not any(c.turns for c in convs):
             raise HelaError(f"{', '.join(map(str, paths))}: no turns to ingest")
-        return ingest_conversations(self.store, self.embedder, convs, self.config, space, progress)
+        embedder = self.embedder  # a model fault is reported before the database is touched
+        return ingest_conversations(self.store, embedder, convs, self.config, space, progress)
 
     def _check_embedder(self) -> None:
         info = self.store.embedder_info()
@@ -94,20 +101,29 @@ class Memory:
                  learn: bool | None = None) -> Retrieval:
         if not question.strip():
             raise HelaError("the question is empty")
+        if self._store is None:  # asking must not create an empty database as a side effect
+            path = Path(self.config.db or default_db_path()).expanduser()
+            if self.config.db != ":memory:" and not path.exists():
+                raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
         sp = self.store.require_space(space)
         self._check_embedder()
         return retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn)
 
     def ask(self, question: str, space: str, *, now: float | None = None, llm: bool = True,
             learn: bool | None = None) -> dict[str, Any]:
-        """Retrieve (and learn), then answer with the chat model using prompt A.2.
+        """Retrieve, answer with the chat model using prompt A.2, then learn (Eq.1).
 
-        Returns the stable ``hela ask --json`` object.
+        Learning is applied only once everything else succeeded: a failed ask (a model fault, a
+        prompt over the context window) writes nothing. Returns the stable ``hela ask --json`` object.
         """
         t0 = time.perf_counter()
-        res = self.retrieve(question, space, now=now, learn=learn)
+        learn = self.config.retrieval.learn if learn is None else learn
+        if llm:
+            self.chat  # noqa: B018 - load (and validate) the chat model before retrieving
+        res = self.retrieve(question, space, now=now, learn=False)
         messages = answer_messages(question, res.memories, res.semantic)
         context = "\n".join(m["content"] for m in messages)
+        tokens = self.count_tokens(context)
         answer = None
         timings = dict(res.timings_ms)
         if llm:
@@ -115,7 +131,12 @@ class Memory:
             a = self.config.answer
             answer = self.chat.generate(messages, max_tokens=a.max_tokens, temperature=a.temperature)
             timings["generate"] = (time.perf_counter() - t1) * 1000
-        tokens = self.count_tokens(context)
+        step = res.step
+        if learn and res.memories:
+            t2 = time.perf_counter()
+            step = learn_from(self.store, self.store.require_space(space), [m["id"] for m in res.memories],
+                              self.config, when=time.time())
+            timings["learn"] = (time.perf_counter() - t2) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         return {
             "question": question,
@@ -127,6 +148,6 @@ class Memory:
             "context_tokens": tokens,
             "query_keywords": res.query_keywords,
             "now": res.now,
-            "step": res.step,
+            "step": step,
             "timings_ms": {k: round(v, 2) for k, v in timings.items()},
         }

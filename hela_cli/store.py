@@ -134,9 +134,15 @@ def _m2_semantic(db: "sqlite3.Connection") -> None:
     )
 
 
+def _m3_nodes_version(db: "sqlite3.Connection") -> None:
+    # bumped on every insert/delete of a space's nodes: in-process vector indexes know when to reload
+    db.execute("ALTER TABLE spaces ADD COLUMN nodes_version INTEGER NOT NULL DEFAULT 0")
+
+
 MIGRATIONS: list[tuple[str, Callable[["sqlite3.Connection"], None]]] = [
     ("0001_core", _m1_core),
     ("0002_semantic", _m2_semantic),
+    ("0003_nodes_version", _m3_nodes_version),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -173,9 +179,13 @@ def _fts_phrase(term: str) -> str:
 class Store:
     """A hela database. ``Store(":memory:")`` gives a throw-away in-memory one (tests)."""
 
-    def __init__(self, path: str | Path = ":memory:"):
+    def __init__(self, path: str | Path = ":memory:", vector_cache: bool = False):
+        """``vector_cache``: keep each space's vectors in memory for KNN (long-lived processes; see
+        :mod:`hela_cli.vector_index`). Off: every KNN is a sqlite-vec query (best for one-shot CLI calls)."""
         self.path = str(path)
         self._in_tx = False
+        self.vector_cache = vector_cache
+        self._indexes: dict[int, tuple[int, Any]] = {}
         if self.path != ":memory:":
             p = Path(self.path).expanduser()
             if p.is_dir():
@@ -332,9 +342,15 @@ class Store:
             raise StoreError(f"unknown space '{name}'{hint}")
         return sp
 
+    @staticmethod
+    def check_space_name(name: str) -> None:
+        """Raise :class:`StoreError` for a name :meth:`ensure_space` would refuse (check before writing)."""
+        if not isinstance(name, str) or not name or len(name) > 200 or any(ord(c) < 32 for c in name):
+            shown = repr(name) if len(repr(name)) <= 60 else repr(name)[:57] + "..."
+            raise StoreError(f"invalid space name {shown} (1-200 characters, no control characters)")
+
     def ensure_space(self, name: str) -> Space:
-        if not name or len(name) > 200 or any(ord(c) < 32 for c in name):
-            raise StoreError(f"invalid space name {name!r}")
+        self.check_space_name(name)
         sp = self.get_space(name)
         if sp is None:
             with self.transaction():
@@ -401,6 +417,8 @@ class Store:
                             (nid, space_id, _blob(vec)))
             self.db.execute("INSERT INTO node_fts(rowid, space, keywords) VALUES (?, ?, ?)",
                             (nid, sp_token, " ".join(row.get("keywords", []))))
+        if any(i != -1 for i in ids):
+            self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
         return ids
 
     def get_nodes(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
@@ -444,10 +462,26 @@ class Store:
         """Nearest nodes of the space by cosine: ``[(node_id, cosine_similarity)]``, best first."""
         if k <= 0:
             return []
+        if self.vector_cache and self.embedder_info() is not None:
+            return self._vector_index(space_id).knn(vector, k)
         rows = self.db.execute(
             "SELECT node_id, distance FROM node_vec WHERE embedding MATCH ? AND k = ? AND space_id = ?",
             (_blob(vector), int(k), space_id)).fetchall()
         return [(nid, 1.0 - dist) for nid, dist in rows]
+
+    def _vector_index(self, space_id: int) -> Any:
+        from hela_cli.vector_index import VectorIndex
+
+        version = self.db.execute("SELECT nodes_version FROM spaces WHERE id=?", (space_id,)).fetchone()
+        version = version[0] if version else -1
+        cached = self._indexes.get(space_id)
+        if cached is None or cached[0] != version:
+            info = self.embedder_info()
+            assert info is not None
+            rows = self.db.execute("SELECT node_id, embedding FROM node_vec WHERE space_id = ?", (space_id,))
+            cached = (version, VectorIndex.from_rows(rows, info[1]))
+            self._indexes[space_id] = cached
+        return cached[1]
 
     def keyword_search(self, space_id: int, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """Nodes of the space matching any term, ``[(node_id, bm25)]`` with bm25 >= 0, best first."""
@@ -552,6 +586,10 @@ class Store:
         Call inside a transaction.
         """
         assert self._in_tx, "delete_nodes must run inside a transaction"
+        if ids:
+            q = ",".join("?" * len(ids))
+            self.db.execute(f"UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id IN "
+                            f"(SELECT DISTINCT space_id FROM nodes WHERE id IN ({q}))", list(ids))
         for nid in ids:
             self.db.execute("UPDATE semantic SET forgotten_evidence = forgotten_evidence + 1 "
                             "WHERE id IN (SELECT semantic_id FROM semantic_evidence WHERE node_id=?)", (nid,))

@@ -1,0 +1,60 @@
+"""In-process vector index: exact path equals brute force; quantized path keeps high recall; the store's
+cache follows inserts and deletes (also from other connections)."""
+
+import numpy as np
+import pytest
+
+from hela_cli.store import Store
+from hela_cli.vector_index import VectorIndex
+
+
+def _unit(n, dim=32, seed=0):
+    v = np.random.default_rng(seed).normal(size=(n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_exact_matches_brute_force():
+    vecs = _unit(500)
+    idx = VectorIndex(np.arange(500) + 10, vecs)
+    q = vecs[7]
+    got = idx.knn(q, 5)
+    want = np.argsort(-(vecs @ q))[:5] + 10
+    assert [i for i, _ in got] == list(want)
+    assert got[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_quantized_path_recall():
+    # clustered data, like real embeddings
+    rng = np.random.default_rng(1)
+    centers = _unit(50, 384, seed=2) + 0.5  # anisotropic, like sentence embeddings
+    vecs = centers[rng.integers(0, 50, 5000)] + 0.05 * rng.normal(size=(5000, 384)).astype(np.float32)
+    vecs = (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
+    idx = VectorIndex(np.arange(5000), vecs, exact_limit=100, rescore=500)
+    assert not idx.exact
+    recalls = []
+    for qi in range(20):
+        q = vecs[qi * 100]
+        truth = set(np.argsort(-(vecs @ q))[:10])
+        recalls.append(len(truth & {i for i, _ in idx.knn(q, 10)}) / 10)
+    assert np.mean(recalls) >= 0.9
+
+
+def test_store_cache_follows_changes(tmp_path):
+    path = tmp_path / "v.db"
+    a = Store(path, vector_cache=True)
+    a.bind_embedder("e", 32)
+    sp = a.ensure_space("s")
+    vecs = _unit(20)
+    rows = [dict(text=f"t{i}", ts=float(i), ord=i, hash=f"h{i}", keywords=[]) for i in range(20)]
+    with a.transaction():
+        ids = a.insert_nodes(sp.id, rows[:10], vecs[:10])
+    assert {n for n, _ in a.knn(sp.id, vecs[3], 20)} == set(ids)
+    b = Store(path)  # another connection adds and deletes
+    with b.transaction():
+        more = b.insert_nodes(sp.id, rows[10:], vecs[10:])
+        b.delete_nodes([ids[0]])
+    got = {n for n, _ in a.knn(sp.id, vecs[15], 30)}
+    assert got == (set(ids) | set(more)) - {ids[0]}
+    assert a.knn(sp.id, vecs[15], 1)[0][0] == more[5]
+    a.close()
+    b.close()
