@@ -59,6 +59,8 @@ def parse_all(paths: Sequence[str | Path], fmt: str = "auto") -> list[Conversati
 def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conversation], cfg: Config,
                          space: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
+    for conv in convs:  # a bad space name must fail before the first conversation is written
+        store.check_space_name(space or conv.name or "default")
     store.bind_embedder(embedder.model_id, embedder.dim)
     total = sum(len(c.turns) for c in convs)
     done = added = skipped = truncated = 0
@@ -87,6 +89,10 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
             with store.transaction():
                 ids = store.insert_nodes(sp.id, rows, vectors) if rows else []
                 id_of = dict(zip(new, ids))
+                raced = [hashes[i] for i, n in id_of.items() if n == -1]
+                if raced:  # another process stored these turns since we looked: link to its nodes
+                    existing.update(store.existing_hashes(sp.id, raced))
+                    id_of = {i: n for i, n in id_of.items() if n != -1}
                 links: dict[tuple[int, int], float] = {}
                 for i in idx:
                     nid = id_of[i] if i in id_of else existing[hashes[i]]
@@ -100,7 +106,8 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
                 if links:
                     store.set_edges(fresh, links, cfg.hebbian.decay)
                 if cfg.ingest.associate:
-                    _associate(store, fresh, [n for n in ids if n != -1], vectors, cfg)
+                    keep = [k for k, n in enumerate(ids) if n != -1]  # keep ids and vectors aligned
+                    _associate(store, fresh, [ids[k] for k in keep], vectors[keep] if keep else [], cfg)
             n_new = sum(1 for n in ids if n != -1)
             added += n_new
             skipped += len(idx) - n_new

@@ -142,6 +142,34 @@ def _load_llama(path: Path, **kwargs: Any) -> Any:
         raise ModelError(f"{path}: llama.cpp could not load the model ({e})") from None
 
 
+class VocabTokenizer:
+    """Just a GGUF's vocabulary (no weights, no context) to count tokens cheaply and quietly.
+
+    ``Llama(vocab_only=True)`` would also build a context, and llama.cpp then logs an error-level
+    "n_ctx_seq > n_ctx_train (0)" line on stderr of every ``hela ask --no-llm``.
+    """
+
+    def __init__(self, path: str | Path):
+        path = Path(path)
+        check_gguf(path)
+        try:
+            import llama_cpp
+            from llama_cpp._internals import LlamaModel
+            from llama_cpp._logger import set_verbose
+        except ImportError as e:  # pragma: no cover
+            raise ModelError(f"llama-cpp-python is not installed ({e}); run `make setup`") from None
+        set_verbose(False)
+        params = llama_cpp.llama_model_default_params()
+        params.vocab_only = True
+        try:
+            self._model = LlamaModel(path_model=str(path), params=params, verbose=False)
+        except (ValueError, RuntimeError, OSError) as e:
+            raise ModelError(f"{path}: llama.cpp could not load the model's vocabulary ({e})") from None
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._model.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=True))
+
+
 class LlamaEmbedder:
     """Sentence embeddings from an encoder GGUF (mean pooling from the file, L2-normalised).
 
