@@ -137,6 +137,9 @@ class Memory:
             step = learn_from(self.store, self.store.require_space(space), [m["id"] for m in res.memories],
                               self.config, when=time.time())
             timings["learn"] = (time.perf_counter() - t2) * 1000
+        consolidation = self.maybe_consolidate(space) if llm and learn and res.memories else None
+        if consolidation is not None:
+            timings["consolidate"] = consolidation.get("seconds", 0.0) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         return {
             "question": question,
@@ -150,4 +153,51 @@ class Memory:
             "now": res.now,
             "step": step,
             "timings_ms": {k: round(v, 2) for k, v in timings.items()},
+            "consolidation": consolidation,
         }
+
+    # ---------------------------------------------------------------- consolidation / forgetting
+    def _existing_space(self, space: str) -> Any:
+        """The space, without creating an empty database as a side effect."""
+        if self._store is None:
+            path = Path(self.config.db or default_db_path()).expanduser()
+            if self.config.db != ":memory:" and not path.exists():
+                raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
+        return self.store.require_space(space)
+
+    def consolidate(self, space: str, *, dry_run: bool = False, auto: bool = False,
+                    progress: Callable[[int, int, Any], None] | None = None) -> dict[str, Any]:
+        """Reflective consolidation of a space (see :mod:`hela_cli.consolidate`). ``dry_run`` lists hubs
+        and clusters without loading a model or writing; models load only if a hub needs distilling.
+        ``auto`` (auto-consolidation) does not retry hubs that failed with an unchanged cluster."""
+        from hela_cli.consolidate import consolidate
+
+        sp = self._existing_space(space)
+
+        def embedder() -> Embedder:
+            self._check_embedder()
+            return self.embedder
+
+        return consolidate(self.store, sp, self.config, embedder=embedder, chat=lambda: self.chat,
+                           dry_run=dry_run, retry_failed=not auto, progress=progress)
+
+    def maybe_consolidate(self, space: str) -> dict[str, Any] | None:
+        """Auto-consolidation hook (after a learning ``ask``): runs when ``consolidation.auto`` is on and
+        ``consolidation.auto_every`` learning steps passed since the last run. Cheap when nothing is due
+        or no hub needs distilling (one edge aggregate, no model). Returns a summary, or None if not due;
+        an error is reported in the summary instead of failing the ask that triggered it."""
+        from hela_cli.consolidate import needs_auto
+
+        if not needs_auto(self.store.require_space(space), self.config):
+            return None
+        try:
+            rep = self.consolidate(space, auto=True)
+        except HelaError as e:
+            return {"error": e.message, "seconds": 0.0}
+        return {k: v for k, v in rep.items() if k != "hubs"}
+
+    def forget(self, space: str, *, apply: bool = False, now: float | None = None) -> dict[str, Any]:
+        """Forgetting candidates (dry run) or their removal (``apply``); see :mod:`hela_cli.forget`."""
+        from hela_cli.forget import forget
+
+        return forget(self.store, self._existing_space(space), self.config, apply=apply, now=now)
