@@ -9,6 +9,7 @@ two top-level ones.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,7 +152,46 @@ def _set(cfg: Config, key: str, value: Any, origin: str) -> None:
     fields = {f.name: f for f in dataclasses.fields(target)}
     if leaf not in fields or leaf in _SECTIONS:
         raise HelaError(f"{origin}: unknown config key '{key}'")
-    setattr(target, leaf, _coerce(value, fields[leaf].type, key, origin))
+    v = _coerce(value, fields[leaf].type, key, origin)
+    _check_range(key, v, origin)
+    setattr(target, leaf, v)
+
+
+# Allowed values of numeric settings: (low, high, low excluded); None = unbounded. Every float must be
+# finite. Out-of-range values used to surface later as crashes (decay 0: division by zero; eta < 0:
+# negative weights refused by the database) or silently odd results (k < 0 returned everything).
+_RANGES: dict[str, tuple[float | None, float | None, bool]] = {
+    "models.n_threads": (0, None, False), "models.chat_ctx": (16, None, False),
+    "models.embed_ctx": (8, None, False),
+    "ingest.initial_weight": (0, None, False), "ingest.context_window": (0, None, False),
+    "ingest.max_turn_chars": (1, None, False), "ingest.batch_size": (1, None, False),
+    "ingest.associate_top": (0, None, False), "ingest.associate_min_sim": (-1, 1, False),
+    "retrieval.k": (1, None, False), "retrieval.m": (0, None, False), "retrieval.alpha": (0, None, False),
+    "retrieval.tau_days": (0, None, True), "retrieval.beta": (0, None, False),
+    "retrieval.bm25_weight": (0, 1, False), "retrieval.vector_candidates": (0, None, False),
+    "retrieval.keyword_candidates": (0, None, False), "retrieval.semantic_k": (0, None, False),
+    "hebbian.eta": (0, None, False), "hebbian.decay": (0, 1, True), "hebbian.cap": (0, None, True),
+    "consolidation.delta_hub": (0, None, False), "consolidation.neighbour_min_weight": (0, None, False),
+    "consolidation.max_neighbours": (1, None, False), "consolidation.auto_every": (1, None, False),
+    "consolidation.redistill_change": (0, 1, False), "consolidation.max_tokens": (1, None, False),
+    "consolidation.merge_similarity": (-1, 1, False),
+    "forgetting.delta_prune": (0, None, False), "forgetting.delta_age_days": (0, None, False),
+    "answer.max_tokens": (1, None, False), "answer.temperature": (0, None, False),
+}
+
+
+def _check_range(key: str, value: Any, origin: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        raise HelaError(f"{origin}: '{key}' must be a finite number, got {value!r}")
+    lo, hi, lo_open = _RANGES.get(key, (None, None, False))
+    bad_lo = lo is not None and (value <= lo if lo_open else value < lo)
+    bad_hi = hi is not None and value > hi
+    if bad_lo or bad_hi:
+        low = f"> {lo}" if lo_open else f">= {lo}"
+        want = f"{low} and <= {hi}" if hi is not None else low
+        raise HelaError(f"{origin}: '{key}' must be {want}, got {value!r}")
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
