@@ -1,0 +1,476 @@
+"""``hela bench locomo``: the LoCoMo evaluation, as a library function (no typer / rich here).
+
+Protocol (see BENCHMARKS.md):
+
+* each selected conversation is ingested into its own fresh space, in a temporary database file created
+  in a private (0700) temporary directory and deleted afterwards - never the user's database - unless a
+  database path is given explicitly;
+* its questions are then asked in dataset order with learning on, so the Hebbian graph evolves from
+  question to question as in the paper;
+* per question we record the retrieved episodic memories (dia_ids, path, scores), LoCoMo evidence recall
+  (all / base path / flipped path), the context size of prompt A.2 in chat-model tokens and, unless
+  ``retrieval_only``, the answer of the chat model with A-Mem F1 / BLEU-1 and LoCoMo's own F1.
+
+Variants are ablations of the same code path, obtained through configuration only:
+
+=============== =========================================================================================
+``full``        the configured defaults
+``no-spreading``  ``retrieval.spreading = False`` (Eq.4 off; the m flipped slots are filled by S_base)
+``no-reflect``  ``consolidation.auto = False`` and ``retrieval.semantic_k = 0``
+``no-forget``   forgetting off (identical to ``full`` while the benchmark applies no forgetting)
+``no-learn``    ``retrieval.learn = False`` (no Eq.1 update: the graph keeps its ingest edges)
+``cosine``      baseline: plain top-(k+m) nodes by embedding cosine (``Store.knn``), no learning
+``bm25``        baseline: plain top-(k+m) nodes by FTS5 BM25 on the question's keywords, no learning
+=============== =========================================================================================
+
+Baselines get ``k + m`` memories, the full variant's context budget, so recall compares at equal budget.
+
+Resumability: with ``records`` every question is appended to a JSONL file (flushed and fsynced). A later
+run with the same file skips the (sample, question index) pairs already there. A conversation that was
+only partly done is re-ingested into a fresh space and the learning of its done questions is replayed in
+order (retrieval with learning on, no answer generation) before it continues, so the graph is in the same
+state as in an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from hela_cli.config import Config
+from hela_cli.errors import HelaError, InputError, StoreError
+from hela_cli.formats import Conversation, parse_file
+from hela_cli.ingest import ingest_conversations
+from hela_cli.keywords import keywords
+from hela_cli.metrics import (aggregate, amem_bleu1, amem_f1, evidence_ids, evidence_recall, gold_answer,
+                              locomo_f1)
+from hela_cli.prompts import answer_messages
+
+__all__ = ["VARIANTS", "BASELINES", "CATEGORY_NAMES", "run_locomo", "variant_config", "load_records",
+           "summarize"]
+
+VARIANTS = ("full", "no-spreading", "no-reflect", "no-forget", "no-learn", "cosine", "bm25")
+BASELINES = ("cosine", "bm25")
+CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+#: per-question metric keys averaged in the summary
+METRICS = ("recall", "recall_base", "recall_flipped", "context_tokens", "amem_f1", "amem_bleu1", "locomo_f1")
+
+Progress = Callable[[int, int, str], None]
+
+
+# ----------------------------------------------------------------------------------- variants
+def variant_config(cfg: Config, variant: str, k: int | None = None) -> tuple[Config, list[str]]:
+    """The configuration of a variant (a copy of ``cfg``) and notes about what it means in this run."""
+    if variant not in VARIANTS:
+        raise InputError(f"unknown variant '{variant}' (choose from {', '.join(VARIANTS)})")
+    changes: dict[str, Any] = {}
+    if k is not None:
+        if k < 1:
+            raise InputError(f"--k must be at least 1, got {k}")
+        changes["retrieval.k"] = k
+    notes: list[str] = []
+    if variant == "no-spreading":
+        changes["retrieval.spreading"] = False
+    elif variant == "no-reflect":
+        changes["consolidation.auto"] = False
+        changes["retrieval.semantic_k"] = 0
+    elif variant == "no-learn":
+        changes["retrieval.learn"] = False
+    elif variant == "no-forget":
+        notes.append("no-forget is identical to full: the benchmark applies no forgetting in any variant "
+                     "(the forgetting module is not available to it yet)")
+    elif variant in BASELINES:
+        notes.append(f"{variant} baseline: plain top-(k+m) by "
+                     f"{'embedding cosine' if variant == 'cosine' else 'BM25 on the question keywords'}, "
+                     f"no Hebbian learning, no semantic records")
+    if variant == "full":
+        notes.append("full applies no forgetting during the benchmark (the forgetting module is not available "
+                     "to it yet), so no-forget gives the same numbers")
+    return cfg.replace(**changes), notes
+
+
+# ----------------------------------------------------------------------------------- records file
+def _fingerprint(cfg: Config, variant: str, retrieval_only: bool, path: str | Path) -> dict[str, Any]:
+    """What must match for records to be reused: variant, mode, dataset file name and the effective config
+    (minus machine-specific paths and thread counts)."""
+    d = dataclasses.asdict(cfg)
+    d.pop("db", None)
+    d["models"].pop("dir", None)
+    d["models"].pop("n_threads", None)
+    digest = hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+    return {"variant": variant, "retrieval_only": retrieval_only, "k": cfg.retrieval.k, "m": cfg.retrieval.m,
+            "file": Path(path).name, "config": digest}
+
+
+def load_records(path: str | Path) -> list[dict[str, Any]]:
+    """Read a records JSONL file. A torn last line (the process died while writing it) is dropped from the
+    file; any other unreadable line is an :class:`InputError`."""
+    p = Path(path)
+    if not p.exists():
+        return []
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory, not a records file")
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise InputError(f"{p}: cannot read records file ({e.strerror})") from None
+    lines = data.split(b"\n")
+    out: list[dict[str, Any]] = []
+    for n, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw.decode("utf-8"))
+            if not isinstance(rec, dict) or "sample" not in rec or "qa_index" not in rec:
+                raise ValueError("not a benchmark record")
+        except (ValueError, UnicodeDecodeError) as e:
+            if n == len(lines) and not data.endswith(b"\n"):  # torn final write: drop it
+                with open(p, "r+b") as f:
+                    f.truncate(len(data) - len(raw))
+                break
+            raise InputError(f"{p}: line {n}: not a benchmark record ({e.__class__.__name__}); "
+                             f"use a new --records file") from None
+        out.append(rec)
+    else:
+        if data and not data.endswith(b"\n"):  # complete last record without its newline
+            with open(p, "ab") as f:
+                f.write(b"\n")
+    return out
+
+
+class _RecordWriter:
+    def __init__(self, path: str | Path | None):
+        self.f = None
+        if path is not None:
+            p = Path(path)
+            if p.parent and not p.parent.exists():
+                raise InputError(f"{p}: directory {p.parent} does not exist")
+            try:
+                self.f = open(p, "a", encoding="utf-8")
+            except OSError as e:
+                raise InputError(f"{p}: cannot write records file ({e.strerror})") from None
+
+    def write(self, rec: Mapping[str, Any]) -> None:
+        if self.f is None:
+            return
+        self.f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        self.f.flush()
+        os.fsync(self.f.fileno())
+
+    def close(self) -> None:
+        if self.f is not None:
+            self.f.close()
+
+
+# ----------------------------------------------------------------------------------- selection
+def _select(convs: list[Conversation], path: str | Path, samples: Sequence[str] | None) -> list[Conversation]:
+    convs = [c for c in convs if c.qa]
+    if not convs:
+        raise InputError(f"{path}: no conversation with questions ('qa') - not a LoCoMo benchmark file")
+    if not samples:
+        return convs
+    names = [c.name for c in convs]
+    wanted = list(dict.fromkeys(s.strip() for s in samples if s and s.strip()))
+    unknown = [s for s in wanted if s not in names]
+    if unknown:
+        raise InputError(f"{path}: unknown sample id{'s' if len(unknown) > 1 else ''} "
+                         f"{', '.join(repr(u) for u in unknown)} (available: {', '.join(map(str, names))})")
+    return [c for c in convs if c.name in wanted]
+
+
+def _category(qa: Mapping[str, Any]) -> int | None:
+    try:
+        return int(qa.get("category"))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+
+
+# ----------------------------------------------------------------------------------- scoring
+def _score(qa: Mapping[str, Any], memories: Sequence[Mapping[str, Any]], prediction: str | None,
+           retrieval_only: bool) -> dict[str, Any]:
+    cat = _category(qa)
+    gold = gold_answer(qa)
+    ev = qa.get("evidence")
+    all_ids = [m.get("source_id") for m in memories if m.get("source_id")]
+    base_ids = [m.get("source_id") for m in memories if m.get("path") == "base" and m.get("source_id")]
+    flipped_ids = [m.get("source_id") for m in memories if m.get("path") != "base" and m.get("source_id")]
+    recall = evidence_recall(ev, all_ids)
+    out: dict[str, Any] = {
+        "recall": recall,
+        "recall_base": evidence_recall(ev, base_ids),
+        # flipped ids are disjoint from base ids, so recall = recall_base + recall_flipped
+        "recall_flipped": evidence_recall(ev, flipped_ids),
+        "amem_f1": None, "amem_bleu1": None, "locomo_f1": None,
+    }
+    if not retrieval_only:
+        out["amem_f1"] = amem_f1(prediction, gold)
+        out["amem_bleu1"] = amem_bleu1(prediction, gold)
+        out["locomo_f1"] = locomo_f1(prediction, gold, cat) if cat in CATEGORY_NAMES else None
+    return out
+
+
+def _group(g: Mapping[str, Any]) -> dict[str, Any]:
+    means = g["means"]
+    out: dict[str, Any] = {"count": g["count"]}
+    for name in METRICS:
+        v = means.get(name)
+        out[name] = None if v is None else round(v, 6)
+    rec, fl = means.get("recall"), means.get("recall_flipped")
+    out["flipped_share"] = round(fl / rec, 6) if rec and fl is not None else None
+    out["recall_scored"] = g["counts"].get("recall", 0)
+    return out
+
+
+def summarize(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Per-category (1-5), overall (categories 1-4, as the paper reports) and overall_all (1-5) means."""
+    rows = [{"category": r["category"], **{m: r.get(m) for m in METRICS}}
+            for r in records if r.get("category") is not None]
+    if not rows:
+        return {"per_category": {}, "overall": None, "overall_all": None}
+    agg = aggregate(rows)
+    return {
+        "per_category": {str(c): {"name": CATEGORY_NAMES.get(c, str(c)), **_group(g)}
+                         for c, g in agg["per_category"].items()},
+        "overall": _group(agg["overall"]),
+        "overall_all": _group(agg["overall_all"]),
+    }
+
+
+# ----------------------------------------------------------------------------------- one conversation
+class _Runner:
+    """Asks one conversation's questions against one fresh space."""
+
+    def __init__(self, mem: Any, space: str, variant: str, retrieval_only: bool,
+                 count_tokens: Callable[[str], int]):
+        from hela_cli.retrieval import retrieve
+
+        self._retrieve = retrieve
+        self.count_tokens = count_tokens
+        self.mem = mem
+        self.store = mem.store
+        self.cfg: Config = mem.config
+        self.space = space
+        self.variant = variant
+        self.retrieval_only = retrieval_only
+        self.budget = self.cfg.retrieval.k + self.cfg.retrieval.m
+
+    def _baseline(self, question: str) -> list[dict[str, Any]]:
+        sp = self.store.require_space(self.space)
+        if self.variant == "cosine":
+            q = self.mem.embedder.embed([question])[0]
+            hits = self.store.knn(sp.id, q, self.budget)
+        else:
+            hits = self.store.keyword_search(sp.id, keywords(question), self.budget)
+        nodes = self.store.get_nodes([nid for nid, _ in hits])
+        return [{"id": nid, "source_id": nodes[nid]["source_id"], "text": nodes[nid]["text"],
+                 "speaker": nodes[nid]["speaker"], "timestamp": nodes[nid]["ts"],
+                 "time_str": nodes[nid]["time_str"], "session": nodes[nid]["session"],
+                 "path": "base", "score": score, "base_score": score}
+                for nid, score in hits if nid in nodes]
+
+    def replay(self, question: str) -> None:
+        """Redo the graph side effects of an already recorded question (no answer generation)."""
+        if self.variant in BASELINES:
+            return  # baselines do not change the store
+        if self.retrieval_only:
+            self._retrieve(self.store, self.store.require_space(self.space), self.mem.embedder, question, self.cfg)
+        else:
+            self.mem.ask(question, self.space, llm=False)
+
+    def ask(self, question: str) -> dict[str, Any]:
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {}
+        prediction = None
+        if self.variant in BASELINES:
+            memories = self._baseline(question)
+            messages = answer_messages(question, memories, [])
+            timings["retrieval_ms"] = (time.perf_counter() - t0) * 1000
+            if not self.retrieval_only:
+                t1 = time.perf_counter()
+                a = self.cfg.answer
+                prediction = self.mem.chat.generate(messages, max_tokens=a.max_tokens, temperature=a.temperature)
+                timings["generate_ms"] = (time.perf_counter() - t1) * 1000
+            tokens = self.count_tokens("\n".join(m["content"] for m in messages))
+            semantic_n = 0
+        elif self.retrieval_only:
+            # the space object must be fresh: its step defines the current edge weights
+            res = self._retrieve(self.store, self.store.require_space(self.space), self.mem.embedder, question,
+                                 self.cfg)
+            timings["retrieval_ms"] = res.timings_ms.get("total", (time.perf_counter() - t0) * 1000)
+            memories, semantic_n = res.memories, len(res.semantic)
+            messages = answer_messages(question, res.memories, res.semantic)
+            tokens = self.count_tokens("\n".join(m["content"] for m in messages))
+        else:
+            out = self.mem.ask(question, self.space, llm=True)
+            memories, semantic_n, prediction = out["memories"], len(out["semantic"]), out["answer"]
+            tokens = out["context_tokens"]
+            gen = out["timings_ms"].get("generate")
+            timings["retrieval_ms"] = out["timings_ms"].get("total", 0.0) - (gen or 0.0)
+            if gen is not None:
+                timings["generate_ms"] = gen
+        return {"memories": memories, "semantic": semantic_n, "prediction": prediction, "tokens": tokens,
+                **{k: round(v, 2) for k, v in timings.items()}}
+
+
+def _retrieved(memories: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    def r(x: Any) -> Any:
+        return round(float(x), 6) if x is not None else None
+
+    return [{"source_id": m.get("source_id"), "path": m.get("path"), "score": r(m.get("score")),
+             "base_score": r(m.get("base_score"))} for m in memories]
+
+
+# ----------------------------------------------------------------------------------- run
+def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit: int | None = None,
+               retrieval_only: bool = False, variant: str = "full", k: int | None = None, cfg: Config,
+               db: str | Path | None = None, records: str | Path | None = None,
+               progress: Progress | None = None, embedder: Any = None, chat: Any = None) -> dict[str, Any]:
+    """Run the LoCoMo benchmark; returns the summary dict (also what ``--json`` / ``--out`` give).
+
+    ``limit`` caps the questions asked *per conversation* (the first N in dataset order). ``db`` keeps the
+    spaces in that database instead of temporary ones (each sample's space must not exist there yet).
+    ``embedder`` / ``chat`` let a caller reuse loaded models (tests); by default they load from ``cfg``.
+    ``progress(done, total, label)`` is called as questions complete (resumed ones included).
+    """
+    t_start = time.perf_counter()
+    if limit is not None and limit < 1:
+        raise InputError(f"--limit must be at least 1, got {limit}")
+    vcfg, notes = variant_config(cfg, variant, k)
+    convs = _select(parse_file(path, "locomo"), path, samples)
+    fp = _fingerprint(vcfg, variant, retrieval_only, path)
+
+    # resume: reuse records of this run, refuse records of another one
+    done: dict[tuple[str, int], dict[str, Any]] = {}
+    if records is not None:
+        for rec in load_records(records):
+            if rec.get("run") != fp:
+                raise InputError(
+                    f"{records}: holds records of a different run (variant {(rec.get('run') or {}).get('variant')!r}, "
+                    f"settings {rec.get('run')}); this run is {fp}. Use a new --records file")
+            done.setdefault((rec["sample"], int(rec["qa_index"])), rec)
+
+    plan = [(c, list(enumerate(c.qa))[: limit] if limit else list(enumerate(c.qa))) for c in convs]
+    total = sum(len(qs) for _, qs in plan)
+    n_done = 0
+    writer = _RecordWriter(records)
+    from hela_cli.memory import Memory
+    from hela_cli.store import Store
+
+    models: dict[str, Any] = {"embedder": embedder, "chat": chat}
+    per_sample: dict[str, Any] = {}
+    results: list[dict[str, Any]] = []
+    asked = replayed = resumed = 0
+    t_ingest = t_questions = 0.0
+    try:
+        for conv, questions in plan:
+            name = str(conv.name)
+            todo = [(i, qa) for i, qa in questions if (name, i) not in done]
+            prior = [done[(name, i)] for i, _ in questions if (name, i) in done]
+            resumed += len(prior)
+            results.extend(prior)
+            if not todo:
+                n_done += len(questions)
+                per_sample[name] = {"questions": len(questions), "resumed": len(prior), "turns": len(conv.turns)}
+                if progress:
+                    progress(n_done, total, name)
+                continue
+            tmpdir = None
+            if db is None:
+                tmpdir = tempfile.mkdtemp(prefix="hela-bench-")  # 0700
+                store = Store(Path(tmpdir) / "bench.db", vector_cache=vcfg.retrieval.vector_cache)
+            else:
+                store = Store(db, vector_cache=vcfg.retrieval.vector_cache)
+            try:
+                existing = store.get_space(name)
+                if existing is not None and store.count_nodes(existing.id):
+                    raise StoreError(f"{store.path}: space '{name}' already exists; the benchmark needs a fresh "
+                                     f"space per conversation (use another --db, or none for temporary databases)")
+                mem = Memory(vcfg, store=store, embedder=models["embedder"], chat=models["chat"])
+                models["embedder"] = mem.embedder
+                if not retrieval_only:
+                    models["chat"] = mem.chat
+                if progress:
+                    progress(n_done, total, f"{name}: ingest")
+                t0 = time.perf_counter()
+                ing = ingest_conversations(store, mem.embedder, [conv], vcfg, space=name)
+                t_ingest += time.perf_counter() - t0
+                if models.get("counter") is None:  # one tokenizer for the whole run (the chat model's)
+                    models["counter"] = Memory(vcfg, store=Store(":memory:"), embedder=models["embedder"],
+                                               chat=models["chat"])
+                runner = _Runner(mem, name, variant, retrieval_only, models["counter"].count_tokens)
+                n_done += len(prior)
+                t1 = time.perf_counter()
+                for i, qa in questions:  # dataset order
+                    if (name, i) in done:
+                        # answered before an interruption: redo its learning so the graph stays in step
+                        runner.replay(str(qa.get("question", "")))
+                        replayed += 1
+                        continue
+                    question = str(qa.get("question", ""))
+                    if not question.strip():
+                        raise InputError(f"{path}: sample {name}: qa[{i}]: empty question")
+                    out = runner.ask(question)
+                    cat = _category(qa)
+                    rec = {"run": fp, "sample": name, "qa_index": i, "question": question, "category": cat,
+                           "gold": gold_answer(qa), "evidence": evidence_ids(qa.get("evidence")),
+                           "prediction": out["prediction"], "retrieved": _retrieved(out["memories"]),
+                           "semantic": out["semantic"], "context_tokens": out["tokens"],
+                           **_score(qa, out["memories"], out["prediction"], retrieval_only),
+                           "retrieval_ms": out.get("retrieval_ms"), "generate_ms": out.get("generate_ms")}
+                    writer.write(rec)
+                    results.append(rec)
+                    asked += 1
+                    n_done += 1
+                    if progress:
+                        progress(n_done, total, name)
+                t_questions += time.perf_counter() - t1
+                per_sample[name] = {"questions": len(questions), "resumed": len(prior), "turns": len(conv.turns),
+                                    "nodes": ing["nodes_added"], "ingest_s": ing["seconds"]}
+            finally:
+                store.close()
+                if tmpdir is not None:
+                    shutil.rmtree(tmpdir, ignore_errors=True)
+    finally:
+        writer.close()
+        if models.get("counter") is not None:
+            models["counter"].close()
+
+    order = {(str(c.name), i): n for n, (c, qs) in enumerate(plan) for i, _ in qs}
+    results.sort(key=lambda r: (order.get((r["sample"], int(r["qa_index"])), 0), int(r["qa_index"])))
+    summary = summarize(results)
+    ret_ms = [r["retrieval_ms"] for r in results if r.get("retrieval_ms") is not None]
+    gen_ms = [r["generate_ms"] for r in results if r.get("generate_ms") is not None]
+    return {
+        "benchmark": "locomo",
+        "file": str(path),
+        "variant": variant,
+        "retrieval_only": retrieval_only,
+        "k": vcfg.retrieval.k,
+        "m": vcfg.retrieval.m,
+        "budget": vcfg.retrieval.k + vcfg.retrieval.m,
+        "samples": [str(c.name) for c, _ in plan],
+        "limit_per_sample": limit,
+        "questions": len(results),
+        **summary,
+        "per_sample": per_sample,
+        "models": {"embedder": vcfg.models.embedder, "chat": None if retrieval_only else vcfg.models.chat},
+        "config": {"retrieval": dataclasses.asdict(vcfg.retrieval), "hebbian": dataclasses.asdict(vcfg.hebbian),
+                   "consolidation_auto": vcfg.consolidation.auto, "fingerprint": fp["config"]},
+        "timing": {
+            "seconds": round(time.perf_counter() - t_start, 2),
+            "ingest_s": round(t_ingest, 2),
+            "questions_s": round(t_questions, 2),
+            "asked": asked, "resumed": resumed, "replayed": replayed,
+            "retrieval_ms_mean": round(sum(ret_ms) / len(ret_ms), 2) if ret_ms else None,
+            "generate_ms_mean": round(sum(gen_ms) / len(gen_ms), 2) if gen_ms else None,
+        },
+        "notes": notes,
+    }

@@ -1,0 +1,145 @@
+"""``hela bench ...`` commands (registered on the main app at the end of ``cli.py``).
+
+Flag parsing and rendering only; the benchmark itself is :func:`hela_cli.bench.run_locomo`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import click
+import typer
+
+from hela_cli.errors import HelaError, InputError
+from hela_cli.render import clean, console, err_console, print_json, text
+
+bench_app = typer.Typer(no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
+                        help="Benchmarks (LoCoMo evaluation).")
+
+VARIANT_HELP = "full|no-spreading|no-reflect|no-forget|no-learn|cosine|bm25"
+
+
+def _explicit_root_db(ctx: typer.Context) -> Optional[str]:
+    """The root ``--db`` only when given on the command line: ``HELA_DB`` from the environment must not
+    send benchmark spaces into the user's database."""
+    root = ctx.find_root()
+    try:
+        source = root.get_parameter_source("db")
+    except Exception:  # noqa: BLE001 - older click
+        return None
+    if source == click.core.ParameterSource.COMMANDLINE:
+        return root.params.get("db")
+    return None
+
+
+def _fmt(v: Any, pct: bool = True) -> str:
+    if v is None:
+        return "-"
+    return f"{100 * v:.1f}" if pct else f"{v:.0f}"
+
+
+def render_summary(s: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    qa = not s["retrieval_only"]
+    title = (f"LoCoMo {s['variant']} - {', '.join(s['samples'])} - {s['questions']} questions, "
+             f"{s['budget']} memories (k={s['k']}, m={s['m']})")
+    t = Table(title=clean(title))
+    cols = ["category", "n", "recall %", "base %", "flipped %", "flipped share %", "tokens"]
+    if qa:
+        cols += ["F1 %", "BLEU-1 %", "LoCoMo F1 %"]
+    for c in cols:
+        t.add_column(c, justify="left" if c == "category" else "right")
+
+    def row(label: str, g: dict[str, Any] | None, style: str = "") -> None:
+        if not g:
+            return
+        cells = [label, str(g["count"]), _fmt(g["recall"]), _fmt(g["recall_base"]), _fmt(g["recall_flipped"]),
+                 _fmt(g["flipped_share"]), _fmt(g["context_tokens"], pct=False)]
+        if qa:
+            cells += [_fmt(g["amem_f1"]), _fmt(g["amem_bleu1"]), _fmt(g["locomo_f1"])]
+        t.add_row(*cells, style=style)
+
+    for cat, g in s["per_category"].items():
+        row(f"{cat} {g['name']}", g)
+    row("overall (1-4)", s["overall"], "bold")
+    row("all (1-5)", s["overall_all"], "dim")
+    console.print(t)
+    tm = s["timing"]
+    line = (f"{tm['seconds']:.0f}s total, ingest {tm['ingest_s']:.0f}s, {tm['asked']} asked, "
+            f"{tm['resumed']} resumed from records")
+    if tm.get("retrieval_ms_mean") is not None:
+        line += f", retrieval {tm['retrieval_ms_mean']:.0f} ms/question"
+    if tm.get("generate_ms_mean") is not None:
+        line += f", answer {tm['generate_ms_mean'] / 1000:.1f} s/question"
+    console.print(text(line), style="dim")
+    for note in s.get("notes", []):
+        console.print(text(f"note: {note}"), style="yellow")
+
+
+@bench_app.command("locomo")
+def bench_locomo(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., help="A LoCoMo JSON file (e.g. locomo10.json)."),
+    samples: Optional[str] = typer.Option(None, "--samples", help="Comma-separated sample ids, e.g. "
+                                          "conv-26,conv-30 (default: all)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="At most N questions per conversation "
+                                        "(the first N in dataset order)."),
+    retrieval_only: bool = typer.Option(False, "--retrieval-only", help="No answers: evidence recall and "
+                                        "context tokens only (fast)."),
+    variant: str = typer.Option("full", "--variant", help=VARIANT_HELP),
+    k: Optional[int] = typer.Option(None, "--k", min=1, max=200, help="Top-k by base activation (default 10); "
+                                    "baselines get k+m memories."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the summary JSON to this file."),
+    records: Optional[Path] = typer.Option(None, "--records", help="Append one JSON line per question; an "
+                                           "interrupted run given the same file resumes."),
+    db: Optional[str] = typer.Option(None, "--db", metavar="PATH", help="Keep the spaces in this database "
+                                     "(default: a temporary one per conversation, deleted afterwards)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Evaluate on LoCoMo: fresh space per conversation, questions in order with learning on."""
+    from hela_cli.bench import VARIANTS, run_locomo
+
+    if variant not in VARIANTS:
+        raise InputError(f"unknown variant '{variant}' (choose from {', '.join(VARIANTS)})")
+    if out is not None and not out.parent.is_dir():
+        raise InputError(f"--out: directory {out.parent} does not exist")
+    st = ctx.find_root().obj
+    cfg = st.config()
+    sample_list = [s for s in samples.split(",") if s.strip()] if samples is not None else None
+    if samples is not None and not sample_list:
+        raise InputError("--samples: no sample id given")
+    kwargs: dict[str, Any] = dict(samples=sample_list, limit=limit, retrieval_only=retrieval_only,
+                                  variant=variant, k=k, cfg=cfg, db=db or _explicit_root_db(ctx),
+                                  records=records)
+    if sys.stderr.isatty():
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=True) as prog:
+            task = prog.add_task("loading", total=None)
+            summary = run_locomo(file, progress=lambda d, t, label: prog.update(
+                task, completed=d, total=t, description=clean(label)), **kwargs)
+    else:
+        last = {"label": None}
+
+        def plain(done: int, total: int, label: str) -> None:  # logs (nohup): one line per stage / 25 questions
+            if label != last["label"] or done % 25 == 0 or done == total:
+                if not json_out:
+                    err_console.print(text(f"[{done}/{total}] {label}"))
+                last["label"] = label
+
+        summary = run_locomo(file, progress=plain, **kwargs)
+    if out is not None:
+        try:
+            out.write_text(json.dumps(summary, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
+        except OSError as e:
+            raise HelaError(f"{out}: cannot write the summary ({e.strerror})", 2) from None
+    if json_out:
+        print_json(summary)
+    else:
+        render_summary(summary)

@@ -1,0 +1,225 @@
+"""``hela bench locomo`` end to end on a tiny LoCoMo-shaped file written here (original text)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from hela_cli.bench import BASELINES, VARIANTS, load_records, run_locomo
+from hela_cli.cli import app
+from hela_cli.config import Config
+from hela_cli.errors import InputError
+
+runner = CliRunner()
+
+SESSIONS_A = [
+    ("10:00 am on 3 March, 2023", [
+        ("Priya", "I finally adopted a grey kitten from the shelter, her name is Pebble."),
+        ("Tomas", "Pebble is a lovely name! I spent the weekend fixing the roof of my boathouse."),
+        ("Priya", "I also signed up for a pottery class on Thursday evenings."),
+        ("Tomas", "Pottery sounds calming. I am training for the Lisbon half marathon in May."),
+    ]),
+    ("4:30 pm on 20 March, 2023", [
+        ("Priya", "Pebble knocked my first pottery bowl off the shelf and it shattered."),
+        ("Tomas", "Oh no! My knee started hurting after a long run along the river."),
+        ("Priya", "My sister Anjali is visiting from Toronto next week."),
+        ("Tomas", "I booked a physiotherapist for my knee on Friday."),
+    ]),
+    ("9:15 am on 2 May, 2023", [
+        ("Tomas", "I finished the Lisbon half marathon in one hour and fifty minutes!"),
+        ("Priya", "Congratulations! Anjali and I glazed six mugs together at the studio."),
+        ("Tomas", "Next I want to row across the lake in the restored boathouse canoe."),
+        ("Priya", "Pebble now sleeps on the warm kiln lid every afternoon."),
+    ]),
+]
+
+SESSIONS_B = [
+    ("7:00 pm on 1 June, 2022", [
+        ("Mei", "I started volunteering at the community garden on Saturdays."),
+        ("Oskar", "I am learning the cello, my teacher is very patient."),
+        ("Mei", "We planted tomatoes, basil and a row of sunflowers."),
+    ]),
+    ("8:00 pm on 15 July, 2022", [
+        ("Oskar", "I played my first cello recital at the library in 2022."),
+        ("Mei", "The sunflowers grew taller than me, the kids loved them."),
+        ("Oskar", "My neighbour lent me his bicycle to get to rehearsals."),
+    ]),
+]
+
+
+def _sample(sid, speakers, sessions, qa):
+    conv = {"speaker_a": speakers[0], "speaker_b": speakers[1]}
+    for n, (date, turns) in enumerate(sessions, start=1):
+        conv[f"session_{n}_date_time"] = date
+        conv[f"session_{n}"] = [{"speaker": s, "dia_id": f"D{n}:{i}", "text": t}
+                                for i, (s, t) in enumerate(turns, start=1)]
+    return {"sample_id": sid, "conversation": conv, "qa": qa}
+
+
+QA_A = [
+    {"question": "What is the name of Priya's kitten?", "answer": "Pebble", "evidence": ["D1:1"], "category": 4},
+    {"question": "When did Tomas run the Lisbon half marathon?", "answer": "May 2023", "evidence": ["D3:1"],
+     "category": 2},
+    {"question": "What hobbies does Priya have?", "answer": "pottery, adopting pets",
+     "evidence": ["D1:3; D2:1", "D3:2"], "category": 1},
+    {"question": "Why did Tomas see a physiotherapist?", "answer": "knee pain after running",
+     "evidence": ["D2:2", "D2:4"], "category": 4},
+    {"question": "Would Tomas enjoy outdoor sports?", "answer": "Yes; he runs and rows", "evidence": ["D1:4"],
+     "category": 3},
+    {"question": "What did Priya's kitten break at the aquarium?", "adversarial_answer": "a pottery bowl",
+     "evidence": ["D2:1"], "category": 5},
+    {"question": "Who visited Priya from Toronto?", "answer": "Anjali, her sister", "evidence": ["D2:3"],
+     "category": 4},
+]
+QA_B = [
+    {"question": "In which year did Oskar play his first cello recital?", "answer": 2022, "evidence": ["D2:1"],
+     "category": 2},
+    {"question": "What did Mei plant in the community garden?", "answer": "tomatoes, basil, sunflowers",
+     "evidence": ["D1:3"], "category": 1},
+    {"question": "How does Oskar get to rehearsals?", "answer": "a borrowed bicycle", "evidence": ["D2:3"],
+     "category": 4},
+]
+
+
+@pytest.fixture()
+def locomo_file(tmp_path):
+    data = [_sample("pair-a", ("Priya", "Tomas"), SESSIONS_A, QA_A),
+            _sample("pair-b", ("Mei", "Oskar"), SESSIONS_B, QA_B)]
+    path = tmp_path / "tiny_locomo.json"
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+@pytest.fixture()
+def cfg(model_dir_path):
+    c = Config()
+    c.models.dir = str(model_dir_path)
+    return c
+
+
+def _comparable(summary):
+    return {k: summary[k] for k in ("questions", "per_category", "overall", "overall_all", "samples", "k", "m")}
+
+
+def _strip(rec):
+    return {k: v for k, v in rec.items() if k not in ("retrieval_ms", "generate_ms")}
+
+
+def test_cli_retrieval_only_json(cli_env, locomo_file, tmp_path):
+    rec_path, out_path = tmp_path / "records.jsonl", tmp_path / "summary.json"
+    res = runner.invoke(app, ["bench", "locomo", str(locomo_file), "--retrieval-only", "--json",
+                              "--records", str(rec_path), "--out", str(out_path), "--k", "3"])
+    assert res.exit_code == 0, res.output
+    s = json.loads(res.stdout)
+    assert s == json.loads(out_path.read_text())
+    assert s["questions"] == len(QA_A) + len(QA_B) and s["samples"] == ["pair-a", "pair-b"]
+    assert s["k"] == 3 and s["budget"] == 3 + s["m"]
+    assert set(s["per_category"]) == {"1", "2", "3", "4", "5"}
+    assert s["overall"]["count"] == len(QA_A) + len(QA_B) - 1  # category 5 is not in the paper's overall
+    for g in [*s["per_category"].values(), s["overall"], s["overall_all"]]:
+        assert 0.0 <= g["recall"] <= 1.0
+        assert g["recall"] == pytest.approx(g["recall_base"] + g["recall_flipped"], abs=1e-5)
+        assert g["context_tokens"] > 0 and g["amem_f1"] is None
+    assert s["overall_all"]["recall"] > 0.3  # the tiny conversations are easy
+    recs = load_records(rec_path)
+    assert len(recs) == s["questions"]
+    r = recs[0]
+    assert r["sample"] == "pair-a" and r["qa_index"] == 0 and r["category"] == 4 and r["gold"] == "Pebble"
+    assert r["prediction"] is None and len(r["retrieved"]) <= s["budget"]
+    assert {"source_id", "path", "score", "base_score"} <= set(r["retrieved"][0])
+    assert recs[5]["gold"] == "a pottery bowl"  # category 5 uses adversarial_answer
+    assert not (cli_env / "hela.db").exists()  # HELA_DB (the user's database) is never touched
+
+
+def test_cli_human_table_and_errors(cli_env, locomo_file):
+    res = runner.invoke(app, ["bench", "locomo", str(locomo_file), "--retrieval-only", "--samples", "pair-b",
+                              "--limit", "2"])
+    assert res.exit_code == 0, res.output
+    assert "overall" in res.stdout and "recall" in res.stdout
+    bad = runner.invoke(app, ["bench", "locomo", str(locomo_file), "--samples", "pair-a,nope", "--retrieval-only"])
+    assert bad.exit_code == 2 and "nope" in bad.output and "pair-a, pair-b" in bad.output
+    assert "Traceback" not in bad.output
+    bad = runner.invoke(app, ["bench", "locomo", str(locomo_file), "--variant", "magic"])
+    assert bad.exit_code == 2 and "no-spreading" in bad.output
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_runs(variant, locomo_file, cfg, embedder, tmp_path):
+    rec_path = tmp_path / "r.jsonl"
+    s = run_locomo(locomo_file, retrieval_only=True, variant=variant, k=3, cfg=cfg, embedder=embedder,
+                   records=rec_path)
+    assert s["variant"] == variant and s["questions"] == len(QA_A) + len(QA_B)
+    recs = load_records(rec_path)
+    for r in recs:
+        if variant == "cosine":
+            assert len(r["retrieved"]) == s["budget"]  # equal budget: k + m
+        else:
+            assert len(r["retrieved"]) <= s["budget"]
+        if variant in BASELINES:
+            assert {m["path"] for m in r["retrieved"]} <= {"base"} and r["recall_flipped"] in (0.0, None)
+    if variant == "no-forget":
+        assert any("identical to full" in n for n in s["notes"])
+
+
+def test_ablations_change_the_code_path(locomo_file, cfg, embedder):
+    full = run_locomo(locomo_file, retrieval_only=True, variant="full", k=2, cfg=cfg, embedder=embedder)
+    nf = run_locomo(locomo_file, retrieval_only=True, variant="no-forget", k=2, cfg=cfg, embedder=embedder)
+    assert _comparable(full) == _comparable(nf)
+    assert full["config"]["retrieval"]["spreading"] is True and full["config"]["retrieval"]["learn"] is True
+    ns = run_locomo(locomo_file, retrieval_only=True, variant="no-spreading", k=2, cfg=cfg, embedder=embedder)
+    assert ns["config"]["retrieval"]["spreading"] is False
+    nl = run_locomo(locomo_file, retrieval_only=True, variant="no-learn", k=2, cfg=cfg, embedder=embedder)
+    assert nl["config"]["retrieval"]["learn"] is False
+    nr = run_locomo(locomo_file, retrieval_only=True, variant="no-reflect", k=2, cfg=cfg, embedder=embedder)
+    assert nr["config"]["retrieval"]["semantic_k"] == 0 and nr["config"]["consolidation_auto"] is False
+
+
+def test_resume_after_interruption_matches_uninterrupted(locomo_file, cfg, embedder, tmp_path):
+    straight_path = tmp_path / "straight.jsonl"
+    straight = run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=embedder, k=2,
+                          records=straight_path)
+
+    class Stop(Exception):
+        pass
+
+    def stop_after(n):
+        def progress(done, total, label):
+            if done >= n and ":" not in label:
+                raise Stop
+        return progress
+
+    part = tmp_path / "part.jsonl"
+    with pytest.raises(Stop):  # interrupted in the middle of the first conversation
+        run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=embedder, k=2, records=part,
+                   progress=stop_after(4))
+    assert len(load_records(part)) == 4
+    # a torn final line (killed while writing) is dropped on resume
+    with open(part, "a") as f:
+        f.write('{"run": {"variant": "fu')
+    resumed = run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=embedder, k=2, records=part)
+    assert resumed["timing"]["resumed"] == 4 and resumed["timing"]["replayed"] == 4
+    assert resumed["timing"]["asked"] == len(QA_A) + len(QA_B) - 4
+    assert _comparable(resumed) == _comparable(straight)
+    assert [_strip(r) for r in load_records(part)] == [_strip(r) for r in load_records(straight_path)]
+    # everything done: a rerun asks nothing and ingests nothing
+    again = run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=embedder, k=2, records=part)
+    assert again["timing"]["asked"] == 0 and _comparable(again) == _comparable(straight)
+    # records of another run are refused, not mixed
+    with pytest.raises(InputError, match="different run"):
+        run_locomo(locomo_file, retrieval_only=True, variant="cosine", cfg=cfg, embedder=embedder, k=2,
+                   records=part)
+
+
+def test_one_qa_item_with_the_default_chat_model(locomo_file, cfg, embedder, chat, tmp_path):
+    s = run_locomo(locomo_file, samples=["pair-a"], limit=1, cfg=cfg, embedder=embedder, chat=chat,
+                   records=tmp_path / "qa.jsonl")
+    (r,) = load_records(tmp_path / "qa.jsonl")
+    assert isinstance(r["prediction"], str) and r["prediction"]
+    for key in ("amem_f1", "amem_bleu1", "locomo_f1"):
+        assert 0.0 <= r[key] <= 1.0
+    assert r["generate_ms"] > 0
+    g = s["per_category"]["4"]
+    assert g["count"] == 1 and g["amem_f1"] == pytest.approx(r["amem_f1"], abs=1e-6)
+    assert s["models"]["chat"] == "smollm2"
