@@ -316,6 +316,12 @@ def ask(
                            f"{res['timings_ms']['total']:.0f} ms"), style="dim")
 
 
+# ----------------------------------------------------------------------------------- bench (cli_bench.py)
+from hela_cli.cli_bench import bench_app  # noqa: E402
+
+app.add_typer(bench_app, name="bench")
+
+
 def main() -> None:
     app(prog_name="hela")
 
