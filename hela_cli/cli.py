@@ -322,6 +322,12 @@ from hela_cli.cli_bench import bench_app  # noqa: E402
 app.add_typer(bench_app, name="bench")
 
 
+# ----------------------------------------------------------------------------------- consolidate / forget / inspect / export (cli_inspect.py)
+from hela_cli.cli_inspect import register as _register_inspect  # noqa: E402
+
+_register_inspect(app)
+
+
 def main() -> None:
     app(prog_name="hela")
 
