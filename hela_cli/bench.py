@@ -17,7 +17,7 @@ Variants are ablations of the same code path, obtained through configuration onl
 ``full``        the configured defaults
 ``no-spreading``  ``retrieval.spreading = False`` (Eq.4 off; the m flipped slots are filled by S_base)
 ``no-reflect``  ``consolidation.auto = False`` and ``retrieval.semantic_k = 0``
-``no-forget``   forgetting off (identical to ``full`` while the benchmark applies no forgetting)
+``no-forget``   no forgetting (``full`` applies ``hela_cli.forget`` every ``forget_every`` questions)
 ``no-learn``    ``retrieval.learn = False`` (no Eq.1 update: the graph keeps its ingest edges)
 ``cosine``      baseline: plain top-(k+m) nodes by embedding cosine (``Store.knn``), no learning
 ``bm25``        baseline: plain top-(k+m) nodes by FTS5 BM25 on the question's keywords, no learning
@@ -84,21 +84,25 @@ def variant_config(cfg: Config, variant: str, k: int | None = None) -> tuple[Con
         changes["retrieval.semantic_k"] = 0
     elif variant == "no-learn":
         changes["retrieval.learn"] = False
-    elif variant == "no-forget":
-        notes.append("no-forget is identical to full: the benchmark applies no forgetting in any variant "
-                     "(the forgetting module is not available to it yet)")
     elif variant in BASELINES:
         notes.append(f"{variant} baseline: plain top-(k+m) by "
                      f"{'embedding cosine' if variant == 'cosine' else 'BM25 on the question keywords'}, "
                      f"no Hebbian learning, no semantic records")
-    if variant == "full":
-        notes.append("full applies no forgetting during the benchmark (the forgetting module is not available "
-                     "to it yet), so no-forget gives the same numbers")
     return cfg.replace(**changes), notes
 
 
+def _forgetting() -> Callable[..., dict[str, Any]] | None:
+    """``hela_cli.forget.forget`` when the forgetting module is available, else None."""
+    try:
+        from hela_cli.forget import forget
+    except ImportError:
+        return None
+    return forget
+
+
 # ----------------------------------------------------------------------------------- records file
-def _fingerprint(cfg: Config, variant: str, retrieval_only: bool, path: str | Path) -> dict[str, Any]:
+def _fingerprint(cfg: Config, variant: str, retrieval_only: bool, path: str | Path,
+                 forget_every: int) -> dict[str, Any]:
     """What must match for records to be reused: variant, mode, dataset file name and the effective config
     (minus machine-specific paths and thread counts)."""
     d = dataclasses.asdict(cfg)
@@ -107,7 +111,7 @@ def _fingerprint(cfg: Config, variant: str, retrieval_only: bool, path: str | Pa
     d["models"].pop("n_threads", None)
     digest = hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
     return {"variant": variant, "retrieval_only": retrieval_only, "k": cfg.retrieval.k, "m": cfg.retrieval.m,
-            "file": Path(path).name, "config": digest}
+            "file": Path(path).name, "forget_every": forget_every, "config": digest}
 
 
 def load_records(path: str | Path) -> list[dict[str, Any]]:
@@ -249,10 +253,15 @@ class _Runner:
     """Asks one conversation's questions against one fresh space."""
 
     def __init__(self, mem: Any, space: str, variant: str, retrieval_only: bool,
-                 count_tokens: Callable[[str], int]):
+                 count_tokens: Callable[[str], int], forget: Callable[..., dict[str, Any]] | None = None,
+                 forget_every: int = 0):
         from hela_cli.retrieval import retrieve
 
         self._retrieve = retrieve
+        self._forget = forget
+        self.forget_every = forget_every
+        self.questions = 0
+        self.forgotten = 0
         self.count_tokens = count_tokens
         self.mem = mem
         self.store = mem.store
@@ -275,6 +284,13 @@ class _Runner:
                  "time_str": nodes[nid]["time_str"], "session": nodes[nid]["session"],
                  "path": "base", "score": score, "base_score": score}
                 for nid, score in hits if nid in nodes]
+
+    def after_question(self) -> None:
+        """Periodic forgetting (paper section 3.3): every ``forget_every`` questions, asked or replayed."""
+        self.questions += 1
+        if self._forget is not None and self.forget_every > 0 and self.questions % self.forget_every == 0:
+            out = self._forget(self.store, self.store.require_space(self.space), self.cfg, apply=True)
+            self.forgotten += int(out.get("removed", 0))
 
     def replay(self, question: str) -> None:
         """Redo the graph side effects of an already recorded question (no answer generation)."""
@@ -332,20 +348,39 @@ def _retrieved(memories: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit: int | None = None,
                retrieval_only: bool = False, variant: str = "full", k: int | None = None, cfg: Config,
                db: str | Path | None = None, records: str | Path | None = None,
-               progress: Progress | None = None, embedder: Any = None, chat: Any = None) -> dict[str, Any]:
+               progress: Progress | None = None, embedder: Any = None, chat: Any = None,
+               forget_every: int = 50) -> dict[str, Any]:
     """Run the LoCoMo benchmark; returns the summary dict (also what ``--json`` / ``--out`` give).
 
     ``limit`` caps the questions asked *per conversation* (the first N in dataset order). ``db`` keeps the
     spaces in that database instead of temporary ones (each sample's space must not exist there yet).
     ``embedder`` / ``chat`` let a caller reuse loaded models (tests); by default they load from ``cfg``.
     ``progress(done, total, label)`` is called as questions complete (resumed ones included).
+    ``forget_every``: the hela variants except ``no-forget`` apply forgetting (``hela_cli.forget``) to the
+    conversation's space after every N questions (0: never).
     """
     t_start = time.perf_counter()
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}")
+    if forget_every < 0:
+        raise InputError(f"forget_every must be >= 0, got {forget_every}")
     vcfg, notes = variant_config(cfg, variant, k)
     convs = _select(parse_file(path, "locomo"), path, samples)
-    fp = _fingerprint(vcfg, variant, retrieval_only, path)
+    forget_fn = _forgetting()
+    if variant in BASELINES or variant == "no-forget" or not forget_every:
+        active_forget = 0
+        if variant == "no-forget" and forget_fn is None:
+            notes.append("the forgetting module (hela_cli.forget) is not available, so no forgetting is applied "
+                         "in any variant: no-forget gives the same numbers as full")
+    elif forget_fn is None:
+        active_forget = 0
+        notes.append("no forgetting applied: the forgetting module (hela_cli.forget) is not available, so "
+                     "full and no-forget give the same numbers")
+    else:
+        active_forget = forget_every
+        notes.append(f"forgetting (hela_cli.forget, apply) runs on the space after every {forget_every} "
+                     f"questions; no-forget skips it")
+    fp = _fingerprint(vcfg, variant, retrieval_only, path, active_forget)
 
     # resume: reuse records of this run, refuse records of another one
     done: dict[tuple[str, int], dict[str, Any]] = {}
@@ -405,13 +440,15 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                 if models.get("counter") is None:  # one tokenizer for the whole run (the chat model's)
                     models["counter"] = Memory(vcfg, store=Store(":memory:"), embedder=models["embedder"],
                                                chat=models["chat"])
-                runner = _Runner(mem, name, variant, retrieval_only, models["counter"].count_tokens)
+                runner = _Runner(mem, name, variant, retrieval_only, models["counter"].count_tokens,
+                                 forget_fn if active_forget else None, active_forget)
                 n_done += len(prior)
                 t1 = time.perf_counter()
                 for i, qa in questions:  # dataset order
                     if (name, i) in done:
                         # answered before an interruption: redo its learning so the graph stays in step
                         runner.replay(str(qa.get("question", "")))
+                        runner.after_question()
                         replayed += 1
                         continue
                     question = str(qa.get("question", ""))
@@ -426,6 +463,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                            **_score(qa, out["memories"], out["prediction"], retrieval_only),
                            "retrieval_ms": out.get("retrieval_ms"), "generate_ms": out.get("generate_ms")}
                     writer.write(rec)
+                    runner.after_question()
                     results.append(rec)
                     asked += 1
                     n_done += 1
@@ -433,7 +471,8 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                         progress(n_done, total, name)
                 t_questions += time.perf_counter() - t1
                 per_sample[name] = {"questions": len(questions), "resumed": len(prior), "turns": len(conv.turns),
-                                    "nodes": ing["nodes_added"], "ingest_s": ing["seconds"]}
+                                    "nodes": ing["nodes_added"], "ingest_s": ing["seconds"],
+                                    "forgotten": runner.forgotten}
             finally:
                 store.close()
                 if tmpdir is not None:
@@ -456,6 +495,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
         "k": vcfg.retrieval.k,
         "m": vcfg.retrieval.m,
         "budget": vcfg.retrieval.k + vcfg.retrieval.m,
+        "forget_every": active_forget,
         "samples": [str(c.name) for c, _ in plan],
         "limit_per_sample": limit,
         "questions": len(results),

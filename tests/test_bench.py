@@ -160,7 +160,7 @@ def test_every_variant_runs(variant, locomo_file, cfg, embedder, tmp_path):
         if variant in BASELINES:
             assert {m["path"] for m in r["retrieved"]} <= {"base"} and r["recall_flipped"] in (0.0, None)
     if variant == "no-forget":
-        assert any("identical to full" in n for n in s["notes"])
+        assert s["forget_every"] == 0
 
 
 def test_ablations_change_the_code_path(locomo_file, cfg, embedder):
@@ -176,10 +176,24 @@ def test_ablations_change_the_code_path(locomo_file, cfg, embedder):
     assert nr["config"]["retrieval"]["semantic_k"] == 0 and nr["config"]["consolidation_auto"] is False
 
 
+def test_full_forgets_periodically_no_forget_does_not(locomo_file, cfg, embedder):
+    pytest.importorskip("hela_cli.forget")
+    cfg.forgetting.delta_prune = 0.5  # ingest links weigh 0.1-0.2: unused old turns become candidates
+    full = run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=embedder, k=2, forget_every=2)
+    nf = run_locomo(locomo_file, retrieval_only=True, variant="no-forget", cfg=cfg, embedder=embedder, k=2,
+                    forget_every=2)
+    assert full["forget_every"] == 2 and nf["forget_every"] == 0
+    assert full["per_sample"]["pair-a"]["forgotten"] > 0
+    assert all(s["forgotten"] == 0 for s in nf["per_sample"].values())
+
+
 def test_resume_after_interruption_matches_uninterrupted(locomo_file, cfg, embedder, tmp_path):
+    # forgetting after every 3 questions, with a threshold that makes it remove turns: the replay on resume
+    # must reproduce learning *and* forgetting
+    cfg.forgetting.delta_prune = 0.5
+    kw = dict(retrieval_only=True, cfg=cfg, embedder=embedder, k=2, forget_every=3)
     straight_path = tmp_path / "straight.jsonl"
-    straight = run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=embedder, k=2,
-                          records=straight_path)
+    straight = run_locomo(locomo_file, records=straight_path, **kw)
 
     class Stop(Exception):
         pass
@@ -192,24 +206,29 @@ def test_resume_after_interruption_matches_uninterrupted(locomo_file, cfg, embed
 
     part = tmp_path / "part.jsonl"
     with pytest.raises(Stop):  # interrupted in the middle of the first conversation
-        run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=embedder, k=2, records=part,
-                   progress=stop_after(4))
+        run_locomo(locomo_file, records=part, progress=stop_after(4), **kw)
     assert len(load_records(part)) == 4
     # a torn final line (killed while writing) is dropped on resume
     with open(part, "a") as f:
         f.write('{"run": {"variant": "fu')
-    resumed = run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=embedder, k=2, records=part)
+    resumed = run_locomo(locomo_file, records=part, **kw)
     assert resumed["timing"]["resumed"] == 4 and resumed["timing"]["replayed"] == 4
     assert resumed["timing"]["asked"] == len(QA_A) + len(QA_B) - 4
     assert _comparable(resumed) == _comparable(straight)
+    if straight["forget_every"]:
+        assert straight["per_sample"]["pair-a"]["forgotten"] > 0
+        assert resumed["per_sample"] == {**straight["per_sample"], "pair-a": {
+            **straight["per_sample"]["pair-a"], "resumed": 4, "ingest_s": resumed["per_sample"]["pair-a"]["ingest_s"]},
+            "pair-b": {**straight["per_sample"]["pair-b"], "ingest_s": resumed["per_sample"]["pair-b"]["ingest_s"]}}
     assert [_strip(r) for r in load_records(part)] == [_strip(r) for r in load_records(straight_path)]
     # everything done: a rerun asks nothing and ingests nothing
-    again = run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=embedder, k=2, records=part)
+    again = run_locomo(locomo_file, records=part, **kw)
     assert again["timing"]["asked"] == 0 and _comparable(again) == _comparable(straight)
     # records of another run are refused, not mixed
     with pytest.raises(InputError, match="different run"):
-        run_locomo(locomo_file, retrieval_only=True, variant="cosine", cfg=cfg, embedder=embedder, k=2,
-                   records=part)
+        run_locomo(locomo_file, records=part, **{**kw, "forget_every": 4})
+    with pytest.raises(InputError, match="different run"):
+        run_locomo(locomo_file, records=part, **{**kw, "variant": "cosine"})
 
 
 def test_one_qa_item_with_the_default_chat_model(locomo_file, cfg, embedder, chat, tmp_path):
