@@ -308,9 +308,9 @@ def ask(
 
         render_explain(res)
     if no_llm:
-        console.print(text(res["context"]))
+        console.print(text(res["context"]), soft_wrap=True)  # verbatim: no wrapping inserted
     else:
-        console.print(text(res["answer"] or ""), style="bold")
+        console.print(text(res["answer"] or ""), style="bold", soft_wrap=True)
     if explain or no_llm:
         console.print(text(f"{len(res['memories'])} memories, {res['context_tokens']} context tokens, "
                            f"{res['timings_ms']['total']:.0f} ms"), style="dim")
