@@ -42,17 +42,18 @@ def _fmt(v: Any, pct: bool = True) -> str:
 
 
 def render_summary(s: dict[str, Any]) -> None:
+    from rich import box
     from rich.table import Table
 
     qa = not s["retrieval_only"]
-    title = (f"LoCoMo {s['variant']} - {', '.join(s['samples'])} - {s['questions']} questions, "
-             f"{s['budget']} memories (k={s['k']}, m={s['m']})")
-    t = Table(title=clean(title))
-    cols = ["category", "n", "recall %", "base %", "flipped %", "flipped share %", "tokens"]
+    title = (f"LoCoMo {s['variant']}: {', '.join(s['samples'])}, {s['questions']} questions, "
+             f"{s['budget']} memories (k={s['k']}, m={s['m']}); scores in %")
+    t = Table(title=clean(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    cols = ["category", "n", "recall", "base", "flip", "share", "tokens"]
     if qa:
-        cols += ["F1 %", "BLEU-1 %", "LoCoMo F1 %"]
+        cols += ["F1", "BLEU1", "LF1"]
     for c in cols:
-        t.add_column(c, justify="left" if c == "category" else "right")
+        t.add_column(c, justify="left" if c == "category" else "right", no_wrap=True)
 
     def row(label: str, g: dict[str, Any] | None, style: str = "") -> None:
         if not g:
@@ -65,9 +66,11 @@ def render_summary(s: dict[str, Any]) -> None:
 
     for cat, g in s["per_category"].items():
         row(f"{cat} {g['name']}", g)
-    row("overall (1-4)", s["overall"], "bold")
-    row("all (1-5)", s["overall_all"], "dim")
+    row("overall 1-4", s["overall"], "bold")
+    row("all 1-5", s["overall_all"], "dim")
     console.print(t)
+    console.print(text("recall: LoCoMo evidence recall of the episodic context (base path + flipped path); share: "
+                       "flipped / recall" + ("; F1, BLEU1: A-Mem; LF1: LoCoMo's F1" if qa else "")), style="dim")
     tm = s["timing"]
     line = (f"{tm['seconds']:.0f}s total, ingest {tm['ingest_s']:.0f}s, {tm['asked']} asked, "
             f"{tm['resumed']} resumed from records")
