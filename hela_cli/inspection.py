@@ -333,6 +333,7 @@ _GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
 
 _NODE_KEYS = [("kind", "string"), ("text", "string"), ("speaker", "string"), ("role", "string"),
               ("timestamp", "double"), ("time_str", "string"), ("source_id", "string"), ("session", "string"),
+              ("keywords", "string"),
               ("ord", "int"), ("access_count", "int"), ("last_access", "double"), ("strength", "double"),
               ("degree", "int"), ("hub", "boolean"), ("subject", "string"), ("confidence", "double"),
               ("date", "string"), ("hub_id", "int"), ("forgotten_evidence", "int")]
@@ -368,6 +369,8 @@ def export_graphml(store: Store, space: Space, cfg: Config) -> str:
         for name, value in attrs.items():
             if value is None or name not in types:
                 continue
+            if isinstance(value, (list, tuple)):
+                value = " ".join(map(str, value))
             ET.SubElement(el, "data", {"key": f"n_{name}"}).text = _xml_text(value, types[name])
 
     for n in data["nodes"]:
