@@ -546,8 +546,8 @@ def validate_distillation(obj: Mapping[str, Any], turns: Mapping[int, Mapping[st
                     if len(relative_turns) == 1:
                         date = resolve_relative(relative_turns[0]["text"], relative_turns[0].get("ts") or 0.0)[1]
                         notes.append("date taken from the evidence turn's relative phrase")
-            elif date is not None and kind != "fact":
-                date = None
+            else:
+                date = None  # only facts carry a date; the text keeps the resolved phrase
             sig = text.lower()
             if sig in seen:  # the same statement under another kind: keep the first
                 continue
@@ -672,6 +672,9 @@ def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Ca
         t1 = time.perf_counter()
         turns = store.get_nodes(p.cluster)
         ordered = {n: turns[n] for n in p.cluster if n in turns}
+        if p.node_id not in ordered:  # forgotten by another process since planning
+            entry.update(status="skipped: the hub was forgotten meanwhile")
+            continue
         dist = distill_cluster(chat_model, ordered, p.node_id, c.max_tokens)
         counts["model_calls"] += len(dist.raw)
         counts["records_rejected"] += len(dist.rejected)
