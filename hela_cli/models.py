@@ -288,6 +288,9 @@ class LlamaEmbedder:
             arr = np.asarray(vec, dtype=np.float32)
             if arr.ndim != 1:  # per-token output: the model has no pooling
                 raise ModelError(f"{self.path}: the model returned per-token vectors; not a sentence embedder")
+            if not np.isfinite(arr).all() or not np.any(arr):  # corrupt weights: never store such a vector
+                raise ModelError(f"{self.path}: the embedder produced a non-finite or zero vector "
+                                 f"(corrupt model file?)")
             out[i] = arr
         return out
 
