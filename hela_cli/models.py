@@ -277,6 +277,7 @@ class LlamaEmbedder:
         self._llm = _load_llama(path, embedding=True, n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=n_ctx,
                                 n_threads=_n_threads(n_threads))
         self.dim = int(self._llm.n_embd())
+        self.embed(["hela"])  # a model with corrupt weights fails here, before anything is written
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=True))

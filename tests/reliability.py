@@ -114,3 +114,15 @@ def one_line(s: str) -> str:
     lines = [ln for ln in s.splitlines() if ln.strip()]
     assert len(lines) == 1, f"expected one line, got {len(lines)}: {s[:2000]!r}"
     return lines[0]
+
+
+def build_base_db(path: Path, embedder: Any, space: str = "base", turns: int = 6) -> Path:
+    """A small real database: ``turns`` chat turns in ``space``, embedded with the session embedder."""
+    from hela_cli.config import Config
+    from hela_cli.memory import Memory
+
+    f = path.parent / f"{space}.jsonl"
+    messages_file(f, turns, space, sessions=1)
+    with Memory(Config(db=str(path)), embedder=embedder) as m:
+        m.ingest([f], space=space)
+    return path

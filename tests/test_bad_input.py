@@ -28,11 +28,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from hela_cli.cli import app
-from hela_cli.config import Config
-from hela_cli.memory import Memory
 from hela_cli.render import clean
 from hela_cli.store import Store
-from tests.reliability import db_state, file_digest, messages_file, one_line
+from tests.reliability import build_base_db, db_state, file_digest, messages_file, one_line
 from tests.test_formats import BAD, write
 
 runner = CliRunner()
@@ -41,13 +39,8 @@ MB10 = 10 * 1024 * 1024
 
 @pytest.fixture(scope="module")
 def base_db(tmp_path_factory, embedder) -> Path:
-    """A small database with one space ('base') and some learning, built once per module."""
-    d = tmp_path_factory.mktemp("basedb")
-    f = d / "base.jsonl"
-    messages_file(f, 6, "base", sessions=1)
-    with Memory(Config(db=str(d / "base.db")), embedder=embedder) as m:
-        m.ingest([f], space="base")
-    return d / "base.db"
+    """A small database with one space ('base'), built once per module."""
+    return build_base_db(tmp_path_factory.mktemp("basedb") / "base.db", embedder)
 
 
 @pytest.fixture()
