@@ -44,7 +44,7 @@ import numpy as np
 from hela_cli.config import Config
 from hela_cli.dynamics import is_hub
 from hela_cli.errors import HelaError
-from hela_cli.keywords import keywords
+from hela_cli.keywords import keywords, stem
 from hela_cli.models import ChatModel, Embedder
 from hela_cli.prompts import DISTILL_SCHEMA, distill_messages, format_date
 from hela_cli.store import Space, Store
@@ -53,6 +53,7 @@ KINDS = {"traits": "trait", "facts": "fact", "knowledge": "knowledge"}
 TOKENS_PER_ITEM = 70          # rough budget of one JSON item (subject, one-sentence text, date, ids)
 PROMPT_MARGIN_TOKENS = 64     # chat template overhead kept free in the context window
 MIN_WORDS = 3                 # a record text needs at least this many words
+GROUNDED_SHARE = 0.5          # ... and at least this share of its content words must occur in the cluster
 
 
 # ----------------------------------------------------------------------------------- hubs (pure)
@@ -271,6 +272,7 @@ _MONTH_RE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec
 _YEAR_RE = re.compile(r"\b(1[89]\d\d|2[01]\d\d)\b")
 _ISO_RE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _DAY_RE = re.compile(r"\b([0-3]?\d)(st|nd|rd|th)?\b")
+_MONTH_WORDS = {stem(m) for m in _MONTHS} | {stem(d) for d in _WEEKDAYS}
 
 
 def _day(d: datetime) -> str:
@@ -450,7 +452,9 @@ def validate_distillation(obj: Mapping[str, Any], turns: Mapping[int, Mapping[st
     """Check and repair the model's records against the cluster ``turns`` (``{id: node}``).
 
     Returns ``(accepted records, rejected [{kind, text, reason}])``. Rules: text non-empty, at least
-    MIN_WORDS words, not degenerate repetition; evidence = cited ids that are cluster turns; the record's
+    MIN_WORDS words, not degenerate repetition, at least GROUNDED_SHARE of its content words (dates aside)
+    found in the cluster's turns (a small model's world knowledge is not memory); evidence = cited ids that
+    are cluster turns; the record's
     content words must occur in its evidence turns - otherwise the evidence is re-pointed to the cluster
     turns sharing the most words with it, and a record sharing none is rejected as ungrounded; cited turns
     sharing no word are dropped, and the cluster turn sharing the most words is added when it shares more
@@ -500,9 +504,12 @@ def validate_distillation(obj: Mapping[str, Any], turns: Mapping[int, Mapping[st
             if outside:
                 notes.append(f"{outside} evidence id(s) outside the cluster dropped")
             subject = (str(item.get("subject") or "").strip() or None) if kind != "knowledge" else None
-            words = set(keywords(text)) - {w for s in speakers for w in keywords(s or "")}
-            if not words:
-                words = set(keywords(text))
+            words = {w for w in keywords(text) if not w.isdigit() and w not in _MONTH_WORDS}
+            words = (words - {w for s in speakers for w in keywords(s or "")}) or words
+            stated = words & set().union(*kw.values())
+            if words and len(stated) / len(words) < GROUNDED_SHARE:
+                rejected.append({"kind": kind, "text": text, "reason": "mostly not stated in the cluster's turns"})
+                continue
             overlap = {nid: len(words & kw[nid]) for nid in turns}
             if not cited or not any(overlap[n] for n in cited):
                 best = max(overlap.values(), default=0)

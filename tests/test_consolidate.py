@@ -183,6 +183,8 @@ def test_validate_distillation_rules():
                      {"subject": "Caroline", "text": "Caroline went hiking in the Alps.", "date": "1999",
                       "evidence": [1]},
                      {"subject": "Bob", "text": "Bob bought a red sports car.", "date": "", "evidence": [1]},
+                     {"subject": "x", "text": "The Alps are a vegan soybean food product.", "date": "",
+                      "evidence": [1]},
                      {"subject": "x", "text": "Caroline likes json.json.json.json.json.json", "date": "", "evidence": [1]},
                      {"subject": "x", "text": "Tofu", "date": "", "evidence": [1]}],
            "knowledge": [{"text": "Caroline likes hiking", "evidence": [1]}]}
@@ -195,8 +197,10 @@ def test_validate_distillation_rules():
     assert hike.date == "7 May 2023" and hike.evidence == [1]
     alps = by_text["Caroline went hiking in the Alps."]
     assert alps.date == "7 May 2023"  # '1999' is ungrounded; the evidence turn's "yesterday" dates it
-    assert {r["reason"] for r in rejected} == {"not grounded in the cluster's turns", "degenerate repetition",
-                                               "text too short"}
+    reasons = [r["reason"] for r in rejected]
+    assert sorted(set(reasons)) == ["degenerate repetition", "mostly not stated in the cluster's turns",
+                                    "text too short"]
+    assert reasons.count("mostly not stated in the cluster's turns") == 2  # Bob's car; one shared word of five
     assert sum(r.text == "Caroline likes hiking" for r in recs) == 1  # duplicate text across kinds kept once
     for r in recs:
         assert set(r.evidence) <= set(turns)
