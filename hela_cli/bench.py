@@ -299,7 +299,11 @@ class _Runner:
         if self.retrieval_only:
             self._retrieve(self.store, self.store.require_space(self.space), self.mem.embedder, question, self.cfg)
         else:
-            self.mem.ask(question, self.space, llm=False)
+            # Memory.ask minus the answer: learning, then the auto-consolidation hook that a learning ask
+            # with the LLM runs (distillation is deterministic: temperature 0, fixed seed)
+            out = self.mem.ask(question, self.space, llm=False)
+            if self.cfg.retrieval.learn and out["memories"]:
+                self.mem.maybe_consolidate(self.space)
 
     def ask(self, question: str) -> dict[str, Any]:
         t0 = time.perf_counter()
@@ -328,10 +332,13 @@ class _Runner:
             out = self.mem.ask(question, self.space, llm=True)
             memories, semantic_n, prediction = out["memories"], len(out["semantic"]), out["answer"]
             tokens = out["context_tokens"]
-            gen = out["timings_ms"].get("generate")
-            timings["retrieval_ms"] = out["timings_ms"].get("total", 0.0) - (gen or 0.0)
+            tm = out["timings_ms"]
+            gen, cons = tm.get("generate"), tm.get("consolidate")
+            timings["retrieval_ms"] = tm.get("total", 0.0) - (gen or 0.0) - (cons or 0.0)
             if gen is not None:
                 timings["generate_ms"] = gen
+            if cons is not None:
+                timings["consolidate_ms"] = cons
         return {"memories": memories, "semantic": semantic_n, "prediction": prediction, "tokens": tokens,
                 **{k: round(v, 2) for k, v in timings.items()}}
 
@@ -461,7 +468,8 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                            "prediction": out["prediction"], "retrieved": _retrieved(out["memories"]),
                            "semantic": out["semantic"], "context_tokens": out["tokens"],
                            **_score(qa, out["memories"], out["prediction"], retrieval_only),
-                           "retrieval_ms": out.get("retrieval_ms"), "generate_ms": out.get("generate_ms")}
+                           "retrieval_ms": out.get("retrieval_ms"), "generate_ms": out.get("generate_ms"),
+                           "consolidate_ms": out.get("consolidate_ms")}
                     writer.write(rec)
                     runner.after_question()
                     results.append(rec)
@@ -487,6 +495,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     summary = summarize(results)
     ret_ms = [r["retrieval_ms"] for r in results if r.get("retrieval_ms") is not None]
     gen_ms = [r["generate_ms"] for r in results if r.get("generate_ms") is not None]
+    cons_ms = [r["consolidate_ms"] for r in results if r.get("consolidate_ms") is not None]
     return {
         "benchmark": "locomo",
         "file": str(path),
@@ -511,6 +520,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
             "asked": asked, "resumed": resumed, "replayed": replayed,
             "retrieval_ms_mean": round(sum(ret_ms) / len(ret_ms), 2) if ret_ms else None,
             "generate_ms_mean": round(sum(gen_ms) / len(gen_ms), 2) if gen_ms else None,
+            "consolidations": len(cons_ms), "consolidate_s": round(sum(cons_ms) / 1000, 2),
         },
         "notes": notes,
     }

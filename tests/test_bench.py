@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -104,7 +105,7 @@ def _comparable(summary):
 
 
 def _strip(rec):
-    return {k: v for k, v in rec.items() if k not in ("retrieval_ms", "generate_ms")}
+    return {k: v for k, v in rec.items() if k not in ("retrieval_ms", "generate_ms", "consolidate_ms")}
 
 
 def test_cli_retrieval_only_json(cli_env, locomo_file, tmp_path):
@@ -229,6 +230,50 @@ def test_resume_after_interruption_matches_uninterrupted(locomo_file, cfg, embed
         run_locomo(locomo_file, records=part, **{**kw, "forget_every": 4})
     with pytest.raises(InputError, match="different run"):
         run_locomo(locomo_file, records=part, **{**kw, "variant": "cosine"})
+
+
+class FakeChat:
+    """A deterministic stand-in chat model: distils each cluster's first turn as a fact, and answers with
+    the number of semantic records in its prompt (so the answers expose the consolidation state)."""
+
+    model_id = "fake-chat"
+    n_ctx = 4096
+
+    def count_tokens(self, text):
+        return len(text.split())
+
+    def generate(self, messages, *, max_tokens=256, temperature=0.0, json_schema=None):
+        prompt = messages[-1]["content"]
+        if json_schema is not None:
+            m = re.search(r"^\[(\d+)\] \([^)]*\) ([^:]+): (.+)$", prompt, re.M)
+            fact = {"subject": m.group(2), "text": m.group(3), "date": "", "evidence": [int(m.group(1))]}
+            return json.dumps({"traits": [], "facts": [fact], "knowledge": []})
+        section = prompt.split("<SEMANTIC KNOWLEDGE>")[1].split("</SEMANTIC KNOWLEDGE>")[0]
+        return f"{section.count(chr(10) + '- ')} semantic records"
+
+
+def test_resume_in_qa_mode_replays_consolidation(locomo_file, cfg, embedder, tmp_path):
+    pytest.importorskip("hela_cli.consolidate")
+    cfg.consolidation.auto_every = 2   # auto-consolidation after every 2 learning asks ...
+    cfg.consolidation.delta_hub = 0.15  # ... and ingest links (0.1 each) already make hubs
+    kw = dict(cfg=cfg, embedder=embedder, chat=FakeChat(), k=2, samples=["pair-a"])
+    straight = run_locomo(locomo_file, records=tmp_path / "s.jsonl", **kw)
+    assert straight["timing"]["consolidations"] > 0
+    recs = load_records(tmp_path / "s.jsonl")
+    assert any(r["semantic"] > 0 for r in recs) and recs[-1]["prediction"] != recs[0]["prediction"]
+
+    def stop_after(n):
+        def progress(done, total, label):
+            if done >= n and ":" not in label:
+                raise KeyboardInterrupt
+        return progress
+
+    with pytest.raises(KeyboardInterrupt):
+        run_locomo(locomo_file, records=tmp_path / "p.jsonl", progress=stop_after(3), **kw)
+    resumed = run_locomo(locomo_file, records=tmp_path / "p.jsonl", **kw)
+    assert resumed["timing"]["replayed"] == 3
+    assert [_strip(r) for r in load_records(tmp_path / "p.jsonl")] == [_strip(r) for r in recs]
+    assert _comparable(resumed) == _comparable(straight)
 
 
 def test_one_qa_item_with_the_default_chat_model(locomo_file, cfg, embedder, chat, tmp_path):
