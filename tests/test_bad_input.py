@@ -288,6 +288,24 @@ def test_bad_lookups(db, args, code, needle):
     refused(args, db, code=code, needle=needle)
 
 
+@pytest.mark.parametrize("args, code, needle", [
+    (["inspect", "node", "999999"], 4, "unknown node id 999999"),
+    (["inspect", "node", "abc"], 2, "'ID'"),
+    (["inspect", "node", "1", "--space", "nope"], 4, "unknown space 'nope'"),
+    (["inspect", "--space", "nope"], 4, "unknown space 'nope'"),
+    (["inspect", "hubs", "--top", "0", "--space", "base"], 2, "'--top'"),
+    (["inspect", "heatmap", "--nodes", "5", "--hubs", "--space", "base"], 2, "--nodes and --hubs exclude each other"),
+    (["export", "--format", "csv", "--space", "base"], 2, "unknown export format 'csv'"),
+    (["export", "--format", "graphml", "--vectors", "--space", "base"], 2, "--vectors"),
+    (["export", "--format", "json", "--space", "nope"], 4, "unknown space 'nope'"),
+    (["export", "--format", "json", "--space", "base", "-o", "/nonexistent/dir/x.json"], None, "cannot write"),
+    (["forget", "--space", "nope", "--apply"], 4, "unknown space 'nope'"),
+    (["consolidate", "--space", "nope"], 4, "unknown space 'nope'"),
+])
+def test_inspect_export_forget_consolidate_refusals(db, args, code, needle):
+    refused(args, db, code=code, needle=needle)
+
+
 def test_db_path_is_a_directory(db, tmp_path):
     refused(["--db", tmp_path, "ask", "hello", "--no-llm"], db, code=4, needle="is a directory")
 
@@ -366,3 +384,17 @@ def test_hostile_text_is_stored_and_shown_verbatim(db, tmp_path):
         sp = s.require_space(space)
         assert sorted(n["text"] for n in s.iter_nodes(sp.id)) == sorted(HOSTILE)
         assert s.integrity_problems() == []
+        ids = [n["id"] for n in s.iter_nodes(sp.id)]
+    # inspect and export show it verbatim too
+    exported = runner.invoke(app, ["export", "--format", "json", "--space", space])
+    assert exported.exit_code == 0, exported.output
+    assert sorted(n["text"] for n in json.loads(exported.stdout)["nodes"]) == sorted(HOSTILE)
+    graphml = runner.invoke(app, ["export", "--format", "graphml", "--space", space])
+    assert graphml.exit_code == 0 and "DROP TABLE nodes" in graphml.stdout and "\x1b" not in graphml.stdout
+    for nid in ids:
+        node = json.loads(runner.invoke(app, ["inspect", "node", str(nid), "--json"]).stdout)
+        assert node["text"] in HOSTILE
+        shown = runner.invoke(app, ["inspect", "node", str(nid)])
+        assert shown.exit_code == 0 and "\x1b" not in shown.stdout
+        flat = " ".join(shown.stdout.split())  # the human view may wrap long lines; the text is intact
+        assert " ".join(clean(node["text"]).split()) in flat
