@@ -400,6 +400,14 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
             done.setdefault((rec["sample"], int(rec["qa_index"])), rec)
 
     plan = [(c, list(enumerate(c.qa))[: limit] if limit else list(enumerate(c.qa))) for c in convs]
+    for conv, questions in plan:  # check everything before any work
+        for i, qa in questions:
+            if not isinstance(qa, Mapping) or not str(qa.get("question") or "").strip():
+                raise InputError(f"{path}: sample {conv.name}: qa[{i}]: no question")
+            rec = done.get((str(conv.name), i))
+            if rec is not None and rec.get("question") != str(qa["question"]):
+                raise InputError(f"{records}: the record of {conv.name} qa[{i}] is for another question than "
+                                 f"{path} has; use a new --records file")
     total = sum(len(qs) for _, qs in plan)
     n_done = 0
     writer = _RecordWriter(records)
@@ -458,9 +466,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                         runner.after_question()
                         replayed += 1
                         continue
-                    question = str(qa.get("question", ""))
-                    if not question.strip():
-                        raise InputError(f"{path}: sample {name}: qa[{i}]: empty question")
+                    question = str(qa["question"])
                     out = runner.ask(question)
                     cat = _category(qa)
                     rec = {"run": fp, "sample": name, "qa_index": i, "question": question, "category": cat,

@@ -230,6 +230,13 @@ def test_resume_after_interruption_matches_uninterrupted(locomo_file, cfg, embed
         run_locomo(locomo_file, records=part, **{**kw, "forget_every": 4})
     with pytest.raises(InputError, match="different run"):
         run_locomo(locomo_file, records=part, **{**kw, "variant": "cosine"})
+    # records that do not belong to this dataset are refused too
+    lines = part.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["question"] = "Something else?"
+    part.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    with pytest.raises(InputError, match="another question"):
+        run_locomo(locomo_file, records=part, **kw)
 
 
 class FakeChat:

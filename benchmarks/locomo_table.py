@@ -1,0 +1,58 @@
+"""Markdown tables from ``hela bench locomo --out`` summaries (how the tables in BENCHMARKS.md are made).
+
+    python benchmarks/locomo_table.py full.json no-spreading.json cosine.json bm25.json
+    python benchmarks/locomo_table.py --qa qa_conv26.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+CATS = ["1", "2", "3", "4", "5"]
+NAMES = {"1": "multi-hop", "2": "temporal", "3": "open-domain", "4": "single-hop", "5": "adversarial"}
+
+
+def pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.1f}"
+
+
+def recall_table(summaries: list[dict]) -> str:
+    head = ["variant", *[f"{c} {NAMES[c]}" for c in CATS], "overall 1-4", "all 1-5", "flipped share 1-4",
+            "tokens"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for s in summaries:
+        cells = [s["variant"]]
+        for c in CATS:
+            g = s["per_category"].get(c)
+            cells.append(f"{pct(g['recall'])} (n={g['count']})" if g else "-")
+        cells += [pct(s["overall"]["recall"]), pct(s["overall_all"]["recall"]), pct(s["overall"]["flipped_share"]),
+                  f"{s['overall']['context_tokens']:.0f}"]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def qa_table(s: dict) -> str:
+    head = ["category", "n", "A-Mem F1", "BLEU-1", "LoCoMo F1", "recall", "tokens"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = [(f"{c} {NAMES[c]}", s["per_category"].get(c)) for c in CATS]
+    rows += [("overall 1-4", s["overall"]), ("all 1-5", s["overall_all"])]
+    for label, g in rows:
+        if g:
+            out.append(f"| {label} | {g['count']} | {pct(g['amem_f1'])} | {pct(g['amem_bleu1'])} | "
+                       f"{pct(g['locomo_f1'])} | {pct(g['recall'])} | {g['context_tokens']:.0f} |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("files", nargs="+", help="summary JSON files written by --out")
+    ap.add_argument("--qa", action="store_true", help="answer-quality table (one file)")
+    args = ap.parse_args()
+    summaries = [json.loads(Path(f).read_text()) for f in args.files]
+    print(qa_table(summaries[0]) if args.qa else recall_table(summaries))
+
+
+if __name__ == "__main__":
+    main()
