@@ -25,7 +25,7 @@ CTX = {"help_option_names": ["-h", "--help"]}
 inspect_app = typer.Typer(context_settings=CTX, help="Look inside a memory space: hubs, pruning candidates, "
                           "nodes, the edge-weight heatmap, semantic records. Without a subcommand: overview.")
 
-SPACE_HELP = "Memory space [default: 'default']."
+SPACE_HELP = "Memory space (default: the one given to `hela inspect`, else 'default')."
 
 
 def _state(ctx: typer.Context) -> Any:
@@ -150,7 +150,7 @@ def forget_cmd(
 @inspect_app.callback(invoke_without_command=True)
 def inspect_main(
     ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", help=SPACE_HELP),
+    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Overview: nodes, edges, weight distribution, hubs, candidates, semantic records."""
@@ -305,7 +305,7 @@ def inspect_node(
 def inspect_heatmap(
     ctx: typer.Context,
     nodes: Optional[int] = typer.Option(None, "--nodes", "-n", min=1, max=200,
-                                        help="The N strongest nodes by D(v) [20]."),
+                                        help="The N strongest nodes by D(v) (default 20)."),
     hubs_only: bool = typer.Option(False, "--hubs", help="Hubs and their clusters instead."),
     svg: Optional[Path] = typer.Option(None, "--svg", metavar="FILE", help="Also write the matrix as SVG."),
     space: Optional[str] = typer.Option(None, "--space", "-s", help=SPACE_HELP),
@@ -415,7 +415,7 @@ def export_cmd(
     ctx: typer.Context,
     fmt: str = typer.Option(..., "--format", "-f", help="json|graphml"),
     space: str = typer.Option("default", "--space", "-s", help="Memory space."),
-    out: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write here [stdout]."),
+    out: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write here (default: stdout)."),
     vectors: bool = typer.Option(False, "--vectors", help="JSON: include the embedding vectors."),
 ) -> None:
     """Export a whole space (nodes, edges with current weights, semantic records) as JSON or GraphML."""

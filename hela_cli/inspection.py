@@ -21,7 +21,6 @@ import statistics
 import time
 import xml.etree.ElementTree as ET
 from typing import Any, Sequence
-from xml.sax.saxutils import escape
 
 from hela_cli.config import Config
 from hela_cli.consolidate import detect_hubs, plan_consolidation, select_cluster
@@ -35,6 +34,11 @@ EXPORT_VERSION = 1
 PREVIEW_CHARS = 80
 HEATMAP_RAMP = " .:-=+*#%@"   # text grid: weight 0 .. cap
 HEATMAP_MAX_NODES = 60
+
+
+def escape(s: str) -> str:
+    """XML text/attribute escaping (``xml.sax.saxutils`` would load the HTTP client modules at import)."""
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
 def preview(text: str | None, n: int = PREVIEW_CHARS) -> str:
