@@ -194,3 +194,60 @@ def test_migration_race_on_new_file_applies_once(tmp_path):
 @pytest.mark.slow
 def test_migration_race_many_rounds(tmp_path):
     _race_migrations(tmp_path, n_proc=8, rounds=10)
+
+
+class _GatedEmbedder:
+    """A fast deterministic embedder whose n-th call waits for / sets events (forces an interleaving)."""
+
+    model_id, dim, n_ctx = "fake-8d", 8, 512
+
+    def __init__(self, gates: dict[int, tuple[threading.Event | None, threading.Event | None]]):
+        self.gates, self.calls = gates, 0
+
+    def embed(self, texts):
+        import numpy as np
+
+        self.calls += 1
+        to_set, to_wait = self.gates.get(self.calls, (None, None))
+        if to_set is not None:
+            to_set.set()
+        if to_wait is not None:
+            assert to_wait.wait(60), "interleaving gate timed out"
+        v = np.array([[hash((t, i)) % 97 + 1 for i in range(8)] for t in texts], dtype=np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_interleaved_ingests_of_the_same_file_link_every_pair(tmp_path):
+    """B looks for existing turns before A commits its first batch, finds that batch taken when it
+    writes, then writes the next batch before A does: B must still link A's last turn to its first."""
+    from hela_cli.config import Config
+
+    f = tmp_path / "same.jsonl"
+    rows = messages_file(f, 6, "I", sessions=1)
+    db = tmp_path / "inter.db"
+    with Store(db) as s:
+        s.bind_embedder("fake-8d", 8)
+    b_started, a_committed_1, b_committed_2 = threading.Event(), threading.Event(), threading.Event()
+    emb_a = _GatedEmbedder({1: (None, b_started), 2: (a_committed_1, b_committed_2)})
+    emb_b = _GatedEmbedder({1: (b_started, a_committed_1), 3: (b_committed_2, None)})
+    cfg = Config(db=str(db))
+    cfg.ingest.batch_size = 2
+    out: dict[str, dict] = {}
+
+    def run(name, emb):
+        with Memory(cfg, embedder=emb) as m:
+            out[name] = m.ingest([f], space="s")
+
+    threads = [threading.Thread(target=run, args=(n, e)) for n, e in (("b", emb_b), ("a", emb_a))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert out["a"]["nodes_added"] + out["b"]["nodes_added"] == 6
+    with Store(db) as s:
+        sp = s.require_space("s")
+        ids = {n["source_id"]: n["id"] for n in s.iter_nodes(sp.id)}
+        assert sorted(ids) == sorted(r["id"] for r in rows)
+        for prev, cur in zip(rows, rows[1:]):
+            assert s.edge_weight(sp, ids[prev["id"]], ids[cur["id"]], 0.995) == pytest.approx(0.1), (prev["id"], cur["id"])
+        assert s.count_edges(sp.id) == 5 and s.integrity_problems() == []

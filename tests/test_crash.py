@@ -28,7 +28,7 @@ from hela_cli.store import Store
 from tests.reliability import hela, hela_env, locomo_file, popen_hela
 
 BATCH = 4
-SAMPLES = {"conv-a": 26, "conv-b": 14}  # 2 sessions each
+SAMPLES = {"conv-a": 18, "conv-b": 10}  # 2 sessions each
 
 
 def _stored(db: Path) -> tuple[dict[str, list[str]], int]:
@@ -75,7 +75,7 @@ def _node_count(db: Path) -> int:
         return 0
 
 
-def _kill_trials(tmp_path: Path, trials: int, seed: int) -> list[int]:
+def _kill_trials(tmp_path: Path, trials: int, seed: int, again: bool = False) -> list[int]:
     rng = random.Random(seed)
     src = tmp_path / "locomo.json"
     ids = locomo_file(src, SAMPLES)
@@ -110,8 +110,9 @@ def _kill_trials(tmp_path: Path, trials: int, seed: int) -> list[int]:
         out = json.loads(res.stdout)
         assert out["nodes_added"] == total - before and out["skipped_duplicates"] == before
         assert _check_whole_batches(d, ids) == total
-    again = json.loads(hela(["ingest", str(src), "--json"], env).stdout)  # and once more: nothing new
-    assert again["nodes_added"] == 0 and again["skipped_duplicates"] == total
+    if again:  # and once more: nothing new
+        out = json.loads(hela(["ingest", str(src), "--json"], env).stdout)
+        assert out["nodes_added"] == 0 and out["skipped_duplicates"] == total
     return kept
 
 
@@ -121,19 +122,19 @@ def test_sigkill_ingest_short(tmp_path):
 
 @pytest.mark.slow
 def test_sigkill_ingest_many(tmp_path):
-    kept = _kill_trials(tmp_path, trials=24, seed=2024)
+    kept = _kill_trials(tmp_path, trials=24, seed=2024, again=True)
     print(f"\nturns kept after each of {len(kept)} kills: {kept}")
     assert len(kept) >= 20
 
 
 # ----------------------------------------------------------------------------------- forget --apply
-N_FORGET, N_RECENT = 2000, 10
+N_FORGET, N_RECENT = 1500, 10
 MINILM_ID = "minilm:all-MiniLM-L6-v2-f16.gguf"
 
 
 @pytest.fixture(scope="module")
 def forget_db(tmp_path_factory) -> Path:
-    """A space of 2000 old, never-used memories (all candidates) and 10 recent linked ones; two semantic
+    """A space of 1500 old, never-used memories (all candidates) and 10 recent linked ones; two semantic
     records cite old memories (their evidence must be unlinked and counted, or untouched)."""
     import numpy as np
 
@@ -180,7 +181,7 @@ def _forget_trials(tmp_path: Path, forget_db: Path, trials: int, seed: int) -> l
         assert _forget_state(db) == BEFORE
         env = hela_env(tmp_path, db)
         proc = popen_hela(["forget", "--space", "f", "--apply", "--json"], env)
-        time.sleep(rng.uniform(0.3, 4.0))
+        time.sleep(rng.uniform(0.3, 3.5))
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=60)
         state = _forget_state(db)
