@@ -30,7 +30,7 @@ class ModelsConfig:
 
 @dataclass
 class IngestConfig:
-    initial_weight: float = 0.1       # weight linking consecutive turns of a session
+    initial_weight: float = 0.5       # weight linking consecutive turns of a session (measured; see BENCHMARKS.md)
     context_window: int = 1           # embed a turn together with this many preceding turns
     max_turn_chars: int = 2000        # longer turns are embedded from their first N chars (text kept whole)
     batch_size: int = 64              # turns per transaction / embedding batch
@@ -45,11 +45,12 @@ class RetrievalConfig:
     m: int = 3                        # Eq.5: up to m extra (flipped) nodes ranked by spread activation
     alpha: float = 1.0                # Eq.3: weight of keyword_match
     tau_days: float = 60.0            # Eq.3: time constant of exp(-dt/tau)
-    time_decay: bool = True           # Eq.3: apply exp(-dt/tau); off -> factor 1
-    beta: float = 0.1                 # Eq.4: spreading coefficient
-    theta: float = 0.6                # Eq.4: only nodes with S_base > theta spread
+    time_decay: bool = False          # Eq.3: apply exp(-dt/tau); off -> factor 1 (on costs ~46 recall points on LoCoMo)
+    beta: float = 1.0                 # Eq.4: spreading coefficient (paper: 0.1; measured default)
+    theta: float = 1.0                # Eq.4: only nodes with S_base > theta spread (paper: 0.6; measured default)
     spreading: bool = True            # Eq.4 on/off (ablation)
     bm25_weight: float = 0.5          # weight of the normalised BM25 score folded into keyword_match
+    speaker_keywords: bool = True     # a node's speaker name counts among its keywords
     vector_candidates: int = 100      # KNN candidate pool from sqlite-vec
     keyword_candidates: int = 100     # FTS5 candidate pool
     semantic_k: int = 5               # semantic records merged into the answer context

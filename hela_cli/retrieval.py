@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,12 +39,20 @@ class Retrieval:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
+@functools.lru_cache(maxsize=4096)
+def _speaker_keywords(speaker: str) -> tuple[str, ...]:
+    return tuple(keywords(speaker))
+
+
 def _kw_scores(q_kw: list[str], nodes: dict[int, dict[str, Any]], bm25: dict[int, float],
-               bm25_weight: float) -> dict[int, float]:
+               bm25_weight: float, speaker_keywords: bool = True) -> dict[int, float]:
     top = max(bm25.values(), default=0.0)
     out = {}
     for nid, node in nodes.items():
-        share = keyword_match(q_kw, node["keywords"])
+        kws = node["keywords"]
+        if speaker_keywords and node.get("speaker"):
+            kws = [*kws, *_speaker_keywords(node["speaker"])]
+        share = keyword_match(q_kw, kws)
         norm = bm25.get(nid, 0.0) / top if top > 0 else 0.0
         out[nid] = (1.0 - bm25_weight) * share + bm25_weight * norm
     return out
@@ -73,7 +82,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
             cos[nid] = float(np.dot(q, vec))
 
     def s_base_of(ids: set[int]) -> dict[int, float]:
-        kw = _kw_scores(q_kw, {i: nodes[i] for i in ids}, bm25, r.bm25_weight)
+        kw = _kw_scores(q_kw, {i: nodes[i] for i in ids}, bm25, r.bm25_weight, r.speaker_keywords)
         parts = {}
         for i in ids:
             dt = (now - nodes[i]["ts"]) if now is not None else 0.0

@@ -4,10 +4,13 @@ from hela_cli.config import Config, load_config
 from hela_cli.errors import HelaError
 
 
-def test_defaults_are_the_papers():
+def test_defaults():
     c = Config()
-    assert (c.retrieval.k, c.retrieval.m, c.retrieval.beta, c.retrieval.theta) == (10, 3, 0.1, 0.6)
+    # the paper's values where they held up on LoCoMo ...
+    assert (c.retrieval.k, c.retrieval.m) == (10, 3)
     assert (c.hebbian.eta, c.hebbian.decay, c.retrieval.tau_days) == (0.02, 0.995, 60.0)
+    # ... and the measured ones where they did not (BENCHMARKS.md, "Retrieval defaults")
+    assert (c.retrieval.beta, c.retrieval.theta, c.retrieval.time_decay) == (1.0, 1.0, False)
 
 
 def test_precedence_yaml_env_flags(tmp_path):

@@ -37,7 +37,7 @@ def test_consecutive_turns_are_linked_within_sessions(mem):
     # one edge per consecutive pair inside each session
     assert mem.store.count_edges(sp.id) == len(nodes) - len(sessions)
     a, b = nodes[0], nodes[1]
-    assert mem.store.edge_weight(sp, a["id"], b["id"], 0.995) == pytest.approx(0.1)
+    assert mem.store.edge_weight(sp, a["id"], b["id"], 0.995) == pytest.approx(mem.config.ingest.initial_weight)
     assert a["source_id"] == "D1:1" and a["keywords"]
 
 

@@ -88,7 +88,9 @@ def test_learning_updates_edges_and_access(embedder):
 
 
 def test_time_is_measured_from_space_now(embedder):
-    with Memory(Config(), store=Store.memory(), embedder=embedder) as mem:
+    cfg = Config()
+    cfg.retrieval.time_decay = True
+    with Memory(cfg, store=Store.memory(), embedder=embedder) as mem:
         mem.ingest([SAMPLE / "conversation.json"])
         res = mem.retrieve("dog", "demo", learn=False)
         newest = max(n["ts"] for n in mem.store.iter_nodes(mem.store.require_space("demo").id))
