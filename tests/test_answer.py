@@ -1,0 +1,37 @@
+"""End to end with the real default models: ingest the sample, answer with SmolLM2 (prompt A.2)."""
+
+import pytest
+
+from hela_cli.config import Config
+from hela_cli.memory import Memory
+from hela_cli.prompts import answer_messages, format_date
+from hela_cli.store import Store
+from tests.conftest import SAMPLE
+
+
+@pytest.fixture(scope="module")
+def mem(embedder, chat):
+    m = Memory(Config(), store=Store.memory(), embedder=embedder, chat=chat)
+    m.ingest([SAMPLE / "conversation.json"])
+    yield m
+    m.close()
+
+
+def test_answer_from_memory(mem):
+    res = mem.ask("What is the name of Jonas's dog?", "demo")
+    assert "tofu" in res["answer"].lower()
+    assert "D1:4" in [m["source_id"] for m in res["memories"]]
+    assert 200 < res["context_tokens"] < 2500
+    assert res["timings_ms"]["generate"] > 0
+
+
+def test_prompt_a2_shape():
+    mems = [{"timestamp": 1689379200.0, "speaker": "Maya", "text": "I got the job!"}]
+    sem = [{"kind": "trait", "subject": "Maya", "text": "likes maps", "confidence": 0.8},
+           {"kind": "fact", "subject": "Maya", "text": "started a job", "date": "1 April 2024"}]
+    msgs = answer_messages("What job?", mems, sem)
+    body = msgs[1]["content"]
+    assert "<EPISODIC MEMORIES>" in body and "[15 July 2023] Maya: I got the job!" in body
+    assert "<SEMANTIC KNOWLEDGE>" in body and "started a job (1 April 2024)" in body
+    assert "<USER CHARACTERISTICS>" in body and "likes maps" in body
+    assert format_date(1689379200.0) == "15 July 2023"
