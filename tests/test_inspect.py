@@ -229,6 +229,7 @@ def test_cli_consolidate_with_real_models(cli_env, monkeypatch, tmp_path):
 
     monkeypatch.setenv("HELA_CONSOLIDATION_MAX_TOKENS", "200")
     monkeypatch.setenv("HELA_CONSOLIDATION_MAX_NEIGHBOURS", "2")
+    monkeypatch.setenv("HELA_INGEST_INITIAL_WEIGHT", "0.1")  # ingest links alone make no hub
     run("ingest", str(write_conversation(tmp_path / "c.jsonl")), "--space", "t")
     with Store(cli_env / "hela.db") as s:  # a hub: node 1 strongly associated with 5 and 7 (the Tofu turns)
         sp = s.require_space("t")
