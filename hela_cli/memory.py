@@ -20,7 +20,7 @@ from hela_cli.errors import HelaError, StoreError
 from hela_cli.ingest import ingest_conversations, parse_all
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import default_db_path, model_dir
-from hela_cli.prompts import answer_messages
+from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
 from hela_cli.retrieval import Retrieval, learn_from, retrieve
 from hela_cli.store import Store
 
@@ -129,7 +129,8 @@ class Memory:
         if llm:
             t1 = time.perf_counter()
             a = self.config.answer
-            answer = self.chat.generate(messages, max_tokens=a.max_tokens, temperature=a.temperature)
+            answer = clean_answer(self.chat.generate(messages, max_tokens=a.max_tokens, temperature=a.temperature,
+                                                     stop=ANSWER_STOP))
             timings["generate"] = (time.perf_counter() - t1) * 1000
         step = res.step
         if learn and res.memories:

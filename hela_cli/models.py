@@ -48,7 +48,7 @@ class ChatModel(Protocol):
     n_ctx: int
 
     def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 256, temperature: float = 0.0,
-                 json_schema: dict[str, Any] | None = None) -> str: ...
+                 json_schema: dict[str, Any] | None = None, stop: list[str] | None = None) -> str: ...
 
     def count_tokens(self, text: str) -> int: ...
 
@@ -314,13 +314,13 @@ class LlamaChat:
         return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=True))
 
     def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 256, temperature: float = 0.0,
-                 json_schema: dict[str, Any] | None = None) -> str:
+                 json_schema: dict[str, Any] | None = None, stop: list[str] | None = None) -> str:
         prompt_tokens = sum(self.count_tokens(m["content"]) + 4 for m in messages)
         if prompt_tokens + max_tokens > self.n_ctx:
             raise ModelError(f"prompt of ~{prompt_tokens} tokens plus {max_tokens} to generate exceeds the "
                              f"chat model's context window of {self.n_ctx} tokens (raise models.chat_ctx or "
                              f"lower retrieval.k)")
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = {"stop": stop} if stop else {}
         if json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
         try:

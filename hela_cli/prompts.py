@@ -37,10 +37,23 @@ ANSWER_TEMPLATE = """<EPISODIC MEMORIES>
 {traits}
 </USER CHARACTERISTICS>
 
-Question: {question}
+Answer the question with an extremely concise answer (a few words) using concrete entities from the memories. Write dates like "15 July 2023". If the memories do not contain the answer, say "Not mentioned in the conversation".
 
-Give an extremely concise answer (a few words) using concrete entities from the memories. Write dates as
-"15 July 2023". If the memories do not contain the answer, say "Not mentioned in the conversation"."""
+Question: {question}"""
+
+# Small models continue with invented follow-up questions: generation stops at these.
+ANSWER_STOP = ["\n\nQuestion", "\nQuestion:", "\nUser:", "<EPISODIC"]
+
+
+def clean_answer(text: str) -> str:
+    """First non-empty line of the model's output, without a leading "Answer:" label."""
+    for line in text.strip().splitlines():
+        line = line.strip()
+        if line.lower().startswith("answer:"):
+            line = line[7:].strip()
+        if line:
+            return line
+    return ""
 
 
 def answer_messages(question: str, memories: Sequence[dict[str, Any]],

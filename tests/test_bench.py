@@ -249,7 +249,7 @@ class FakeChat:
     def count_tokens(self, text):
         return len(text.split())
 
-    def generate(self, messages, *, max_tokens=256, temperature=0.0, json_schema=None):
+    def generate(self, messages, *, max_tokens=256, temperature=0.0, json_schema=None, stop=None):
         prompt = messages[-1]["content"]
         if json_schema is not None:
             m = re.search(r"^\[(\d+)\] \([^)]*\) ([^:]+): (.+)$", prompt, re.M)

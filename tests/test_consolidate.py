@@ -53,7 +53,7 @@ class ScriptedChat:
     def count_tokens(self, text):
         return len(text.split())
 
-    def generate(self, messages, *, max_tokens=256, temperature=0.0, json_schema=None):
+    def generate(self, messages, *, max_tokens=256, temperature=0.0, json_schema=None, stop=None):
         self.calls.append(json_schema)
         if json_schema is None:
             return self.answer
