@@ -205,7 +205,8 @@ def test_sigkill_forget_apply_many(tmp_path, forget_db):
 
 
 # ----------------------------------------------------------------------------------- consolidate
-CONSOLIDATE_ENV = {"HELA_CONSOLIDATION_MAX_TOKENS": "96", "HELA_CONSOLIDATION_MAX_NEIGHBOURS": "2"}
+CONSOLIDATE_ENV = {"HELA_CONSOLIDATION_MAX_TOKENS": "96", "HELA_CONSOLIDATION_MAX_NEIGHBOURS": "2",
+                   "HELA_CONSOLIDATION_DELTA_HUB": "0.5", "HELA_CONSOLIDATION_NEIGHBOUR_MIN_WEIGHT": "0.05"}
 
 
 def _hub_db(tmp_path: Path, embedder) -> Path:
@@ -220,7 +221,9 @@ def _hub_db(tmp_path: Path, embedder) -> Path:
     f.write_text("".join(json.dumps({"role": "user", "name": s, "content": t, "timestamp": ts}) + "\n"
                          for s, t, ts in turns))
     db = tmp_path / "hubs.db"
-    with Memory(Config(db=str(db)), embedder=embedder) as m:
+    cfg = Config(db=str(db))
+    cfg.ingest.initial_weight = 0.1  # consecutive links alone stay below delta_hub
+    with Memory(cfg, embedder=embedder) as m:
         m.ingest([f], space="t")
         sp = m.store.require_space("t")
         ids = [n["id"] for n in m.store.iter_nodes(sp.id)]
