@@ -67,11 +67,12 @@ class HebbianConfig:
 
 @dataclass
 class ConsolidationConfig:
-    delta_hub: float = 0.5            # Eq.2: hub if D(v) = sum_j w_vj > delta_hub
+    delta_hub: float = 3.0            # Eq.2: hub if D(v) = sum_j w_vj > delta_hub
     neighbour_min_weight: float = 0.05  # cluster = hub + neighbours with w >= this
     max_neighbours: int = 8           # ... at most this many, strongest first
     auto: bool = True                 # consolidate automatically when hubs appear
     auto_every: int = 50              # ... checked every N learning steps
+    max_hubs_per_run: int = 3         # an automatic run distils at most this many hubs (strongest first)
     redistill_change: float = 0.3     # re-distil a hub only if its cluster changed by this share
     max_tokens: int = 512             # generation budget per distillation
     merge_similarity: float = 0.92    # semantic records closer than this merge their evidence

@@ -646,7 +646,7 @@ def store_records(store: Store, space: Space, hub: int, records: Sequence[Record
 
 def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Callable[[], Embedder] | None = None,
                 chat: ChatModel | Callable[[], ChatModel] | None = None, *, dry_run: bool = False,
-                retry_failed: bool = True,
+                retry_failed: bool = True, max_hubs: int | None = None,
                 progress: Callable[[int, int, HubPlan], None] | None = None) -> dict[str, Any]:
     """Run (or with ``dry_run`` only plan) consolidation of one space. Never raises for a hub's failure:
     it is recorded as ``failed: reason`` and reported. Returns the ``hela consolidate --json`` object."""
@@ -657,9 +657,14 @@ def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Ca
     report: dict[str, Any] = {"space": space.name, "step": space.step, "dry_run": dry_run,
                               "hubs": [p.as_dict() for p in plans]}
     todo = [p for p in plans if p.needs_model]
+    deferred = 0
+    if max_hubs is not None and len(todo) > max_hubs:  # strongest hubs first; the rest wait for next time
+        deferred = len(todo) - max_hubs
+        todo = todo[:max_hubs]
     counts = {"hubs_found": len(plans), "distilled": 0, "failed": 0, "covered": 0, "unchanged": 0,
               "skipped_failed": 0, "pending": 0, "records_inserted": 0, "records_merged": 0,
               "records_rejected": 0, "model_calls": 0}
+    counts["deferred"] = deferred
     if dry_run:
         for p in plans:
             key = {"covered": "covered", "unchanged": "unchanged", "skip-failed": "skipped_failed"}.get(p.action)

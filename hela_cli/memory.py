@@ -167,7 +167,7 @@ class Memory:
         return self.store.require_space(space)
 
     def consolidate(self, space: str, *, dry_run: bool = False, auto: bool = False,
-                    progress: Callable[[int, int, Any], None] | None = None) -> dict[str, Any]:
+                    max_hubs: int | None = None, progress: Callable[[int, int, Any], None] | None = None) -> dict[str, Any]:
         """Reflective consolidation of a space (see :mod:`hela_cli.consolidate`). ``dry_run`` lists hubs
         and clusters without loading a model or writing; models load only if a hub needs distilling.
         ``auto`` (auto-consolidation) does not retry hubs that failed with an unchanged cluster."""
@@ -180,7 +180,7 @@ class Memory:
             return self.embedder
 
         return consolidate(self.store, sp, self.config, embedder=embedder, chat=lambda: self.chat,
-                           dry_run=dry_run, retry_failed=not auto, progress=progress)
+                           dry_run=dry_run, retry_failed=not auto, max_hubs=max_hubs, progress=progress)
 
     def maybe_consolidate(self, space: str) -> dict[str, Any] | None:
         """Auto-consolidation hook (after a learning ``ask``): runs when ``consolidation.auto`` is on and
@@ -192,7 +192,7 @@ class Memory:
         if not needs_auto(self.store.require_space(space), self.config):
             return None
         try:
-            rep = self.consolidate(space, auto=True)
+            rep = self.consolidate(space, auto=True, max_hubs=self.config.consolidation.max_hubs_per_run)
         except HelaError as e:
             return {"error": e.message, "seconds": 0.0}
         return {k: v for k, v in rep.items() if k != "hubs"}

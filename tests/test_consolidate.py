@@ -35,7 +35,8 @@ def write_conversation(path):
 def small_config(**changes):
     # consecutive-turn links of 0.1 (below delta_hub even for a turn between two): hubs come from use only
     cfg = Config().replace(**{"consolidation.max_tokens": 200, "consolidation.max_neighbours": 2,
-                              "consolidation.auto": False, "ingest.initial_weight": 0.1, **changes})
+                              "consolidation.auto": False, "ingest.initial_weight": 0.1,
+                              "consolidation.delta_hub": 0.5, **changes})
     cfg.retrieval.k, cfg.retrieval.m = 3, 0
     return cfg
 
