@@ -44,7 +44,7 @@ def tiny_store(path=":memory:"):
 @pytest.fixture()
 def tiny():
     s = tiny_store()
-    yield s, s.require_space("tiny"), Config()
+    yield s, s.require_space("tiny"), Config().replace(**{"consolidation.delta_hub": 0.5})
     s.close()
 
 
@@ -168,7 +168,8 @@ def run(*args, code=0):
     return res
 
 
-def test_cli_inspect_export_json(cli_env, tmp_path):
+def test_cli_inspect_export_json(cli_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("HELA_CONSOLIDATION_DELTA_HUB", "0.5")
     tiny_store(cli_env / "hela.db").close()
     ov = json.loads(run("inspect", "--space", "tiny", "--json").stdout)
     assert ov["nodes"] == 5 and ov["hubs"]["count"] == 2
@@ -230,6 +231,7 @@ def test_cli_consolidate_with_real_models(cli_env, monkeypatch, tmp_path):
     monkeypatch.setenv("HELA_CONSOLIDATION_MAX_TOKENS", "200")
     monkeypatch.setenv("HELA_CONSOLIDATION_MAX_NEIGHBOURS", "2")
     monkeypatch.setenv("HELA_INGEST_INITIAL_WEIGHT", "0.1")  # ingest links alone make no hub
+    monkeypatch.setenv("HELA_CONSOLIDATION_DELTA_HUB", "0.5")
     run("ingest", str(write_conversation(tmp_path / "c.jsonl")), "--space", "t")
     with Store(cli_env / "hela.db") as s:  # a hub: node 1 strongly associated with 5 and 7 (the Tofu turns)
         sp = s.require_space("t")
