@@ -122,7 +122,7 @@ def _version(value: bool) -> None:
 def main_callback(
     ctx: typer.Context,
     db: Optional[str] = typer.Option(None, "--db", envvar="HELA_DB", metavar="PATH",
-                                     help="Database file [default: ~/.local/share/hela/hela.db]."),
+                                     help="Database file (default: ~/.local/share/hela/hela.db)."),
     config: Optional[str] = typer.Option(None, "--config", envvar="HELA_CONFIG", metavar="PATH",
                                          help="YAML config file (see config.example.yaml)."),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
@@ -207,8 +207,8 @@ def ingest(
     ctx: typer.Context,
     paths: list[Path] = typer.Argument(..., help="Transcript files to ingest."),
     fmt: str = typer.Option("auto", "--format", "-f", help="auto|locomo|longmemeval|messages|text"),
-    space: Optional[str] = typer.Option(None, "--space", "-s", help="Memory space [default: the LoCoMo "
-                                        "sample_id or 'default']."),
+    space: Optional[str] = typer.Option(None, "--space", "-s", help="Memory space (default: the LoCoMo "
+                                        "sample_id or 'default')."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
     """Ingest transcripts: one node per turn, consecutive turns linked. Idempotent."""
@@ -287,9 +287,9 @@ def ask(
     ctx: typer.Context,
     question: str = typer.Argument(..., help="The question."),
     space: str = typer.Option("default", "--space", "-s", help="Memory space."),
-    k: Optional[int] = typer.Option(None, "--k", min=1, max=200, help="Top-k by base activation [10]."),
-    flip: Optional[int] = typer.Option(None, "--flip", min=0, max=100, help="Extra nodes by spread activation [3]."),
-    now: Optional[str] = typer.Option(None, "--now", help="The present for time decay [newest memory]."),
+    k: Optional[int] = typer.Option(None, "--k", min=1, max=200, help="Top-k by base activation (default 10)."),
+    flip: Optional[int] = typer.Option(None, "--flip", min=0, max=100, help="Extra nodes by spread activation (default 3)."),
+    now: Optional[str] = typer.Option(None, "--now", help="The present for time decay (default: the newest memory)."),
     no_llm: bool = typer.Option(False, "--no-llm", help="Retrieval only: print the context."),
     no_learn: bool = typer.Option(False, "--no-learn", help="Read-only: no Hebbian update, no access counts."),
     explain: bool = typer.Option(False, "--explain", help="Show the score trace of every memory."),
