@@ -205,7 +205,7 @@ class Store:
             self.db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             self._load_vec()
             if self.path != ":memory:":
-                self.db.execute("PRAGMA journal_mode=WAL")
+                self._set_wal()
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
@@ -215,6 +215,22 @@ class Store:
             raise StoreError(f"{self.path}: not a usable hela database ({e})") from None
         finally:
             os.umask(old_umask)
+
+    def _set_wal(self) -> None:
+        """``PRAGMA journal_mode=WAL``, retried: switching a new file to WAL needs an exclusive lock and SQLite
+        answers SQLITE_BUSY at once instead of waiting ``busy_timeout`` (several processes opening the same
+        new database together got 'database is locked')."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        delay = 0.002
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as e:
+                if not ("locked" in str(e) or "busy" in str(e).lower()) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(2 * delay, 0.05)
 
     @classmethod
     def memory(cls) -> "Store":
