@@ -47,8 +47,9 @@ def render_summary(s: dict[str, Any]) -> None:
 
     qa = not s["retrieval_only"]
     title = (f"LoCoMo {s['variant']}: {', '.join(s['samples'])}, {s['questions']} questions, "
-             f"{s['budget']} memories (k={s['k']}, m={s['m']}); scores in %")
-    t = Table(title=clean(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+             f"k={s['k']} + m={s['m']} memories, scores in %")
+    t = Table(title=clean(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False,
+              collapse_padding=True)
     cols = ["category", "n", "recall", "base", "flip", "share", "tokens"]
     if qa:
         cols += ["F1", "BLEU1", "LF1"]
