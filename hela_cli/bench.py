@@ -51,7 +51,7 @@ from hela_cli.ingest import ingest_conversations
 from hela_cli.keywords import keywords
 from hela_cli.metrics import (aggregate, amem_bleu1, amem_f1, evidence_ids, evidence_recall, gold_answer,
                               locomo_f1)
-from hela_cli.prompts import answer_messages
+from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
 
 __all__ = ["VARIANTS", "BASELINES", "CATEGORY_NAMES", "run_locomo", "variant_config", "load_records",
            "summarize"]
@@ -316,7 +316,9 @@ class _Runner:
             if not self.retrieval_only:
                 t1 = time.perf_counter()
                 a = self.cfg.answer
-                prediction = self.mem.chat.generate(messages, max_tokens=a.max_tokens, temperature=a.temperature)
+                # exactly how Memory.ask answers: prompt A.2, stop sequences, first-line cleanup
+                prediction = clean_answer(self.mem.chat.generate(messages, max_tokens=a.max_tokens,
+                                                                 temperature=a.temperature, stop=ANSWER_STOP))
                 timings["generate_ms"] = (time.perf_counter() - t1) * 1000
             tokens = self.count_tokens("\n".join(m["content"] for m in messages))
             semantic_n = 0

@@ -283,6 +283,23 @@ def test_resume_in_qa_mode_replays_consolidation(locomo_file, cfg, embedder, tmp
     assert _comparable(resumed) == _comparable(straight)
 
 
+def test_baselines_answer_like_memory_ask(locomo_file, cfg, embedder, tmp_path):
+    class Recording(FakeChat):
+        calls = []
+
+        def generate(self, messages, **kw):
+            self.calls.append(kw)
+            return "Answer: Pebble\nQuestion: and then?" if kw.get("json_schema") is None else super().generate(
+                messages, **kw)
+
+    chat = Recording()
+    run_locomo(locomo_file, variant="bm25", samples=["pair-a"], limit=1, cfg=cfg, embedder=embedder, chat=chat,
+               records=tmp_path / "b.jsonl")
+    (r,) = load_records(tmp_path / "b.jsonl")
+    assert r["prediction"] == "Pebble" and r["amem_f1"] == 1.0
+    assert chat.calls[-1]["stop"] and chat.calls[-1]["max_tokens"] == cfg.answer.max_tokens
+
+
 def test_one_qa_item_with_the_default_chat_model(locomo_file, cfg, embedder, chat, tmp_path):
     s = run_locomo(locomo_file, samples=["pair-a"], limit=1, cfg=cfg, embedder=embedder, chat=chat,
                    records=tmp_path / "qa.jsonl")
