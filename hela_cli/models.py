@@ -12,7 +12,6 @@ commands that need no model stay fast.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -415,10 +414,3 @@ def pull_model(alias: str, model_dir: Path, source: Path | None = None, force: b
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

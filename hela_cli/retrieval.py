@@ -83,13 +83,12 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
 
     def s_base_of(ids: set[int]) -> dict[int, float]:
         kw = _kw_scores(q_kw, {i: nodes[i] for i in ids}, bm25, r.bm25_weight, r.speaker_keywords)
-        parts = {}
+        out = {}
         for i in ids:
             dt = (now - nodes[i]["ts"]) if now is not None else 0.0
-            parts[i] = (cos.get(i, 0.0), kw[i], time_factor(dt, r.tau_days) if r.time_decay else 1.0)
-        explain.update(parts)
-        return {i: base_activation(c, k, (now - nodes[i]["ts"]) if now is not None else 0.0, r.alpha,
-                                   r.tau_days, r.time_decay) for i, (c, k, _) in parts.items()}
+            explain[i] = (cos.get(i, 0.0), kw[i], time_factor(dt, r.tau_days) if r.time_decay else 1.0)
+            out[i] = base_activation(cos.get(i, 0.0), kw[i], dt, r.alpha, r.tau_days, r.time_decay)
+        return out
 
     explain: dict[int, tuple[float, float, float]] = {}
     fill_cos(cand)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import time
 from dataclasses import dataclass
@@ -458,11 +457,6 @@ class Store:
     def count_nodes(self, space_id: int) -> int:
         return self.db.execute("SELECT count(*) FROM nodes WHERE space_id=?", (space_id,)).fetchone()[0]
 
-    def last_nodes(self, space_id: int, n: int) -> list[dict[str, Any]]:
-        rows = self.db.execute(f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE space_id=? "
-                               "ORDER BY ord DESC LIMIT ?", (space_id, n)).fetchall()
-        return [_node(r) for r in reversed(rows)]
-
     def node_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
         out: dict[int, np.ndarray] = {}
         ids = list(ids)
@@ -690,12 +684,6 @@ class Store:
     def set_consolidated_step(self, space_id: int, step: int) -> None:
         self.db.execute("UPDATE spaces SET consolidated_step=? WHERE id=?", (step, space_id))
 
-    # ---------------------------------------------------------------- ask log
-    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int) -> None:
-        self.db.execute("INSERT INTO asks(space_id, question, answer, memories, step, created_at) "
-                        "VALUES (?,?,?,?,?,?)", (space_id, question, answer, json.dumps(list(memories)),
-                                                 step, time.time()))
-
     # ---------------------------------------------------------------- integrity
     def integrity_problems(self) -> list[str]:
         """Cross-table consistency checks (used by tests and ``hela doctor``-style checks)."""
@@ -724,6 +712,3 @@ class Store:
                 problems.append(f"{name}: {n}")
         return problems
 
-
-def finite(x: float) -> bool:
-    return math.isfinite(x)

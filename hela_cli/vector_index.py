@@ -63,5 +63,3 @@ class VectorIndex:
         order = np.argsort(-sims, kind="stable")[:k]
         return [(int(self.ids[cand[i]]), float(sims[i])) for i in order]
 
-    def vector(self, pos: int) -> np.ndarray:
-        return self.f32[pos] if self.exact else self.f16[pos].astype(np.float32)
