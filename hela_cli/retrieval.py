@@ -74,7 +74,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     bm25 = dict(store.keyword_search(space.id, q_kw, r.keyword_candidates))
     now = now if now is not None else store.space_now(space.id)
     cand = set(cos) | set(bm25)
-    nodes = store.get_nodes(cand)
+    nodes = store.node_features(cand)     # scoring fields only; full rows for the final set below
 
     def fill_cos(ids: set[int]) -> None:
         missing = [i for i in ids if i not in cos]
@@ -102,7 +102,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         nbrs = store.neighbours(space, sources, cfg.hebbian.decay) if sources else {}
         reached = {j for lst in nbrs.values() for j, _ in lst} - set(s_base)
         if reached:
-            nodes.update(store.get_nodes(reached))
+            nodes.update(store.node_features(reached))
             fill_cos(reached)
             s_base.update(s_base_of(reached))
         spreads = spread_activation(s_base, nbrs, r.beta, r.theta)
@@ -111,8 +111,11 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
     memories = []
+    rows = store.get_nodes([nid for nid, _ in chosen])
     for nid, path in chosen:
-        node = nodes[nid]
+        node = rows.get(nid)
+        if node is None:  # forgotten by another process since it was scored
+            continue
         c, kw, tf = explain[nid]
         sp = spreads.get(nid)
         memories.append({
@@ -148,8 +151,7 @@ def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, whe
     pairs = coactivated_pairs(node_ids)
     with store.transaction():
         fresh = store.advance_step(space.id, h.decay)   # every edge decays once (O(1))
-        current = store.neighbours(fresh, node_ids, h.decay)
-        weights = {(min(a, b), max(a, b)): w for a, lst in current.items() for b, w in lst}
+        weights = store.edges_among(fresh, node_ids, h.decay)
         # current weights already include this step's decay; Eq.1 is decay*w_prev + eta = w_now + eta
         updates = {p: hebbian_update(weights.get(p, 0.0), h.eta, 1.0, h.cap) for p in pairs}
         store.set_edges(fresh, updates, h.decay)

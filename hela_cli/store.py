@@ -138,10 +138,30 @@ def _m3_nodes_version(db: "sqlite3.Connection") -> None:
     db.execute("ALTER TABLE spaces ADD COLUMN nodes_version INTEGER NOT NULL DEFAULT 0")
 
 
+def _m4_node_emb(db: "sqlite3.Connection") -> None:
+    # A plain copy of each node's float32 vector keyed by node id. vec0 answers KNN well but a lookup by id
+    # reads its whole 1024-vector chunk (0.3-0.5 ms per id, and an IN (...) list scans: 0.9 s for 100 ids
+    # at 1M nodes); retrieval needs the exact vectors of keyword- and spreading-reached nodes by id, and
+    # the in-process index loads whole spaces. Costs 4*dim bytes per node.
+    _script(db, """
+        CREATE TABLE node_emb(
+            node_id INTEGER PRIMARY KEY,
+            space_id INTEGER NOT NULL,
+            embedding BLOB NOT NULL
+        );
+        CREATE INDEX node_emb_space ON node_emb(space_id, node_id);
+        CREATE INDEX nodes_space_ts ON nodes(space_id, ts);
+        """)
+    if db.execute("SELECT count(*) FROM sqlite_master WHERE name='node_vec'").fetchone()[0]:
+        db.execute("INSERT INTO node_emb(node_id, space_id, embedding) "
+                   "SELECT node_id, space_id, embedding FROM node_vec")
+
+
 MIGRATIONS: list[tuple[str, Callable[["sqlite3.Connection"], None]]] = [
     ("0001_core", _m1_core),
     ("0002_semantic", _m2_semantic),
     ("0003_nodes_version", _m3_nodes_version),
+    ("0004_node_emb", _m4_node_emb),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -428,8 +448,11 @@ class Store:
                 continue
             nid = cur.lastrowid
             ids.append(nid)
+            blob = _blob(vec)
             self.db.execute("INSERT INTO node_vec(node_id, space_id, embedding) VALUES (?, ?, ?)",
-                            (nid, space_id, _blob(vec)))
+                            (nid, space_id, blob))
+            self.db.execute("INSERT INTO node_emb(node_id, space_id, embedding) VALUES (?, ?, ?)",
+                            (nid, space_id, blob))
             self.db.execute("INSERT INTO node_fts(rowid, space, keywords) VALUES (?, ?, ?)",
                             (nid, sp_token, " ".join(row.get("keywords", []))))
         if any(i != -1 for i in ids):
@@ -444,6 +467,18 @@ class Store:
             q = ",".join("?" * len(chunk))
             for r in self.db.execute(f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE id IN ({q})", chunk):
                 out[r[0]] = _node(r)
+        return out
+
+    def node_features(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """The fields retrieval scores by (``ts``, ``speaker``, ``keywords``): lighter than :meth:`get_nodes`."""
+        ids = list(ids)
+        out: dict[int, dict[str, Any]] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            q = ",".join("?" * len(chunk))
+            for nid, ts, speaker, kws in self.db.execute(
+                    f"SELECT id, ts, speaker, keywords FROM nodes WHERE id IN ({q})", chunk):
+                out[nid] = {"ts": ts, "speaker": speaker, "keywords": kws.split() if kws else []}
         return out
 
     def get_node(self, node_id: int) -> dict[str, Any] | None:
@@ -464,7 +499,7 @@ class Store:
             chunk = ids[i:i + 500]
             q = ",".join("?" * len(chunk))
             for nid, blob in self.db.execute(
-                    f"SELECT node_id, embedding FROM node_vec WHERE node_id IN ({q})", chunk):
+                    f"SELECT node_id, embedding FROM node_emb WHERE node_id IN ({q})", chunk):
                 out[nid] = np.frombuffer(blob, dtype=np.float32)
         return out
 
@@ -488,7 +523,8 @@ class Store:
         if cached is None or cached[0] != version:
             info = self.embedder_info()
             assert info is not None
-            rows = self.db.execute("SELECT node_id, embedding FROM node_vec WHERE space_id = ?", (space_id,))
+            rows = self.db.execute("SELECT node_id, embedding FROM node_emb WHERE space_id = ? ORDER BY node_id",
+                                   (space_id,))
             cached = (version, VectorIndex.from_rows(rows, info[1]))
             self._indexes[space_id] = cached
         return cached[1]
@@ -534,6 +570,16 @@ class Store:
                 if b in out and a != b:
                     out[b].append((a, w))
         return out
+
+    def edges_among(self, space: Space, node_ids: Sequence[int], decay: float) -> dict[tuple[int, int], float]:
+        """Current weights of the edges whose both ends are in ``node_ids`` (a small set): ``{(a, b): w}``, a < b."""
+        ids = sorted(set(node_ids))
+        if len(ids) < 2:
+            return {}
+        factor = self.edge_factor(space, decay)
+        q = ",".join("?" * len(ids))
+        return {(a, b): amp * factor for a, b, amp in self.db.execute(
+            f"SELECT a, b, amp FROM edges WHERE a IN ({q}) AND b IN ({q})", (*ids, *ids))}
 
     def edge_weight(self, space: Space, a: int, b: int, decay: float) -> float:
         a, b = min(a, b), max(a, b)
@@ -606,6 +652,7 @@ class Store:
             self.db.execute("DELETE FROM semantic_evidence WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM edges WHERE a=? OR b=?", (nid, nid))
             self.db.execute("DELETE FROM node_vec WHERE node_id=?", (nid,))
+            self.db.execute("DELETE FROM node_emb WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM node_fts WHERE rowid=?", (nid,))
             self.db.execute("DELETE FROM hubs WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM nodes WHERE id=?", (nid,))
@@ -696,6 +743,10 @@ class Store:
                                     "(SELECT 1 FROM node_vec v WHERE v.node_id = n.id)",
             "vectors without node": "SELECT count(*) FROM node_vec v WHERE NOT EXISTS "
                                     "(SELECT 1 FROM nodes n WHERE n.id = v.node_id)",
+            "nodes without stored vector": "SELECT count(*) FROM nodes n WHERE NOT EXISTS "
+                                           "(SELECT 1 FROM node_emb v WHERE v.node_id = n.id)",
+            "stored vectors without node": "SELECT count(*) FROM node_emb v WHERE NOT EXISTS "
+                                           "(SELECT 1 FROM nodes n WHERE n.id = v.node_id)",
             "fts rows without node": "SELECT count(*) FROM node_fts f WHERE NOT EXISTS "
                                      "(SELECT 1 FROM nodes n WHERE n.id = f.rowid)",
             "edges with missing node": "SELECT count(*) FROM edges e WHERE NOT EXISTS (SELECT 1 FROM nodes n "

@@ -158,3 +158,57 @@ def test_unknown_space_message(store):
     store.ensure_space("alpha")
     with pytest.raises(StoreError, match="unknown space 'beta'.*alpha"):
         store.require_space("beta")
+
+
+def test_upgrade_from_0003_copies_vectors_into_node_emb(tmp_path):
+    """A database written before migration 0004 gets its vectors copied into the plain table on open."""
+    path = tmp_path / "old.db"
+    vecs = _vecs(5)
+    with Store(path) as s:
+        s.bind_embedder("test-embedder", 8)
+        sp = s.ensure_space("a")
+        with s.transaction():
+            ids = s.insert_nodes(sp.id, _rows(5), vecs)
+        with s.transaction():  # turn it back into a 0003 database
+            s.db.execute("DROP INDEX nodes_space_ts")
+            s.db.execute("DROP TABLE node_emb")
+            s.db.execute("DELETE FROM migrations WHERE name='0004_node_emb'")
+    with Store(path) as s:
+        assert s.applied_migrations()[-1] == "0004_node_emb"
+        got = s.node_vectors(ids)
+        assert sorted(got) == sorted(ids)
+        for i, nid in enumerate(ids):
+            assert np.array_equal(got[nid], vecs[i])
+        assert s.integrity_problems() == []
+
+
+def test_node_vectors_and_space_now(store):
+    sp = store.ensure_space("a")
+    vecs = _vecs(4)
+    with store.transaction():
+        ids = store.insert_nodes(sp.id, _rows(4), vecs)
+    got = store.node_vectors([ids[2], ids[0], 999])
+    assert set(got) == {ids[0], ids[2]} and np.array_equal(got[ids[2]], vecs[2])
+    assert store.space_now(sp.id) == 1003.0
+    plan = " ".join(str(r) for r in store.db.execute(
+        "EXPLAIN QUERY PLAN SELECT max(ts) FROM nodes WHERE space_id=?", (sp.id,)))
+    assert "nodes_space_ts" in plan
+    with store.transaction():
+        store.delete_nodes([ids[3]])
+    assert store.space_now(sp.id) == 1002.0 and not store.node_vectors([ids[3]])
+
+
+def test_edges_among_and_node_features(store):
+    sp = store.ensure_space("a")
+    with store.transaction():
+        ids = store.insert_nodes(sp.id, _rows(4), _vecs(4))
+    a, b, c, d = ids
+    with store.transaction():
+        store.set_edges(sp, {(a, b): 0.5, (c, b): 0.25, (a, d): 0.75}, 0.995)
+    assert store.edges_among(sp, [a, b, c], 0.995) == pytest.approx({(a, b): 0.5, (b, c): 0.25})
+    assert store.edges_among(sp, [d], 0.995) == {}
+    with store.transaction():
+        sp = store.advance_step(sp.id, 0.995)
+    assert store.edges_among(sp, [a, d], 0.995)[(a, d)] == pytest.approx(0.75 * 0.995)
+    feats = store.node_features([b, 12345])
+    assert feats == {b: {"ts": 1001.0, "speaker": "A", "keywords": ["kw1", "common"]}}

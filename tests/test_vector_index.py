@@ -58,3 +58,16 @@ def test_store_cache_follows_changes(tmp_path):
     assert a.knn(sp.id, vecs[15], 1)[0][0] == more[5]
     a.close()
     b.close()
+
+
+def test_from_rows_blocks_match_direct_build():
+    vecs = _unit(300, 16, seed=5)
+    rows = [(i + 1, vecs[i].tobytes()) for i in range(300)]
+    exact = VectorIndex.from_rows(iter(rows), 16)
+    assert exact.exact and np.array_equal(exact.f32, vecs)
+    quant = VectorIndex.from_rows(iter(rows), 16, exact_limit=100, rescore=300)
+    assert not quant.exact and quant.f16.dtype == np.float16
+    # rescoring the whole set gives the exact ranking (up to float16 rounding)
+    q = vecs[42]
+    assert [i for i, _ in quant.knn(q, 5)] == [i for i, _ in exact.knn(q, 5)]
+    assert VectorIndex.from_rows(iter([]), 16).knn(q, 3) == []
