@@ -157,11 +157,24 @@ def _m4_node_emb(db: "sqlite3.Connection") -> None:
                    "SELECT node_id, space_id, embedding FROM node_vec")
 
 
+def _m5_fts_space_terms(db: "sqlite3.Connection") -> None:
+    # Keyword search scoped to a space by its terms ("s<space>_<term>") instead of a space column: an
+    # AND with a column token that every node of the space carries walked the whole space's posting list
+    # (2 ms at 10k, 23 ms at 100k nodes, growing linearly); scoped terms cost only their own postings.
+    db.execute("DROP TABLE node_fts")
+    db.execute(f"CREATE VIRTUAL TABLE node_fts USING fts5(terms, tokenize=\"{FTS_TOKENIZER}\")")
+    db.execute("INSERT INTO node_fts(rowid, terms) SELECT id, CASE WHEN keywords = '' THEN '' ELSE "
+               "'s' || space_id || '_' || replace(keywords, ' ', ' s' || space_id || '_') END FROM nodes")
+
+
+FTS_TOKENIZER = "unicode61 tokenchars '_'"
+
 MIGRATIONS: list[tuple[str, Callable[["sqlite3.Connection"], None]]] = [
     ("0001_core", _m1_core),
     ("0002_semantic", _m2_semantic),
     ("0003_nodes_version", _m3_nodes_version),
     ("0004_node_emb", _m4_node_emb),
+    ("0005_fts_space_terms", _m5_fts_space_terms),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -192,6 +205,11 @@ def _blob(vec: np.ndarray) -> bytes:
 
 def _fts_phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
+
+
+def _fts_terms(space_id: int, keywords: Iterable[str]) -> str:
+    """A node's FTS document: its keywords scoped to its space (see migration 0005)."""
+    return " ".join(f"s{space_id}_{k}" for k in keywords)
 
 
 # ----------------------------------------------------------------------------------- store
@@ -435,7 +453,6 @@ class Store:
         assert self._in_tx, "insert_nodes must run inside a transaction"
         ids: list[int] = []
         now = time.time()
-        sp_token = f"s{space_id}"
         for row, vec in zip(rows, vectors):
             cur = self.db.execute(
                 "INSERT OR IGNORE INTO nodes(space_id, text, speaker, role, ts, time_str, keywords, "
@@ -453,8 +470,8 @@ class Store:
                             (nid, space_id, blob))
             self.db.execute("INSERT INTO node_emb(node_id, space_id, embedding) VALUES (?, ?, ?)",
                             (nid, space_id, blob))
-            self.db.execute("INSERT INTO node_fts(rowid, space, keywords) VALUES (?, ?, ?)",
-                            (nid, sp_token, " ".join(row.get("keywords", []))))
+            self.db.execute("INSERT INTO node_fts(rowid, terms) VALUES (?, ?)",
+                            (nid, _fts_terms(space_id, row.get("keywords", []))))
         if any(i != -1 for i in ids):
             self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
         return ids
@@ -534,10 +551,10 @@ class Store:
         terms = [t for t in dict.fromkeys(terms) if t]
         if not terms or limit <= 0:
             return []
-        query = f"space:{_fts_phrase(f's{space_id}')} AND keywords:({' OR '.join(_fts_phrase(t) for t in terms)})"
+        query = " OR ".join(_fts_phrase(f"s{space_id}_{t}") for t in terms)
         rows = self.db.execute(
-            "SELECT rowid, -bm25(node_fts, 0.0, 1.0) AS score FROM node_fts WHERE node_fts MATCH ? "
-            "ORDER BY bm25(node_fts, 0.0, 1.0) LIMIT ?", (query, int(limit))).fetchall()
+            "SELECT rowid, -bm25(node_fts) AS score FROM node_fts WHERE node_fts MATCH ? "
+            "ORDER BY bm25(node_fts) LIMIT ?", (query, int(limit))).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def touch_nodes(self, ids: Sequence[int], when: float) -> None:

@@ -160,25 +160,38 @@ def test_unknown_space_message(store):
         store.require_space("beta")
 
 
-def test_upgrade_from_0003_copies_vectors_into_node_emb(tmp_path):
-    """A database written before migration 0004 gets its vectors copied into the plain table on open."""
+def test_upgrade_from_0003(tmp_path, monkeypatch):
+    """A database written by the 0003 schema (vectors only in vec0, FTS with a space column) is upgraded
+    on open: vectors copied into node_emb, FTS rebuilt with space-scoped terms, nothing lost."""
+    import hela_cli.store as store_mod
+
     path = tmp_path / "old.db"
     vecs = _vecs(5)
+    monkeypatch.setattr(store_mod, "MIGRATIONS", store_mod.MIGRATIONS[:3])
+    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 3)
     with Store(path) as s:
         s.bind_embedder("test-embedder", 8)
-        sp = s.ensure_space("a")
-        with s.transaction():
-            ids = s.insert_nodes(sp.id, _rows(5), vecs)
-        with s.transaction():  # turn it back into a 0003 database
-            s.db.execute("DROP INDEX nodes_space_ts")
-            s.db.execute("DROP TABLE node_emb")
-            s.db.execute("DELETE FROM migrations WHERE name='0004_node_emb'")
+        sp_a, sp_b = s.ensure_space("a"), s.ensure_space("b")
+        with s.transaction():  # what 0003's insert_nodes wrote
+            for i, row in enumerate(_rows(5)):
+                sp = sp_a if i < 4 else sp_b
+                cur = s.db.execute("INSERT INTO nodes(space_id, text, ts, keywords, ord, hash, created_at) "
+                                   "VALUES (?,?,?,?,?,?,0)", (sp.id, row["text"], row["ts"],
+                                                            " ".join(row["keywords"]), i, row["hash"]))
+                s.db.execute("INSERT INTO node_vec(node_id, space_id, embedding) VALUES (?,?,?)",
+                             (cur.lastrowid, sp.id, vecs[i].tobytes()))
+                s.db.execute("INSERT INTO node_fts(rowid, space, keywords) VALUES (?,?,?)",
+                             (cur.lastrowid, f"s{sp.id}", " ".join(row["keywords"])))
+        ids = [r[0] for r in s.db.execute("SELECT id FROM nodes ORDER BY id")]
+    monkeypatch.undo()
     with Store(path) as s:
-        assert s.applied_migrations()[-1] == "0004_node_emb"
+        assert s.applied_migrations()[3:] == ["0004_node_emb", "0005_fts_space_terms"]
         got = s.node_vectors(ids)
-        assert sorted(got) == sorted(ids)
-        for i, nid in enumerate(ids):
-            assert np.array_equal(got[nid], vecs[i])
+        assert all(np.array_equal(got[nid], vecs[i]) for i, nid in enumerate(ids))
+        a = s.require_space("a")
+        assert [n for n, _ in s.keyword_search(a.id, ["kw2"], 10)] == [ids[2]]
+        assert {n for n, _ in s.keyword_search(a.id, ["common"], 10)} == set(ids[:4])
+        assert s.knn(a.id, vecs[1], 1)[0][0] == ids[1]
         assert s.integrity_problems() == []
 
 
