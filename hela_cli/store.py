@@ -525,7 +525,15 @@ class Store:
         if k <= 0:
             return []
         if self.vector_cache and self.embedder_info() is not None:
-            return self._vector_index(space_id).knn(vector, k)
+            index = self._vector_index(space_id)
+            hits = index.knn(vector, k)
+            if index.exact:
+                return hits
+            # quantized index: it chose the ids; the cosines come exact from the stored float32 vectors
+            vecs = self.node_vectors([nid for nid, _ in hits])
+            q = np.asarray(vector, dtype=np.float32)
+            exact = [(nid, float(np.dot(vecs[nid], q))) for nid, _ in hits if nid in vecs]
+            return sorted(exact, key=lambda t: -t[1])
         rows = self.db.execute(
             "SELECT node_id, distance FROM node_vec WHERE embedding MATCH ? AND k = ? AND space_id = ?",
             (_blob(vector), int(k), space_id)).fetchall()

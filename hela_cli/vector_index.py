@@ -1,11 +1,14 @@
 """An in-process vector index for long-lived processes (library use, agents, benchmarks).
 
-sqlite-vec's brute-force KNN costs ~75 ms at 100k and ~0.7 s at 1M 384-d vectors on this class of
-machine; a process that answers many questions can instead keep the space's vectors in memory:
+sqlite-vec's brute-force KNN costs ~16 ms at 10k and ~1.4 s at 1M 384-d vectors on this machine; a
+process that answers many questions can instead keep the space's vectors in memory:
 
-* up to ``exact_limit`` vectors: exact cosine over a float32 matrix (one BLAS matvec);
-* above it: 1-bit sign quantization (of mean-centred vectors) scanned with XOR + popcount, then the best ``rescore`` candidates are
-  re-ranked exactly from a float16 copy (recall@100 of the exact ranking is measured in BENCHMARKS.md).
+* up to ``EXACT_LIMIT`` (20k) vectors: exact cosine over a float32 matrix (one matvec on this thread);
+* above it: 1-bit sign quantization of mean-centred vectors, scanned with XOR + popcount one 64-bit word
+  column at a time, then the best ``rescore`` (2000) candidates re-ranked from a float16 copy.
+  ``Store.knn`` then recomputes the returned cosines from the stored float32 vectors, so scores stay
+  exact; only the choice of the top k is approximate (recall@100 against the exact ranking is measured
+  by ``benchmarks/scale.py`` and recorded in BENCHMARKS.md).
 
 The index is a cache: the database stays the source of truth. It is rebuilt when the space's
 ``nodes_version`` (bumped on every insert/delete) changes. No SQL here.
@@ -25,8 +28,12 @@ def _matvec(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", mat, q)
 
 
+EXACT_LIMIT = 20_000  # above this many vectors the quantized scan is faster than an exact matvec (measured)
+
+
 class VectorIndex:
-    def __init__(self, ids: np.ndarray, vectors: np.ndarray, exact_limit: int = 200_000, rescore: int = 2000):
+    def __init__(self, ids: np.ndarray, vectors: np.ndarray, exact_limit: int | None = None, rescore: int = 2000):
+        exact_limit = EXACT_LIMIT if exact_limit is None else exact_limit
         self.ids = np.asarray(ids, dtype=np.int64)
         self.n = len(self.ids)
         self.rescore = rescore
@@ -47,10 +54,11 @@ class VectorIndex:
             del self.bits
 
     @classmethod
-    def from_rows(cls, rows: Iterable[tuple[int, bytes]], dim: int, exact_limit: int = 200_000,
+    def from_rows(cls, rows: Iterable[tuple[int, bytes]], dim: int, exact_limit: int | None = None,
                   **kw: int) -> "VectorIndex":
         """Build from ``(node_id, float32 blob)`` rows, 64k rows at a time: beyond ``exact_limit`` rows
         the blocks are kept as float16 at once, so 1M vectors never sit in memory as float32."""
+        exact_limit = EXACT_LIMIT if exact_limit is None else exact_limit
         ids: list[int] = []
         blocks: list[np.ndarray] = []
         blobs: list[bytes] = []

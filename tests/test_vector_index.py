@@ -71,3 +71,24 @@ def test_from_rows_blocks_match_direct_build():
     q = vecs[42]
     assert [i for i, _ in quant.knn(q, 5)] == [i for i, _ in exact.knn(q, 5)]
     assert VectorIndex.from_rows(iter([]), 16).knn(q, 3) == []
+
+
+def test_store_quantized_index_returns_exact_cosines(tmp_path, monkeypatch):
+    import hela_cli.vector_index as vi
+
+    monkeypatch.setattr(vi, "EXACT_LIMIT", 10)
+    s = Store(tmp_path / "q.db", vector_cache=True)
+    s.bind_embedder("e", 32)
+    sp = s.ensure_space("s")
+    vecs = _unit(60, seed=3)
+    rows = [dict(text=f"t{i}", ts=float(i), ord=i, hash=f"h{i}", keywords=[]) for i in range(60)]
+    with s.transaction():
+        ids = s.insert_nodes(sp.id, rows, vecs)
+    q = vecs[9]
+    hits = s.knn(sp.id, q, 5)
+    assert not s._vector_index(sp.id).exact
+    want = np.argsort(-(vecs @ q))[:5]
+    assert [n for n, _ in hits] == [ids[i] for i in want]
+    for (n, c), i in zip(hits, want):
+        assert c == pytest.approx(float(vecs[i] @ q), abs=1e-6)  # float32, not the float16 copy
+    s.close()
