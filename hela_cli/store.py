@@ -31,6 +31,8 @@ except ImportError:  # pragma: no cover - exercised only where sqlean is missing
 
 BUSY_TIMEOUT_MS = 60_000
 REBASE_EXPONENT = 20_000  # rebase edge amplitudes when step - base_step exceeds this
+CACHE_KIB = 65_536         # page cache per connection (SQLite default: 2 MiB)
+MMAP_BYTES = 1 << 30       # read through a memory map: random row reads without a syscall each
 
 
 # ----------------------------------------------------------------------------------- migrations
@@ -244,6 +246,8 @@ class Store:
             if self.path != ":memory:":
                 self._set_wal()
             self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+            self.db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             self.db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except sqlite3.DatabaseError as e:
@@ -526,14 +530,15 @@ class Store:
             return []
         if self.vector_cache and self.embedder_info() is not None:
             index = self._vector_index(space_id)
-            hits = index.knn(vector, k)
             if index.exact:
-                return hits
-            # quantized index: it chose the ids; the cosines come exact from the stored float32 vectors
+                return index.knn(vector, k)
+            # quantized index: it proposes k + 20 ids; the stored float32 vectors give the exact cosines
+            # and the final top k (int8 rounding can swap near-ties at the border)
+            hits = index.knn(vector, k + 20)
             vecs = self.node_vectors([nid for nid, _ in hits])
             q = np.asarray(vector, dtype=np.float32)
             exact = [(nid, float(np.dot(vecs[nid], q))) for nid, _ in hits if nid in vecs]
-            return sorted(exact, key=lambda t: -t[1])
+            return sorted(exact, key=lambda t: (-t[1], t[0]))[:k]
         rows = self.db.execute(
             "SELECT node_id, distance FROM node_vec WHERE embedding MATCH ? AND k = ? AND space_id = ?",
             (_blob(vector), int(k), space_id)).fetchall()
