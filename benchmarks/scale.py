@@ -177,6 +177,24 @@ def latency(path: Path, data: Synthetic, cfg: Config, queries: int, vector_cache
             "parts_p50_ms": {k: round(pct(v, 50), 2) for k, v in parts.items() if k != "total"}}
 
 
+def index_recall(path: Path, data: Synthetic, queries: int, k: int = 100) -> dict[str, Any] | None:
+    """recall@k of the in-process index against sqlite-vec's exact KNN (quantized sizes only)."""
+    from hela_cli.vector_index import EXACT_LIMIT
+
+    if data.n <= EXACT_LIMIT:
+        return None
+    qs = data.queries(queries, seed=123)
+    with Store(path) as exact, Store(path, vector_cache=True) as cached:
+        sp = exact.require_space(SPACE)
+        recalls = []
+        for _, vec in qs:
+            truth = {n for n, _ in exact.knn(sp.id, vec, k)}
+            got = {n for n, _ in cached.knn(sp.id, vec, k)}
+            recalls.append(len(truth & got) / k)
+    return {"k": k, "queries": len(recalls), "recall": round(float(np.mean(recalls)), 4),
+            "min": round(float(np.min(recalls)), 4)}
+
+
 def naive_write(path: Path, data: Synthetic) -> float:
     t0 = time.perf_counter()
     mems = []
@@ -365,6 +383,8 @@ def main() -> None:
             log(f"  retrieve (sqlite-vec): {r['retrieve_sqlite_vec']}")
             r["retrieve_vector_cache"] = latency(path, data, cfg, args.queries, vector_cache=True)
             log(f"  retrieve (vector_cache): {r['retrieve_vector_cache']}")
+            r["index_recall_at_100"] = index_recall(path, data, 20)
+            log(f"  in-process index recall@100 vs exact: {r['index_recall_at_100']}")
             r["retrieve_rss"] = child_rss(["--child-retrieve", str(path)])
             log(f"  peak RSS of one retrieval in a fresh process: {r['retrieve_rss']}")
             if n <= args.naive_max:

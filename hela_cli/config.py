@@ -55,7 +55,7 @@ class RetrievalConfig:
     keyword_candidates: int = 100     # FTS5 candidate pool
     semantic_k: int = 5               # semantic records merged into the answer context
     learn: bool = True                # apply Eq.1 after each retrieval
-    vector_cache: bool = False        # keep vectors in memory (long-lived processes); off: sqlite-vec KNN
+    vector_cache: bool = False        # in-process vector index at any size (long-lived processes); off: only up to 20k nodes
 
 
 @dataclass

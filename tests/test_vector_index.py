@@ -95,3 +95,27 @@ def test_store_quantized_index_returns_exact_cosines(tmp_path, monkeypatch):
     for (n, c), i in zip(hits, want):
         assert c == pytest.approx(float(vecs[i] @ q), abs=1e-6)  # float32, not the int8 copy
     s.close()
+
+
+def test_small_spaces_use_the_exact_index_and_large_ones_sqlite_vec(tmp_path, monkeypatch):
+    import hela_cli.vector_index as vi
+
+    s = Store(tmp_path / "auto.db")  # vector_cache off
+    s.bind_embedder("e", 32)
+    sp = s.ensure_space("s")
+    vecs = _unit(40, seed=4)
+    rows = [dict(text=f"t{i}", ts=float(i), ord=i, hash=f"h{i}", keywords=[]) for i in range(40)]
+    with s.transaction():
+        ids = s.insert_nodes(sp.id, rows, vecs)
+    q = vecs[11]
+    want = [ids[i] for i in np.argsort(-(vecs @ q))[:6]]
+    small = s.knn(sp.id, q, 6)
+    assert sp.id in s._indexes and [n for n, _ in small] == want
+    monkeypatch.setattr(vi, "EXACT_LIMIT", 10)  # now the space counts as large: sqlite-vec answers
+    s._indexes.clear()
+    s._sizes.clear()
+    large = s.knn(sp.id, q, 6)
+    assert sp.id not in s._indexes and [n for n, _ in large] == want
+    for (_, a), (_, b) in zip(small, large):
+        assert a == pytest.approx(b, abs=1e-5)
+    s.close()
