@@ -74,11 +74,11 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     bm25 = dict(store.keyword_search(space.id, q_kw, r.keyword_candidates))
     now = now if now is not None else store.space_now(space.id)
     cand = set(cos) | set(bm25)
-    nodes = store.node_features(cand)     # scoring fields only; full rows for the final set below
+    nodes = store.node_features(cand, space.id)     # scoring fields only; full rows for the final set below
 
     def fill_cos(ids: set[int]) -> None:
         missing = [i for i in ids if i not in cos]
-        for nid, vec in store.node_vectors(missing).items():
+        for nid, vec in store.node_vectors(missing, space.id).items():
             cos[nid] = float(np.dot(q, vec))
 
     def s_base_of(ids: set[int]) -> dict[int, float]:
@@ -102,7 +102,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         nbrs = store.neighbours(space, sources, cfg.hebbian.decay) if sources else {}
         reached = {j for lst in nbrs.values() for j, _ in lst} - set(s_base)
         if reached:
-            nodes.update(store.node_features(reached))
+            nodes.update(store.node_features(reached, space.id))
             fill_cos(reached)
             s_base.update(s_base_of(reached))
         spreads = spread_activation(s_base, nbrs, r.beta, r.theta)

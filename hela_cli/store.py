@@ -32,6 +32,7 @@ except ImportError:  # pragma: no cover - exercised only where sqlean is missing
 BUSY_TIMEOUT_MS = 60_000
 REBASE_EXPONENT = 20_000  # rebase edge amplitudes when step - base_step exceeds this
 CACHE_KIB = 65_536         # page cache per connection (SQLite default: 2 MiB)
+ROW_CACHE_MAX = 50_000     # per space and kind: immutable node fields / vectors kept by retrieval
 MMAP_BYTES = 1 << 30       # read through a memory map: random row reads without a syscall each
 
 
@@ -227,6 +228,7 @@ class Store:
         self.vector_cache = vector_cache
         self._indexes: dict[int, tuple[int, Any]] = {}
         self._sizes: dict[int, tuple[int, int]] = {}
+        self._caches: dict[tuple[int, str], tuple[int, dict[int, Any]]] = {}
         if self.path != ":memory:":
             p = Path(self.path).expanduser()
             if p.is_dir():
@@ -492,17 +494,38 @@ class Store:
                 out[r[0]] = _node(r)
         return out
 
-    def node_features(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-        """The fields retrieval scores by (``ts``, ``speaker``, ``keywords``): lighter than :meth:`get_nodes`."""
+    def node_features(self, ids: Iterable[int], space_id: int | None = None) -> dict[int, dict[str, Any]]:
+        """The fields retrieval scores by (``ts``, ``speaker``, ``keywords``): lighter than :meth:`get_nodes`.
+
+        With ``space_id`` the answer is also kept in a per-space cache (these fields never change; the
+        cache is dropped when the space's nodes change), so repeated retrievals in one process read
+        each node once."""
         ids = list(ids)
+        cache = self._space_cache(space_id, "features")
+        missing = [i for i in ids if i not in cache] if cache is not None else ids
         out: dict[int, dict[str, Any]] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
+        for i in range(0, len(missing), 500):
+            chunk = missing[i:i + 500]
             q = ",".join("?" * len(chunk))
             for nid, ts, speaker, kws in self.db.execute(
                     f"SELECT id, ts, speaker, keywords FROM nodes WHERE id IN ({q})", chunk):
                 out[nid] = {"ts": ts, "speaker": speaker, "keywords": kws.split() if kws else []}
-        return out
+        if cache is None:
+            return out
+        if len(cache) + len(out) <= ROW_CACHE_MAX:
+            cache.update(out)
+        return {i: cache[i] if i in cache else out[i] for i in ids if i in cache or i in out}
+
+    def _space_cache(self, space_id: int | None, kind: str) -> dict[int, Any] | None:
+        """A per-space cache of immutable per-node data, emptied when the space's ``nodes_version`` moves."""
+        if space_id is None:
+            return None
+        version = self._nodes_version(space_id)
+        entry = self._caches.get((space_id, kind))
+        if entry is None or entry[0] != version:
+            entry = (version, {})
+            self._caches[(space_id, kind)] = entry
+        return entry[1]
 
     def get_node(self, node_id: int) -> dict[str, Any] | None:
         return self.get_nodes([node_id]).get(node_id)
@@ -515,16 +538,23 @@ class Store:
     def count_nodes(self, space_id: int) -> int:
         return self.db.execute("SELECT count(*) FROM nodes WHERE space_id=?", (space_id,)).fetchone()[0]
 
-    def node_vectors(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
-        out: dict[int, np.ndarray] = {}
+    def node_vectors(self, ids: Sequence[int], space_id: int | None = None) -> dict[int, np.ndarray]:
+        """Stored float32 vectors by node id (cached per space like :meth:`node_features` with ``space_id``)."""
         ids = list(ids)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
+        cache = self._space_cache(space_id, "vectors")
+        missing = [i for i in ids if i not in cache] if cache is not None else ids
+        out: dict[int, np.ndarray] = {}
+        for i in range(0, len(missing), 500):
+            chunk = missing[i:i + 500]
             q = ",".join("?" * len(chunk))
             for nid, blob in self.db.execute(
                     f"SELECT node_id, embedding FROM node_emb WHERE node_id IN ({q})", chunk):
                 out[nid] = np.frombuffer(blob, dtype=np.float32)
-        return out
+        if cache is None:
+            return out
+        if len(cache) + len(out) <= ROW_CACHE_MAX:
+            cache.update(out)
+        return {i: cache[i] if i in cache else out[i] for i in ids if i in cache or i in out}
 
     def knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Nearest nodes of the space by cosine: ``[(node_id, cosine_similarity)]``, best first."""
@@ -537,7 +567,7 @@ class Store:
             # quantized index: it proposes k + 20 ids; the stored float32 vectors give the exact cosines
             # and the final top k (int8 rounding can swap near-ties at the border)
             hits = index.knn(vector, k + 20)
-            vecs = self.node_vectors([nid for nid, _ in hits])
+            vecs = self.node_vectors([nid for nid, _ in hits], space_id)
             q = np.asarray(vector, dtype=np.float32)
             exact = [(nid, float(np.dot(vecs[nid], q))) for nid, _ in hits if nid in vecs]
             return sorted(exact, key=lambda t: (-t[1], t[0]))[:k]
