@@ -76,17 +76,22 @@ def test_from_rows_blocks_match_direct_build():
     assert VectorIndex.from_rows(iter([]), 16).knn(q, 3) == []
 
 
+def _filled_store(path, n, seed, vector_cache=False):
+    s = Store(path, vector_cache=vector_cache)
+    s.bind_embedder("e", 32)
+    sp = s.ensure_space("s")
+    vecs = _unit(n, seed=seed)
+    rows = [dict(text=f"t{i}", ts=float(i), ord=i, hash=f"h{i}", keywords=[]) for i in range(n)]
+    with s.transaction():
+        ids = s.insert_nodes(sp.id, rows, vecs)
+    return s, sp, vecs, ids
+
+
 def test_store_quantized_index_returns_exact_cosines(tmp_path, monkeypatch):
     import hela_cli.vector_index as vi
 
     monkeypatch.setattr(vi, "EXACT_LIMIT", 10)
-    s = Store(tmp_path / "q.db", vector_cache=True)
-    s.bind_embedder("e", 32)
-    sp = s.ensure_space("s")
-    vecs = _unit(60, seed=3)
-    rows = [dict(text=f"t{i}", ts=float(i), ord=i, hash=f"h{i}", keywords=[]) for i in range(60)]
-    with s.transaction():
-        ids = s.insert_nodes(sp.id, rows, vecs)
+    s, sp, vecs, ids = _filled_store(tmp_path / "q.db", 60, seed=3, vector_cache=True)
     q = vecs[9]
     hits = s.knn(sp.id, q, 5)
     assert not s._vector_index(sp.id).exact
@@ -100,13 +105,7 @@ def test_store_quantized_index_returns_exact_cosines(tmp_path, monkeypatch):
 def test_small_spaces_use_the_exact_index_and_large_ones_sqlite_vec(tmp_path, monkeypatch):
     import hela_cli.vector_index as vi
 
-    s = Store(tmp_path / "auto.db")  # vector_cache off
-    s.bind_embedder("e", 32)
-    sp = s.ensure_space("s")
-    vecs = _unit(40, seed=4)
-    rows = [dict(text=f"t{i}", ts=float(i), ord=i, hash=f"h{i}", keywords=[]) for i in range(40)]
-    with s.transaction():
-        ids = s.insert_nodes(sp.id, rows, vecs)
+    s, sp, vecs, ids = _filled_store(tmp_path / "auto.db", 40, seed=4)  # vector_cache off
     q = vecs[11]
     want = [ids[i] for i in np.argsort(-(vecs @ q))[:6]]
     small = s.knn(sp.id, q, 6)
