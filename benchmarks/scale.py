@@ -297,6 +297,9 @@ def ingest_speed(path: Path, db: Path, cfg: Config, max_turns: int | None) -> di
             left -= len(c.turns)
         convs = [c for c in convs if c.turns]
     turns = sum(len(c.turns) for c in convs)
+    # always measure a fresh ingest: a kept database from an earlier run would skip every turn as a duplicate
+    for p in db.parent.glob(db.name + "*"):
+        p.unlink()
     t = time.perf_counter()
     mem = Memory(cfg, store=Store(db))
     embedder = mem.embedder
@@ -305,6 +308,8 @@ def ingest_speed(path: Path, db: Path, cfg: Config, max_turns: int | None) -> di
     summary = ingest_conversations(mem.store, embedder, convs, cfg)
     secs = time.perf_counter() - t
     mem.close()
+    if summary["nodes_added"] != turns:
+        raise SystemExit(f"ingest figure: {summary['nodes_added']} of {turns} turns added; expected all")
     return {"file": str(path), "turns": turns, "seconds": round(secs, 2), "turns_per_s": round(turns / secs, 1),
             "model_load_s": round(load_s, 2), "space": next(iter(summary["spaces"])),
             "nodes_added": summary["nodes_added"]}

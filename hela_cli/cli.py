@@ -69,6 +69,8 @@ class HelaGroup(TyperGroup):
             raise _usage_exit(e) from None
         except _PASS_THROUGH:
             raise
+        except BrokenPipeError:  # the reader went away (`hela ... | head`): click exits quietly
+            raise
         except KeyboardInterrupt:
             err_console.print("interrupted", style="red")
             raise typer.Exit(130) from None

@@ -398,3 +398,17 @@ def test_hostile_text_is_stored_and_shown_verbatim(db, tmp_path):
         assert shown.exit_code == 0 and "\x1b" not in shown.stdout
         flat = " ".join(shown.stdout.split())  # the human view may wrap long lines; the text is intact
         assert " ".join(clean(node["text"]).split()) in flat
+
+
+
+def test_closed_pipe_is_quiet(db, monkeypatch):
+    """`hela spaces --json | head -1`: the reader goes away while hela writes; hela stops quietly (click's
+    broken-pipe exit), not with an "unexpected error" line."""
+    import hela_cli.cli as cli
+
+    def broken(*_a, **_k):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(cli, "print_json", broken)
+    res = runner.invoke(app, ["spaces", "--json"])
+    assert res.exit_code == 1 and "unexpected" not in res.output and "error" not in res.output.lower()
