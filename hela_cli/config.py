@@ -54,6 +54,7 @@ class RetrievalConfig:
     vector_candidates: int = 100      # KNN candidate pool from sqlite-vec
     keyword_candidates: int = 100     # FTS5 candidate pool
     semantic_k: int = 5               # semantic records merged into the answer context
+    semantic_min_confidence: float = 0.5  # traits the distiller rated below this stay out of the context
     learn: bool = True                # apply Eq.1 after each retrieval
     vector_cache: bool = False        # in-process vector index at any size (long-lived processes); off: only up to 20k nodes
 
@@ -172,6 +173,7 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "retrieval.tau_days": (0, None, True), "retrieval.beta": (0, None, False),
     "retrieval.bm25_weight": (0, 1, False), "retrieval.vector_candidates": (0, None, False),
     "retrieval.keyword_candidates": (0, None, False), "retrieval.semantic_k": (0, None, False),
+    "retrieval.semantic_min_confidence": (0, 1, False),
     "hebbian.eta": (0, None, False), "hebbian.decay": (0, 1, True), "hebbian.cap": (0, None, True),
     "consolidation.delta_hub": (0, None, False), "consolidation.neighbour_min_weight": (0, None, False),
     "consolidation.max_neighbours": (1, None, False), "consolidation.auto_every": (1, None, False),

@@ -65,10 +65,11 @@ def answer_messages(question: str, memories: Sequence[dict[str, Any]],
     traits = [s for s in semantic if s["kind"] == "trait"]
 
     def fmt(rec: dict[str, Any]) -> str:
+        # the episodic line's shape ("[date] Speaker: text"); no confidence figures: small readers copied
+        # "(27 June 2023) [confidence 0.0]" into their answers (see BENCHMARKS.md)
+        date = f"[{rec['date']}] " if rec.get("date") else ""
         subject = f"{rec['subject']}: " if rec.get("subject") else ""
-        date = f" ({rec['date']})" if rec.get("date") else ""
-        conf = f" [confidence {rec['confidence']:.1f}]" if rec.get("confidence") is not None else ""
-        return f"- {subject}{rec['text']}{date}{conf}"
+        return f"- {date}{subject}{rec['text']}"
 
     content = ANSWER_TEMPLATE.format(
         episodic=episodic or "(none)",

@@ -129,11 +129,17 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
 
     semantic = []
     if r.semantic_k > 0 and store.count_semantic(space.id):
-        hits = store.semantic_knn(space.id, q, r.semantic_k)
+        # over-fetch: low-confidence traits are skipped, the rest keep their similarity order
+        hits = store.semantic_knn(space.id, q, r.semantic_k * 4)
         sims = dict(hits)
         for rec in store.get_semantic([sid for sid, _ in hits]):
+            conf = rec.get("confidence")
+            if rec["kind"] == "trait" and conf is not None and conf < r.semantic_min_confidence:
+                continue
             rec["similarity"] = sims[rec["id"]]
             semantic.append(rec)
+            if len(semantic) == r.semantic_k:
+                break
 
     step = space.step
     if learn and memories:

@@ -32,6 +32,7 @@ def test_prompt_a2_shape():
     msgs = answer_messages("What job?", mems, sem)
     body = msgs[1]["content"]
     assert "<EPISODIC MEMORIES>" in body and "[15 July 2023] Maya: I got the job!" in body
-    assert "<SEMANTIC KNOWLEDGE>" in body and "started a job (1 April 2024)" in body
-    assert "<USER CHARACTERISTICS>" in body and "likes maps" in body
+    assert "<SEMANTIC KNOWLEDGE>" in body and "- [1 April 2024] Maya: started a job" in body
+    assert "<USER CHARACTERISTICS>" in body and "- Maya: likes maps" in body
+    assert "confidence" not in body
     assert format_date(1689379200.0) == "15 July 2023"

@@ -97,3 +97,23 @@ def test_time_is_measured_from_space_now(embedder):
         assert res.now == newest
         far = mem.retrieve("dog", "demo", learn=False, now=newest + 365 * 86400)
         assert far.memories[0]["time_factor"] < res.memories[0]["time_factor"]
+
+
+def test_low_confidence_traits_stay_out_of_the_context(embedder, tmp_path):
+    with _mem(embedder) as mem:
+        mem.ingest([_conversation(tmp_path / "c.jsonl")], space="fig5")
+        sp = mem.store.require_space("fig5")
+        node = next(iter(mem.store.iter_nodes(sp.id)))["id"]
+        texts = {"unsure": ("trait", "User owns a golden retriever named Biscuit.", 0.0),
+                 "sure": ("trait", "User loves the dog Biscuit.", 0.9),
+                 "fact": ("fact", "User adopted the puppy Biscuit.", None)}
+        vecs = embedder.embed([t for _, t, _ in texts.values()])
+        with mem.store.transaction():
+            for (kind, text, conf), vec in zip(texts.values(), vecs):
+                mem.store.insert_semantic(sp.id, kind, "User", text, conf, None, node, [node], vec)
+        used = {s["text"] for s in mem.retrieve(QUERY, "fig5", learn=False).semantic}
+        assert used == {texts["sure"][1], texts["fact"][1]}
+        mem.config.retrieval.semantic_min_confidence = 0.0
+        assert len(mem.retrieve(QUERY, "fig5", learn=False).semantic) == 3
+        mem.config.retrieval.semantic_k = 1
+        assert len(mem.retrieve(QUERY, "fig5", learn=False).semantic) == 1
