@@ -2,6 +2,7 @@
 
     python benchmarks/locomo_table.py full.json no-spreading.json cosine.json bm25.json
     python benchmarks/locomo_table.py --qa qa_conv26.json
+    python benchmarks/locomo_table.py --by-semantic qa_conv26.jsonl   # from a --records file
 """
 
 from __future__ import annotations
@@ -45,11 +46,34 @@ def qa_table(s: dict) -> str:
     return "\n".join(out)
 
 
+def semantic_split_table(records: list[dict]) -> str:
+    """Answer scores (categories 1-4) of questions answered with and without semantic records in context."""
+    head = ["semantic records in context", "n", "A-Mem F1", "BLEU-1", "LoCoMo F1", "recall", "median answer s"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    qa = [r for r in records if r.get("category") in (1, 2, 3, 4) and r.get("prediction") is not None]
+    for label, group in (("none", [r for r in qa if not r.get("semantic")]),
+                         ("1 or more", [r for r in qa if r.get("semantic")])):
+        if not group:
+            continue
+        mean = lambda key: sum(r[key] for r in group) / len(group)  # noqa: E731
+        gen = sorted(r["generate_ms"] for r in group if r.get("generate_ms") is not None)
+        med = f"{gen[len(gen) // 2] / 1000:.1f}" if gen else "-"
+        out.append(f"| {label} | {len(group)} | {pct(mean('amem_f1'))} | {pct(mean('amem_bleu1'))} | "
+                   f"{pct(mean('locomo_f1'))} | {pct(mean('recall'))} | {med} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="+", help="summary JSON files written by --out")
     ap.add_argument("--qa", action="store_true", help="answer-quality table (one file)")
+    ap.add_argument("--by-semantic", action="store_true",
+                    help="FILES are --records files: scores with / without semantic records in context")
     args = ap.parse_args()
+    if args.by_semantic:
+        records = [json.loads(line) for f in args.files for line in Path(f).read_text().splitlines() if line.strip()]
+        print(semantic_split_table(records))
+        return
     summaries = [json.loads(Path(f).read_text()) for f in args.files]
     print(qa_table(summaries[0]) if args.qa else recall_table(summaries))
 

@@ -311,3 +311,18 @@ def test_one_qa_item_with_the_default_chat_model(locomo_file, cfg, embedder, cha
     g = s["per_category"]["4"]
     assert g["count"] == 1 and g["amem_f1"] == pytest.approx(r["amem_f1"], abs=1e-6)
     assert s["models"]["chat"] == "smollm2"
+
+
+def test_semantic_split_table():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "locomo_table.py"
+    spec = importlib.util.spec_from_file_location("locomo_table", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    rec = {"prediction": "x", "amem_bleu1": 0.0, "locomo_f1": 0.0, "recall": 1.0, "generate_ms": 2000.0}
+    records = [dict(rec, category=1, semantic=0, amem_f1=0.5), dict(rec, category=2, semantic=0, amem_f1=0.25),
+               dict(rec, category=4, semantic=2, amem_f1=0.0, generate_ms=4000.0),
+               dict(rec, category=5, semantic=3, amem_f1=1.0)]  # adversarial: not counted
+    rows = mod.semantic_split_table(records).splitlines()[2:]
+    assert rows == ["| none | 2 | 37.5 | 0.0 | 0.0 | 100.0 | 2.0 |", "| 1 or more | 1 | 0.0 | 0.0 | 0.0 | 100.0 | 4.0 |"]
