@@ -55,7 +55,10 @@ def semantic_split_table(records: list[dict]) -> str:
                          ("1 or more", [r for r in qa if r.get("semantic")])):
         if not group:
             continue
-        mean = lambda key: sum(r[key] for r in group) / len(group)  # noqa: E731
+        def mean(key: str, group: list[dict] = group) -> float | None:
+            vals = [r[key] for r in group if r.get(key) is not None]
+            return sum(vals) / len(vals) if vals else None
+
         gen = sorted(r["generate_ms"] for r in group if r.get("generate_ms") is not None)
         med = f"{gen[len(gen) // 2] / 1000:.1f}" if gen else "-"
         out.append(f"| {label} | {len(group)} | {pct(mean('amem_f1'))} | {pct(mean('amem_bleu1'))} | "

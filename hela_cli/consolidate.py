@@ -440,11 +440,18 @@ class Record:
                 "date": self.date, "evidence": self.evidence, "notes": self.notes}
 
 
+_LIST_MARK = re.compile(r"^(?:\d{1,2}[.)]|[-*\u2022])\s+")  # "1. ", "- " in front of a record's text
+
+
 def _repetitive(text: str) -> bool:
     words = text.lower().split()
     if len(words) >= 6 and len(set(words)) / len(words) < 0.4:
         return True
-    return bool(re.search(r"(.{2,12}?)\1{4,}", text))  # "x.json.json.json.json.json"
+    if re.search(r"(.{2,12}?)\1{4,}", text):  # "x.json.json.json.json.json"
+        return True
+    # a phrase said over and over: "You can't live without family. You can't live without family. ..."
+    grams = [" ".join(words[i:i + 4]) for i in range(len(words) - 3)]
+    return bool(grams) and max(grams.count(g) for g in set(grams)) >= 3
 
 
 def validate_distillation(obj: Mapping[str, Any], turns: Mapping[int, Mapping[str, Any]],
@@ -452,7 +459,8 @@ def validate_distillation(obj: Mapping[str, Any], turns: Mapping[int, Mapping[st
     """Check and repair the model's records against the cluster ``turns`` (``{id: node}``).
 
     Returns ``(accepted records, rejected [{kind, text, reason}])``. Rules: text non-empty, at least
-    MIN_WORDS words, not degenerate repetition, at least GROUNDED_SHARE of its content words (dates aside)
+    MIN_WORDS words (a leading list mark dropped), not degenerate repetition (also a 4-word phrase three
+    times), some content beyond speaker names, numbers and dates, at least GROUNDED_SHARE of its content words (dates aside)
     found in the cluster's turns (a small model's world knowledge is not memory); evidence = cited ids that
     are cluster turns; the record's
     content words must occur in its evidence turns - otherwise the evidence is re-pointed to the cluster
@@ -479,7 +487,7 @@ def validate_distillation(obj: Mapping[str, Any], turns: Mapping[int, Mapping[st
             if not isinstance(item, Mapping):
                 rejected.append({"kind": kind, "text": None, "reason": "not an object"})
                 continue
-            text = " ".join(str(item.get("text") or "").split())
+            text = _LIST_MARK.sub("", " ".join(str(item.get("text") or "").split()))
             reason = None
             if len(text.split()) < MIN_WORDS:
                 reason = "text too short"
@@ -505,7 +513,10 @@ def validate_distillation(obj: Mapping[str, Any], turns: Mapping[int, Mapping[st
                 notes.append(f"{outside} evidence id(s) outside the cluster dropped")
             subject = (str(item.get("subject") or "").strip() or None) if kind != "knowledge" else None
             words = {w for w in keywords(text) if not w.isdigit() and w not in _MONTH_WORDS}
-            words = (words - {w for s in speakers for w in keywords(s or "")}) or words
+            words -= {w for s in speakers for w in keywords(s or "")}
+            if not words:  # "13(27 June 2023) Melanie": the turn header copied, nothing said
+                rejected.append({"kind": kind, "text": text, "reason": "nothing beyond names and dates"})
+                continue
             stated = words & set().union(*kw.values())
             if words and len(stated) / len(words) < GROUNDED_SHARE:
                 rejected.append({"kind": kind, "text": text, "reason": "mostly not stated in the cluster's turns"})

@@ -188,7 +188,11 @@ def test_validate_distillation_rules():
                      {"subject": "x", "text": "The Alps are a vegan soybean food product.", "date": "",
                       "evidence": [1]},
                      {"subject": "x", "text": "Caroline likes json.json.json.json.json.json", "date": "", "evidence": [1]},
-                     {"subject": "x", "text": "Tofu", "date": "", "evidence": [1]}],
+                     {"subject": "x", "text": "Tofu", "date": "", "evidence": [1]},
+                     {"subject": "Melanie", "text": "13(27 June 2023) Melanie Caroline", "date": "", "evidence": [2]},
+                     {"subject": "Melanie", "text": "2. Luna hates rain. You can't live without rain. You can't "
+                      "live without rain. You can't live without rain.", "date": "", "evidence": [2]},
+                     {"subject": "Melanie", "text": "1. Luna hates the rain.", "date": "", "evidence": [2]}],
            "knowledge": [{"text": "Caroline likes hiking", "evidence": [1]}]}
     recs, rejected = validate_distillation(obj, turns, hub=1)
     by_text = {r.text: r for r in recs}
@@ -201,7 +205,9 @@ def test_validate_distillation_rules():
     assert alps.date == "7 May 2023"  # '1999' is ungrounded; the evidence turn's "yesterday" dates it
     reasons = [r["reason"] for r in rejected]
     assert sorted(set(reasons)) == ["degenerate repetition", "mostly not stated in the cluster's turns",
-                                    "text too short"]
+                                    "nothing beyond names and dates", "text too short"]
+    assert reasons.count("degenerate repetition") == 2
+    assert by_text["Luna hates the rain."].evidence == [2]  # list mark dropped
     assert reasons.count("mostly not stated in the cluster's turns") == 2  # Bob's car; one shared word of five
     assert sum(r.text == "Caroline likes hiking" for r in recs) == 1  # duplicate text across kinds kept once
     for r in recs:
