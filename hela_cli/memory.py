@@ -110,11 +110,14 @@ class Memory:
         return retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn)
 
     def ask(self, question: str, space: str, *, now: float | None = None, llm: bool = True,
-            learn: bool | None = None) -> dict[str, Any]:
+            learn: bool | None = None, consolidate: bool = True) -> dict[str, Any]:
         """Retrieve, answer with the chat model using prompt A.2, then learn (Eq.1).
 
         Learning is applied only once everything else succeeded: a failed ask (a model fault, a
-        prompt over the context window) writes nothing. Returns the stable ``hela ask --json`` object.
+        prompt over the context window) writes nothing. A due auto-consolidation runs before returning
+        unless ``consolidate=False``: the caller then shows the answer first and calls
+        :meth:`maybe_consolidate` itself (what ``hela ask`` does). Returns the stable ``hela ask --json``
+        object.
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
@@ -138,7 +141,8 @@ class Memory:
             step = learn_from(self.store, self.store.require_space(space), [m["id"] for m in res.memories],
                               self.config, when=time.time())
             timings["learn"] = (time.perf_counter() - t2) * 1000
-        consolidation = self.maybe_consolidate(space) if llm and learn and res.memories else None
+        consolidation = (self.maybe_consolidate(space)
+                         if consolidate and llm and learn and res.memories else None)
         if consolidation is not None:
             timings["consolidate"] = consolidation.get("seconds", 0.0) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000

@@ -93,3 +93,30 @@ def test_markup_and_ansi_are_shown_verbatim(cli_env, tmp_path):
     assert "\x1b" not in res.stdout and "\\x1b[31mansi" in res.stdout
     js = json.loads(run("ask", "DROP TABLE red", "--space", "evil", "--no-llm", "--json").stdout)
     assert js["memories"][0]["text"] == evil
+
+
+def test_ask_prints_the_answer_before_a_due_consolidation(cli_env, monkeypatch):
+    import hela_cli.cli as cli_mod
+    from hela_cli.memory import Memory
+
+    run("ingest", str(SAMPLE / "conversation.json"))
+    events = []
+    real_print_json = cli_mod.print_json
+    monkeypatch.setattr(cli_mod, "print_json", lambda obj: (events.append("printed"), real_print_json(obj)))
+
+    def fake_consolidate(self, space):
+        events.append(("consolidated", space))
+        return {"distilled": 2, "seconds": 3.0}
+
+    monkeypatch.setattr(Memory, "maybe_consolidate", fake_consolidate)
+    res = run("ask", "What is the name of Jonas's dog?", "--space", "demo", "--json")
+    assert events == ["printed", ("consolidated", "demo")]
+    out = json.loads(res.stdout)
+    assert out["answer"] and out["consolidation"] is None
+    events.clear()
+    res = run("ask", "What is the name of Jonas's dog?", "--space", "demo")
+    assert events == [("consolidated", "demo")] and "consolidated 2 hub(s)" in res.stderr
+    events.clear()
+    run("ask", "What is the name of Jonas's dog?", "--space", "demo", "--no-learn")
+    run("ask", "What is the name of Jonas's dog?", "--space", "demo", "--no-llm")
+    assert events == []
