@@ -69,7 +69,8 @@ class Memory:
         if self._chat is None:
             path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat")
             self._chat = LlamaChat(path, mid, n_ctx=self.config.models.chat_ctx,
-                                   n_threads=self.config.models.n_threads)
+                                   n_threads=self.config.models.n_threads,
+                                   flash_attn=self.config.models.chat_flash_attn)
         return self._chat
 
     def count_tokens(self, text: str) -> int:

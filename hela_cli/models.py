@@ -302,7 +302,8 @@ class LlamaEmbedder:
 class LlamaChat:
     """A chat GGUF through llama.cpp's chat template; optional JSON-schema-constrained output."""
 
-    def __init__(self, path: str | Path, model_id: str | None = None, n_ctx: int = 4096, n_threads: int = 0):
+    def __init__(self, path: str | Path, model_id: str | None = None, n_ctx: int = 4096, n_threads: int = 0,
+                 flash_attn: bool = True):
         path = Path(path)
         meta = check_gguf(path)
         arch = meta.get("general.architecture", "?")
@@ -311,7 +312,8 @@ class LlamaChat:
         self.path = path
         self.model_id = model_id or f"file:{path.name}"
         self.n_ctx = n_ctx
-        self._llm = _load_llama(path, n_ctx=n_ctx, n_threads=_n_threads(n_threads), n_batch=512)
+        self._llm = _load_llama(path, n_ctx=n_ctx, n_threads=_n_threads(n_threads), n_batch=512,
+                                flash_attn=flash_attn)
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=True))

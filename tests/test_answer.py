@@ -36,3 +36,17 @@ def test_prompt_a2_shape():
     assert "<USER CHARACTERISTICS>" in body and "- Maya: likes maps" in body
     assert "confidence" not in body
     assert format_date(1689379200.0) == "15 July 2023"
+
+
+@pytest.mark.parametrize("flash", [True, False])
+def test_chat_flash_attention_setting(embedder, model_dir_path, flash):
+    import llama_cpp
+
+    cfg = Config()
+    cfg.models.dir = str(model_dir_path)
+    cfg.models.chat_flash_attn = flash
+    with Memory(cfg, store=Store.memory(), embedder=embedder) as m:
+        m.ingest([SAMPLE / "conversation.json"])
+        want = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        assert m.chat._llm.context_params.flash_attn_type == want
+        assert "tofu" in m.ask("What is the name of Jonas's dog?", "demo")["answer"].lower()
