@@ -35,6 +35,7 @@ import copy
 import json
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -450,8 +451,8 @@ def _repetitive(text: str) -> bool:
     if re.search(r"(.{2,12}?)\1{4,}", text):  # "x.json.json.json.json.json"
         return True
     # a phrase said over and over: "You can't live without family. You can't live without family. ..."
-    grams = [" ".join(words[i:i + 4]) for i in range(len(words) - 3)]
-    return bool(grams) and max(grams.count(g) for g in set(grams)) >= 3
+    grams = Counter(" ".join(words[i:i + 4]) for i in range(len(words) - 3))
+    return bool(grams) and max(grams.values()) >= 3
 
 
 def validate_distillation(obj: Mapping[str, Any], turns: Mapping[int, Mapping[str, Any]],

@@ -777,9 +777,16 @@ class Store:
             rows = self.db.execute(f"SELECT {cols} FROM semantic WHERE space_id=? ORDER BY id", (space_id,)).fetchall()
         names = [c.strip() for c in cols.split(",")]
         out = [dict(zip(names, r)) for r in rows]
+        evidence: dict[int, list[int]] = {rec["id"]: [] for rec in out}
+        found = list(evidence)
+        for i in range(0, len(found), 500):  # one query per 500 records, not one per record
+            chunk = found[i:i + 500]
+            for sid, nid in self.db.execute(
+                    f"SELECT semantic_id, node_id FROM semantic_evidence WHERE semantic_id IN "
+                    f"({','.join('?' * len(chunk))}) ORDER BY node_id", chunk):
+                evidence[sid].append(nid)
         for rec in out:
-            rec["evidence"] = [r[0] for r in self.db.execute(
-                "SELECT node_id FROM semantic_evidence WHERE semantic_id=? ORDER BY node_id", (rec["id"],))]
+            rec["evidence"] = evidence[rec["id"]]
         return out
 
     def semantic_citing(self, node_id: int) -> list[int]:
