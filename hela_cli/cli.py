@@ -301,36 +301,34 @@ def ask(
     st = _state(ctx)
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
     with mem:
+        # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=False if no_learn else None,
-                      consolidate=False)
-        _print_answer(res, json_out, explain, no_llm)
-        if not no_llm and not no_learn and res["memories"]:
-            # a due auto-consolidation (minutes with a small CPU model) runs after the answer is out
-            sys.stdout.flush()
-            rep = mem.maybe_consolidate(space)
-            if rep is not None and rep.get("error"):
-                err_console.print(text(f"warning: auto-consolidation failed: {rep['error']}"), style="yellow",
-                                  soft_wrap=True)
-            elif rep is not None and not json_out and rep.get("distilled"):
-                err_console.print(text(f"consolidated {rep['distilled']} hub(s) into semantic records "
-                                       f"in {rep.get('seconds', 0):.0f} s"), style="dim")
+                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm))
+    rep = res["consolidation"]
+    if rep is not None and rep.get("error"):
+        err_console.print(text(f"warning: auto-consolidation failed: {rep['error']}"), style="yellow",
+                          soft_wrap=True)
+    elif rep is not None and not json_out and rep.get("distilled"):
+        err_console.print(text(f"consolidated {rep['distilled']} hub(s) into semantic records "
+                               f"in {rep.get('seconds', 0):.0f} s"), style="dim")
 
 
 def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool) -> None:
     if json_out:
         print_json(res)
-        return
-    if explain:
-        from hela_cli.explain import render_explain
-
-        render_explain(res)
-    if no_llm:
-        console.print(text(res["context"]), soft_wrap=True)  # verbatim: no wrapping inserted
     else:
-        console.print(text(res["answer"] or ""), style="bold", soft_wrap=True)
-    if explain or no_llm:
-        console.print(text(f"{len(res['memories'])} memories, {res['context_tokens']} context tokens, "
-                           f"{res['timings_ms']['total']:.0f} ms"), style="dim")
+        if explain:
+            from hela_cli.explain import render_explain
+
+            render_explain(res)
+        if no_llm:
+            console.print(text(res["context"]), soft_wrap=True)  # verbatim: no wrapping inserted
+        else:
+            console.print(text(res["answer"] or ""), style="bold", soft_wrap=True)
+        if explain or no_llm:
+            console.print(text(f"{len(res['memories'])} memories, {res['context_tokens']} context tokens, "
+                               f"{res['timings_ms']['total']:.0f} ms"), style="dim")
+    sys.stdout.flush()  # out before a consolidation that may follow in this process
 
 
 # ----------------------------------------------------------------------------------- bench (cli_bench.py)

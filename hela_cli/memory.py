@@ -111,14 +111,16 @@ class Memory:
         return retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn)
 
     def ask(self, question: str, space: str, *, now: float | None = None, llm: bool = True,
-            learn: bool | None = None, consolidate: bool = True) -> dict[str, Any]:
-        """Retrieve, answer with the chat model using prompt A.2, then learn (Eq.1).
+            learn: bool | None = None,
+            on_answer: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+        """Retrieve, answer with the chat model using prompt A.2, then learn (Eq.1), then run a due
+        auto-consolidation.
 
         Learning is applied only once everything else succeeded: a failed ask (a model fault, a
-        prompt over the context window) writes nothing. A due auto-consolidation runs before returning
-        unless ``consolidate=False``: the caller then shows the answer first and calls
-        :meth:`maybe_consolidate` itself (what ``hela ask`` does). Returns the stable ``hela ask --json``
-        object.
+        prompt over the context window) writes nothing. ``on_answer`` gets the result as soon as the
+        answer is learnt from, before a due consolidation (which can take a minute on a CPU) runs: ``hela
+        ask`` prints it there. Returns the stable ``hela ask --json`` object, with ``consolidation`` filled
+        in.
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
@@ -142,12 +144,8 @@ class Memory:
             step = learn_from(self.store, self.store.require_space(space), [m["id"] for m in res.memories],
                               self.config, when=time.time())
             timings["learn"] = (time.perf_counter() - t2) * 1000
-        consolidation = (self.maybe_consolidate(space)
-                         if consolidate and llm and learn and res.memories else None)
-        if consolidation is not None:
-            timings["consolidate"] = consolidation.get("seconds", 0.0) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
-        return {
+        result = {
             "question": question,
             "space": space,
             "answer": answer,
@@ -159,8 +157,17 @@ class Memory:
             "now": res.now,
             "step": step,
             "timings_ms": {k: round(v, 2) for k, v in timings.items()},
-            "consolidation": consolidation,
+            "consolidation": None,
         }
+        if on_answer is not None:
+            on_answer(result)
+        if llm and learn and res.memories:
+            result["consolidation"] = consolidation = self.maybe_consolidate(space)
+            if consolidation is not None:
+                timings["consolidate"] = consolidation.get("seconds", 0.0) * 1000
+                timings["total"] = (time.perf_counter() - t0) * 1000
+                result["timings_ms"] = {k: round(v, 2) for k, v in timings.items()}
+        return result
 
     # ---------------------------------------------------------------- consolidation / forgetting
     def _existing_space(self, space: str) -> Any:
