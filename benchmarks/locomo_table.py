@@ -46,6 +46,11 @@ def qa_table(s: dict) -> str:
     return "\n".join(out)
 
 
+def _mean(records: list[dict], key: str) -> float | None:
+    vals = [r[key] for r in records if r.get(key) is not None]  # recall is None without gold evidence
+    return sum(vals) / len(vals) if vals else None
+
+
 def semantic_split_table(records: list[dict]) -> str:
     """Answer scores (categories 1-4) of questions answered with and without semantic records in context."""
     head = ["semantic records in context", "n", "A-Mem F1", "BLEU-1", "LoCoMo F1", "recall", "median answer s"]
@@ -55,14 +60,10 @@ def semantic_split_table(records: list[dict]) -> str:
                          ("1 or more", [r for r in qa if r.get("semantic")])):
         if not group:
             continue
-        def mean(key: str, group: list[dict] = group) -> float | None:
-            vals = [r[key] for r in group if r.get(key) is not None]
-            return sum(vals) / len(vals) if vals else None
-
         gen = sorted(r["generate_ms"] for r in group if r.get("generate_ms") is not None)
         med = f"{gen[len(gen) // 2] / 1000:.1f}" if gen else "-"
-        out.append(f"| {label} | {len(group)} | {pct(mean('amem_f1'))} | {pct(mean('amem_bleu1'))} | "
-                   f"{pct(mean('locomo_f1'))} | {pct(mean('recall'))} | {med} |")
+        out.append(f"| {label} | {len(group)} | {pct(_mean(group, 'amem_f1'))} | {pct(_mean(group, 'amem_bleu1'))} | "
+                   f"{pct(_mean(group, 'locomo_f1'))} | {pct(_mean(group, 'recall'))} | {med} |")
     return "\n".join(out)
 
 
