@@ -181,7 +181,7 @@ def latency(path: Path, data: Synthetic, cfg: Config, queries: int, vector_cache
 
 def index_recall(path: Path, data: Synthetic, queries: int, k: int = 100) -> dict[str, Any] | None:
     """recall@k of the in-process index against sqlite-vec's exact KNN (quantized sizes only)."""
-    from hela_cli.vector_index import EXACT_LIMIT
+    from hela_cli.store.vector_index import EXACT_LIMIT
 
     if data.n <= EXACT_LIMIT:
         return None

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from hela_cli.cli import app
-from hela_cli.render import clean
+from hela_cli.cli.render import clean
 from hela_cli.store import Store
 from tests.reliability import build_base_db, db_state, file_digest, messages_file, one_line
 from tests.test_formats import BAD, write
@@ -404,7 +404,7 @@ def test_hostile_text_is_stored_and_shown_verbatim(db, tmp_path):
 def test_closed_pipe_is_quiet(db, monkeypatch):
     """`hela spaces --json | head -1`: the reader goes away while hela writes; hela stops quietly (click's
     broken-pipe exit), not with an "unexpected error" line."""
-    import hela_cli.cli as cli
+    import hela_cli.cli.commands as cli
 
     def broken(*_a, **_k):
         raise BrokenPipeError(32, "Broken pipe")

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 
 from hela_cli.cli import app
 from hela_cli.errors import ModelError
-from hela_cli.models import DEFAULT_MODELS, check_gguf
+from hela_cli.gguf import check_gguf
+from hela_cli.models import DEFAULT_MODELS
 from hela_cli.store import Store
 from tests.conftest import MODEL_DIR
 from tests.reliability import build_base_db, db_state, file_digest, hela, hela_env, messages_file, one_line
@@ -60,7 +61,7 @@ def bad_models(tmp_path_factory) -> dict[str, Path]:
     put("not-gguf", b"this is a text file, not a model\n" * 100)
     put("chat-half", chat[: len(chat) // 2])
     # header intact, weights destroyed: the first tensor (token embeddings) all 0xFF (f16 NaN)
-    from hela_cli.models import _scan_gguf
+    from hela_cli.gguf import _scan_gguf
 
     _, tensors, start = _scan_gguf(emb, len(emb))
     nan = bytearray(emb)

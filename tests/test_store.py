@@ -115,7 +115,7 @@ def test_global_decay_is_o1_and_reinforcement_rewrites(store):
 
 
 def test_rebase_keeps_weights(store, monkeypatch):
-    import hela_cli.store as st
+    import hela_cli.store.edges as st
 
     monkeypatch.setattr(st, "REBASE_EXPONENT", 5)
     sp = store.ensure_space("a")
@@ -163,7 +163,7 @@ def test_unknown_space_message(store):
 def test_upgrade_from_0003(tmp_path, monkeypatch):
     """A database written by the 0003 schema (vectors only in vec0, FTS with a space column) is upgraded
     on open: vectors copied into node_emb, FTS rebuilt with space-scoped terms, nothing lost."""
-    import hela_cli.store as store_mod
+    import hela_cli.store.connection as store_mod
 
     path = tmp_path / "old.db"
     vecs = _vecs(5)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from hela_cli.store import Store
-from hela_cli.vector_index import VectorIndex
+from hela_cli.store.vector_index import VectorIndex
 
 
 def _unit(n, dim=32, seed=0):
@@ -88,7 +88,7 @@ def _filled_store(path, n, seed, vector_cache=False):
 
 
 def test_store_quantized_index_returns_exact_cosines(tmp_path, monkeypatch):
-    import hela_cli.vector_index as vi
+    import hela_cli.store.vector_index as vi
 
     monkeypatch.setattr(vi, "EXACT_LIMIT", 10)
     s, sp, vecs, ids = _filled_store(tmp_path / "q.db", 60, seed=3, vector_cache=True)
@@ -103,7 +103,7 @@ def test_store_quantized_index_returns_exact_cosines(tmp_path, monkeypatch):
 
 
 def test_small_spaces_use_the_exact_index_and_large_ones_sqlite_vec(tmp_path, monkeypatch):
-    import hela_cli.vector_index as vi
+    import hela_cli.store.vector_index as vi
 
     s, sp, vecs, ids = _filled_store(tmp_path / "auto.db", 40, seed=4)  # vector_cache off
     q = vecs[11]

