@@ -392,6 +392,24 @@ def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool) -> Non
     sys.stdout.flush()  # out before a consolidation that may follow in this process
 
 
+# ----------------------------------------------------------------------------------- mcp
+@app.command()
+def mcp(
+    ctx: typer.Context,
+    db: Optional[str] = typer.Option(None, "--db", metavar="PATH", help="Database file (as the global --db; "
+                                     "either place works)."),
+    config: Optional[str] = typer.Option(None, "--config", metavar="PATH", help="YAML config file (as the "
+                                         "global --config)."),
+) -> None:
+    """Run the MCP server on stdio (tools: remember, recall, ask, forget, spaces, hubs)."""
+    from hela_cli.mcp_server import serve
+
+    st = _state(ctx)
+    st.db = db or st.db
+    st.config_path = config or st.config_path
+    serve(st.config())
+
+
 # ----------------------------------------------------------------------------------- bench (cli_bench.py)
 from hela_cli.cli.bench_cmd import bench_app  # noqa: E402
 
