@@ -58,8 +58,8 @@ def _memory_out(m: dict[str, Any], explain: bool = False) -> dict[str, Any]:
     out = {"id": m["id"], "source_id": m["source_id"], "date": _date(m["timestamp"]), "speaker": m["speaker"],
            "text": m["text"], "session": m["session"], "score": round(m["score"], 6), "path": m["path"]}
     if explain:
-        out.update({k: (round(m[k], 6) if isinstance(m[k], float) else m[k])
-                    for k in ("base_score", "cos", "keyword", "time_factor", "spread_bonus", "spread_from")})
+        out.update({k: round(m[k], 6) for k in ("base_score", "cos", "keyword", "time_factor", "spread_bonus")})
+        out["spread_from"] = [{"id": s["id"], "contribution": round(s["contribution"], 6)} for s in m["spread_from"]]
     return out
 
 
