@@ -243,8 +243,20 @@ def build_server(config: Config) -> Any:
 
 
 def serve(config: Config) -> None:
-    """Run the server on stdin/stdout until the client closes it."""
+    """Run the server on stdin/stdout until the client closes it (or Ctrl-C: exit 130 at once; the SDK's
+    stdin reader thread would otherwise keep the process alive until the next input line)."""
+    import os
+    import signal
+    import sys
+
     server = build_server(config)
+
+    def interrupted(signum: int, frame: Any) -> None:
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
+        os._exit(130)  # like a crash for the database: WAL keeps it whole
+
+    signal.signal(signal.SIGINT, interrupted)
     try:
         server.run("stdio")
     finally:
