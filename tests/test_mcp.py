@@ -26,8 +26,25 @@ TURNS = [
 ]
 
 
+# `hela mcp` under an audit hook that records any network use (the SDK brings HTTP transports along; the
+# stdio server must never open a socket)
+NET_TRAP = """import sys
+LOG = sys.argv[1]
+EVENTS = ("socket.connect", "socket.bind", "socket.getaddrinfo", "socket.gethostbyname", "socket.sendto")
+def hook(event, args):
+    if event in EVENTS:
+        with open(LOG, "a") as f:
+            f.write(f"{event} {args!r}\\n")
+sys.addaudithook(hook)
+sys.argv = ["hela", *sys.argv[2:]]
+from hela_cli.cli import main
+main()
+"""
+
+
 def _params(tmp: Path, db: Path, *extra: str, **env: str) -> StdioServerParameters:
-    return StdioServerParameters(command=PY, args=["-m", "hela_cli", "mcp", "--db", str(db), *extra],
+    return StdioServerParameters(command=PY, args=["-c", NET_TRAP, str(tmp / "network.log"), "mcp", "--db", str(db),
+                                                   *extra],
                                  env=hela_env(tmp, None, HELA_MODELS_N_THREADS="2", **env), cwd=str(REPO))
 
 
@@ -111,6 +128,7 @@ def test_mcp_session(tmp_path):
     anyio.run(main)
     errlog.close()
     assert "Traceback" not in (tmp_path / "server.err").read_text()
+    assert not (tmp_path / "network.log").exists()
 
 
 def test_mcp_model_fault_is_a_tool_error(tmp_path):
@@ -132,3 +150,14 @@ def test_mcp_model_fault_is_a_tool_error(tmp_path):
     errlog.close()
     assert not db.exists()
     assert "Traceback" not in (tmp_path / "server.err").read_text()
+
+
+def test_network_trap_fires(tmp_path):
+    """Control for the trap above: the same hook records a name lookup."""
+    import subprocess
+
+    code = NET_TRAP.replace("from hela_cli.cli import main\nmain()\n",
+                            "import socket\ntry:\n    socket.getaddrinfo('localhost', 80)\nexcept OSError:\n    pass\n")
+    assert code != NET_TRAP
+    subprocess.run([PY, "-c", code, str(tmp_path / "network.log")], check=True, timeout=60)
+    assert (tmp_path / "network.log").read_text().startswith("socket.getaddrinfo")
