@@ -161,3 +161,44 @@ def test_network_trap_fires(tmp_path):
     assert code != NET_TRAP
     subprocess.run([PY, "-c", code, str(tmp_path / "network.log")], check=True, timeout=60)
     assert (tmp_path / "network.log").read_text().startswith("socket.getaddrinfo")
+
+
+def test_ask_answers_before_a_due_consolidation(tmp_path, embedder, chat, monkeypatch):
+    """A due auto-consolidation runs after the answer is sent (in-process SDK client); the next call waits
+    for it. The fake consolidation blocks until the test has the answer: if ask waited for it, the order
+    below would differ."""
+    import threading
+
+    from mcp import Client
+
+    from hela_cli.config import Config
+    from hela_cli.mcp_server import build_server
+    from hela_cli.memory import Memory
+
+    server = build_server(Config(db=str(tmp_path / "c.db")))
+    server.hela.memory._embedder, server.hela.memory._chat = embedder, chat
+    events: list[Any] = []
+    released = threading.Event()
+
+    def fake_consolidate(self: Memory, space: str) -> dict[str, Any] | None:
+        if not self.config.consolidation.auto:  # as the real one: not due when auto-consolidation is off
+            return None
+        events.append(("consolidated", space, released.wait(120)))
+        return {"error": "model fault in the fake", "seconds": 0.0}
+
+    monkeypatch.setattr(Memory, "maybe_consolidate", fake_consolidate)
+
+    async def main() -> None:
+        async with Client(server) as c:
+            assert not (await c.call_tool("remember", {"space": "s", "turns": TURNS})).is_error
+            res = await c.call_tool("ask", {"space": "s", "question": "What is the name of Alice's cat?"})
+            assert not res.is_error and res.structured_content["answer"]
+            events.append("answered")
+            released.set()
+            assert not (await c.call_tool("spaces", {})).is_error
+            events.append("next call")
+            await c.call_tool("ask", {"space": "s", "question": "Who runs a marathon?", "learn": False})
+            await c.call_tool("spaces", {})
+
+    anyio.run(main)
+    assert events == ["answered", ("consolidated", "s", True), "next call"]
