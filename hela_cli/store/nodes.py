@@ -34,7 +34,7 @@ class Nodes:
 
         Rows whose hash already exists in the space are skipped (returned id is -1).
         """
-        assert self._in_tx, "insert_nodes must run inside a transaction"
+        self.require_transaction("insert_nodes")
         ids: list[int] = []
         now = time.time()
         for row, vec in zip(rows, vectors):
@@ -126,7 +126,7 @@ class Nodes:
 
         Call inside a transaction.
         """
-        assert self._in_tx, "delete_nodes must run inside a transaction"
+        self.require_transaction("delete_nodes")
         if ids:
             q = ",".join("?" * len(ids))
             self.db.execute(f"UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id IN "

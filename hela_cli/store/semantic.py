@@ -19,7 +19,7 @@ class Semantic:
     def insert_semantic(self, space_id: int, kind: str, subject: str | None, text: str,
                         confidence: float | None, date: str | None, hub_id: int | None,
                         evidence: Sequence[int], vector: np.ndarray) -> int:
-        assert self._in_tx, "insert_semantic must run inside a transaction"
+        self.require_transaction("insert_semantic")
         now = time.time()
         cur = self.db.execute(
             "INSERT INTO semantic(space_id, kind, subject, text, confidence, date, hub_id, created_at, "
