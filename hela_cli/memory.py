@@ -160,6 +160,9 @@ class Memory:
             "timings_ms": {k: round(v, 2) for k, v in timings.items()},
             "consolidation": None,
         }
+        if self.config.answer.log and (llm or (learn and res.memories)):
+            self.store.log_ask(self.store.require_space(space).id, question, answer,
+                               [m["id"] for m in res.memories], step)
         if on_answer is not None:
             on_answer(result)
         if llm and learn and res.memories:

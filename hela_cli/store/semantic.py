@@ -87,6 +87,22 @@ class Semantic:
         self.sdb["hubs"].upsert({"node_id": node_id, "space_id": space_id, "cluster": json.dumps(list(cluster)),
                                  "distilled_step": step, "status": status}, pk="node_id")
 
+    # ---------------------------------------------------------------- the asks log
+    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int) -> int:
+        """Record one ask (``answer.log``), as `llm` logs prompts; returns its id."""
+        with self.transaction():
+            return self.sdb["asks"].insert({"space_id": space_id, "question": question, "answer": answer,
+                                            "memories": json.dumps(list(memories)), "step": step,
+                                            "created_at": time.time()}).last_pk
+
+    def asks(self, space_id: int, limit: int = 20) -> list[dict[str, Any]]:
+        """The space's most recent asks, newest first (``memories`` decoded)."""
+        rows = list(self.sdb["asks"].rows_where("space_id = ?", [space_id], order_by="created_at desc, id desc",
+                                                limit=limit))
+        for r in rows:
+            r["memories"] = json.loads(r["memories"])
+        return rows
+
     def set_consolidated_step(self, space_id: int, step: int) -> None:
         self.db.execute("UPDATE spaces SET consolidated_step=? WHERE id=?", (step, space_id))
 
