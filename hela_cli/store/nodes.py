@@ -96,9 +96,12 @@ class Nodes:
         return self.get_nodes([node_id]).get(node_id)
 
     def iter_nodes(self, space_id: int) -> Iterator[dict[str, Any]]:
-        for r in self.db.execute(f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE space_id=? ORDER BY ord",
-                                 (space_id,)):
-            yield _node(r)
+        """Every node of the space in conversation order, with every column of ``nodes`` (read from the
+        table itself, so export carries columns that later migrations add), ``keywords`` as a list."""
+        for row in self.sdb["nodes"].rows_where("space_id = ?", [space_id], order_by="ord"):
+            row.pop("created_at", None)
+            row["keywords"] = row["keywords"].split() if row["keywords"] else []
+            yield row
 
     def count_nodes(self, space_id: int) -> int:
         return self.db.execute("SELECT count(*) FROM nodes WHERE space_id=?", (space_id,)).fetchone()[0]
