@@ -60,7 +60,7 @@ def test_0_1_0_database_upgrades_in_place(tmp_path, embedder):
     with Store(path, progress=lines.append) as s:
         assert s.applied_migrations() == [name for name, _ in MIGRATIONS]
         assert s.integrity_problems() == []
-    assert any("0006_asks_log" in line for line in lines)  # an upgrade of a file with memories reports
+    assert any("0006_asks_log_memories_view" in line for line in lines)  # an upgrade of a file with memories reports
     after = _snapshot(path)
     after["meta"] = [r for r in after["meta"] if r[0] != "schema_version"]
     before["meta"] = [r for r in before["meta"] if r[0] != "schema_version"]
@@ -106,6 +106,11 @@ def test_sqlite_utils_cli_reads_a_hela_database(tmp_path):
     counts = {t["table"]: t["count"] for t in json.loads(res.stdout)}
     assert counts["nodes"] == 95 and counts["edges"] == 417 and counts["node_vec"] == 95
     assert counts["_sqlite_migrations"] == len(MIGRATIONS)
+    res = subprocess.run([*cli, "rows", str(path), "memories", "--limit", "1"], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    row = json.loads(res.stdout)[0]
+    assert row["space"] == "demo" and row["speaker"] == first[1]["speaker"] and row["text"] == first[1]["text"]
 
 
 def test_nested_transaction_failure_leaves_nothing(tmp_path):

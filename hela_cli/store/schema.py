@@ -156,9 +156,15 @@ def _m5_fts_space_terms(db: "Database") -> None:
 
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
 
-def _m6_asks_log(db: "Database") -> None:
+def _m6_asks_log_memories_view(db: "Database") -> None:
     # the asks table (0002) becomes a log of asks, as `llm` logs prompts: read newest first per space
     db["asks"].create_index(["space_id", "created_at"], index_name="asks_space_created")
+    # a readable view for people browsing the file (`sqlite-utils rows hela.db memories`, Datasette)
+    db.create_view("memories", """
+        SELECT n.id, s.name AS space, n.ord, n.session, n.time_str, datetime(n.ts, 'unixepoch') AS time_utc,
+               n.speaker, n.text, n.source_id, n.access_count,
+               (SELECT count(*) FROM edges e WHERE e.a = n.id OR e.b = n.id) AS edges
+        FROM nodes n JOIN spaces s ON s.id = n.space_id""")
 
 
 MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
@@ -167,7 +173,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0003_nodes_version", _m3_nodes_version),
     ("0004_node_emb", _m4_node_emb),
     ("0005_fts_space_terms", _m5_fts_space_terms),
-    ("0006_asks_log", _m6_asks_log),
+    ("0006_asks_log_memories_view", _m6_asks_log_memories_view),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
