@@ -22,6 +22,17 @@ SAMPLE = REPO / "sample_data"
 MODEL_DIR = Path(os.environ.get("HELA_TEST_MODEL_DIR") or model_dir(os.environ.get("HELA_MODELS_DIR", "")))
 
 
+MODEL_FIXTURES = {"embedder", "chat", "model_dir_path", "cli_env"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that load the real default models are marked ``model`` (they still run in CI);
+    ``pytest -m "not model"`` runs the pure-logic rest in seconds, without model files."""
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.model)
+
+
 def _model_path(alias: str) -> Path:
     path = MODEL_DIR / DEFAULT_MODELS[alias].filename
     if not path.exists():
