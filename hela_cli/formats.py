@@ -1,4 +1,4 @@
-"""Conversation file parsers: LoCoMo, LongMemEval, chat messages, plain text.
+"""Conversation file parsers: LoCoMo, LongMemEval, chat messages, plain text, chat exports.
 
 ``parse_file(path, fmt="auto")`` returns a list of :class:`Conversation`; every
 problem with the input raises :class:`hela_cli.errors.InputError` with a single
@@ -61,6 +61,10 @@ Formats
     number, 1-based turn within the session), like LoCoMo dia_ids; session
     ids are ``session_N``. One Conversation, ``name = None``.
 
+``chatgpt``, ``claude``, ``whatsapp``
+    Chat exports people already have (ChatGPT and Claude.ai ``conversations.json``, WhatsApp
+    "export chat" ``.txt``): parsed by :mod:`hela_cli.exports`, whose docstring describes them.
+
 Dates
 -----
 All timestamps are UTC epoch seconds; dates without a zone are taken as UTC.
@@ -77,9 +81,12 @@ parsing is deterministic.
 
 Detection (``auto``)
 --------------------
-``.jsonl`` / ``.ndjson`` files are messages. Otherwise, when the first
+``.jsonl`` / ``.ndjson`` files are messages. A file whose first non-blank
+line is a WhatsApp message line (``[08/05/2023, 13:56:12] Ann: hi``,
+``08/05/23, 13:56 - Ann: hi``) is whatsapp. Otherwise, when the first
 non-blank character is ``[`` or ``{`` the file is JSON: objects with
 ``conversation`` are locomo, with ``haystack_sessions`` longmemeval, with
+``mapping`` chatgpt, with ``chat_messages`` claude, with
 ``role``/``content`` messages; if the whole file is not valid JSON but the first
 non-blank line is a JSON object it is JSONL messages, else the JSON error is
 reported. Anything else is text.
@@ -106,7 +113,7 @@ __all__ = [
     "parse_date",
 ]
 
-FORMATS = ("auto", "locomo", "longmemeval", "messages", "text")
+FORMATS = ("auto", "locomo", "longmemeval", "messages", "text", "chatgpt", "claude", "whatsapp")
 
 CAPTION_TEMPLATE = " [shares an image: {}]"
 
@@ -128,6 +135,7 @@ class Conversation:
     turns: list[Turn]  # in conversation order
     source: str  # file path it came from
     qa: list[dict] = field(default_factory=list)  # LoCoMo qa list if present, else []
+    title: str | None = None  # a chat export's conversation title (chatgpt, claude), else None
 
 
 # --------------------------------------------------------------------------- errors
@@ -279,6 +287,10 @@ def _shape_of(obj: Any) -> str | None:
                 return "locomo"
             if "haystack_sessions" in it:
                 return "longmemeval"
+            if "mapping" in it:
+                return "chatgpt"
+            if "chat_messages" in it:
+                return "claude"
             if "role" in it or "content" in it:
                 return "messages"
             return None
@@ -289,6 +301,10 @@ def _sniff(text: str, name: str) -> tuple[str, Any, bool]:
     """(format, parsed JSON or None, parsed-ok flag)."""
     if name.lower().endswith(_JSONL_SUFFIXES):
         return "messages", None, False
+    from hela_cli.exports import is_whatsapp
+
+    if is_whatsapp(text):
+        return "whatsapp", None, False
     stripped = text.lstrip()
     if stripped[:1] not in ("[", "{"):
         return "text", None, False
@@ -314,7 +330,8 @@ def _sniff(text: str, name: str) -> tuple[str, Any, bool]:
                 keys = ", ".join(sorted(map(str, first))[:6]) or "no keys"
                 what = (
                     f"cannot tell the format: object has {keys}; expected 'conversation' (locomo), "
-                    "'haystack_sessions' (longmemeval) or 'role'/'content' (messages)"
+                    "'haystack_sessions' (longmemeval), 'mapping' (chatgpt), 'chat_messages' (claude) "
+                    "or 'role'/'content' (messages)"
                 )
             else:
                 what = f"expected an array of objects, got an array of {_type_name(first)}s"
@@ -324,7 +341,7 @@ def _sniff(text: str, name: str) -> tuple[str, Any, bool]:
 
 
 def detect_format(path: str | Path) -> str:
-    """The format ``parse_file(path, "auto")`` would use: locomo, longmemeval, messages or text."""
+    """The format ``parse_file(path, "auto")`` would use (one of :data:`FORMATS` but ``auto``)."""
     text = _read_text(path)
     return _sniff(text, str(path))[0]
 
@@ -741,6 +758,8 @@ def _parse_text(text: str, name: str) -> list[Conversation]:
 
 def parse_file(path: str | Path, fmt: str = "auto") -> list[Conversation]:
     """Parse a conversation file. Raises InputError("FILE: PLACE: what") on any bad input."""
+    from hela_cli import exports  # imports this module's helpers; loaded on first use
+
     name = str(path)
     if fmt not in FORMATS:
         raise _error(name, None, f"unknown format {_show(fmt)}; expected one of {', '.join(FORMATS)}")
@@ -754,10 +773,16 @@ def parse_file(path: str | Path, fmt: str = "auto") -> list[Conversation]:
             return _parse_text(text, name)
         if fmt == "messages":
             return _parse_messages_text(text, name, parsed, ok)
+        if fmt == "whatsapp":
+            return exports.parse_whatsapp(text, name)
         if not ok:
             parsed = _loads(text, name)
         if fmt == "locomo":
             return _parse_locomo(parsed, name)
+        if fmt == "chatgpt":
+            return exports.parse_chatgpt(parsed, name)
+        if fmt == "claude":
+            return exports.parse_claude(parsed, name)
         return _parse_longmemeval(parsed, name)
     except _Bad as b:
         raise _error(name, b.place, b.what) from None
