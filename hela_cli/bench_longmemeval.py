@@ -357,12 +357,14 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
                 info["ingest"] = "cache"
             else:
                 if progress:
-                    progress(n_done, total, f"{item.qid}: ingest {len(item.conv.turns)} turns")
+                    progress(n_done, total, f"{item.qid}: ingest 0/{len(item.conv.turns)} turns")
                 target = Path(tmp_root) / "ingest.db"
                 store = Store(target, vector_cache=cfg.retrieval.vector_cache)
                 try:
                     t0 = time.perf_counter()
-                    ingest_conversations(store, emb, [item.conv], cfg, space=item.qid)
+                    ingest_conversations(store, emb, [item.conv], cfg, space=item.qid, progress=(
+                        (lambda d, t: progress(n_done, total, f"{item.qid}: ingest {d}/{t} turns"))
+                        if progress else None))
                     dt = time.perf_counter() - t0
                 finally:
                     store.close()
