@@ -291,3 +291,13 @@ def test_cli_errors(cli_env, tmp_path):
     locomo = _write(tmp_path, [{"sample_id": "x", "conversation": {}}], "locomo.json")
     bad = runner.invoke(app, ["bench", "longmemeval", str(locomo), "--retrieval-only"])
     assert bad.exit_code != 0 and "locomo.json" in bad.output and "Traceback" not in bad.output
+
+
+def test_paper_longmemeval_config_maps_appendix_d():
+    from hela_cli.config import load_config
+
+    c = load_config(Path(__file__).resolve().parents[1] / "benchmarks" / "configs" / "paper-longmemeval.yaml",
+                    env={})
+    r = c.retrieval
+    assert (r.k, r.m, r.semantic_k, r.theta, r.alpha) == (15, 3, 5, 0.4, 0.7)
+    assert r.time_decay and r.beta == 0.1 and c.ingest.context_window == 0
