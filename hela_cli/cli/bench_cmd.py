@@ -241,8 +241,8 @@ def bench_longmemeval(
                                            "question type (dataset order; --limit applies after)."),
     retrieval_only: bool = typer.Option(False, "--retrieval-only", help="No answers: session / turn recall and "
                                         "context tokens only (fast)."),
-    variant: str = typer.Option("full", "--variant", help=VARIANT_HELP + "; several separated by commas run on "
-                                "one ingest per item"),
+    variant: str = typer.Option("full", "--variant", help="One or more of " + VARIANT_HELP.replace("|", ", ")
+                                + ", separated by commas (all run on one ingest per item)."),
     k: Optional[int] = typer.Option(None, "--k", min=1, max=200, help="Top-k by base activation (default 10); "
                                     "baselines get k+m memories."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write the summary JSON to this file."),
