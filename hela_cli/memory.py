@@ -98,6 +98,52 @@ class Memory:
         embedder = self.embedder  # a model fault is reported before the database is touched
         return ingest_conversations(self.store, embedder, convs, self.config, space, progress)
 
+    def add(self, space: str, text: str, *, speaker: str | None = None, time: Any = None,
+            session: str | None = None, source_id: str | None = None, role: str | None = None) -> int:
+        """Remember one turn now (``hela add``); returns its node id.
+
+        The turn is stored exactly as ingest stores one (embedding of the turn with its preceding turn
+        of the session, keywords, FTS row) and linked to the newest earlier turn of its session.
+
+        * ``speaker``: who said it (default ``role``, else ``"user"``).
+        * ``time``: when (a date string, epoch seconds or a ``datetime``; no zone means UTC); default the
+          wall clock now. The space's "now" for retrieval stays its newest memory.
+        * ``session``: the session id; without one the turn joins the session of the space's newest turn
+          when it is at most :data:`hela_cli.ingest.SESSION_GAP_HOURS` hours from it, else starts a new one.
+        * ``source_id``: makes the write idempotent: if the space already holds a turn with this id,
+          nothing is added and that turn's id is returned. Without it, the same text twice is two memories.
+
+        The space is created if needed. Raises :class:`~hela_cli.errors.InputError` for bad input (nothing
+        written).
+        """
+        turn = {"text": text, "speaker": speaker, "role": role, "time": time, "session": session,
+                "id": source_id}
+        return self.add_batch(space, [turn])["ids"][0]
+
+    def add_many(self, space: str, turns: Sequence[Any]) -> list[int]:
+        """Remember several turns in order, all or nothing (one write transaction); returns one node id per
+        turn (for a duplicate source id, the id of the turn already stored). A turn is a mapping with
+        ``text`` (or ``content``) and optional ``speaker`` (or ``role``), ``time``, ``session``, ``id``
+        (or ``source_id``), with the meaning they have in :meth:`add`."""
+        return self.add_batch(space, turns)["ids"]
+
+    def add_batch(self, space: str, turns: Sequence[Any]) -> dict[str, Any]:
+        """:meth:`add_many` with the full report: ``{"space", "added": [new ids], "skipped": [{"id",
+        "source_id"}], "ids": [id per turn], "seconds"}``. ``turns`` are mappings (validated here, an error
+        names ``turn N``) or :class:`~hela_cli.formats.Turn` objects from
+        :func:`hela_cli.ingest.turn_from_mapping`."""
+        from hela_cli.formats import Turn
+        from hela_cli.ingest import add_turns, turn_from_mapping
+
+        if isinstance(turns, (str, bytes)) or not isinstance(turns, Sequence):
+            raise HelaError("turns must be a list of turns", 2)
+        checked = [t if isinstance(t, Turn) else turn_from_mapping(t, f"turn {i + 1}") for i, t in enumerate(turns)]
+        if not checked:
+            raise HelaError("no turns to add", 2)
+        Store.check_space_name(space)
+        embedder = self.embedder  # a model fault is reported before the database is touched
+        return add_turns(self.store, embedder, space, checked, self.config)
+
     def _check_embedder(self) -> None:
         info = self.store.embedder_info()
         if info is not None:

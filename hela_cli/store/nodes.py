@@ -17,6 +17,25 @@ class Nodes:
         return dict(self.select_in("SELECT hash, id FROM nodes WHERE space_id=? AND hash IN ({ids})",
                                    list(hashes), (space_id,)))
 
+    def ids_by_source(self, space_id: int, source_ids: Iterable[str]) -> dict[str, int]:
+        """``{source_id: node_id}`` for the given source ids already stored in the space (``hela add --id``)."""
+        ids = list(dict.fromkeys(source_ids))
+        found: dict[str, int] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            q = ",".join("?" * len(chunk))
+            for sid, nid in self.db.execute(f"SELECT source_id, min(id) FROM nodes WHERE space_id=? AND "
+                                            f"source_id IN ({q}) GROUP BY source_id", (space_id, *chunk)):
+                found[sid] = nid
+        return found
+
+    def latest_nodes(self, space_id: int, n: int = 1, session: str | None = None) -> list[dict[str, Any]]:
+        """The space's ``n`` newest nodes by ``ord`` (of one ``session`` when given), newest first."""
+        where, args = ("space_id=?", [space_id]) if session is None else ("space_id=? AND session=?",
+                                                                         [space_id, session])
+        return [_node(r) for r in self.db.execute(
+            f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE {where} ORDER BY ord DESC LIMIT ?", (*args, n))]
+
     def next_ord(self, space_id: int) -> int:
         return self.db.execute("SELECT coalesce(max(ord), -1) + 1 FROM nodes WHERE space_id=?",
                                (space_id,)).fetchone()[0]
