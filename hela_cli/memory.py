@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from hela_cli.config import Config
-from hela_cli.errors import HelaError, StoreError
+from hela_cli.errors import HelaError
 from hela_cli.ingest import ingest_conversations, parse_all
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
-from hela_cli.paths import default_db_path, model_dir
+from hela_cli.paths import model_dir
 from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
 from hela_cli.retrieval import Retrieval, learn_from, retrieve
 from hela_cli.store import Store
@@ -36,9 +36,14 @@ class Memory:
 
     @property
     def store(self) -> Store:
+        """The database, opened (and created if missing) on first use."""
+        return self._open_store(must_exist=False)
+
+    def _open_store(self, must_exist: bool) -> Store:
+        """``must_exist``: reads (ask, consolidate, forget) must not create an empty database."""
         if self._store is None:
-            self._store = Store(self.config.db or default_db_path(),
-                                vector_cache=self.config.retrieval.vector_cache)
+            self._store = Store.open(self.config.db, must_exist=must_exist,
+                                     vector_cache=self.config.retrieval.vector_cache)
         return self._store
 
     def close(self) -> None:
@@ -148,11 +153,7 @@ class Memory:
                  learn: bool | None = None) -> Retrieval:
         if not question.strip():
             raise HelaError("the question is empty")
-        if self._store is None:  # asking must not create an empty database as a side effect
-            path = Path(self.config.db or default_db_path()).expanduser()
-            if self.config.db != ":memory:" and not path.exists():
-                raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
-        sp = self.store.require_space(space)
+        sp = self._open_store(must_exist=True).require_space(space)
         self._check_embedder()
         return retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn)
 
@@ -205,6 +206,9 @@ class Memory:
             "timings_ms": {k: round(v, 2) for k, v in timings.items()},
             "consolidation": None,
         }
+        if self.config.answer.log and (llm or (learn and res.memories)):
+            self.store.log_ask(self.store.require_space(space).id, question, answer,
+                               [m["id"] for m in res.memories], step)
         if on_answer is not None:
             on_answer(result)
         if llm and learn and res.memories:
@@ -218,11 +222,7 @@ class Memory:
     # ---------------------------------------------------------------- consolidation / forgetting
     def _existing_space(self, space: str) -> Any:
         """The space, without creating an empty database as a side effect."""
-        if self._store is None:
-            path = Path(self.config.db or default_db_path()).expanduser()
-            if self.config.db != ":memory:" and not path.exists():
-                raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
-        return self.store.require_space(space)
+        return self._open_store(must_exist=True).require_space(space)
 
     def consolidate(self, space: str, *, dry_run: bool = False, auto: bool = False,
                     max_hubs: int | None = None, progress: Callable[[int, int, Any], None] | None = None) -> dict[str, Any]:

@@ -7,7 +7,6 @@ Errors: every :class:`~hela_cli.errors.HelaError` becomes one line on stderr and
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -18,7 +17,7 @@ from typer.core import TyperGroup
 
 from hela_cli import __version__
 from hela_cli.config import Config, load_config
-from hela_cli.errors import HelaError, StoreError
+from hela_cli.errors import HelaError
 from hela_cli.cli.render import clean, console, err_console, fmt_ts, print_json, text
 
 
@@ -245,15 +244,12 @@ def ingest(
 @app.command()
 def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List memory spaces with node, edge and semantic-record counts."""
-    from hela_cli.paths import default_db_path
     from hela_cli.store import Store
 
     cfg = _state(ctx).config()
-    path = Path(cfg.db) if cfg.db else default_db_path()
-    if not path.exists():
-        raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
-    with Store(path) as s:
+    with Store.open(cfg.db) as s:
         rows = s.spaces()
+        path = s.path
     if json_out:
         print_json(rows)
         return
