@@ -289,7 +289,7 @@ def _read_stdin_turns() -> list[Any]:
 @app.command()
 def add(
     ctx: typer.Context,
-    words: list[str] = typer.Argument(..., metavar="TEXT...", help="The turn's text, or '-' to read JSON Lines "
+    words: list[str] = typer.Argument(..., metavar="TEXT", help="The turn's text, or '-' to read JSON Lines "
                                       "from stdin ({\"speaker\"|\"role\", \"text\"|\"content\", \"time\"?, "
                                       "\"id\"?, \"session\"?} per line)."),
     space: str = typer.Option("default", "--space", "-s", help="Memory space (created if needed)."),
@@ -398,7 +398,10 @@ def mcp(
                                          "global --config)."),
 ) -> None:
     """Run the MCP server on stdio (tools: remember, recall, ask, forget, spaces, hubs)."""
-    from hela_cli.mcp_server import serve
+    try:
+        from hela_cli.mcp_server import serve
+    except ImportError as e:  # pragma: no cover - mcp is a dependency
+        raise HelaError(f"hela mcp needs the MCP SDK ({e}); pip install 'mcp>=2'") from None
 
     st = _state(ctx)
     st.db = db or st.db
