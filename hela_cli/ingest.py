@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -142,7 +143,8 @@ ADD_SOURCE = "hela add"  # the nodes.source of turns written by `hela add` / Mem
 
 def parse_time(value: Any, where: str) -> tuple[float, str]:
     """``(UTC epoch seconds, date string)`` of a turn's time given to ``add``: ``None`` (now, wall clock),
-    epoch seconds, a ``datetime`` or a date string (python-dateutil; no zone means UTC)."""
+    epoch seconds (also as a string of 9-11 digits), a ``datetime`` or a date string (python-dateutil; no
+    zone means UTC)."""
     from datetime import datetime, timezone
 
     from hela_cli.errors import InputError
@@ -156,6 +158,8 @@ def parse_time(value: Any, where: str) -> tuple[float, str]:
         return ts, iso(ts)
     if isinstance(value, bool) or not isinstance(value, (int, float, str, datetime)):
         raise InputError(f"{where}: time must be a date string or epoch seconds, not {type(value).__name__}")
+    if isinstance(value, str) and re.fullmatch(r"\s*\d{9,11}(\.\d+)?\s*", value):
+        value = float(value)  # epoch seconds written as a string (`--time 1714557600`)
     if isinstance(value, str):
         from dateutil import parser as dparser
 

@@ -227,3 +227,17 @@ def test_cli_add_model_fault_writes_nothing(cli_env, monkeypatch):
     res = _cli(["add", "-s", "x", "hello"])
     assert res.exit_code == 3 and res.stderr.startswith(f"error: {bad}:")
     assert not (cli_env / "hela.db").exists()
+
+
+def test_parse_time_forms():
+    from datetime import datetime, timezone
+
+    from hela_cli.ingest import parse_time
+
+    assert parse_time("2024-05-01 10:00", "t") == (T0, "2024-05-01 10:00")
+    assert parse_time("2024-05-01T12:00:00+02:00", "t")[0] == T0
+    assert parse_time("1714557600", "t") == (T0, "2024-05-01T10:00:00Z") == parse_time(T0, "t")
+    assert parse_time(datetime(2024, 5, 1, 10), "t") == (T0, "2024-05-01T10:00:00Z")
+    assert parse_time(datetime(2024, 5, 1, 10, tzinfo=timezone.utc), "t")[0] == T0
+    with pytest.raises(InputError, match="^t: cannot parse date/time 'soonish'$"):
+        parse_time("soonish", "t")
