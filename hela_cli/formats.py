@@ -25,7 +25,8 @@ Formats
     ``session`` = the session id (``session_K``, 1-based, when ids are
     absent; a repeated id, as LongMemEval-S has for a few filler sessions,
     becomes ``"<id>#2"``, ``"<id>#3"``...),
-    ``source_id = "<session id>:<0-based turn index>"``; ``qa`` holds
+    ``source_id = "<session id>:<0-based turn index>"`` (a turn whose
+    content is empty or blank is skipped; the index still counts it); ``qa`` holds
     one ``{question, answer, question_date}`` entry when a question is given.
 ``messages``
     A JSON array of message objects, or JSONL (one object per line, blank lines
@@ -537,7 +538,9 @@ def _parse_longmemeval(obj: Any, name: str) -> list[Conversation]:
                 tplace = f"{splace} turn {ti + 1}"
                 _want_dict(t, tplace, "a turn object")
                 role = _get_str(t, "role", tplace).strip()
-                content = _get_str(t, "content", tplace).strip()
+                content = _get_str(t, "content", tplace, allow_empty=True).strip()
+                if not content:  # LongMemEval-S has a few empty turns: skipped, later turns keep their index
+                    continue
                 turns.append(Turn(role, content, ts, date, sid, f"{sid}:{ti}", role))
         if not turns:
             raise _Bad(place, "no turns in haystack_sessions")
