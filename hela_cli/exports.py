@@ -19,10 +19,10 @@ so a later export of the same history (more chats, longer chats) adds only the n
     dropped; a voice transcription part keeps its ``text``). Skipped: system and tool messages, an
     assistant message addressed to a tool (``recipient`` not ``all``), code/thoughts/custom-instruction
     content, ``metadata.is_visually_hidden_from_conversation``, and messages with no text left.
-    ``speaker = role = author.role``; time = ``message.create_time`` (epoch seconds), else the previous
-    kept message's, else the conversation's ``create_time``; ``time_str`` is that time as ISO 8601 UTC.
-    ``session = "TITLE (ID8)"`` (title, first 8 characters of the conversation id), ``title`` kept on
-    the Conversation, ``source_id`` = the message id.
+    ``speaker = role = author.role``; time = ``message.create_time`` (epoch seconds), else that of the
+    previous message on the branch, else the conversation's ``create_time``; ``time_str`` is that time as
+    ISO 8601 UTC. ``session = "TITLE (ID8)"`` (the title on one line, cut at 80 characters; the first 8
+    characters of the conversation id), ``title`` kept on the Conversation, ``source_id`` = the message id.
 ``claude``
     ``conversations.json`` from Claude.ai's "Export data": a JSON array (or one object) of
     ``{uuid, name, created_at, chat_messages: [{uuid, sender, text, content, created_at}]}``.
@@ -112,6 +112,12 @@ def _time(value: Any, place: str, key: str, iso_only: bool = False) -> _Time | N
     return ts, (value if isinstance(value, str) else format_iso(ts))
 
 
+def _session(title: str, cid: str) -> str:
+    """``"TITLE (ID8)"``: readable, and distinct for chats that share a title ("New chat")."""
+    title = " ".join(title.split())
+    return f"{title[:80].rstrip()}{'...' if len(title) > 80 else ''} ({cid.strip()[:8]})"
+
+
 def _top_list(obj: Any, what: str) -> list:
     if isinstance(obj, dict):
         return [obj]
@@ -199,7 +205,7 @@ def parse_chatgpt(obj: Any, name: str) -> list[Conversation]:
             raise _Bad(place, "missing 'current_node'")
         if not isinstance(current, str):
             raise _Bad(place, f"'current_node' must be a string, got {_type_name(current)}")
-        session = f"{title} ({cid[:8]})"
+        session = _session(title, cid)
         turns: list[Turn] = []
         prev: _Time | None = None
         for nid, node in _branch(mapping, current, place):
@@ -273,7 +279,7 @@ def parse_claude(obj: Any, name: str) -> list[Conversation]:
             raise _Bad(place, "missing 'chat_messages'")
         messages = _want_list(c["chat_messages"], place, "chat_messages")
         conv_time = _time(c.get("created_at"), place, "created_at", iso_only=True)
-        session = f"{title} ({cid[:8]})"
+        session = _session(title, cid)
         turns: list[Turn] = []
         prev: _Time | None = None
         for mi, msg in enumerate(messages, start=1):
@@ -328,12 +334,15 @@ def _header(line: str, shape: re.Pattern[str] | None = None) -> re.Match[str] | 
     return _WA_BRACKET.fullmatch(s) or _WA_DASH.fullmatch(s)
 
 
+_LEADING_BLANK = re.compile(r"[\s" + _MARKS + r"]*")
+
+
 def is_whatsapp(text: str) -> bool:
-    """True when the first non-blank line is a WhatsApp message line (a time stamp, then text)."""
-    for line in text.split("\n"):
-        if line.strip(_MARKS + " \t\r"):
-            return _header(line) is not None
-    return False
+    """True when the first non-blank line is a WhatsApp message line (a time stamp, then text).
+    Looks at that line only (detection runs on every file, some of them large)."""
+    start = _LEADING_BLANK.match(text).end()
+    end = text.find("\n", start)
+    return _header(text[start:] if end < 0 else text[start:end]) is not None
 
 
 def _date_fields(date: str) -> tuple[int, int, int, bool]:

@@ -153,6 +153,21 @@ def test_whatsapp_date_shapes(tmp_path, lines, expected):
     assert [t.timestamp for t in turns(parse_file(p))] == expected
 
 
+def test_whatsapp_crlf_and_leading_blank_lines(tmp_path):
+    p = write(tmp_path, "chat.txt", ("\r\n\r\n" + WA_ANDROID.read_text().replace("\n", "\r\n")).encode())
+    assert detect_format(p) == "whatsapp"
+    assert [(t.speaker, t.text) for t in turns(parse_file(p))] == [
+        (t.speaker, t.text) for t in turns(parse_file(WA_ANDROID))]
+
+
+def test_long_and_multi_line_titles_make_one_line_sessions(tmp_path):
+    doc = json.loads(CHATGPT.read_text())[1]
+    doc["title"] = "Sour\ndough " + "x" * 200
+    (conv,) = parse_file(write(tmp_path, "c.json", doc))
+    assert conv.title == doc["title"]
+    assert conv.turns[0].session == "Sour dough " + "x" * 69 + "... (0a9b8c7d)"
+
+
 # ----------------------------------------------------------------------------------- detection
 @pytest.mark.parametrize("name, content, fmt", [
     ("t.txt", "Ann: on 08/05/2023, 13:56 - we met\nBob: ok\n", "text"),
