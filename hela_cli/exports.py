@@ -35,7 +35,9 @@ so a later export of the same history (more chats, longer chats) adds only the n
     The ``.txt`` of WhatsApp's "Export chat", one message per line starting with a time stamp:
     ``[dd/mm/yyyy, hh:mm:ss] Name: text`` (iPhone) or ``dd/mm/yy, hh:mm - Name: text`` (Android);
     date separators ``/ . -``, 2- or 4-digit years, 24-hour or 12-hour (``1:56 PM``, ``1:56 p.m.``)
-    clocks, and ``yyyy-mm-dd`` dates. Day and month order: a first number above 12 anywhere means
+    clocks (``:`` or ``.``), ``yyyy-mm-dd`` dates, a short word between date and time (Finnish
+    ``[12.3.2022 klo 14.08.18]``). Invisible direction marks WhatsApp adds (U+200E, around @mentions
+    U+2068/U+2069) are removed from names and text. Day and month order: a first number above 12 anywhere means
     day-first, a second number above 12 means month-first (both: an error); when every date is
     ambiguous, the order under which the messages run forward in time wins, ties go to day-first.
     A line without a time stamp continues the previous message (joined with a newline). Skipped:
@@ -311,8 +313,10 @@ _MARKS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufe
 _DATE = r"(?P<date>\d{1,4}[./-]\d{1,2}[./-]\d{1,4})"
 _CLOCK = (r"(?P<time>(?P<h>\d{1,2})[:.](?P<mi>\d{2})(?:[:.](?P<s>\d{2}))?"
           r"(?:[\s\u00a0\u202f]*(?P<ap>[ap])\.?\s?m\.?)?)")
-_WA_BRACKET = re.compile(r"\[" + _DATE + r",?\s+" + _CLOCK + r"\]\s?(?P<rest>.*)", re.IGNORECASE)
-_WA_DASH = re.compile(_DATE + r",?\s+" + _CLOCK + r"\s[-\u2013]\s(?P<rest>.*)", re.IGNORECASE)
+_GAP = r",?\s+(?:[^\W\d_]{1,4}\s+)?"  # between date and time: ", " or a short word ("klo" in Finnish)
+_WA_BRACKET = re.compile(r"\[" + _DATE + _GAP + _CLOCK + r"\]\s?(?P<rest>.*)", re.IGNORECASE)
+_WA_DASH = re.compile(_DATE + _GAP + _CLOCK + r"\s[-\u2013]\s(?P<rest>.*)", re.IGNORECASE)
+_INVISIBLE = re.compile("[" + _MARKS.replace("\ufeff", "") + "]")  # direction marks and isolates (not ZWJ)
 _SENDER = re.compile(r"(?P<name>[^:\"\u201c\u201d]{1,80}?):(?:\s(?P<text>.*)|$)", re.DOTALL)
 _MEDIA = re.compile(
     r"<media omitted>|<attached: [^>]*>|[^\s<>]+\.\w{2,5} \(file attached\)"
@@ -372,7 +376,8 @@ def parse_whatsapp(text: str, name: str) -> list[Conversation]:
         rest = m.group("rest")
         sm = _SENDER.fullmatch(rest)
         if sm and sm.group("name").strip():
-            msgs.append([lineno, m.group("date"), m.groupdict(), sm.group("name").strip(), [sm.group("text") or ""]])
+            sender = _INVISIBLE.sub("", sm.group("name")).strip()
+            msgs.append([lineno, m.group("date"), m.groupdict(), sender, [sm.group("text") or ""]])
         else:
             msgs.append([lineno, m.group("date"), m.groupdict(), None, [rest]])
     if not msgs:
@@ -407,7 +412,7 @@ def parse_whatsapp(text: str, name: str) -> list[Conversation]:
         if body[:1] in _MARKS and not _MEDIA.search(_strip_marks(body)):
             continue  # iPhone system notice, attributed to the chat: "\u200eMessages and calls are ..."
         body = _EDITED.sub("", _MEDIA.sub("", _strip_marks(body)))
-        body = "\n".join(ln.strip(_MARKS).rstrip() for ln in body.split("\n")).strip()
+        body = "\n".join(_INVISIBLE.sub("", ln).rstrip() for ln in body.split("\n")).strip()
         if not body or _DELETED.fullmatch(body):
             continue
         _check_encodable(body, f"line {lineno}", "text")
