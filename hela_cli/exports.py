@@ -52,6 +52,7 @@ so a later export of the same history (more chats, longer chats) adds only the n
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable
 
@@ -75,6 +76,9 @@ _Time = tuple[float, str]
 
 
 def _label(value: Any, limit: int = 30) -> str:
+    if isinstance(value, str) and len(value) <= limit and value.isascii() and value.isprintable() and '"' not in value \
+            and "\\" not in value:
+        return value  # what _show would give, without the JSON round trip (hot: one per message)
     return _show(value, limit).strip('"')
 
 
@@ -316,7 +320,7 @@ _CLOCK = (r"(?P<time>(?P<h>\d{1,2})[:.](?P<mi>\d{2})(?:[:.](?P<s>\d{2}))?"
 _GAP = r",?\s+(?:[^\W\d_]{1,4}\s+)?"  # between date and time: ", " or a short word ("klo" in Finnish)
 _WA_BRACKET = re.compile(r"\[" + _DATE + _GAP + _CLOCK + r"\]\s?(?P<rest>.*)", re.IGNORECASE)
 _WA_DASH = re.compile(_DATE + _GAP + _CLOCK + r"\s[-\u2013]\s(?P<rest>.*)", re.IGNORECASE)
-_INVISIBLE = re.compile("[" + _MARKS.replace("\ufeff", "") + "]")  # direction marks and isolates (not ZWJ)
+_INVISIBLE = {ord(c): None for c in _MARKS if c != "\ufeff"}  # direction marks and isolates (not ZWJ)
 _SENDER = re.compile(r"(?P<name>[^:\"\u201c\u201d]{1,80}?):(?:\s(?P<text>.*)|$)", re.DOTALL)
 _MEDIA = re.compile(
     r"<media omitted>|<attached: [^>]*>|[^\s<>]+\.\w{2,5} \(file attached\)"
@@ -349,6 +353,7 @@ def is_whatsapp(text: str) -> bool:
     return _header(text[start:] if end < 0 else text[start:end]) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def _date_fields(date: str) -> tuple[int, int, int, bool]:
     """(a, b, year, year_first) of a numeric date; year_first for yyyy-mm-dd."""
     a, b, c = (int(x) for x in re.split(r"[./-]", date))
@@ -376,14 +381,14 @@ def parse_whatsapp(text: str, name: str) -> list[Conversation]:
         rest = m.group("rest")
         sm = _SENDER.fullmatch(rest)
         if sm and sm.group("name").strip():
-            sender = _INVISIBLE.sub("", sm.group("name")).strip()
+            sender = sm.group("name").translate(_INVISIBLE).strip()
             msgs.append([lineno, m.group("date"), m.groupdict(), sender, [sm.group("text") or ""]])
         else:
             msgs.append([lineno, m.group("date"), m.groupdict(), None, [rest]])
     if not msgs:
         raise _Bad("top level", f"no WhatsApp message lines {_SHAPES}")
     day_first = _day_order(msgs)
-    stamped: list[tuple[int, float, str, str | None, str]] = []
+    stamped: list[tuple[int, float, str, str | None, str, str]] = []
     for lineno, date, g, sender, parts in msgs:
         a, b, year, year_first = _date_fields(date)
         day, month = (b, a) if year_first else ((a, b) if day_first else (b, a))
@@ -399,23 +404,23 @@ def parse_whatsapp(text: str, name: str) -> list[Conversation]:
             ts = epoch(year, month, day, hour, minute, second, shown=date)
         except ValueError as e:
             raise _Bad(f"line {lineno}", str(e)) from None
-        stamped.append((lineno, ts, stamp, sender, "\n".join(parts)))
+        stamped.append((lineno, ts, stamp, sender, "\n".join(parts), f"{year:04d}-{month:02d}-{day:02d}"))
     by_day: dict[str, list[Turn]] = {}
     counters: dict[str, int] = {}
     first_ts: dict[str, float] = {}
-    for lineno, ts, stamp, sender, body in stamped:
+    for lineno, ts, stamp, sender, body, day in stamped:
         if sender is None:
             continue  # system line: "Messages and calls are end-to-end encrypted", "Ann added Bob", ...
-        day = format_iso(ts)[:10]
         counters[day] = counters.get(day, 0) + 1
         k = counters[day]
-        if body[:1] in _MARKS and not _MEDIA.search(_strip_marks(body)):
+        noted = "<" in body or "omitted" in body or "attached" in body  # cheap test before the regexes
+        if body[:1] in _MARKS and not (noted and _MEDIA.search(_strip_marks(body))):
             continue  # iPhone system notice, attributed to the chat: "\u200eMessages and calls are ..."
-        body = _EDITED.sub("", _MEDIA.sub("", _strip_marks(body)))
-        body = "\n".join(_INVISIBLE.sub("", ln).rstrip() for ln in body.split("\n")).strip()
-        if not body or _DELETED.fullmatch(body):
+        if noted:
+            body = _EDITED.sub("", _MEDIA.sub("", _strip_marks(body)))
+        body = "\n".join(ln.rstrip() for ln in body.translate(_INVISIBLE).split("\n")).strip()
+        if not body or (len(body) < 30 and _DELETED.fullmatch(body)):
             continue
-        _check_encodable(body, f"line {lineno}", "text")
         first_ts.setdefault(day, ts)
         by_day.setdefault(day, []).append(Turn(sender, body, ts, stamp, day, f"{day}:{k}", None))
     if not by_day:
