@@ -76,7 +76,7 @@ _Time = tuple[float, str]
 
 
 def _label(value: Any, limit: int = 30) -> str:
-    if isinstance(value, str) and len(value) <= limit and value.isascii() and value.isprintable() and '"' not in value \
+    if isinstance(value, str) and len(value) + 2 <= limit and value.isascii() and value.isprintable() and '"' not in value \
             and "\\" not in value:
         return value  # what _show would give, without the JSON round trip (hot: one per message)
     return _show(value, limit).strip('"')
