@@ -208,7 +208,8 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
 def ingest(
     ctx: typer.Context,
     paths: list[Path] = typer.Argument(..., help="Transcript files to ingest."),
-    fmt: str = typer.Option("auto", "--format", "-f", help="auto|locomo|longmemeval|messages|text"),
+    fmt: str = typer.Option("auto", "--format", "-f",
+                           help="auto|locomo|longmemeval|messages|text|chatgpt|claude|whatsapp"),
     space: Optional[str] = typer.Option(None, "--space", "-s", help="Memory space (default: the LoCoMo "
                                         "sample_id or 'default')."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
