@@ -12,6 +12,7 @@ from hela_cli.bench import BASELINES, VARIANTS, load_records, run_locomo
 from hela_cli.cli import app
 from hela_cli.config import Config
 from hela_cli.errors import InputError
+from hela_cli.keywords import keywords
 from hela_cli.store import Store
 
 runner = CliRunner()
@@ -83,6 +84,10 @@ QA_B = [
     {"question": "How does Oskar get to rehearsals?", "answer": "a borrowed bicycle", "evidence": ["D2:3"],
      "category": 4},
 ]
+
+
+TEXT = {(sid, f"D{n}:{i}"): t for sid, sessions in (("pair-a", SESSIONS_A), ("pair-b", SESSIONS_B))
+        for n, (_, turns) in enumerate(sessions, start=1) for i, (_, t) in enumerate(turns, start=1)}
 
 
 @pytest.fixture()
@@ -164,9 +169,11 @@ def test_every_variant_runs(variant, locomo_file, cfg, embedder, tmp_path):
     assert s["budget"] == 3 + s["m"]
     for r in recs:
         if variant == "bm25":  # only turns sharing a keyword with the question, best first
-            assert 0 < len(r["retrieved"]) <= s["budget"]
+            assert len(r["retrieved"]) <= s["budget"]
             scores = [m["score"] for m in r["retrieved"]]
             assert scores == sorted(scores, reverse=True)
+            q = set(keywords(r["question"]))
+            assert all(q & set(keywords(TEXT[r["sample"], m["source_id"]])) for m in r["retrieved"])
         else:  # every conversation has >= budget turns: the budget is always filled
             assert len(r["retrieved"]) == s["budget"]  # equal budget: k + m
         if variant in BASELINES:
@@ -175,6 +182,8 @@ def test_every_variant_runs(variant, locomo_file, cfg, embedder, tmp_path):
             assert [m["path"] for m in r["retrieved"]] == ["base"] * 3 + ["hebbian"] * s["m"]
     if variant == "no-forget":
         assert s["forget_every"] == 0
+    if variant == "bm25":
+        assert sum(len(r["retrieved"]) for r in recs) > len(recs)
 
 
 def test_ablations_change_the_code_path(locomo_file, cfg, embedder, tmp_path):
