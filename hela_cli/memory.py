@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from hela_cli.citations import select_citations
 from hela_cli.config import Config
 from hela_cli.errors import HelaError, StoreError
 from hela_cli.ingest import ingest_conversations, parse_all
@@ -120,7 +121,8 @@ class Memory:
         prompt over the context window) writes nothing. ``on_answer`` gets the result as soon as the
         answer is learnt from, before a due consolidation (which can take a minute on a CPU) runs: ``hela
         ask`` prints it there. Returns the stable ``hela ask --json`` object, with ``consolidation`` filled
-        in.
+        in; ``citations`` are the memories the answer rests on (:func:`hela_cli.citations.select_citations`,
+        empty without an answer).
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
@@ -136,7 +138,7 @@ class Memory:
             t1 = time.perf_counter()
             a = self.config.answer
             answer = clean_answer(self.chat.generate(messages, max_tokens=a.max_tokens, temperature=a.temperature,
-                                                     stop=ANSWER_STOP))
+                                                     stop=ANSWER_STOP), res.memories)
             timings["generate"] = (time.perf_counter() - t1) * 1000
         step = res.step
         if learn and res.memories:
@@ -149,6 +151,7 @@ class Memory:
             "question": question,
             "space": space,
             "answer": answer,
+            "citations": select_citations(answer, res.memories, question=question),
             "memories": res.memories,
             "semantic": res.semantic,
             "context": context,

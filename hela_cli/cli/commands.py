@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 from hela_cli import __version__
 from hela_cli.config import Config, load_config
 from hela_cli.errors import HelaError, StoreError
-from hela_cli.cli.render import clean, console, err_console, fmt_ts, print_json, text
+from hela_cli.cli.render import citation_lines, clean, console, err_console, fmt_ts, print_json, table, text
 
 
 try:  # typer >= 0.2x vendors its own copy of click: its usage errors are not click's classes
@@ -158,7 +158,9 @@ def models_pull(
     for a in aliases:
         if a not in DEFAULT_MODELS:
             raise HelaError(f"unknown model alias '{a}' (known: {', '.join(DEFAULT_MODELS)})")
-    log = (lambda s: None) if json_out else (lambda s: err_console.print(text(s)))
+    # soft_wrap: a log line is never re-wrapped by Rich (a narrow terminal wraps it, a pipe keeps it whole;
+    # Rich broke "(46.2 MB)" into two lines at 80 columns)
+    log = (lambda s: None) if json_out else (lambda s: err_console.print(text(s), soft_wrap=True))
     paths = {a: str(pull_model(a, mdir, source, force, log)) for a in aliases}
     if json_out:
         print_json({"model_dir": str(mdir), "models": paths})
@@ -257,11 +259,8 @@ def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", he
     if json_out:
         print_json(rows)
         return
-    from rich.table import Table
-
-    t = Table(title=clean(path))
-    for col in ("space", "nodes", "edges", "semantic", "retrievals", "first", "last"):
-        t.add_column(col, justify="right" if col not in ("space",) else "left")
+    t = table(str(path), [("space", "key"), ("nodes", "num"), ("edges", "num"), ("semantic", "num"),
+                          ("retrievals", "num"), ("first", "key"), ("last", "key")])
     for r in rows:
         t.add_row(text(r["name"]), str(r["nodes"]), str(r["edges"]), str(r["semantic"]), str(r["steps"]),
                   fmt_ts(r["first_ts"]), fmt_ts(r["last_ts"]))
@@ -296,15 +295,17 @@ def ask(
     no_llm: bool = typer.Option(False, "--no-llm", help="Retrieval only: print the context."),
     no_learn: bool = typer.Option(False, "--no-learn", help="Read-only: no Hebbian update, no access counts."),
     explain: bool = typer.Option(False, "--explain", help="Show the score trace of every memory."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print the answer alone (no sources), for scripts."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Answer a question from memory (retrieval learns from use unless --no-learn)."""
+    """Answer a question from memory, then the memories it rests on (retrieval learns from use unless
+    --no-learn)."""
     st = _state(ctx)
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
     with mem:
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=False if no_learn else None,
-                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm))
+                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm, quiet))
     rep = res["consolidation"]
     if rep is not None and rep.get("error"):
         err_console.print(text(f"warning: auto-consolidation failed: {rep['error']}"), style="yellow",
@@ -314,9 +315,14 @@ def ask(
                                f"in {rep.get('seconds', 0):.0f} s"), style="dim")
 
 
-def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool) -> None:
+def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet: bool = False) -> None:
     if json_out:
         print_json(res)
+    elif quiet:
+        if no_llm:
+            console.print(text(res["context"]), soft_wrap=True)
+        else:
+            console.print(text(res["answer"] or ""), soft_wrap=True)
     else:
         if explain:
             from hela_cli.cli.explain import render_explain
@@ -326,6 +332,10 @@ def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool) -> Non
             console.print(text(res["context"]), soft_wrap=True)  # verbatim: no wrapping inserted
         else:
             console.print(text(res["answer"] or ""), style="bold", soft_wrap=True)
+            if res.get("citations"):
+                console.print(text("sources:"), style="dim")
+                for line in citation_lines(res["citations"], console.width):
+                    console.print(text(line), soft_wrap=True)
         if explain or no_llm:
             console.print(text(f"{len(res['memories'])} memories, {res['context_tokens']} context tokens, "
                                f"{res['timings_ms']['total']:.0f} ms"), style="dim")
