@@ -60,7 +60,8 @@ class Memory:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            path, mid = resolve_model(self.config.models.embedder, self.model_dir, "embedder")
+            path, mid = resolve_model(self.config.models.embedder, self.model_dir, "embedder",
+                                      self.config.models.search_paths)
             self._embedder = LlamaEmbedder(path, mid, n_ctx=self.config.models.embed_ctx,
                                            n_threads=self.config.models.n_threads)
         return self._embedder
@@ -68,7 +69,8 @@ class Memory:
     @property
     def chat(self) -> ChatModel:
         if self._chat is None:
-            path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat")
+            path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat",
+                                      self.config.models.search_paths)
             self._chat = LlamaChat(path, mid, n_ctx=self.config.models.chat_ctx,
                                    n_threads=self.config.models.n_threads,
                                    flash_attn=self.config.models.chat_flash_attn)
@@ -81,7 +83,8 @@ class Memory:
         if self._tokenizer is None:
             from hela_cli.models import VocabTokenizer
 
-            path, _ = resolve_model(self.config.models.chat, self.model_dir, "chat")
+            path, _ = resolve_model(self.config.models.chat, self.model_dir, "chat",
+                                    self.config.models.search_paths)
             self._tokenizer = VocabTokenizer(path)
         return self._tokenizer.count_tokens(text)
 

@@ -168,7 +168,9 @@ def models_pull(
 
 @models_app.command("list")
 def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """Show configured and cached models, sizes and the embedding dimension of the database."""
+    """Show configured and cached models, GGUFs found elsewhere on this machine (Ollama, LM Studio,
+    llama.cpp cache; see models.search_paths) and the embedding dimension of the database."""
+    from hela_cli.discover import find_ggufs, search_dirs
     from hela_cli.pull import model_files
     from hela_cli.paths import model_dir
 
@@ -176,6 +178,7 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
     cfg = st.config()
     mdir = model_dir(cfg.models.dir)
     rows = model_files(mdir)
+    found = find_ggufs(cfg.models.search_paths, exclude={Path(r["path"]) for r in rows if r["present"]})
     db_path = Path(cfg.db) if cfg.db else None
     embed_info = None
     from hela_cli.paths import default_db_path
@@ -188,22 +191,43 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
             embed_info = s.embedder_info()
     out = {"model_dir": str(mdir), "configured": {"embedder": cfg.models.embedder, "chat": cfg.models.chat},
            "database_embedder": {"model": embed_info[0], "dim": embed_info[1]} if embed_info else None,
-           "models": rows}
+           "models": rows, "found": found,
+           "searched": [{"source": src, "path": str(d), "exists": d.is_dir()}
+                        for src, d in search_dirs(cfg.models.search_paths)]}
     if json_out:
         print_json(out)
         return
-    from rich.table import Table
-
-    t = Table(title=f"models in {clean(mdir)}")
-    for col in ("alias", "kind", "present", "size", "file"):
-        t.add_column(col)
+    t = table(f"models in {mdir}", [("alias", "key"), ("kind", "key"), ("present", "key"), ("size", "num"),
+                                    ("file", "text")])
     for r in rows:
         t.add_row(text(r["alias"] or "-"), r["kind"], "yes" if r["present"] else "[red]no[/red]",
-                  f"{r['size_bytes'] / 1e6:.1f} MB" if r["size_bytes"] else "-", text(Path(r["path"]).name))
+                  _size(r["size_bytes"]), text(Path(r["path"]).name))
     console.print(t)
+    if found:
+        console.print(text(f"found on this machine ({len(found)}); use one with models.chat / models.embedder "
+                           f"set to the value after 'use:'"), style="bold")
+        for r in found:
+            if r["error"]:
+                console.print(text(f"  {r['name']} ({r['source']}): unreadable: {r['error']}"), style="red",
+                              soft_wrap=True)
+                continue
+            desc = " · ".join(str(x) for x in (r["architecture"], r["parameters_label"], r["quantization"],
+                                                r["kind"], _size(r["size_bytes"]), r["source"]) if x)
+            console.print(text(f"  {r['name']}", "bold") + text(f"  {desc}"), soft_wrap=True)
+            console.print(text(f"    use: {r['ref']}"), soft_wrap=True)  # whole, never cut: it is to be copied
+    else:
+        console.print(text("no other GGUF found in: " + ", ".join(
+            str(d) for _, d in search_dirs(cfg.models.search_paths)) or "(models.search_paths is none)"),
+            style="dim")
     console.print(text(f"configured: embedder={cfg.models.embedder} chat={cfg.models.chat}"))
     if embed_info:
         console.print(text(f"database embedder: {embed_info[0]} ({embed_info[1]}-d)"))
+
+
+def _size(n: Optional[int]) -> str:
+    if not n:
+        return "-"
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB"
 
 
 # ----------------------------------------------------------------------------------- ingest / spaces
