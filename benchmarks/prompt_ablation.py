@@ -8,8 +8,9 @@ changes. Questions of categories 1-4 only; the first ``--per-sample`` of them in
         --per-sample 30 --records ablation.jsonl
     python benchmarks/prompt_ablation.py --table ablation.jsonl
 
-Each record holds one question with the raw reply of every variant; "+tidy" rows are the same replies
-post-processed (``clean_answer(..., tidy=True)``), so they cost no generation. ``--records`` resumes.
+Each record holds one question with the raw reply of every variant; "+tidy" and "+tidy+drop-date" rows
+are the same replies post-processed (``clean_answer(..., tidy=True, drop_example_date=...)``), so they cost
+no generation. ``--records`` resumes.
 """
 
 from __future__ import annotations
@@ -126,15 +127,15 @@ def table(paths: list[str]) -> None:
     variants = [v for v in VARIANTS if all(v in r["raw"] for r in recs)]
     rows = []
     for v in variants:
-        for tidy in (False, True):
+        for suffix, tidy, drop in (("", False, False), ("+tidy", True, False), ("+tidy+drop-date", True, True)):
             scores = []
             for r in recs:
-                ans = clean_answer(r["raw"][v], r["memories"], tidy=tidy)
+                ans = clean_answer(r["raw"][v], r["memories"], tidy=tidy, drop_example_date=drop)
                 scores.append((r["category"], locomo_f1(ans, r["gold"], r["category"]), amem_f1(ans, r["gold"]),
                                "15 July 2023" in ans and "15 July 2023" not in r["gold"],
                                ans.lower().startswith(tuple(f"{m['speaker'].lower()}:" for m in r["memories"]
                                                             if m.get("speaker")))))
-            rows.append((v + ("+tidy" if tidy else ""), scores))
+            rows.append((v + suffix, scores))
     base = dict(rows)["paper"]
     print(f"{len(recs)} questions (categories 1-4): "
           + ", ".join(f"cat {c}: {sum(1 for r in recs if r['category'] == c)}" for c in (1, 2, 3, 4)))
@@ -148,7 +149,7 @@ def table(paths: list[str]) -> None:
         d = [a[1] - b[1] for a, b in zip(sc, base)]
         md = sum(d) / len(d)
         se = math.sqrt(sum((x - md) ** 2 for x in d) / (len(d) - 1) / len(d)) if len(d) > 1 else 0.0
-        v = name.replace("+tidy", "")
+        v = name.split("+tidy")[0]
         secs = sorted(r["seconds"][v] for r in recs)
         print("| " + " | ".join([name, *per, mean([s[1] for s in sc]), mean([s[2] for s in sc]),
                                  f"{100 * md:+.1f} ± {100 * se:.1f}", str(sum(s[3] for s in sc)),

@@ -63,20 +63,23 @@ class AnswerPrompt:
     abstain: bool = False      # "Not mentioned in the conversation" when the context lacks the answer
     few_words: bool = False    # "(a few words)" in the instruction
     example: bool = False      # one worked example (user + assistant turns) before the question
-    tidy: bool = True          # post-processing of the reply (see :func:`clean_answer`)
+    tidy: bool = True          # drop a leading "[date]" / "Speaker:" copied from the memory lines
+    drop_example_date: bool = False  # drop the format example "15 July 2023" when no memory has that date
 
 
 #: the prompt ``hela ask`` and ``hela bench`` use (see README "Answer prompt (A.2)")
 DEFAULT_PROMPT = AnswerPrompt()
 
 
-def clean_answer(text: str, memories: Sequence[dict[str, Any]] = (), tidy: bool | None = None) -> str:
+def clean_answer(text: str, memories: Sequence[dict[str, Any]] = (), tidy: bool | None = None,
+                 drop_example_date: bool | None = None) -> str:
     """First non-empty line of the model's output, without a leading "Answer:" label.
 
-    With ``tidy`` (generic post-processing, nothing dataset-specific): a leading copy of a memory line's
-    shape - ``[8 May 2023]`` and/or ``Speaker:`` where Speaker is a speaker of the given memories - is
-    removed, and so is the date format example "15 July 2023" when no memory is from that date (the small
-    reader copies the example). ``tidy`` None: as :data:`DEFAULT_PROMPT` says."""
+    Generic post-processing, nothing dataset-specific (each measured, see BENCHMARKS.md "Answer prompt
+    A.2"; None: as :data:`DEFAULT_PROMPT` says): ``tidy`` removes a leading copy of a memory line's shape,
+    ``[8 May 2023]`` and/or ``Speaker:`` where Speaker is a speaker of the given memories;
+    ``drop_example_date`` removes the date format example "15 July 2023" when no memory is from that date
+    (the small reader copies the example), unless nothing else is left."""
     line = ""
     for raw in text.strip().splitlines():
         raw = raw.strip()
@@ -85,20 +88,19 @@ def clean_answer(text: str, memories: Sequence[dict[str, Any]] = (), tidy: bool 
         if raw:
             line = raw
             break
-    if tidy is None:
-        tidy = DEFAULT_PROMPT.tidy
-    if not tidy or not line:
-        return line
-    speakers = {str(m.get("speaker")).strip().lower() for m in memories if m.get("speaker")}
-    for _ in range(2):  # "[date] Speaker: ..." in either order
-        m = re.match(r"^\[[^\]]{1,40}\]\s*", line)
-        if m and line[m.end():].strip():
-            line = line[m.end():]
-        m = re.match(r"^([^:\n]{1,40}):\s*", line)
-        if m and m.group(1).strip().lower() in speakers and line[m.end():].strip():
-            line = line[m.end():]
+    tidy = DEFAULT_PROMPT.tidy if tidy is None else tidy
+    drop = DEFAULT_PROMPT.drop_example_date if drop_example_date is None else drop_example_date
+    if tidy and line:
+        speakers = {str(m.get("speaker")).strip().lower() for m in memories if m.get("speaker")}
+        for _ in range(2):  # "[date] Speaker: ..." in either order
+            m = re.match(r"^\[[^\]]{1,40}\]\s*", line)
+            if m and line[m.end():].strip():
+                line = line[m.end():]
+            m = re.match(r"^([^:\n]{1,40}):\s*", line)
+            if m and m.group(1).strip().lower() in speakers and line[m.end():].strip():
+                line = line[m.end():]
     example = "15 July 2023"
-    if example in line and all(format_date(m.get("timestamp")) != example for m in memories):
+    if drop and example in line and all(format_date(m.get("timestamp")) != example for m in memories):
         line = re.sub(r"\s*,?\s*\b(on\s+)?15 July 2023\b", "", line).strip(" ,;.") or line
     return line.strip()
 
