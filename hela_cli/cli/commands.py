@@ -204,8 +204,8 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
                   _size(r["size_bytes"]), text(Path(r["path"]).name))
     console.print(t)
     if found:
-        console.print(text(f"found on this machine ({len(found)}); use one with models.chat / models.embedder "
-                           f"set to the value after 'use:'"), style="bold")
+        console.print(text(f"found on this machine ({len(found)}): set models.chat / models.embedder to a 'use:' "
+                           f"value"), style="bold")
         for r in found:
             if r["error"]:
                 console.print(text(f"  {r['name']} ({r['source']}): unreadable: {r['error']}"), style="red",
