@@ -29,6 +29,8 @@ class ModelsConfig:
     chat_ctx: int = 4096              # chat model context window (tokens)
     chat_flash_attn: bool = True      # llama.cpp flash attention for the chat model (prompt processing 1.4x on CPU)
     embed_ctx: int = 512              # embedder context window (tokens)
+    search_paths: str = ""            # where `models list` finds GGUFs and ollama:NAME:TAG resolves; "" -> the
+                                      # usual places (Ollama, LM Studio, llama.cpp cache), "none", or dirs joined by ":"
 
 
 @dataclass
