@@ -91,6 +91,7 @@ class ForgettingConfig:
 class AnswerConfig:
     max_tokens: int = 64              # answer length budget
     temperature: float = 0.0
+    log: bool = True                  # record each answered or learning ask in the database's `asks` table
 
 
 @dataclass

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any, Sequence
 
-
-def format_date(ts: float | None) -> str:
-    """``15 July 2023`` (the answer style the prompts ask for)."""
-    if ts is None:
-        return "unknown date"
-    d = datetime.fromtimestamp(ts, tz=timezone.utc)
-    return f"{d.day} {d.strftime('%B %Y')}"
+from hela_cli.dates import format_date  # noqa: F401  (re-exported: prompts render dates this way)
 
 
 def render_memory(m: dict[str, Any]) -> str:

@@ -7,7 +7,6 @@ Errors: every :class:`~hela_cli.errors.HelaError` becomes one line on stderr and
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -18,7 +17,7 @@ from typer.core import TyperGroup
 
 from hela_cli import __version__
 from hela_cli.config import Config, load_config
-from hela_cli.errors import HelaError, StoreError
+from hela_cli.errors import HelaError
 from hela_cli.cli.render import clean, console, err_console, fmt_ts, print_json, text
 
 
@@ -245,15 +244,12 @@ def ingest(
 @app.command()
 def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List memory spaces with node, edge and semantic-record counts."""
-    from hela_cli.paths import default_db_path
     from hela_cli.store import Store
 
     cfg = _state(ctx).config()
-    path = Path(cfg.db) if cfg.db else default_db_path()
-    if not path.exists():
-        raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
-    with Store(path) as s:
+    with Store.open(cfg.db) as s:
         rows = s.spaces()
+        path = s.path
     if json_out:
         print_json(rows)
         return
@@ -266,6 +262,66 @@ def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", he
         t.add_row(text(r["name"]), str(r["nodes"]), str(r["edges"]), str(r["semantic"]), str(r["steps"]),
                   fmt_ts(r["first_ts"]), fmt_ts(r["last_ts"]))
     console.print(t)
+
+
+# ----------------------------------------------------------------------------------- add
+def _read_stdin_turns() -> list[Any]:
+    """JSON Lines on stdin, every line validated before anything is written (blank lines skipped)."""
+    import json
+
+    from hela_cli.errors import InputError
+    from hela_cli.ingest import turn_from_mapping
+
+    turns = []
+    for n, line in enumerate(sys.stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"<stdin>:{n}: not valid JSON ({e.msg} at column {e.colno})") from None
+        turns.append(turn_from_mapping(obj, f"<stdin>:{n}"))
+    if not turns:
+        raise InputError("<stdin>: no turns to add")
+    return turns
+
+
+@app.command()
+def add(
+    ctx: typer.Context,
+    words: list[str] = typer.Argument(..., metavar="TEXT...", help="The turn's text, or '-' to read JSON Lines "
+                                      "from stdin ({\"speaker\"|\"role\", \"text\"|\"content\", \"time\"?, "
+                                      "\"id\"?, \"session\"?} per line)."),
+    space: str = typer.Option("default", "--space", "-s", help="Memory space (created if needed)."),
+    speaker: Optional[str] = typer.Option(None, "--speaker", help="Who said it (default: user)."),
+    when: Optional[str] = typer.Option(None, "--time", help="When it was said (default: now)."),
+    session: Optional[str] = typer.Option(None, "--session", help="Session id (default: the newest turn's "
+                                          "session if within 6 hours, else a new one)."),
+    source_id: Optional[str] = typer.Option(None, "--id", help="Source id: a retry with the same id adds nothing."),
+    json_out: bool = typer.Option(False, "--json", help='Print {"added": [...], "skipped": [...]}.'),
+) -> None:
+    """Remember a turn now (one node, linked to the previous turn of its session). Prints the new id(s)."""
+    from hela_cli.ingest import parse_time, turn_from_mapping
+
+    if words == ["-"]:
+        if any(v is not None for v in (speaker, when, session, source_id)):
+            raise HelaError("--speaker, --time, --session and --id apply to TEXT; with '-' give them per line", 2)
+        turns = _read_stdin_turns()
+    else:
+        if when is not None:
+            parse_time(when, "--time")  # the error names the option
+        turn = {"text": " ".join(words), "speaker": speaker, "time": when, "session": session, "id": source_id}
+        turns = [turn_from_mapping(turn, "hela add")]
+    mem = _state(ctx).memory()
+    with mem:
+        rep = mem.add_batch(space, turns)
+    if json_out:
+        print_json({"space": rep["space"], "added": rep["added"], "skipped": rep["skipped"]})
+        return
+    for nid in rep["added"]:
+        console.print(str(nid))
+    for s in rep["skipped"]:
+        err_console.print(text(f"skipped: id {s['source_id']} is already memory {s['id']}"), soft_wrap=True)
 
 
 # ----------------------------------------------------------------------------------- ask
@@ -330,6 +386,24 @@ def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool) -> Non
             console.print(text(f"{len(res['memories'])} memories, {res['context_tokens']} context tokens, "
                                f"{res['timings_ms']['total']:.0f} ms"), style="dim")
     sys.stdout.flush()  # out before a consolidation that may follow in this process
+
+
+# ----------------------------------------------------------------------------------- mcp
+@app.command()
+def mcp(
+    ctx: typer.Context,
+    db: Optional[str] = typer.Option(None, "--db", metavar="PATH", help="Database file (as the global --db; "
+                                     "either place works)."),
+    config: Optional[str] = typer.Option(None, "--config", metavar="PATH", help="YAML config file (as the "
+                                         "global --config)."),
+) -> None:
+    """Run the MCP server on stdio (tools: remember, recall, ask, forget, spaces, hubs)."""
+    from hela_cli.mcp_server import serve
+
+    st = _state(ctx)
+    st.db = db or st.db
+    st.config_path = config or st.config_path
+    serve(st.config())
 
 
 # ----------------------------------------------------------------------------------- bench (cli_bench.py)

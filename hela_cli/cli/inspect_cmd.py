@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import typer
 
-from hela_cli.errors import HelaError, InputError, StoreError
+from hela_cli.errors import HelaError, InputError
 from hela_cli.cli.render import clean, console, err_console, fmt_ts, print_json, text
 
 HUB_STYLE = "bold magenta"       # hubs (Figure 4: the strongly connected centres)
@@ -34,14 +34,10 @@ def _state(ctx: typer.Context) -> Any:
 
 def _open(ctx: typer.Context) -> tuple[Any, Any]:
     """(store, config) for read-only commands; never creates a database."""
-    from hela_cli.paths import default_db_path
     from hela_cli.store import Store
 
     cfg = _state(ctx).config()
-    path = Path(cfg.db).expanduser() if cfg.db else default_db_path()
-    if not path.exists():
-        raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
-    return Store(path), cfg
+    return Store.open(cfg.db), cfg
 
 
 def _node_style(hub: bool, isolated: bool) -> str:
