@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,12 @@ from hela_cli.errors import ModelError
 _GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q",
                  12: "<d"}
 _GGUF_STRING, _GGUF_ARRAY = 8, 9
+_U64 = struct.Struct("<Q")
+# (block size, bytes per block) of the common ggml tensor types; others come from the gguf package, whose
+# import alone took longer than the whole header walk (tests check this table against it)
+_TYPE_SIZES = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34),
+               9: (32, 40), 10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210),
+               15: (256, 292), 24: (1, 1), 25: (1, 2), 26: (1, 4), 27: (1, 8), 28: (1, 8), 30: (1, 2)}
 _META_SUFFIXES = (".pooling_type", ".context_length", ".embedding_length")
 
 
@@ -23,10 +30,6 @@ def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int
     string and took seconds on every model load. Every length is bounds-checked, so a corrupt count or
     a truncated file is a ``ValueError``, never a huge allocation.
     """
-    import struct
-
-    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
-
     pos = 0
 
     def take(fmt: str) -> Any:
@@ -62,6 +65,15 @@ def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int
                 if pos + n > size:
                     raise ValueError(f"array at byte {pos} runs past the end of the file")
                 pos += n
+            elif etype == _GGUF_STRING:  # skip the strings (a vocabulary: 30-50k) without decoding them
+                unpack, p = _U64.unpack_from, pos
+                for _ in range(count):
+                    if p + 8 > size:
+                        raise ValueError(f"header truncated at byte {p}")
+                    p += 8 + unpack(buf, p)[0]
+                    if p > size:
+                        raise ValueError(f"string at byte {p} runs past the end of the file")
+                pos = p
             else:
                 for _ in range(count):
                     value(etype)
@@ -95,10 +107,15 @@ def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int
         for _ in range(n_dims):
             n_el *= take("<Q")
         ttype, offset = take("<I"), take("<Q")
-        try:
-            block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(ttype)]
-        except (ValueError, KeyError):
-            raise ValueError(f"tensor {name} has unknown type {ttype}") from None
+        if ttype in _TYPE_SIZES:
+            block, type_size = _TYPE_SIZES[ttype]
+        else:
+            from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+            try:
+                block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(ttype)]
+            except (ValueError, KeyError):
+                raise ValueError(f"tensor {name} has unknown type {ttype}") from None
         tensors.append((name, offset, n_el // block * type_size))
     data_start = -(-pos // alignment) * alignment
     return meta, tensors, data_start
