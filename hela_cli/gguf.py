@@ -23,8 +23,10 @@ _TYPE_SIZES = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (
 _META_SUFFIXES = (".pooling_type", ".context_length", ".embedding_length")
 
 
-def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int, int]], int]:
+def _scan_gguf(buf: Any, size: int, prefix: str | None = None) -> tuple[dict[str, Any], list[tuple[str, int, int]], int]:
     """Walk a GGUF (v2/v3) header: ``(selected metadata, [(tensor, offset, n_bytes)], data start)``.
+
+    ``prefix``: also return every key starting with it, arrays decoded as lists (e.g. ``"tokenizer."``).
 
     A direct walk of the header instead of ``gguf.GGUFReader``, which builds a numpy view per vocabulary
     string and took seconds on every model load. Every length is bounds-checked, so a corrupt count or
@@ -50,7 +52,7 @@ def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int
         pos += n
         return raw.decode("utf-8", "replace")
 
-    def value(vtype: int) -> Any:
+    def value(vtype: int, keep: bool = False) -> Any:
         nonlocal pos
         if vtype in _GGUF_SCALARS:
             return take(_GGUF_SCALARS[vtype])
@@ -60,6 +62,8 @@ def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int
             etype, count = take("<I"), take("<Q")
             if count > size - pos:
                 raise ValueError(f"array of {count} items at byte {pos} runs past the end of the file")
+            if keep:
+                return [value(etype) for _ in range(count)]
             if etype in _GGUF_SCALARS:  # skip fixed-size items in one step
                 n = count * struct.calcsize(_GGUF_SCALARS[etype])
                 if pos + n > size:
@@ -92,10 +96,11 @@ def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int
     alignment = 32
     for _ in range(n_kv):
         key = string()
-        v = value(take("<I"))
+        keep = prefix is not None and key.startswith(prefix)
+        v = value(take("<I"), keep)
         if key == "general.alignment" and isinstance(v, int) and v > 0:
             alignment = v
-        if key == "general.architecture" or key.endswith(_META_SUFFIXES):
+        if keep or key == "general.architecture" or key.endswith(_META_SUFFIXES):
             meta[key] = v
     tensors = []
     for _ in range(n_tensors):
@@ -121,10 +126,11 @@ def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int
     return meta, tensors, data_start
 
 
-def check_gguf(path: Path) -> dict[str, Any]:
+def check_gguf(path: Path, prefix: str | None = None) -> dict[str, Any]:
     """Validate a GGUF file before llama.cpp sees it (a truncated file must not crash the process).
 
-    Returns selected metadata (architecture, pooling type, context length).
+    Returns selected metadata (architecture, pooling type, context length; with ``prefix`` also every key
+    starting with it, arrays included).
     """
     import mmap
 
@@ -135,7 +141,7 @@ def check_gguf(path: Path) -> dict[str, Any]:
                 raise ModelError(f"{path}: not a GGUF model file (bad magic bytes)")
             size = os.fstat(f.fileno()).st_size
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-                meta, tensors, data_start = _scan_gguf(buf, size)
+                meta, tensors, data_start = _scan_gguf(buf, size, prefix)
     except ModelError:
         raise
     except OSError as e:
