@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -13,24 +14,27 @@ from hela_cli.errors import ModelError
 _GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q",
                  12: "<d"}
 _GGUF_STRING, _GGUF_ARRAY = 8, 9
+_U64 = struct.Struct("<Q")
+# (block size, bytes per block) of the common ggml tensor types; others come from the gguf package, whose
+# import alone took longer than the whole header walk (tests check this table against it)
+_TYPE_SIZES = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34),
+               9: (32, 40), 10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210),
+               15: (256, 292), 24: (1, 1), 25: (1, 2), 26: (1, 4), 27: (1, 8), 28: (1, 8), 30: (1, 2)}
 _META_SUFFIXES = (".pooling_type", ".context_length", ".embedding_length")
 
 
-def _scan_gguf(buf: Any, size: int, info: dict[str, Any] | None = None
+def _scan_gguf(buf: Any, size: int, info: dict[str, Any] | None = None, prefix: str | None = None
                ) -> tuple[dict[str, Any], list[tuple[str, int, int]], int]:
     """Walk a GGUF (v2/v3) header: ``(selected metadata, [(tensor, offset, n_bytes)], data start)``.
 
     ``info``, when given, also receives the ``general.*`` keys, whether the file has a chat template
-    and ``n_params`` (the number of weights of all tensors).
+    and ``n_params`` (the number of weights of all tensors). ``prefix``: also return every key starting
+    with it, arrays decoded as lists (e.g. ``"tokenizer."``).
 
     A direct walk of the header instead of ``gguf.GGUFReader``, which builds a numpy view per vocabulary
     string and took seconds on every model load. Every length is bounds-checked, so a corrupt count or
     a truncated file is a ``ValueError``, never a huge allocation.
     """
-    import struct
-
-    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
-
     pos = 0
 
     def take(fmt: str) -> Any:
@@ -51,7 +55,7 @@ def _scan_gguf(buf: Any, size: int, info: dict[str, Any] | None = None
         pos += n
         return raw.decode("utf-8", "replace")
 
-    def value(vtype: int) -> Any:
+    def value(vtype: int, keep: bool = False) -> Any:
         nonlocal pos
         if vtype in _GGUF_SCALARS:
             return take(_GGUF_SCALARS[vtype])
@@ -61,11 +65,22 @@ def _scan_gguf(buf: Any, size: int, info: dict[str, Any] | None = None
             etype, count = take("<I"), take("<Q")
             if count > size - pos:
                 raise ValueError(f"array of {count} items at byte {pos} runs past the end of the file")
+            if keep:
+                return [value(etype) for _ in range(count)]
             if etype in _GGUF_SCALARS:  # skip fixed-size items in one step
                 n = count * struct.calcsize(_GGUF_SCALARS[etype])
                 if pos + n > size:
                     raise ValueError(f"array at byte {pos} runs past the end of the file")
                 pos += n
+            elif etype == _GGUF_STRING:  # skip the strings (a vocabulary: 30-50k) without decoding them
+                unpack, p = _U64.unpack_from, pos
+                for _ in range(count):
+                    if p + 8 > size:
+                        raise ValueError(f"header truncated at byte {p}")
+                    p += 8 + unpack(buf, p)[0]
+                    if p > size:
+                        raise ValueError(f"string at byte {p} runs past the end of the file")
+                pos = p
             else:
                 for _ in range(count):
                     value(etype)
@@ -84,10 +99,11 @@ def _scan_gguf(buf: Any, size: int, info: dict[str, Any] | None = None
     alignment = 32
     for _ in range(n_kv):
         key = string()
-        v = value(take("<I"))
+        keep = prefix is not None and key.startswith(prefix)
+        v = value(take("<I"), keep)
         if key == "general.alignment" and isinstance(v, int) and v > 0:
             alignment = v
-        if key == "general.architecture" or key.endswith(_META_SUFFIXES):
+        if keep or key == "general.architecture" or key.endswith(_META_SUFFIXES):
             meta[key] = v
         if info is not None and (key.startswith("general.") or key == "tokenizer.chat_template"):
             info[key] = v
@@ -102,10 +118,15 @@ def _scan_gguf(buf: Any, size: int, info: dict[str, Any] | None = None
         for _ in range(n_dims):
             n_el *= take("<Q")
         ttype, offset = take("<I"), take("<Q")
-        try:
-            block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(ttype)]
-        except (ValueError, KeyError):
-            raise ValueError(f"tensor {name} has unknown type {ttype}") from None
+        if ttype in _TYPE_SIZES:
+            block, type_size = _TYPE_SIZES[ttype]
+        else:
+            from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+            try:
+                block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(ttype)]
+            except (ValueError, KeyError):
+                raise ValueError(f"tensor {name} has unknown type {ttype}") from None
         tensors.append((name, offset, n_el // block * type_size))
         n_params += n_el
     if info is not None:
@@ -114,10 +135,11 @@ def _scan_gguf(buf: Any, size: int, info: dict[str, Any] | None = None
     return meta, tensors, data_start
 
 
-def check_gguf(path: Path, info: dict[str, Any] | None = None) -> dict[str, Any]:
+def check_gguf(path: Path, info: dict[str, Any] | None = None, prefix: str | None = None) -> dict[str, Any]:
     """Validate a GGUF file before llama.cpp sees it (a truncated file must not crash the process).
 
-    Returns selected metadata (architecture, pooling type, context length); ``info`` see ``_scan_gguf``.
+    Returns selected metadata (architecture, pooling type, context length; with ``prefix`` also every key
+    starting with it, arrays included); ``info`` see ``_scan_gguf``.
     """
     import mmap
 
@@ -128,7 +150,7 @@ def check_gguf(path: Path, info: dict[str, Any] | None = None) -> dict[str, Any]
                 raise ModelError(f"{path}: not a GGUF model file (bad magic bytes)")
             size = os.fstat(f.fileno()).st_size
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-                meta, tensors, data_start = _scan_gguf(buf, size, info)
+                meta, tensors, data_start = _scan_gguf(buf, size, info, prefix)
     except ModelError:
         raise
     except OSError as e:

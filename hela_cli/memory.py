@@ -85,12 +85,13 @@ class Memory:
         """Tokens as the chat model counts them (its vocabulary only is loaded when no chat is needed)."""
         if self._chat is not None:
             return self._chat.count_tokens(text)
-        if self._tokenizer is None:
+        if self._tokenizer is None:  # a cached copy of the vocabulary; llama.cpp's only for other tokenizers
             from hela_cli.models import VocabTokenizer
+            from hela_cli.tokencount import token_counter
 
             path, _ = resolve_model(self.config.models.chat, self.model_dir, "chat",
                                     self.config.models.search_paths)
-            self._tokenizer = VocabTokenizer(path)
+            self._tokenizer = token_counter(path) or VocabTokenizer(path)
         return self._tokenizer.count_tokens(text)
 
     # ---------------------------------------------------------------- operations
