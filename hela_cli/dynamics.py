@@ -124,3 +124,54 @@ def forget_reasons(total_weight: float, idle_seconds: float, access_count: int, 
 def should_forget(total_weight: float, idle_seconds: float, access_count: int, delta_prune: float,
                   delta_age_days: float) -> bool:
     return all(forget_reasons(total_weight, idle_seconds, access_count, delta_prune, delta_age_days).values())
+
+
+# ----------------------------------------------------------------------------------- Eq.3 inputs (departures)
+# Measured departures that change what goes *into* Eq.3 (README's departures table); Eq.3 itself is above.
+def idf(df: int, n: int) -> float:
+    """BM25's inverse document frequency ``ln(1 + (n - df + 0.5) / (df + 0.5))``: > 0, larger for rarer terms.
+
+    A term found in every memory weighs ~0.4/ln-units, a term found in one memory of 1,000 ~6.5."""
+    n = max(int(n), 0)
+    df = min(max(int(df), 0), n)
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def weighted_keyword_match(query_keywords: Sequence[str], node_keywords: Iterable[str],
+                           weights: Mapping[str, float]) -> float:
+    """The share of the query's keywords found in the node, each keyword counted with its weight
+    (e.g. :func:`idf`): ``sum_{t in q & node} w_t / sum_{t in q} w_t``. Equal weights give the paper's
+    plain share; a missing weight counts 1. 0 when the query has no keywords."""
+    q = set(query_keywords)
+    total = sum(weights.get(t, 1.0) for t in q)
+    if total <= 0:
+        return 0.0
+    have = set(node_keywords)
+    return sum(weights.get(t, 1.0) for t in q if t in have) / total
+
+
+def rank_fusion_score(value: float, ranked_ascending: Sequence[float], k0: float = 60.0) -> float:
+    """Reciprocal-rank score of ``value`` within a candidate list, scaled so rank 1 scores 1:
+    ``(k0 + 1) / (k0 + rank)``, ``rank = 1 + #values strictly greater`` (ties share a rank).
+    ``ranked_ascending`` is the candidates' values sorted ascending. Used for reciprocal rank fusion of
+    the cosine and keyword lists, on the same 0..1 scale as the inputs it replaces."""
+    import bisect
+
+    greater = len(ranked_ascending) - bisect.bisect_right(ranked_ascending, value)
+    return (k0 + 1.0) / (k0 + 1.0 + greater)
+
+
+def window_factor(ts: float, window: tuple[float, float] | None, weight: float,
+                  slack_days: float = 14.0) -> float:
+    """Soft time prior of a question that names a time (:func:`hela_cli.query_time.question_window`), a
+    factor on Eq.3 in place of the global ``exp(-dt/tau)``: ``(1 - weight) + weight * match`` where match is
+    1 for memories from the window's start to ``slack_days`` after its end (people talk about an event
+    on the day or in the days after it) and falls as ``exp(-gap / slack)`` with the gap in days outside
+    it. No window or weight 0: 1."""
+    if window is None or weight <= 0:
+        return 1.0
+    start, end = window
+    end = end + max(0.0, slack_days) * DAY
+    gap = start - ts if ts < start else (ts - end if ts > end else 0.0)
+    match = math.exp(-(gap / DAY) / max(slack_days, 1.0)) if gap > 0 else 1.0
+    return (1.0 - weight) + weight * match

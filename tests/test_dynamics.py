@@ -62,3 +62,39 @@ def test_forgetting_needs_all_three():
     assert forget_reasons(0.01, 40 * DAY, 1, 0.05, 30) == {"weak": True, "old": True, "unused": False}
     assert not should_forget(0.06, 40 * DAY, 0, 0.05, 30)
     assert not should_forget(0.01, 10 * DAY, 0, 0.05, 30)
+
+
+# ----------------------------------------------------------------------------------- Eq.3 inputs (round 2)
+def test_idf_rarer_terms_weigh_more_and_stay_positive():
+    from hela_cli.dynamics import idf
+
+    assert idf(1, 1000) == pytest.approx(math.log(1 + 999.5 / 1.5))
+    assert idf(500, 1000) == pytest.approx(math.log(2.0))
+    assert idf(1, 1000) > idf(10, 1000) > idf(500, 1000) > idf(1000, 1000) > 0
+    assert idf(0, 0) == pytest.approx(math.log(2.0))   # empty space: defined, positive
+    assert idf(5, 3) == idf(3, 3)                       # df clamped to n
+
+
+def test_weighted_keyword_match_is_the_plain_share_with_equal_weights():
+    from hela_cli.dynamics import weighted_keyword_match
+    from hela_cli.keywords import keyword_match
+
+    q, node = ["caroline", "paint", "sunset"], ["paint", "caroline", "lake"]
+    assert weighted_keyword_match(q, node, {}) == pytest.approx(keyword_match(q, node)) == pytest.approx(2 / 3)
+    # a common name (low weight) matters less than a rare content word
+    w = {"caroline": 0.5, "paint": 4.0, "sunset": 4.0}
+    assert weighted_keyword_match(q, ["caroline"], w) == pytest.approx(0.5 / 8.5)
+    assert weighted_keyword_match(q, ["paint"], w) == pytest.approx(4.0 / 8.5)
+    assert weighted_keyword_match([], node, w) == 0.0
+    assert weighted_keyword_match(q, node, {"caroline": 0.0, "paint": 0.0, "sunset": 0.0}) == 0.0
+
+
+def test_rank_fusion_score_scales_rank_one_to_one():
+    from hela_cli.dynamics import rank_fusion_score
+
+    vals = sorted([0.9, 0.5, 0.5, 0.1])
+    assert rank_fusion_score(0.9, vals, 60) == pytest.approx(1.0)
+    assert rank_fusion_score(0.5, vals, 60) == pytest.approx(61 / 62)     # ties share rank 2
+    assert rank_fusion_score(0.1, vals, 60) == pytest.approx(61 / 64)
+    assert rank_fusion_score(0.95, vals, 60) == pytest.approx(1.0)        # above every candidate
+    assert rank_fusion_score(0.1, vals, 0) == pytest.approx(1 / 4)       # k0 = 0: plain 1/rank

@@ -138,6 +138,7 @@ class Nodes:
             self.db.execute("DELETE FROM edges WHERE a=? OR b=?", (nid, nid))
             self.db.execute("DELETE FROM node_vec WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM node_emb WHERE node_id=?", (nid,))
+            self.db.execute("DELETE FROM node_passage WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM node_fts WHERE rowid=?", (nid,))
             self.db.execute("DELETE FROM hubs WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM nodes WHERE id=?", (nid,))

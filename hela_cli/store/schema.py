@@ -140,6 +140,22 @@ def _m5_fts_space_terms(db: "sqlite3.Connection") -> None:
                "'s' || space_id || '_' || replace(keywords, ' ', ' s' || space_id || '_') END FROM nodes")
 
 
+def _m6_node_passage(db: "sqlite3.Connection") -> None:
+    # Passage vectors of long turns (ingest.passage_chars): a memory keeps one id and one main vector; its
+    # cosine to a question is the best of the main vector and its passages' (the embedder's window cuts a
+    # long turn, one vector averages away its details). Deleted with the node.
+    _script(db, """
+        CREATE TABLE node_passage(
+            node_id INTEGER NOT NULL,
+            idx INTEGER NOT NULL,
+            space_id INTEGER NOT NULL,
+            embedding BLOB NOT NULL,
+            PRIMARY KEY(node_id, idx)
+        ) WITHOUT ROWID;
+        CREATE INDEX node_passage_space ON node_passage(space_id);
+        """)
+
+
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
 
 MIGRATIONS: list[tuple[str, Callable[["sqlite3.Connection"], None]]] = [
@@ -148,5 +164,6 @@ MIGRATIONS: list[tuple[str, Callable[["sqlite3.Connection"], None]]] = [
     ("0003_nodes_version", _m3_nodes_version),
     ("0004_node_emb", _m4_node_emb),
     ("0005_fts_space_terms", _m5_fts_space_terms),
+    ("0006_node_passage", _m6_node_passage),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
