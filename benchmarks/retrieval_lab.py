@@ -63,6 +63,14 @@ VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "passages": ({"retrieval.passages": True}, True),
     "date-0.3": ({**OFF, "retrieval.date_prior": 0.3}, True),
     "date-0.6": ({**OFF, "retrieval.date_prior": 0.6}, True),
+    "session-cap2": ({**OFF, "retrieval.max_per_session": 2}, True),
+    "session-cap3": ({**OFF, "retrieval.max_per_session": 3}, True),
+    "session-cap4": ({**OFF, "retrieval.max_per_session": 4}, True),
+    "alpha0.7": ({**OFF, "retrieval.alpha": 0.7}, True),
+    "alpha1.5": ({**OFF, "retrieval.alpha": 1.5}, True),
+    "bm25w0.8": ({**OFF, "retrieval.bm25_weight": 0.8}, True),
+    "feedback0.3": ({**OFF, "retrieval.feedback": 0.3}, True),
+    "feedback0.7": ({**OFF, "retrieval.feedback": 0.7}, True),
     "no-speaker": ({**OFF, "retrieval.speaker_keywords": False}, True),
 }
 

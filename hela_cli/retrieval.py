@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from hela_cli.config import Config
-from hela_cli.dynamics import (base_activation, coactivated_pairs, dual_path, hebbian_update, idf,
-                               rank_fusion_score, spread_activation, time_factor, weighted_keyword_match,
+from hela_cli.dynamics import (base_activation, coactivated_pairs, dual_path, feedback_query, hebbian_update,
+                               idf, rank_fusion_score, spread_activation, time_factor, weighted_keyword_match,
                                window_factor)
 from hela_cli.keywords import keyword_match, keywords
 from hela_cli.models import Embedder
@@ -133,6 +133,23 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     explain: dict[int, tuple[float, float, float]] = {}
     fill_cos(cand)
     s_base = s_base_of(cand)
+    if r.feedback > 0 and s_base:
+        # pseudo-relevance feedback: the question moved toward its best memories; cosines are recomputed
+        # for every candidate (and the new question's own nearest memories join them)
+        top = sorted(s_base, key=lambda v: (-s_base[v], v))[:r.feedback_top]
+        vecs = store.node_vectors(top, space.id)
+        q = feedback_query(q, [vecs[i] for i in top if i in vecs], r.feedback)
+        extra = {nid for nid, _ in store.knn(space.id, q, r.vector_candidates)} - cand
+        if extra:
+            nodes.update(store.node_features(extra, space.id))
+            cand |= extra
+        if r.passages:
+            pcos = store.passage_cosines(space.id, q)
+        cos.clear()
+        fused.clear()
+        explain.clear()
+        fill_cos(cand)
+        s_base = s_base_of(cand)
     timings["candidates"] = (time.perf_counter() - t1) * 1000
 
     t2 = time.perf_counter()
@@ -147,7 +164,8 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
             s_base.update(s_base_of(reached))
         spreads = spread_activation(s_base, nbrs, r.beta, r.theta)
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
-    chosen = dual_path(s_base, s_final, r.k, r.m)
+    chosen = dual_path(s_base, s_final, r.k, r.m, {i: nodes[i].get("session") for i in s_final}
+                       if r.max_per_session > 0 else None, r.max_per_session)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
     memories = []
