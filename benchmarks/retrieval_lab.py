@@ -71,6 +71,12 @@ VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "bm25w0.8": ({**OFF, "retrieval.bm25_weight": 0.8}, True),
     "feedback0.3": ({**OFF, "retrieval.feedback": 0.3}, True),
     "feedback0.7": ({**OFF, "retrieval.feedback": 0.7}, True),
+    "date-0.5": ({**OFF, "retrieval.date_prior": 0.5}, True),
+    "date-1.0": ({**OFF, "retrieval.date_prior": 1.0}, True),
+    "date-0.5-slack7": ({**OFF, "retrieval.date_prior": 0.5, "retrieval.date_slack_days": 7.0}, True),
+    "date-0.5-slack30": ({**OFF, "retrieval.date_prior": 0.5, "retrieval.date_slack_days": 30.0}, True),
+    "date-0.5+pool200": ({**OFF, "retrieval.date_prior": 0.5, "retrieval.vector_candidates": 200,
+                          "retrieval.keyword_candidates": 200}, True),
     "no-speaker": ({**OFF, "retrieval.speaker_keywords": False}, True),
 }
 
@@ -168,6 +174,20 @@ def build(out: Path, cfg: Config, only: str | None = None) -> None:
             print(f"{p.name}: {r['nodes_added']} nodes in {time.perf_counter() - t0:.0f} s "
                   f"({r['embedding_truncated']} truncated)", flush=True)
         tmp.rename(p)
+
+
+def build_passages(out: Path, cfg: Config, size: int) -> None:
+    """Second embedding pass: passage vectors (``ingest.passage_chars = size``) for the long turns of every
+    cached database, by :func:`hela_cli.ingest.add_passages` (what ``hela ingest`` does with the setting)."""
+    from hela_cli.ingest import add_passages
+
+    pcfg = cfg.replace(**{"ingest.passage_chars": size})
+    emb = Memory(cfg, store=Store(":memory:")).embedder
+    for p in sorted(out.glob("*_*.db")):
+        with Store(p) as st:
+            t0 = time.perf_counter()
+            n = sum(add_passages(st, emb, sp["name"], pcfg) for sp in st.spaces())
+            print(f"{p.name}: passages for {n} long turns in {time.perf_counter() - t0:.0f} s", flush=True)
 
 
 def _qvecs(out: Path, emb: Any, questions: list[str]) -> dict[str, Any]:
@@ -277,14 +297,21 @@ def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None =
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("cmd", choices=["build", "eval", "list"])
+    ap.add_argument("cmd", choices=["build", "passages", "eval", "list"])
     ap.add_argument("variants", nargs="*")
     ap.add_argument("--dir", default="/tmp/hela-lab")
+    ap.add_argument("--budget", type=int, nargs=2, metavar=("K", "M"),
+                    help="retrieval.k and retrieval.m for every variant (baselines get K + M)")
+    ap.add_argument("--size", type=int, default=500, help="passages: ingest.passage_chars")
     ap.add_argument("--only", choices=["locomo", "lme"], help="evaluate one file only")
     args = ap.parse_args()
     cfg = load_config()
+    if args.budget:
+        cfg = cfg.replace(**{"retrieval.k": args.budget[0], "retrieval.m": args.budget[1]})
     if args.cmd == "build":
         build(Path(args.dir), cfg, args.only)
+    elif args.cmd == "passages":
+        build_passages(Path(args.dir), cfg, args.size)
     elif args.cmd == "list":
         for n, (o, le) in VARIANTS.items():
             print(f"{n}: {o} learn={le}")
@@ -293,6 +320,7 @@ if __name__ == "__main__":
         emb = Memory(cfg, store=Store(":memory:")).embedder
         for name in args.variants:
             r = run_variant(out, cfg, name, emb, args.only)
+            r["budget"] = cfg.retrieval.k + cfg.retrieval.m
             print(json.dumps(r), flush=True)
             with open(out / "results.jsonl", "a") as f:
                 f.write(json.dumps(r) + "\n")

@@ -98,3 +98,29 @@ def test_rank_fusion_score_scales_rank_one_to_one():
     assert rank_fusion_score(0.1, vals, 60) == pytest.approx(61 / 64)
     assert rank_fusion_score(0.95, vals, 60) == pytest.approx(1.0)        # above every candidate
     assert rank_fusion_score(0.1, vals, 0) == pytest.approx(1 / 4)       # k0 = 0: plain 1/rank
+
+
+def test_capped_top_spreads_the_budget_over_groups():
+    from hela_cli.dynamics import capped_top
+
+    scores = {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.6, 5: 0.5}
+    group = {1: "s1", 2: "s1", 3: "s1", 4: "s2", 5: None}
+    assert capped_top(scores, 3, group, cap=2) == [1, 2, 4]
+    assert capped_top(scores, 5, group, cap=1) == [1, 4, 5, 2, 3]     # held nodes fill what is left
+    assert capped_top(scores, 2, group, cap=1, taken=[9]) == [1, 4]
+    assert capped_top(scores, 2, {**group, 9: "s1"}, cap=1, taken=[9]) == [4, 5]
+    assert dual_path(scores, scores, 2, 1, group, 1) == [(1, "base"), (4, "base"), (5, "hebbian")]
+    assert dual_path(scores, scores, 2, 1) == [(1, "base"), (2, "base"), (3, "hebbian")]   # no cap: as before
+
+
+def test_feedback_query_moves_toward_the_top_vectors():
+    import numpy as np
+
+    from hela_cli.dynamics import feedback_query
+
+    q = np.array([1.0, 0.0], dtype=np.float32)
+    top = [np.array([0.0, 1.0], dtype=np.float32)]
+    assert np.array_equal(feedback_query(q, top, 0.0), q)
+    assert np.array_equal(feedback_query(q, [], 0.5), q)
+    moved = feedback_query(q, top, 1.0)
+    assert np.allclose(moved, [2 ** -0.5, 2 ** -0.5]) and np.isclose(np.linalg.norm(moved), 1.0)
