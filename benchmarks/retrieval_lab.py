@@ -51,16 +51,20 @@ LME_EVERY = 4  # items 0, 4, 8, ... of the dev30 file: all six question types
 LME_FILLER = 10  # per item: its answer sessions plus the first 10 other sessions of its haystack
 
 #: name -> (config overrides, learning on)
-OFF = {"retrieval.passages": False}   # the cached databases hold passage vectors; most variants ignore them
+# Each lever is measured alone against the defaults before this round (date prior off); the cached databases
+# hold passage vectors of long turns, which only the "passages" variants use.
+OFF = {"retrieval.passages": False, "retrieval.date_prior": 0.0, "retrieval.date_slack_days": 14.0}
 VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "default": (OFF, True),
     "default-nolearn": (OFF, False),
+    "new-defaults": ({"retrieval.passages": False}, True),
+    "new-defaults-nolearn": ({"retrieval.passages": False}, False),
     "pool200": ({**OFF, "retrieval.vector_candidates": 200, "retrieval.keyword_candidates": 200}, True),
     "pool50": ({**OFF, "retrieval.vector_candidates": 50, "retrieval.keyword_candidates": 50}, True),
     "idf": ({**OFF, "retrieval.keyword_idf": True}, True),
     "rrf": ({**OFF, "retrieval.fusion": "rrf"}, True),
     "rrf-k20": ({**OFF, "retrieval.fusion": "rrf", "retrieval.rrf_k": 20.0}, True),
-    "passages": ({"retrieval.passages": True}, True),
+    "passages": ({**OFF, "retrieval.passages": True}, True),
     "date-0.3": ({**OFF, "retrieval.date_prior": 0.3}, True),
     "date-0.6": ({**OFF, "retrieval.date_prior": 0.6}, True),
     "session-cap2": ({**OFF, "retrieval.max_per_session": 2}, True),

@@ -65,8 +65,8 @@ class RetrievalConfig:
     feedback: float = 0.0             # pseudo-relevance feedback: q + w * mean(top memories' vectors) (0: off)
     feedback_top: int = 3             # ... the top-N memories by S_base of the first pass
     max_per_session: int = 0          # at most N memories of one session per path before other sessions' (0: off)
-    date_prior: float = 0.0           # weight of the question's own time window (0: off), see dynamics.window_factor
-    date_slack_days: float = 14.0     # ... memories up to this many days after the window still match fully
+    date_prior: float = 0.5           # weight of the question's own time window (0: off), see dynamics.window_factor
+    date_slack_days: float = 7.0      # ... memories up to this many days after the window still match fully
     rrf_k: float = 60.0               # k0 of reciprocal rank fusion: (k0 + 1) / (k0 + rank)
 
 
@@ -189,7 +189,8 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "retrieval.keyword_candidates": (0, None, False), "retrieval.semantic_k": (0, None, False),
     "retrieval.semantic_min_confidence": (0, 1, False), "retrieval.rrf_k": (0, None, False),
     "retrieval.date_prior": (0, 1, False), "retrieval.max_per_session": (0, None, False),
-    "retrieval.feedback": (0, None, False), "retrieval.feedback_top": (1, None, False), "retrieval.date_slack_days": (0, None, False),
+    "retrieval.feedback": (0, None, False), "retrieval.feedback_top": (1, None, False),
+    "retrieval.date_slack_days": (0, None, False),
     "hebbian.eta": (0, None, False), "hebbian.decay": (0, 1, True), "hebbian.cap": (0, None, True),
     "consolidation.delta_hub": (0, None, False), "consolidation.neighbour_min_weight": (0, None, False),
     "consolidation.max_neighbours": (1, None, False), "consolidation.auto_every": (1, None, False),
