@@ -288,6 +288,8 @@ BAD_EXPORTS = [
     ("claude-nothing", "conversations.json", [json.loads(CLAUDE.read_text())[2]], "auto",
      "top level: no user or assistant messages with text in any conversation"),
     ("wa-not-whatsapp", "chat.txt", "Ann: hi\n", "whatsapp", "line 1: expected a WhatsApp message line"),
+    ("zip", "export.zip", b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + b"\x00" * 30, "auto",
+     "a zip archive; unzip it and ingest the file inside"),
     ("wa-bad-day", "chat.txt", "31/01/2023, 10:00 - A: x\n31/02/2023, 10:00 - A: y\n", "auto",
      "line 2: invalid date \"31/02/2023\""),
     ("wa-mixed-order", "chat.txt", "13/01/23, 10:00 - A: x\n01/14/23, 10:00 - A: y\n", "auto",
