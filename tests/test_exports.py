@@ -167,6 +167,15 @@ def test_whatsapp_crlf_and_leading_blank_lines(tmp_path):
         (t.speaker, t.text) for t in turns(parse_file(WA_ANDROID))]
 
 
+def test_chats_sharing_a_title_stay_apart(tmp_path):
+    doc = json.loads(CHATGPT.read_text())
+    twin = copy.deepcopy(doc[1])
+    twin.update(id="1b2c3d4e-0000-0000-0000-000000000000", conversation_id="1b2c3d4e-0000-0000-0000-000000000000")
+    convs = parse_file(write(tmp_path, "c.json", [doc[1], twin]))
+    assert [c.title for c in convs] == ["Sourdough starter"] * 2
+    assert [c.turns[0].session for c in convs] == ["Sourdough starter (0a9b8c7d)", "Sourdough starter (1b2c3d4e)"]
+
+
 def test_long_and_multi_line_titles_make_one_line_sessions(tmp_path):
     doc = json.loads(CHATGPT.read_text())[1]
     doc["title"] = "Sour\ndough " + "x" * 200
