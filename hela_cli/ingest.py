@@ -22,6 +22,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from hela_cli.config import Config
+from hela_cli.dates import format_iso, parse_time  # noqa: F401  (parse_time: re-exported for callers)
 from hela_cli.dynamics import hebbian_update
 from hela_cli.formats import Conversation, Turn, parse_file
 from hela_cli.keywords import keywords
@@ -208,49 +209,6 @@ SESSION_GAP_HOURS = 6.0  # `hela add` without --session: same session as the new
 ADD_SOURCE = "hela add"  # the nodes.source of turns written by `hela add` / Memory.add
 
 
-def parse_time(value: Any, where: str) -> tuple[float, str]:
-    """``(UTC epoch seconds, date string)`` of a turn's time given to ``add``: ``None`` (now, wall clock),
-    epoch seconds (also as a string of 9-11 digits), a ``datetime`` or a date string (python-dateutil; no
-    zone means UTC)."""
-    from datetime import datetime, timezone
-
-    from hela_cli.errors import InputError
-    from hela_cli.dates import MAX_YEAR, MIN_YEAR
-
-    def iso(ts: float) -> str:
-        return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-    if value is None:
-        ts = time.time()
-        return ts, iso(ts)
-    if isinstance(value, bool) or not isinstance(value, (int, float, str, datetime)):
-        raise InputError(f"{where}: time must be a date string or epoch seconds, not {type(value).__name__}")
-    if isinstance(value, str) and re.fullmatch(r"\s*\d{9,11}(\.\d+)?\s*", value):
-        value = float(value)  # epoch seconds written as a string (`--time 1714557600`)
-    if isinstance(value, str):
-        from dateutil import parser as dparser
-
-        try:
-            d = dparser.parse(value.strip())
-        except (ValueError, OverflowError):
-            raise InputError(f"{where}: cannot parse date/time {value.strip()[:60]!r}") from None
-        text = value.strip()
-    elif isinstance(value, datetime):
-        d, text = value, ""
-    else:
-        try:
-            d = datetime.fromtimestamp(float(value), tz=timezone.utc)
-        except (ValueError, OverflowError, OSError):
-            raise InputError(f"{where}: time {value!r} is not valid epoch seconds") from None
-        text = ""
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=timezone.utc)
-    if not MIN_YEAR <= d.year <= MAX_YEAR:
-        raise InputError(f"{where}: year {d.year} is outside {MIN_YEAR}..{MAX_YEAR}")
-    ts = d.timestamp()
-    return ts, text or iso(ts)
-
-
 def _opt_str(obj: Any, keys: tuple[str, ...], where: str, allow_int: bool = False) -> str | None:
     from hela_cli.errors import InputError
 
@@ -314,8 +272,6 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
     Returns ``{"space", "added": [ids], "skipped": [{"id", "source_id"}], "ids": [id per turn]}`` where a
     skipped turn's id is the node already holding its source id.
     """
-    from datetime import datetime, timezone
-
     t0 = time.perf_counter()
     store.check_space_name(space)
     sp = store.get_space(space)
@@ -348,7 +304,7 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
             if last is not None and last[0] and abs(t.timestamp - last[1]) <= gap:
                 session = last[0]
             else:
-                session = "add:" + datetime.fromtimestamp(t.timestamp, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+                session = "add:" + format_iso(t.timestamp)
         t = Turn(t.speaker, t.text, t.timestamp, t.time_str, session, t.source_id, t.role)
         ctx = tail(session)
         ctx.append(t)

@@ -350,19 +350,9 @@ def add(
 
 # ----------------------------------------------------------------------------------- ask
 def parse_now(value: Optional[str]) -> Optional[float]:
-    if value is None:
-        return None
-    from datetime import timezone
+    from hela_cli.dates import parse_time
 
-    from dateutil import parser as dparser
-
-    try:
-        d = dparser.parse(value)
-    except (ValueError, OverflowError):
-        raise HelaError(f"--now: cannot parse date/time '{value}'", 2) from None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=timezone.utc)
-    return d.timestamp()
+    return None if value is None else parse_time(value, "--now")[0]
 
 
 @app.command()
