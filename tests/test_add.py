@@ -10,7 +10,6 @@ import json
 import sqlite3
 import subprocess
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
