@@ -61,7 +61,7 @@ class AnswerPrompt:
 
 
 #: the prompt ``hela ask`` and ``hela bench`` use (see README "Answer prompt (A.2)")
-DEFAULT_PROMPT = AnswerPrompt()
+DEFAULT_PROMPT = AnswerPrompt(guard=True)  # measured: BENCHMARKS.md "Answer prompt A.2"
 
 
 def clean_answer(text: str, memories: Sequence[dict[str, Any]] = (), tidy: bool | None = None,

@@ -215,9 +215,9 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
             console.print(text(f"  {r['name']}", "bold") + text(f"  {desc}"), soft_wrap=True)
             console.print(text(f"    use: {r['ref']}"), soft_wrap=True)  # whole, never cut: it is to be copied
     else:
-        console.print(text("no other GGUF found in: " + ", ".join(
-            str(d) for _, d in search_dirs(cfg.models.search_paths)) or "(models.search_paths is none)"),
-            style="dim")
+        where = ", ".join(str(d) for _, d in search_dirs(cfg.models.search_paths))
+        console.print(text(f"no other GGUF found in: {where}" if where else
+                           "no other GGUF searched for (models.search_paths: none)"), style="dim")
     console.print(text(f"configured: embedder={cfg.models.embedder} chat={cfg.models.chat}"))
     if embed_info:
         console.print(text(f"database embedder: {embed_info[0]} ({embed_info[1]}-d)"))
