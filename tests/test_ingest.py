@@ -109,3 +109,16 @@ def test_association_on_ingest_creates_edges(embedder):
         nodes = list(m.store.iter_nodes(sp.id))
         sessions = {n["session"] for n in nodes}
         assert m.store.count_edges(sp.id) > len(nodes) - len(sessions)
+
+
+def test_split_passages_cover_the_text_within_the_size():
+    from hela_cli.ingest import split_passages
+
+    assert split_passages("short turn.", 100) == []
+    assert split_passages("x" * 50, 0) == []
+    text = ("The first sentence is here. " * 12 + "\n" + "A very long sentence without an end " * 10).strip()
+    parts = split_passages(text, 120)
+    assert len(parts) > 3 and all(0 < len(p) <= 120 for p in parts)
+    assert " ".join(parts).split() == text.split()            # nothing lost, order kept
+    assert all(len(p) <= 40 for p in split_passages("a" * 100, 40))  # no space: hard cuts
+    assert "".join(split_passages("a" * 100, 40)) == "a" * 100

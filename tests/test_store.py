@@ -47,7 +47,8 @@ def test_file_is_user_only(tmp_path):
 def test_newer_schema_is_refused(tmp_path):
     path = tmp_path / "new.db"
     with Store(path) as s:
-        s.db.execute("INSERT INTO migrations(id, name, applied_at) VALUES (99, '0099_future', 0)")
+        s.db.execute("INSERT INTO _sqlite_migrations(migration_set, name, applied_at) "
+                     "VALUES ('hela', '0099_future', '2030-01-01')")
     with pytest.raises(StoreError, match="newer"):
         Store(path)
 
@@ -168,7 +169,6 @@ def test_upgrade_from_0003(tmp_path, monkeypatch):
     path = tmp_path / "old.db"
     vecs = _vecs(5)
     monkeypatch.setattr(store_mod, "MIGRATIONS", store_mod.MIGRATIONS[:3])
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 3)
     with Store(path) as s:
         s.bind_embedder("test-embedder", 8)
         sp_a, sp_b = s.ensure_space("a"), s.ensure_space("b")
@@ -224,4 +224,4 @@ def test_edges_among_and_node_features(store):
         sp = store.advance_step(sp.id, 0.995)
     assert store.edges_among(sp, [a, d], 0.995)[(a, d)] == pytest.approx(0.75 * 0.995)
     feats = store.node_features([b, 12345])
-    assert feats == {b: {"ts": 1001.0, "speaker": "A", "keywords": ["kw1", "common"]}}
+    assert feats == {b: {"ts": 1001.0, "speaker": "A", "keywords": ["kw1", "common"], "session": "s1"}}

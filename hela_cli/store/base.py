@@ -10,9 +10,9 @@ import numpy as np
 
 
 try:  # an SQLite build that can load extensions (the stdlib one here cannot)
-    import sqlean as sqlite3  # type: ignore[import-not-found]
+    import sqlean as sqlite3  # type: ignore[import-not-found]  # noqa: F401 - re-exported
 except ImportError:  # pragma: no cover - exercised only where sqlean is missing
-    import sqlite3  # type: ignore[no-redef]
+    import sqlite3  # type: ignore[no-redef]  # noqa: F401
 
 BUSY_TIMEOUT_MS = 60_000
 # Edge amplitudes are rebased (``amp *= factor``, ``base_step = step``) as soon as the decay factor

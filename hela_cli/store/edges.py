@@ -104,7 +104,7 @@ class Edges:
     def set_edges(self, space: Space, weights: dict[tuple[int, int], float], decay: float) -> None:
         """Write current weights for pairs, inside a write transaction. A pair whose node is gone (or in
         another space) is skipped: the check runs in the transaction, so no edge can dangle."""
-        assert self._in_tx, "set_edges must run inside a transaction"
+        self.require_transaction("set_edges")
         factor = self._write_factor(space.id, decay)
         rows = []
         for (a, b), w in weights.items():
@@ -127,7 +127,7 @@ class Edges:
         Rebases amplitudes when the factor gets small (amortised O(1)) and prunes at most
         ``PRUNE_PER_STEP`` edges that became negligible.
         """
-        assert self._in_tx, "advance_step must run inside a transaction"
+        self.require_transaction("advance_step")
         self.db.execute("UPDATE spaces SET step = step + 1 WHERE id=?", (space_id,))
         self._write_factor(space_id, decay)
         self.prune_edges(space_id, decay)
@@ -136,7 +136,7 @@ class Edges:
     def prune_edges(self, space_id: int, decay: float, limit: int | None = None) -> int:
         """Delete up to ``limit`` edges whose current weight is below ``PRUNE_WEIGHT`` (inside a
         transaction). Reads only the pruned rows through the ``(space_id, amp)`` index. Returns how many."""
-        assert self._in_tx, "prune_edges must run inside a transaction"
+        self.require_transaction("prune_edges")
         limit = PRUNE_PER_STEP if limit is None else limit
         factor = self._factor(space_id, decay)
         if factor <= 0 or limit <= 0:  # factor 0: unreachable after _write_factor
