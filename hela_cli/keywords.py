@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import re
 
-import snowballstemmer
+# the English stemmer only: `import snowballstemmer` loads every language's (a third of `hela ask`'s imports)
+from snowballstemmer.english_stemmer import EnglishStemmer
 
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 
@@ -29,7 +30,7 @@ gonna wanna did does do done make made thing things something anything everythin
 """.split())
 
 
-_stemmer = snowballstemmer.stemmer("english")
+_stemmer = EnglishStemmer()
 
 
 @functools.lru_cache(maxsize=65536)
