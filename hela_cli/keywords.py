@@ -9,8 +9,7 @@ from __future__ import annotations
 import functools
 import re
 
-# the English stemmer only: `import snowballstemmer` loads every language's (a third of `hela ask`'s imports)
-from snowballstemmer.english_stemmer import EnglishStemmer
+import snowballstemmer
 
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 
@@ -30,7 +29,7 @@ gonna wanna did does do done make made thing things something anything everythin
 """.split())
 
 
-_stemmer = EnglishStemmer()
+_stemmer = snowballstemmer.stemmer("english")
 
 
 @functools.lru_cache(maxsize=65536)
