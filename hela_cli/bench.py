@@ -318,7 +318,8 @@ class _Runner:
                 a = self.cfg.answer
                 # exactly how Memory.ask answers: prompt A.2, stop sequences, first-line cleanup
                 prediction = clean_answer(self.mem.chat.generate(messages, max_tokens=a.max_tokens,
-                                                                 temperature=a.temperature, stop=ANSWER_STOP))
+                                                                 temperature=a.temperature, stop=ANSWER_STOP),
+                                          memories)
                 timings["generate_ms"] = (time.perf_counter() - t1) * 1000
             tokens = self.count_tokens("\n".join(m["content"] for m in messages))
             semantic_n = 0

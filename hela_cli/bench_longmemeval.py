@@ -265,12 +265,12 @@ class _LmeRunner(_Runner):
 
 # ----------------------------------------------------------------------------------- run
 def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), limit: int | None = None,
-                    per_type: int | None = None, retrieval_only: bool = False, k: int | None = None, cfg: Config,
+                    per_type: int | None = None, item_ids: Sequence[str] | None = None, retrieval_only: bool = False, k: int | None = None, cfg: Config,
                     records: str | Path | None = None, cache_dir: str | Path | None = None,
                     progress: Progress | None = None, embedder: Any = None, chat: Any = None) -> dict[str, Any]:
     """Run LongMemEval on the items of ``path`` for each of ``variants``; returns the summary dict (what
-    ``--json`` / ``--out`` give). ``per_type`` keeps the first N items of each question type, ``limit`` then
-    the first N items (both in dataset order). ``embedder`` / ``chat`` let a caller reuse loaded models."""
+    ``--json`` / ``--out`` give). ``item_ids`` keeps those items, in that order; ``per_type`` then keeps the
+    first N items of each question type and ``limit`` the first N items. ``embedder`` / ``chat`` let a caller reuse loaded models."""
     t_start = time.perf_counter()
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}")
@@ -293,6 +293,14 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
         if not cache.is_dir():
             raise InputError(f"--cache-dir: {cache} is not a directory")
     items = load_items(path)
+    if item_ids:
+        wanted = list(dict.fromkeys(i.strip() for i in item_ids if i and i.strip()))
+        known = {it.qid: it for it in items}
+        unknown = [i for i in wanted if i not in known]
+        if unknown:
+            raise InputError(f"{path}: unknown question_id{'s' if len(unknown) > 1 else ''} "
+                             f"{', '.join(repr(u) for u in unknown)}")
+        items = [known[i] for i in wanted]
     if per_type:
         kept: list[LmeItem] = []
         seen: dict[str, int] = {}

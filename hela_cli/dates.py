@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
@@ -241,7 +242,7 @@ def format_date(ts: float | None) -> str:
 
 def format_iso(ts: float) -> str:
     """``2023-05-08T13:56:12Z`` (UTC, whole seconds): the date string kept for epoch-stamped exports."""
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 # --------------------------------------------------------------------------- relative dates (consolidation)

@@ -19,10 +19,10 @@ so a later export of the same history (more chats, longer chats) adds only the n
     dropped; a voice transcription part keeps its ``text``). Skipped: system and tool messages, an
     assistant message addressed to a tool (``recipient`` not ``all``), code/thoughts/custom-instruction
     content, ``metadata.is_visually_hidden_from_conversation``, and messages with no text left.
-    ``speaker = role = author.role``; time = ``message.create_time`` (epoch seconds), else the previous
-    kept message's, else the conversation's ``create_time``; ``time_str`` is that time as ISO 8601 UTC.
-    ``session = "TITLE (ID8)"`` (title, first 8 characters of the conversation id), ``title`` kept on
-    the Conversation, ``source_id`` = the message id.
+    ``speaker = role = author.role``; time = ``message.create_time`` (epoch seconds), else that of the
+    previous message on the branch, else the conversation's ``create_time``; ``time_str`` is that time as
+    ISO 8601 UTC. ``session = "TITLE (ID8)"`` (the title on one line, cut at 80 characters; the first 8
+    characters of the conversation id), ``title`` kept on the Conversation, ``source_id`` = the message id.
 ``claude``
     ``conversations.json`` from Claude.ai's "Export data": a JSON array (or one object) of
     ``{uuid, name, created_at, chat_messages: [{uuid, sender, text, content, created_at}]}``.
@@ -35,7 +35,9 @@ so a later export of the same history (more chats, longer chats) adds only the n
     The ``.txt`` of WhatsApp's "Export chat", one message per line starting with a time stamp:
     ``[dd/mm/yyyy, hh:mm:ss] Name: text`` (iPhone) or ``dd/mm/yy, hh:mm - Name: text`` (Android);
     date separators ``/ . -``, 2- or 4-digit years, 24-hour or 12-hour (``1:56 PM``, ``1:56 p.m.``)
-    clocks, and ``yyyy-mm-dd`` dates. Day and month order: a first number above 12 anywhere means
+    clocks (``:`` or ``.``), ``yyyy-mm-dd`` dates, a short word between date and time (Finnish
+    ``[12.3.2022 klo 14.08.18]``). Invisible direction marks WhatsApp adds (U+200E, around @mentions
+    U+2068/U+2069) are removed from names and text. Day and month order: a first number above 12 anywhere means
     day-first, a second number above 12 means month-first (both: an error); when every date is
     ambiguous, the order under which the messages run forward in time wins, ties go to day-first.
     A line without a time stamp continues the previous message (joined with a newline). Skipped:
@@ -50,6 +52,7 @@ so a later export of the same history (more chats, longer chats) adds only the n
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable
 
@@ -73,6 +76,9 @@ _Time = tuple[float, str]
 
 
 def _label(value: Any, limit: int = 30) -> str:
+    if isinstance(value, str) and len(value) + 2 <= limit and value.isascii() and value.isprintable() and '"' not in value \
+            and "\\" not in value:
+        return value  # what _show would give, without the JSON round trip (hot: one per message)
     return _show(value, limit).strip('"')
 
 
@@ -110,6 +116,12 @@ def _time(value: Any, place: str, key: str, iso_only: bool = False) -> _Time | N
     except ValueError as e:
         raise _Bad(place, f"{key!r}: {e}") from None
     return ts, (value if isinstance(value, str) else format_iso(ts))
+
+
+def _session(title: str, cid: str) -> str:
+    """``"TITLE (ID8)"``: readable, and distinct for chats that share a title ("New chat")."""
+    title = " ".join(title.split())
+    return f"{title[:80].rstrip()}{'...' if len(title) > 80 else ''} ({cid.strip()[:8]})"
 
 
 def _top_list(obj: Any, what: str) -> list:
@@ -199,7 +211,7 @@ def parse_chatgpt(obj: Any, name: str) -> list[Conversation]:
             raise _Bad(place, "missing 'current_node'")
         if not isinstance(current, str):
             raise _Bad(place, f"'current_node' must be a string, got {_type_name(current)}")
-        session = f"{title} ({cid[:8]})"
+        session = _session(title, cid)
         turns: list[Turn] = []
         prev: _Time | None = None
         for nid, node in _branch(mapping, current, place):
@@ -273,7 +285,7 @@ def parse_claude(obj: Any, name: str) -> list[Conversation]:
             raise _Bad(place, "missing 'chat_messages'")
         messages = _want_list(c["chat_messages"], place, "chat_messages")
         conv_time = _time(c.get("created_at"), place, "created_at", iso_only=True)
-        session = f"{title} ({cid[:8]})"
+        session = _session(title, cid)
         turns: list[Turn] = []
         prev: _Time | None = None
         for mi, msg in enumerate(messages, start=1):
@@ -305,8 +317,10 @@ _MARKS = "\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufe
 _DATE = r"(?P<date>\d{1,4}[./-]\d{1,2}[./-]\d{1,4})"
 _CLOCK = (r"(?P<time>(?P<h>\d{1,2})[:.](?P<mi>\d{2})(?:[:.](?P<s>\d{2}))?"
           r"(?:[\s\u00a0\u202f]*(?P<ap>[ap])\.?\s?m\.?)?)")
-_WA_BRACKET = re.compile(r"\[" + _DATE + r",?\s+" + _CLOCK + r"\]\s?(?P<rest>.*)", re.IGNORECASE)
-_WA_DASH = re.compile(_DATE + r",?\s+" + _CLOCK + r"\s[-\u2013]\s(?P<rest>.*)", re.IGNORECASE)
+_GAP = r",?\s+(?:[^\W\d_]{1,4}\s+)?"  # between date and time: ", " or a short word ("klo" in Finnish)
+_WA_BRACKET = re.compile(r"\[" + _DATE + _GAP + _CLOCK + r"\]\s?(?P<rest>.*)", re.IGNORECASE)
+_WA_DASH = re.compile(_DATE + _GAP + _CLOCK + r"\s[-\u2013]\s(?P<rest>.*)", re.IGNORECASE)
+_INVISIBLE = {ord(c): None for c in _MARKS if c != "\ufeff"}  # direction marks and isolates (not ZWJ)
 _SENDER = re.compile(r"(?P<name>[^:\"\u201c\u201d]{1,80}?):(?:\s(?P<text>.*)|$)", re.DOTALL)
 _MEDIA = re.compile(
     r"<media omitted>|<attached: [^>]*>|[^\s<>]+\.\w{2,5} \(file attached\)"
@@ -328,14 +342,18 @@ def _header(line: str, shape: re.Pattern[str] | None = None) -> re.Match[str] | 
     return _WA_BRACKET.fullmatch(s) or _WA_DASH.fullmatch(s)
 
 
+_LEADING_BLANK = re.compile(r"[\s" + _MARKS + r"]*")
+
+
 def is_whatsapp(text: str) -> bool:
-    """True when the first non-blank line is a WhatsApp message line (a time stamp, then text)."""
-    for line in text.split("\n"):
-        if line.strip(_MARKS + " \t\r"):
-            return _header(line) is not None
-    return False
+    """True when the first non-blank line is a WhatsApp message line (a time stamp, then text).
+    Looks at that line only (detection runs on every file, some of them large)."""
+    start = _LEADING_BLANK.match(text).end()
+    end = text.find("\n", start)
+    return _header(text[start:] if end < 0 else text[start:end]) is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def _date_fields(date: str) -> tuple[int, int, int, bool]:
     """(a, b, year, year_first) of a numeric date; year_first for yyyy-mm-dd."""
     a, b, c = (int(x) for x in re.split(r"[./-]", date))
@@ -363,13 +381,14 @@ def parse_whatsapp(text: str, name: str) -> list[Conversation]:
         rest = m.group("rest")
         sm = _SENDER.fullmatch(rest)
         if sm and sm.group("name").strip():
-            msgs.append([lineno, m.group("date"), m.groupdict(), sm.group("name").strip(), [sm.group("text") or ""]])
+            sender = sm.group("name").translate(_INVISIBLE).strip()
+            msgs.append([lineno, m.group("date"), m.groupdict(), sender, [sm.group("text") or ""]])
         else:
             msgs.append([lineno, m.group("date"), m.groupdict(), None, [rest]])
     if not msgs:
         raise _Bad("top level", f"no WhatsApp message lines {_SHAPES}")
     day_first = _day_order(msgs)
-    stamped: list[tuple[int, float, str, str | None, str]] = []
+    stamped: list[tuple[int, float, str, str | None, str, str]] = []
     for lineno, date, g, sender, parts in msgs:
         a, b, year, year_first = _date_fields(date)
         day, month = (b, a) if year_first else ((a, b) if day_first else (b, a))
@@ -385,23 +404,23 @@ def parse_whatsapp(text: str, name: str) -> list[Conversation]:
             ts = epoch(year, month, day, hour, minute, second, shown=date)
         except ValueError as e:
             raise _Bad(f"line {lineno}", str(e)) from None
-        stamped.append((lineno, ts, stamp, sender, "\n".join(parts)))
+        stamped.append((lineno, ts, stamp, sender, "\n".join(parts), f"{year:04d}-{month:02d}-{day:02d}"))
     by_day: dict[str, list[Turn]] = {}
     counters: dict[str, int] = {}
     first_ts: dict[str, float] = {}
-    for lineno, ts, stamp, sender, body in stamped:
+    for lineno, ts, stamp, sender, body, day in stamped:
         if sender is None:
             continue  # system line: "Messages and calls are end-to-end encrypted", "Ann added Bob", ...
-        day = format_iso(ts)[:10]
         counters[day] = counters.get(day, 0) + 1
         k = counters[day]
-        if body[:1] in _MARKS and not _MEDIA.search(_strip_marks(body)):
+        noted = "<" in body or "omitted" in body or "attached" in body  # cheap test before the regexes
+        if body[:1] in _MARKS and not (noted and _MEDIA.search(_strip_marks(body))):
             continue  # iPhone system notice, attributed to the chat: "\u200eMessages and calls are ..."
-        body = _EDITED.sub("", _MEDIA.sub("", _strip_marks(body)))
-        body = "\n".join(ln.strip(_MARKS).rstrip() for ln in body.split("\n")).strip()
-        if not body or _DELETED.fullmatch(body):
+        if noted:
+            body = _EDITED.sub("", _MEDIA.sub("", _strip_marks(body)))
+        body = "\n".join(ln.rstrip() for ln in body.translate(_INVISIBLE).split("\n")).strip()
+        if not body or (len(body) < 30 and _DELETED.fullmatch(body)):
             continue
-        _check_encodable(body, f"line {lineno}", "text")
         first_ts.setdefault(day, ts)
         by_day.setdefault(day, []).append(Turn(sender, body, ts, stamp, day, f"{day}:{k}", None))
     if not by_day:

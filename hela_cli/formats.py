@@ -101,7 +101,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hela_cli.dates import parse_date
+from hela_cli.dates import MAX_YEAR, MIN_YEAR, parse_date  # noqa: F401  (MIN_YEAR, MAX_YEAR: still imported from here)
 from hela_cli.dates import parse_time_value as _parse_time_value
 from hela_cli.errors import InputError
 

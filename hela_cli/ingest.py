@@ -146,7 +146,7 @@ def parse_time(value: Any, where: str) -> tuple[float, str]:
     from datetime import datetime, timezone
 
     from hela_cli.errors import InputError
-    from hela_cli.formats import MAX_YEAR, MIN_YEAR
+    from hela_cli.dates import MAX_YEAR, MIN_YEAR
 
     def iso(ts: float) -> str:
         return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

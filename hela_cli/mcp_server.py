@@ -12,10 +12,12 @@ Tools: ``remember``, ``recall``, ``ask``, ``forget``, ``spaces``, ``hubs`` (sche
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Callable
+from typing import Annotated, Any, AsyncIterator, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,6 +26,8 @@ from hela_cli.config import Config
 from hela_cli.errors import HelaError, InputError
 from hela_cli.memory import Memory
 from hela_cli.paths import default_db_path
+
+logger = logging.getLogger("hela.mcp")
 
 INSTRUCTIONS = (
     "hela is a local associative memory. Write each new conversation turn with `remember`; call `recall` "
@@ -58,8 +62,8 @@ def _memory_out(m: dict[str, Any], explain: bool = False) -> dict[str, Any]:
     out = {"id": m["id"], "source_id": m["source_id"], "date": _date(m["timestamp"]), "speaker": m["speaker"],
            "text": m["text"], "session": m["session"], "score": round(m["score"], 6), "path": m["path"]}
     if explain:
-        out.update({k: (round(m[k], 6) if isinstance(m[k], float) else m[k])
-                    for k in ("base_score", "cos", "keyword", "time_factor", "spread_bonus", "spread_from")})
+        out.update({k: round(m[k], 6) for k in ("base_score", "cos", "keyword", "time_factor", "spread_bonus")})
+        out["spread_from"] = [{"id": s["id"], "contribution": round(s["contribution"], 6)} for s in m["spread_from"]]
     return out
 
 
@@ -72,6 +76,7 @@ class HelaServer:
 
     def __init__(self, config: Config):
         self.memory = Memory(config)
+        self.due: set[str] = set()  # spaces whose auto-consolidation may be due (after a learning ask)
 
     # ------------------------------------------------------------------ tools (plain, synchronous)
     def remember(self, space: str, turns: list[TurnIn]) -> dict[str, Any]:
@@ -99,14 +104,34 @@ class HelaServer:
         return out
 
     def ask(self, space: str, question: str, learn: bool = True, now: str | None = None) -> dict[str, Any]:
-        res = self.memory.ask(question, space, now=self._now(now), learn=learn)
-        out = {"space": space, "question": question, "answer": res["answer"],
-               "memories": [_memory_out(m) for m in res["memories"]],
-               "semantic": [_semantic_out(r) for r in res["semantic"]],
-               "timings_ms": res["timings_ms"]}
-        rep = res.get("consolidation")
-        if rep is not None:
-            out["consolidation"] = {k: v for k, v in rep.items() if k in ("distilled", "failed", "error", "seconds")}
+        """As ``hela ask``, except that a due auto-consolidation is left to :meth:`consolidate_due`, which
+        the server runs after the answer is sent (it can take a minute with a small CPU model)."""
+        mem = self.memory
+        saved = mem.config
+        mem.config = dataclasses.replace(saved, consolidation=dataclasses.replace(saved.consolidation, auto=False))
+        try:
+            res = mem.ask(question, space, now=self._now(now), learn=learn)
+        finally:
+            mem.config = saved
+        if learn and res["memories"]:
+            self.due.add(space)
+        return {"space": space, "question": question, "answer": res["answer"],
+                "memories": [_memory_out(m) for m in res["memories"]],
+                "semantic": [_semantic_out(r) for r in res["semantic"]],
+                "timings_ms": res["timings_ms"]}
+
+    def consolidate_due(self) -> list[dict[str, Any]]:
+        """Run the auto-consolidation of the spaces asked in since the last run, if due (cheap otherwise);
+        failures are part of the summaries, never raised."""
+        out = []
+        while self.due:
+            space = self.due.pop()
+            try:
+                rep = self.memory.maybe_consolidate(space)
+            except Exception as e:  # noqa: BLE001 - a background step must not take the server down
+                rep = {"error": _error_line(e)}
+            if rep is not None:
+                out.append({"space": space, **rep})
         return out
 
     def forget(self, space: str, apply: bool = False) -> dict[str, Any]:
@@ -183,6 +208,12 @@ def build_server(config: Config) -> Any:
 
     hela = HelaServer(config)
     limiter = anyio.CapacityLimiter(1)  # one call at a time: one connection, one set of models
+    background: list[Any] = []  # the lifespan's task group
+
+    async def consolidate_due() -> None:
+        for rep in await anyio.to_thread.run_sync(hela.consolidate_due, limiter=limiter):
+            if rep.get("error"):
+                logger.warning("auto-consolidation of '%s' failed: %s", rep["space"], rep["error"])
 
     async def call(fn: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
         def run() -> dict[str, Any]:
@@ -191,9 +222,20 @@ def build_server(config: Config) -> Any:
             except Exception as e:  # noqa: BLE001 - every failure is a tool error, never a crash
                 raise HelaToolError(_error_line(e)) from None
 
-        return await anyio.to_thread.run_sync(run, limiter=limiter)
+        try:
+            return await anyio.to_thread.run_sync(run, limiter=limiter)
+        finally:
+            if hela.due and background:  # after the answer: the next call waits for it (one at a time)
+                background[0].start_soon(consolidate_due)
 
-    server = Server("hela", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tg:
+            background.append(tg)
+            yield None
+            background.clear()
+
+    server = Server("hela", lifespan=lifespan, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     read_only = ToolAnnotations(readOnlyHint=True)
 
     @server.tool(description="Remember one or more conversation turns (as `hela add`): each becomes a memory "
@@ -243,8 +285,20 @@ def build_server(config: Config) -> Any:
 
 
 def serve(config: Config) -> None:
-    """Run the server on stdin/stdout until the client closes it."""
+    """Run the server on stdin/stdout until the client closes it (or Ctrl-C: exit 130 at once; the SDK's
+    stdin reader thread would otherwise keep the process alive until the next input line)."""
+    import os
+    import signal
+    import sys
+
     server = build_server(config)
+
+    def interrupted(signum: int, frame: Any) -> None:
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
+        os._exit(130)  # like a crash for the database: WAL keeps it whole
+
+    signal.signal(signal.SIGINT, interrupted)
     try:
         server.run("stdio")
     finally:

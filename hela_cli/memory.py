@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from hela_cli.citations import select_citations
 from hela_cli.config import Config
 from hela_cli.errors import HelaError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
@@ -63,7 +64,8 @@ class Memory:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            path, mid = resolve_model(self.config.models.embedder, self.model_dir, "embedder")
+            path, mid = resolve_model(self.config.models.embedder, self.model_dir, "embedder",
+                                      self.config.models.search_paths)
             self._embedder = LlamaEmbedder(path, mid, n_ctx=self.config.models.embed_ctx,
                                            n_threads=self.config.models.n_threads)
         return self._embedder
@@ -71,7 +73,8 @@ class Memory:
     @property
     def chat(self) -> ChatModel:
         if self._chat is None:
-            path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat")
+            path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat",
+                                      self.config.models.search_paths)
             self._chat = LlamaChat(path, mid, n_ctx=self.config.models.chat_ctx,
                                    n_threads=self.config.models.n_threads,
                                    flash_attn=self.config.models.chat_flash_attn)
@@ -85,7 +88,8 @@ class Memory:
             from hela_cli.models import VocabTokenizer
             from hela_cli.tokencount import token_counter
 
-            path, _ = resolve_model(self.config.models.chat, self.model_dir, "chat")
+            path, _ = resolve_model(self.config.models.chat, self.model_dir, "chat",
+                                    self.config.models.search_paths)
             self._tokenizer = token_counter(path) or VocabTokenizer(path)
         return self._tokenizer.count_tokens(text)
 
@@ -169,7 +173,8 @@ class Memory:
         prompt over the context window) writes nothing. ``on_answer`` gets the result as soon as the
         answer is learnt from, before a due consolidation (which can take a minute on a CPU) runs: ``hela
         ask`` prints it there. Returns the stable ``hela ask --json`` object, with ``consolidation`` filled
-        in.
+        in; ``citations`` are the memories the answer rests on (:func:`hela_cli.citations.select_citations`,
+        empty without an answer).
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
@@ -185,7 +190,7 @@ class Memory:
             t1 = time.perf_counter()
             a = self.config.answer
             answer = clean_answer(self.chat.generate(messages, max_tokens=a.max_tokens, temperature=a.temperature,
-                                                     stop=ANSWER_STOP))
+                                                     stop=ANSWER_STOP), res.memories)
             timings["generate"] = (time.perf_counter() - t1) * 1000
         step = res.step
         if learn and res.memories:
@@ -198,6 +203,7 @@ class Memory:
             "question": question,
             "space": space,
             "answer": answer,
+            "citations": select_citations(answer, res.memories, question=question),
             "memories": res.memories,
             "semantic": res.semantic,
             "context": context,

@@ -72,8 +72,15 @@ DEFAULT_MODELS = {
 }
 
 
-def resolve_model(name: str, model_dir: Path, kind: str) -> tuple[Path, str]:
-    """Alias or path -> (GGUF path, model id). Errors say how to get the file."""
+def resolve_model(name: str, model_dir: Path, kind: str, search_paths: str = "") -> tuple[Path, str]:
+    """Alias, ``ollama:NAME[:TAG]`` or path -> (GGUF path, model id). Errors say how to get the file.
+
+    An Ollama name is looked up in the Ollama stores of ``search_paths`` (``models.search_paths``, see
+    :mod:`hela_cli.discover`) and used in place (its blob), never copied."""
+    if name.startswith("ollama:"):
+        from hela_cli.discover import resolve_ollama
+
+        return resolve_ollama(name, search_paths), name
     spec = DEFAULT_MODELS.get(name)
     if spec is not None:
         if spec.kind != kind:

@@ -73,8 +73,8 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     cos = dict(store.knn(space.id, q, r.vector_candidates))
     bm25 = dict(store.keyword_search(space.id, q_kw, r.keyword_candidates))
     now = now if now is not None else store.space_now(space.id)
-    cand = set(cos) | set(bm25)
-    nodes = store.node_features(cand, space.id)     # scoring fields only; full rows for the final set below
+    nodes = store.node_features(set(cos) | set(bm25), space.id)  # scoring fields; full rows for the final set below
+    cand = set(nodes)  # a node forgotten by another process since the index was read is no candidate
 
     def fill_cos(ids: set[int]) -> None:
         missing = [i for i in ids if i not in cos]
@@ -103,6 +103,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         reached = {j for lst in nbrs.values() for j, _ in lst} - set(s_base)
         if reached:
             nodes.update(store.node_features(reached, space.id))
+            reached &= set(nodes)  # an edge may outlive its node by a moment (forgotten meanwhile)
             fill_cos(reached)
             s_base.update(s_base_of(reached))
         spreads = spread_activation(s_base, nbrs, r.beta, r.theta)

@@ -301,3 +301,12 @@ def test_paper_longmemeval_config_maps_appendix_d():
     r = c.retrieval
     assert (r.k, r.m, r.semantic_k, r.theta, r.alpha) == (15, 3, 5, 0.4, 0.7)
     assert r.time_decay and r.beta == 0.1 and c.ingest.context_window == 0
+
+
+def test_items_select_in_the_given_order(cfg, embedder):
+    s = run_longmemeval(MINI, item_ids=["lm_ku_3", "lm_user_1"], variants=["bm25"], retrieval_only=True, k=1,
+                        cfg=cfg, embedder=embedder)
+    assert s["items"] == ["lm_ku_3", "lm_user_1"]
+    with pytest.raises(InputError, match="unknown question_id 'nope'"):
+        run_longmemeval(MINI, item_ids=["lm_ku_3", "nope"], variants=["bm25"], retrieval_only=True, cfg=cfg,
+                        embedder=embedder)

@@ -146,11 +146,33 @@ def test_whatsapp_us_dates_and_12_hour_clock():
     (["[8/5/2023 12:05:00 AM] A: x"], [utc(2023, 5, 8, 0, 5)]),
     (["8/5/23, 12:05 pm - A: x"], [utc(2023, 5, 8, 12, 5)]),
     ([f"{LRM}[08/05/2023, 13:56:12] A: x"], [utc(2023, 5, 8, 13, 56, 12)]),
+    (["[12.3.2022 klo 14.08.18] Matti: x"], [utc(2022, 3, 12, 14, 8, 18)]),
 ])
 def test_whatsapp_date_shapes(tmp_path, lines, expected):
     p = write(tmp_path, "chat.txt", "\n".join(lines) + "\n")
     assert detect_format(p) == "whatsapp"
     assert [t.timestamp for t in turns(parse_file(p))] == expected
+
+
+def test_whatsapp_invisible_marks_removed(tmp_path):
+    p = write(tmp_path, "chat.txt", "[08/05/2023, 13:56:12] \u2068Ann\u2069: thanks @\u2068Bob Lee\u2069 \U0001F468\u200d\U0001F469\n")
+    (t,) = turns(parse_file(p))
+    assert (t.speaker, t.text) == ("Ann", "thanks @Bob Lee \U0001F468\u200d\U0001F469")  # the ZWJ emoji stays
+
+
+def test_whatsapp_crlf_and_leading_blank_lines(tmp_path):
+    p = write(tmp_path, "chat.txt", ("\r\n\r\n" + WA_ANDROID.read_text().replace("\n", "\r\n")).encode())
+    assert detect_format(p) == "whatsapp"
+    assert [(t.speaker, t.text) for t in turns(parse_file(p))] == [
+        (t.speaker, t.text) for t in turns(parse_file(WA_ANDROID))]
+
+
+def test_long_and_multi_line_titles_make_one_line_sessions(tmp_path):
+    doc = json.loads(CHATGPT.read_text())[1]
+    doc["title"] = "Sour\ndough " + "x" * 200
+    (conv,) = parse_file(write(tmp_path, "c.json", doc))
+    assert conv.title == doc["title"]
+    assert conv.turns[0].session == "Sour dough " + "x" * 69 + "... (0a9b8c7d)"
 
 
 # ----------------------------------------------------------------------------------- detection

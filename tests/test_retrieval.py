@@ -75,11 +75,19 @@ def test_learning_updates_edges_and_access(embedder):
     with Memory(Config(), store=Store.memory(), embedder=embedder) as mem:
         mem.ingest([SAMPLE / "conversation.json"])
         sp = mem.store.require_space("demo")
+        planned = [m["id"] for m in mem.retrieve("What is the name of Jonas's dog?", "demo", learn=False).memories]
+        before = mem.store.edges_among(sp, planned, 0.995)  # conversation links among them (0.5 each)
         res = mem.retrieve("What is the name of Jonas's dog?", "demo")
         ids = [m["id"] for m in res.memories]
+        assert ids == planned
         sp = mem.store.require_space("demo")
         assert sp.step == 1
-        assert mem.store.edge_weight(sp, ids[0], ids[1], 0.995) >= 0.02 - 1e-9
+        after = mem.store.edges_among(sp, ids, 0.995)
+        pairs = [(a, b) for i, a in enumerate(sorted(ids)) for b in sorted(ids)[i + 1:]]
+        assert set(after) == set(pairs)  # Eq.1 reinforced every pair of the retrieved set
+        for p in pairs:  # w' = min(cap, decay * w + eta), from the link (if any) or from 0
+            assert after[p] == pytest.approx(min(1.0, 0.995 * before.get(p, 0.0) + 0.02))
+        assert any(p not in before for p in pairs) and any(p in before for p in pairs)
         nodes = mem.store.get_nodes(ids)
         assert all(n["access_count"] == 1 for n in nodes.values())
         ro = mem.retrieve("What is the name of Jonas's dog?", "demo", learn=False)

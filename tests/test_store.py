@@ -118,7 +118,7 @@ def test_global_decay_is_o1_and_reinforcement_rewrites(store):
 def test_rebase_keeps_weights(store, monkeypatch):
     import hela_cli.store.edges as st
 
-    monkeypatch.setattr(st, "REBASE_EXPONENT", 5)
+    monkeypatch.setattr(st, "REBASE_BELOW", 0.9 ** 5)  # rebase every 6 steps
     sp = store.ensure_space("a")
     with store.transaction():
         ids = store.insert_nodes(sp.id, _rows(2), _vecs(2))

@@ -237,6 +237,8 @@ def bench_longmemeval(
     ctx: typer.Context,
     file: Path = typer.Argument(..., help="A LongMemEval JSON file (e.g. longmemeval_s.json)."),
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N items (dataset order)."),
+    items: Optional[str] = typer.Option(None, "--items", help="Comma-separated question_ids: only these "
+                                        "items, in this order."),
     per_type: Optional[int] = typer.Option(None, "--per-type", min=1, help="Only the first N items of each "
                                            "question type (dataset order; --limit applies after)."),
     retrieval_only: bool = typer.Option(False, "--retrieval-only", help="No answers: session / turn recall and "
@@ -267,9 +269,12 @@ def bench_longmemeval(
         raise InputError(f"--out: directory {out.parent} does not exist")
     if cache_dir is not None and not cache_dir.is_dir():
         raise InputError(f"--cache-dir: {cache_dir} is not a directory")
+    item_ids = [i for i in items.split(",") if i.strip()] if items is not None else None
+    if items is not None and not item_ids:
+        raise InputError("--items: no question_id given")
     cfg = ctx.find_root().obj.config()
     summary = _progress_run(run_longmemeval, json_out, path=file, variants=variants, limit=limit,
-                            per_type=per_type,
+                            per_type=per_type, item_ids=item_ids,
                             retrieval_only=retrieval_only, k=k, cfg=cfg, records=records, cache_dir=cache_dir)
     if out is not None:
         try:

@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 from hela_cli import __version__
 from hela_cli.config import Config, load_config
 from hela_cli.errors import HelaError
-from hela_cli.cli.render import clean, console, err_console, fmt_ts, print_json, text
+from hela_cli.cli.render import citation_lines, clean, console, err_console, fmt_ts, print_json, table, text
 
 
 try:  # typer >= 0.2x vendors its own copy of click: its usage errors are not click's classes
@@ -157,7 +157,9 @@ def models_pull(
     for a in aliases:
         if a not in DEFAULT_MODELS:
             raise HelaError(f"unknown model alias '{a}' (known: {', '.join(DEFAULT_MODELS)})")
-    log = (lambda s: None) if json_out else (lambda s: err_console.print(text(s)))
+    # soft_wrap: a log line is never re-wrapped by Rich (a narrow terminal wraps it, a pipe keeps it whole;
+    # Rich broke "(46.2 MB)" into two lines at 80 columns)
+    log = (lambda s: None) if json_out else (lambda s: err_console.print(text(s), soft_wrap=True))
     paths = {a: str(pull_model(a, mdir, source, force, log)) for a in aliases}
     if json_out:
         print_json({"model_dir": str(mdir), "models": paths})
@@ -165,7 +167,9 @@ def models_pull(
 
 @models_app.command("list")
 def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """Show configured and cached models, sizes and the embedding dimension of the database."""
+    """Show configured and cached models, GGUFs found elsewhere on this machine (Ollama, LM Studio,
+    llama.cpp cache; see models.search_paths) and the embedding dimension of the database."""
+    from hela_cli.discover import find_ggufs, search_dirs
     from hela_cli.pull import model_files
     from hela_cli.paths import model_dir
 
@@ -173,6 +177,7 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
     cfg = st.config()
     mdir = model_dir(cfg.models.dir)
     rows = model_files(mdir)
+    found = find_ggufs(cfg.models.search_paths, exclude={Path(r["path"]) for r in rows if r["present"]})
     db_path = Path(cfg.db) if cfg.db else None
     embed_info = None
     from hela_cli.paths import default_db_path
@@ -185,22 +190,43 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
             embed_info = s.embedder_info()
     out = {"model_dir": str(mdir), "configured": {"embedder": cfg.models.embedder, "chat": cfg.models.chat},
            "database_embedder": {"model": embed_info[0], "dim": embed_info[1]} if embed_info else None,
-           "models": rows}
+           "models": rows, "found": found,
+           "searched": [{"source": src, "path": str(d), "exists": d.is_dir()}
+                        for src, d in search_dirs(cfg.models.search_paths)]}
     if json_out:
         print_json(out)
         return
-    from rich.table import Table
-
-    t = Table(title=f"models in {clean(mdir)}")
-    for col in ("alias", "kind", "present", "size", "file"):
-        t.add_column(col)
+    t = table(f"models in {mdir}", [("alias", "key"), ("kind", "key"), ("present", "key"), ("size", "num"),
+                                    ("file", "text")])
     for r in rows:
         t.add_row(text(r["alias"] or "-"), r["kind"], "yes" if r["present"] else "[red]no[/red]",
-                  f"{r['size_bytes'] / 1e6:.1f} MB" if r["size_bytes"] else "-", text(Path(r["path"]).name))
+                  _size(r["size_bytes"]), text(Path(r["path"]).name))
     console.print(t)
+    if found:
+        console.print(text(f"found on this machine ({len(found)}): set models.chat / models.embedder to a 'use:' "
+                           f"value"), style="bold")
+        for r in found:
+            if r["error"]:
+                console.print(text(f"  {r['name']} ({r['source']}): unreadable: {r['error']}"), style="red",
+                              soft_wrap=True)
+                continue
+            desc = " · ".join(str(x) for x in (r["architecture"], r["parameters_label"], r["quantization"],
+                                                r["kind"], _size(r["size_bytes"]), r["source"]) if x)
+            console.print(text(f"  {r['name']}", "bold") + text(f"  {desc}"), soft_wrap=True)
+            console.print(text(f"    use: {r['ref']}"), soft_wrap=True)  # whole, never cut: it is to be copied
+    else:
+        console.print(text("no other GGUF found in: " + ", ".join(
+            str(d) for _, d in search_dirs(cfg.models.search_paths)) or "(models.search_paths is none)"),
+            style="dim")
     console.print(text(f"configured: embedder={cfg.models.embedder} chat={cfg.models.chat}"))
     if embed_info:
         console.print(text(f"database embedder: {embed_info[0]} ({embed_info[1]}-d)"))
+
+
+def _size(n: Optional[int]) -> str:
+    if not n:
+        return "-"
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB"
 
 
 # ----------------------------------------------------------------------------------- ingest / spaces
@@ -208,7 +234,8 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
 def ingest(
     ctx: typer.Context,
     paths: list[Path] = typer.Argument(..., help="Transcript files to ingest."),
-    fmt: str = typer.Option("auto", "--format", "-f", help="auto|locomo|longmemeval|messages|text"),
+    fmt: str = typer.Option("auto", "--format", "-f",
+                           help="auto|locomo|longmemeval|messages|text|chatgpt|claude|whatsapp"),
     space: Optional[str] = typer.Option(None, "--space", "-s", help="Memory space (default: the LoCoMo "
                                         "sample_id or 'default')."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
@@ -253,11 +280,8 @@ def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", he
     if json_out:
         print_json(rows)
         return
-    from rich.table import Table
-
-    t = Table(title=clean(path))
-    for col in ("space", "nodes", "edges", "semantic", "retrievals", "first", "last"):
-        t.add_column(col, justify="right" if col not in ("space",) else "left")
+    t = table(str(path), [("space", "key"), ("nodes", "num"), ("edges", "num"), ("semantic", "num"),
+                          ("retrievals", "num"), ("first", "key"), ("last", "key")])
     for r in rows:
         t.add_row(text(r["name"]), str(r["nodes"]), str(r["edges"]), str(r["semantic"]), str(r["steps"]),
                   fmt_ts(r["first_ts"]), fmt_ts(r["last_ts"]))
@@ -352,15 +376,17 @@ def ask(
     no_llm: bool = typer.Option(False, "--no-llm", help="Retrieval only: print the context."),
     no_learn: bool = typer.Option(False, "--no-learn", help="Read-only: no Hebbian update, no access counts."),
     explain: bool = typer.Option(False, "--explain", help="Show the score trace of every memory."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print the answer alone (no sources), for scripts."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Answer a question from memory (retrieval learns from use unless --no-learn)."""
+    """Answer a question from memory, then the memories it rests on (retrieval learns from use unless
+    --no-learn)."""
     st = _state(ctx)
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
     with mem:
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=False if no_learn else None,
-                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm))
+                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm, quiet))
     rep = res["consolidation"]
     if rep is not None and rep.get("error"):
         err_console.print(text(f"warning: auto-consolidation failed: {rep['error']}"), style="yellow",
@@ -370,9 +396,14 @@ def ask(
                                f"in {rep.get('seconds', 0):.0f} s"), style="dim")
 
 
-def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool) -> None:
+def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet: bool = False) -> None:
     if json_out:
         print_json(res)
+    elif quiet:
+        if no_llm:
+            console.print(text(res["context"]), soft_wrap=True)
+        else:
+            console.print(text(res["answer"] or ""), soft_wrap=True)
     else:
         if explain:
             from hela_cli.cli.explain import render_explain
@@ -382,6 +413,10 @@ def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool) -> Non
             console.print(text(res["context"]), soft_wrap=True)  # verbatim: no wrapping inserted
         else:
             console.print(text(res["answer"] or ""), style="bold", soft_wrap=True)
+            if res.get("citations"):
+                console.print(text("sources:"), style="dim")
+                for line in citation_lines(res["citations"], console.width):
+                    console.print(text(line), soft_wrap=True)
         if explain or no_llm:
             console.print(text(f"{len(res['memories'])} memories, {res['context_tokens']} context tokens, "
                                f"{res['timings_ms']['total']:.0f} ms"), style="dim")

@@ -154,6 +154,14 @@ def _m5_fts_space_terms(db: "Database") -> None:
                "'s' || space_id || '_' || replace(keywords, ' ', ' s' || space_id || '_') END FROM nodes")
 
 
+def _m7_edges_space_amp(db: "Database") -> None:
+    # Pruning deletes the space's weakest edges a few at a time (store/edges.py prune_edges): an index on
+    # (space_id, amp) finds them without reading the others. It also serves every "WHERE space_id=?"
+    # that edges_space served, so that one goes (one index to maintain per edge write, not two).
+    db.execute("CREATE INDEX edges_space_amp ON edges(space_id, amp)")
+    db.execute("DROP INDEX edges_space")
+
+
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
 
 def _m6_asks_log_memories_view(db: "Database") -> None:
@@ -174,6 +182,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0004_node_emb", _m4_node_emb),
     ("0005_fts_space_terms", _m5_fts_space_terms),
     ("0006_asks_log_memories_view", _m6_asks_log_memories_view),
+    ("0007_edges_space_amp", _m7_edges_space_amp),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

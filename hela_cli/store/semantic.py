@@ -34,9 +34,17 @@ class Semantic:
         return sid
 
     def add_evidence(self, semantic_id: int, node_ids: Sequence[int]) -> None:
-        self.sdb["semantic_evidence"].insert_all(
-            ({"semantic_id": semantic_id, "node_id": n} for n in node_ids), ignore=True)
-        self.sdb["semantic"].update(semantic_id, {"updated_at": time.time()})
+        """Link evidence turns, inside the write transaction. A turn forgotten since consolidation read its
+        cluster gets no link (nothing may dangle); it is counted in ``forgotten_evidence`` instead."""
+        self.require_transaction("add_evidence")
+        missing = 0
+        for n in dict.fromkeys(node_ids):
+            cur = self.db.execute("INSERT OR IGNORE INTO semantic_evidence(semantic_id, node_id) "
+                                  "SELECT ?, id FROM nodes WHERE id=?", (semantic_id, n))
+            if cur.rowcount == 0 and not self.db.execute("SELECT 1 FROM nodes WHERE id=?", (n,)).fetchone():
+                missing += 1
+        self.db.execute("UPDATE semantic SET updated_at=?, forgotten_evidence = forgotten_evidence + ? "
+                        "WHERE id=?", (time.time(), missing, semantic_id))
 
     def semantic_knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         if k <= 0:
@@ -84,8 +92,12 @@ class Semantic:
                 for r in self.sdb["hubs"].rows_where("space_id = ?", [space_id])}
 
     def set_hub_state(self, space_id: int, node_id: int, cluster: Sequence[int], step: int, status: str) -> None:
-        self.sdb["hubs"].upsert({"node_id": node_id, "space_id": space_id, "cluster": json.dumps(list(cluster)),
-                                 "distilled_step": step, "status": status}, pk="node_id")
+        """Record a hub's consolidation state; nothing for a hub forgotten meanwhile (checked in the write)."""
+        self.db.execute("INSERT INTO hubs(node_id, space_id, cluster, distilled_step, status) SELECT ?,?,?,?,? "
+                        "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=?) "
+                        "ON CONFLICT(node_id) DO UPDATE SET cluster=excluded.cluster, "
+                        "distilled_step=excluded.distilled_step, status=excluded.status",
+                        (node_id, space_id, json.dumps(list(cluster)), step, status, node_id))
 
     # ---------------------------------------------------------------- the asks log
     def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int) -> int:
