@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from hela_cli.config import Config
-from hela_cli.errors import HelaError, InputError, StoreError
+from hela_cli.errors import InputError, StoreError
 from hela_cli.formats import Conversation, parse_file
 from hela_cli.ingest import ingest_conversations
 from hela_cli.keywords import keywords

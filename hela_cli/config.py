@@ -38,6 +38,7 @@ class IngestConfig:
     initial_weight: float = 0.5       # weight linking consecutive turns of a session (measured; see BENCHMARKS.md)
     context_window: int = 1           # embed a turn together with this many preceding turns
     max_turn_chars: int = 2000        # longer turns are embedded from their first N chars (text kept whole)
+    passage_chars: int = 0            # turns longer than this also get passage vectors (passages <= N chars); 0: off
     batch_size: int = 64              # turns per transaction / embedding batch
     associate: bool = False           # "association on ingest": co-activate a new turn with similar old ones
     associate_top: int = 3            # r: how many similar earlier memories a new turn co-activates with
@@ -62,6 +63,15 @@ class RetrievalConfig:
     semantic_min_confidence: float = 0.5  # traits the distiller rated below this stay out of the context
     learn: bool = True                # apply Eq.1 after each retrieval
     vector_cache: bool = False        # in-process vector index at any size (long-lived processes); off: only up to 20k nodes
+    passages: bool = True             # a memory's cosine is the best of its main and passage vectors (when stored)
+    keyword_idf: bool = False         # weight each query keyword by its IDF in the space (speaker names included)
+    fusion: str = "linear"            # "linear": cos + alpha*kw as given; "rrf": both replaced by reciprocal-rank scores
+    feedback: float = 0.0             # pseudo-relevance feedback: q + w * mean(top memories' vectors) (0: off)
+    feedback_top: int = 3             # ... the top-N memories by S_base of the first pass
+    max_per_session: int = 0          # at most N memories of one session per path before other sessions' (0: off)
+    date_prior: float = 0.5           # weight of the question's own time window (0: off), see dynamics.window_factor
+    date_slack_days: float = 7.0      # ... memories up to this many days after the window still match fully
+    rrf_k: float = 60.0               # k0 of reciprocal rank fusion: (k0 + 1) / (k0 + rank)
 
 
 @dataclass
@@ -162,6 +172,8 @@ def _set(cfg: Config, key: str, value: Any, origin: str) -> None:
     if leaf not in fields or leaf in _SECTIONS:
         raise HelaError(f"{origin}: unknown config key '{key}'")
     v = _coerce(value, fields[leaf].type, key, origin)
+    if key in _CHOICES and v not in _CHOICES[key]:
+        raise HelaError(f"{origin}: '{key}' must be one of {', '.join(_CHOICES[key])}, got {v!r}")
     _check_range(key, v, origin)
     setattr(target, leaf, v)
 
@@ -173,13 +185,17 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "models.n_threads": (0, None, False), "models.chat_ctx": (16, None, False),
     "models.embed_ctx": (8, None, False),
     "ingest.initial_weight": (0, 1e250, False), "ingest.context_window": (0, None, False),
-    "ingest.max_turn_chars": (1, None, False), "ingest.batch_size": (1, None, False),
+    "ingest.max_turn_chars": (1, None, False),
+    "ingest.passage_chars": (0, None, False), "ingest.batch_size": (1, None, False),
     "ingest.associate_top": (0, None, False), "ingest.associate_min_sim": (-1, 1, False),
     "retrieval.k": (1, None, False), "retrieval.m": (0, None, False), "retrieval.alpha": (0, None, False),
     "retrieval.tau_days": (0, None, True), "retrieval.beta": (0, None, False),
     "retrieval.bm25_weight": (0, 1, False), "retrieval.vector_candidates": (0, None, False),
     "retrieval.keyword_candidates": (0, None, False), "retrieval.semantic_k": (0, None, False),
-    "retrieval.semantic_min_confidence": (0, 1, False),
+    "retrieval.semantic_min_confidence": (0, 1, False), "retrieval.rrf_k": (0, None, False),
+    "retrieval.date_prior": (0, 1, False), "retrieval.max_per_session": (0, None, False),
+    "retrieval.feedback": (0, None, False), "retrieval.feedback_top": (1, None, False),
+    "retrieval.date_slack_days": (0, None, False),
     # any decay in (0, 1] works (edge amplitudes are rebased before the factor can underflow); weights are
     # stored as weight / factor with factor >= 2^-64, so a weight above ~1e288 could not be stored: the
     # weight settings stop at 1e250
@@ -191,6 +207,10 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "forgetting.delta_prune": (0, None, False), "forgetting.delta_age_days": (0, None, False),
     "answer.max_tokens": (1, None, False), "answer.temperature": (0, None, False),
 }
+
+
+# Allowed values of string settings.
+_CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("linear", "rrf")}
 
 
 def _check_range(key: str, value: Any, origin: str) -> None:

@@ -245,6 +245,46 @@ def format_iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
+def parse_time(value: Any, where: str) -> tuple[float, str]:
+    """``(UTC epoch seconds, date string)`` of a time a person or an agent typed (``hela add --time``,
+    ``--now``, JSON Lines ``time``): ``None`` (now, wall clock),
+    epoch seconds (also as a string of 9-11 digits), a ``datetime`` or a date string (python-dateutil; no
+    zone means UTC)."""
+    from datetime import datetime, timezone
+
+    from hela_cli.errors import InputError
+
+    if value is None:
+        ts = time.time()
+        return ts, format_iso(ts)
+    if isinstance(value, bool) or not isinstance(value, (int, float, str, datetime)):
+        raise InputError(f"{where}: time must be a date string or epoch seconds, not {type(value).__name__}")
+    if isinstance(value, str) and re.fullmatch(r"\s*\d{9,11}(\.\d+)?\s*", value):
+        value = float(value)  # epoch seconds written as a string (`--time 1714557600`)
+    if isinstance(value, str):
+        from dateutil import parser as dparser
+
+        try:
+            d = dparser.parse(value.strip())
+        except (ValueError, OverflowError):
+            raise InputError(f"{where}: cannot parse date/time {value.strip()[:60]!r}") from None
+        text = value.strip()
+    elif isinstance(value, datetime):
+        d, text = value, ""
+    else:
+        try:
+            d = datetime.fromtimestamp(float(value), tz=timezone.utc)
+        except (ValueError, OverflowError, OSError):
+            raise InputError(f"{where}: time {value!r} is not valid epoch seconds") from None
+        text = ""
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=timezone.utc)
+    if not MIN_YEAR <= d.year <= MAX_YEAR:
+        raise InputError(f"{where}: year {d.year} is outside {MIN_YEAR}..{MAX_YEAR}")
+    ts = d.timestamp()
+    return ts, text or format_iso(ts)
+
+
 # --------------------------------------------------------------------------- relative dates (consolidation)
 _NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
         "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3}

@@ -229,6 +229,9 @@ def _read_text(path: str | Path) -> str:
         raise _error(name, None, f"invalid path ({e})") from None
     if not data.strip():
         raise _error(name, None, "file is empty")
+    if data.startswith(b"PK\x03\x04"):
+        raise _error(name, None, "a zip archive; unzip it and ingest the file inside (conversations.json of a "
+                                 "ChatGPT or Claude.ai export, _chat.txt of a WhatsApp export)")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise _error(name, "byte 0", "file is UTF-16 encoded; expected UTF-8")
     nul = data.find(b"\x00")

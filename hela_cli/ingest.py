@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from hela_cli.config import Config
+from hela_cli.dates import format_iso, parse_time  # noqa: F401  (parse_time: re-exported for callers)
 from hela_cli.dynamics import hebbian_update
 from hela_cli.formats import Conversation, Turn, parse_file
 from hela_cli.keywords import keywords
@@ -46,6 +50,67 @@ def embedding_text(turns: Sequence[Turn], i: int, window: int, max_chars: int) -
         parts.append(line(turns[j]))
         j -= 1
     return "\n".join([*reversed(parts), line(turns[i])])
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+|\n+")
+
+
+def split_passages(text: str, size: int) -> list[str]:
+    """Passages of at most ``size`` characters that together cover ``text``: sentences (and lines) packed
+    greedily in order; a sentence longer than ``size`` is cut at spaces (or hard, without one).
+    Empty list when the text is not longer than ``size`` (a short turn needs no passages)."""
+    text = text.strip()
+    if size <= 0 or len(text) <= size:
+        return []
+    pieces: list[str] = []
+    for sent in (x.strip() for x in _SENTENCE_END.split(text)):
+        while len(sent) > size:
+            cut = sent.rfind(" ", 0, size + 1)
+            cut = cut if cut > size // 2 else size
+            pieces.append(sent[:cut].strip())
+            sent = sent[cut:].strip()
+        if sent:
+            pieces.append(sent)
+    out: list[str] = []
+    for piece in pieces:
+        if out and len(out[-1]) + 1 + len(piece) <= size:
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+def embed_passages(embedder: Embedder, items: Sequence[tuple[int, str, str]], size: int) -> dict[int, Any]:
+    """Passage vectors ``{node_id: (n, dim) array}`` for ``(node_id, speaker, text)`` items longer than
+    ``size``; each passage is embedded as "Speaker: passage" (the turn's own line format)."""
+    texts: list[str] = []
+    owners: list[int] = []
+    for nid, speaker, text in items:
+        for part in split_passages(text, size):
+            texts.append(f"{speaker}: {part}" if speaker else part)
+            owners.append(nid)
+    if not texts:
+        return {}
+    vecs = embedder.embed(texts)
+    out: dict[int, list[Any]] = {}
+    for nid, v in zip(owners, vecs):
+        out.setdefault(nid, []).append(v)
+    return {nid: np.stack(v) for nid, v in out.items()}
+
+
+def add_passages(store: Store, embedder: Embedder, space: str, cfg: Config, batch: int = 64) -> int:
+    """Give the space's long turns that have none their passage vectors (``ingest.passage_chars``); for
+    databases ingested before passages existed or with another setting. Returns the nodes updated."""
+    size = cfg.ingest.passage_chars
+    if size <= 0:
+        return 0
+    sp = store.require_space(space)
+    todo = store.long_nodes_without_passages(sp.id, size)
+    for i in range(0, len(todo), batch):
+        vecs = embed_passages(embedder, todo[i:i + batch], size)
+        with store.transaction():
+            store.insert_passages(sp.id, vecs)
+    return len(todo)
 
 
 def parse_all(paths: Sequence[str | Path], fmt: str = "auto") -> list[Conversation]:
@@ -80,6 +145,8 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
                      for i in new]
             truncated += sum(1 for i in new if len(conv.turns[i].text) > cfg.ingest.max_turn_chars)
             vectors = embedder.embed(texts) if new else None
+            passages = embed_passages(embedder, [(i, conv.turns[i].speaker, conv.turns[i].text) for i in new],
+                                      cfg.ingest.passage_chars) if cfg.ingest.passage_chars > 0 else {}
             rows = []
             for n, i in enumerate(new):
                 t = conv.turns[i]
@@ -89,6 +156,8 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
             with store.transaction():
                 ids = store.insert_nodes(sp.id, rows, vectors) if rows else []
                 id_of = dict(zip(new, ids))
+                if passages:
+                    store.insert_passages(sp.id, {id_of[i]: v for i, v in passages.items() if id_of[i] != -1})
                 raced = [hashes[i] for i, n in id_of.items() if n == -1]
                 if raced:  # another process stored these turns since we looked: link to its nodes
                     existing.update(store.existing_hashes(sp.id, raced))
@@ -138,46 +207,6 @@ def _associate(store: Store, space: Any, new_ids: list[int], vectors: Any, cfg: 
 # ----------------------------------------------------------------------------------- add (live turns)
 SESSION_GAP_HOURS = 6.0  # `hela add` without --session: same session as the newest turn if within this gap
 ADD_SOURCE = "hela add"  # the nodes.source of turns written by `hela add` / Memory.add
-
-
-def parse_time(value: Any, where: str) -> tuple[float, str]:
-    """``(UTC epoch seconds, date string)`` of a turn's time given to ``add``: ``None`` (now, wall clock),
-    epoch seconds, a ``datetime`` or a date string (python-dateutil; no zone means UTC)."""
-    from datetime import datetime, timezone
-
-    from hela_cli.errors import InputError
-    from hela_cli.dates import MAX_YEAR, MIN_YEAR
-
-    def iso(ts: float) -> str:
-        return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-    if value is None:
-        ts = time.time()
-        return ts, iso(ts)
-    if isinstance(value, bool) or not isinstance(value, (int, float, str, datetime)):
-        raise InputError(f"{where}: time must be a date string or epoch seconds, not {type(value).__name__}")
-    if isinstance(value, str):
-        from dateutil import parser as dparser
-
-        try:
-            d = dparser.parse(value.strip())
-        except (ValueError, OverflowError):
-            raise InputError(f"{where}: cannot parse date/time {value.strip()[:60]!r}") from None
-        text = value.strip()
-    elif isinstance(value, datetime):
-        d, text = value, ""
-    else:
-        try:
-            d = datetime.fromtimestamp(float(value), tz=timezone.utc)
-        except (ValueError, OverflowError, OSError):
-            raise InputError(f"{where}: time {value!r} is not valid epoch seconds") from None
-        text = ""
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=timezone.utc)
-    if not MIN_YEAR <= d.year <= MAX_YEAR:
-        raise InputError(f"{where}: year {d.year} is outside {MIN_YEAR}..{MAX_YEAR}")
-    ts = d.timestamp()
-    return ts, text or iso(ts)
 
 
 def _opt_str(obj: Any, keys: tuple[str, ...], where: str, allow_int: bool = False) -> str | None:
@@ -243,8 +272,6 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
     Returns ``{"space", "added": [ids], "skipped": [{"id", "source_id"}], "ids": [id per turn]}`` where a
     skipped turn's id is the node already holding its source id.
     """
-    from datetime import datetime, timezone
-
     t0 = time.perf_counter()
     store.check_space_name(space)
     sp = store.get_space(space)
@@ -277,7 +304,7 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
             if last is not None and last[0] and abs(t.timestamp - last[1]) <= gap:
                 session = last[0]
             else:
-                session = "add:" + datetime.fromtimestamp(t.timestamp, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+                session = "add:" + format_iso(t.timestamp)
         t = Turn(t.speaker, t.text, t.timestamp, t.time_str, session, t.source_id, t.role)
         ctx = tail(session)
         ctx.append(t)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, AsyncIterator, Callable
 
@@ -23,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hela_cli import __version__
 from hela_cli.config import Config
+from hela_cli.dates import format_iso
 from hela_cli.errors import HelaError, InputError
 from hela_cli.memory import Memory
 from hela_cli.paths import default_db_path
@@ -53,9 +53,7 @@ class TurnIn(BaseModel):
 
 
 def _date(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return None if ts is None else format_iso(ts)
 
 
 def _memory_out(m: dict[str, Any], explain: bool = False) -> dict[str, Any]:

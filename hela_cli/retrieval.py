@@ -22,10 +22,12 @@ from typing import Any
 import numpy as np
 
 from hela_cli.config import Config
-from hela_cli.dynamics import (base_activation, coactivated_pairs, dual_path, hebbian_update,
-                               spread_activation, time_factor)
+from hela_cli.dynamics import (base_activation, coactivated_pairs, dual_path, feedback_query, hebbian_update,
+                               idf, rank_fusion_score, spread_activation, time_factor, weighted_keyword_match,
+                               window_factor)
 from hela_cli.keywords import keyword_match, keywords
 from hela_cli.models import Embedder
+from hela_cli.query_time import question_window
 from hela_cli.store import Space, Store
 
 
@@ -45,17 +47,32 @@ def _speaker_keywords(speaker: str) -> tuple[str, ...]:
 
 
 def _kw_scores(q_kw: list[str], nodes: dict[int, dict[str, Any]], bm25: dict[int, float],
-               bm25_weight: float, speaker_keywords: bool = True) -> dict[int, float]:
+               bm25_weight: float, speaker_keywords: bool = True,
+               weights: dict[str, float] | None = None) -> dict[int, float]:
     top = max(bm25.values(), default=0.0)
     out = {}
     for nid, node in nodes.items():
         kws = node["keywords"]
         if speaker_keywords and node.get("speaker"):
             kws = [*kws, *_speaker_keywords(node["speaker"])]
-        share = keyword_match(q_kw, kws)
+        share = keyword_match(q_kw, kws) if weights is None else weighted_keyword_match(q_kw, kws, weights)
         norm = bm25.get(nid, 0.0) / top if top > 0 else 0.0
         out[nid] = (1.0 - bm25_weight) * share + bm25_weight * norm
     return out
+
+
+def _idf_weights(store: Store, space_id: int, q_kw: list[str], speaker_keywords: bool) -> dict[str, float]:
+    """IDF of each query keyword in the space. A speaker name's document frequency counts the memories that
+    speaker said (when speaker names are keywords), so a name shared by half the memories weighs little and a
+    rare one a lot."""
+    n = store.count_nodes(space_id)
+    df = store.term_counts(space_id, q_kw)
+    if speaker_keywords:
+        for speaker, count in store.speaker_counts(space_id).items():
+            for t in _speaker_keywords(speaker):
+                if t in df:
+                    df[t] += count
+    return {t: idf(df.get(t, 0), n) for t in q_kw}
 
 
 def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg: Config, *,
@@ -73,26 +90,67 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     cos = dict(store.knn(space.id, q, r.vector_candidates))
     bm25 = dict(store.keyword_search(space.id, q_kw, r.keyword_candidates))
     now = now if now is not None else store.space_now(space.id)
-    nodes = store.node_features(set(cos) | set(bm25), space.id)  # scoring fields; full rows for the final set below
+    cand = set(cos) | set(bm25)
+    # passage vectors of long turns: a memory's cosine is the best of its main and passage vectors, and
+    # the best passages' memories join the candidates
+    pcos = store.passage_cosines(space.id, q) if r.passages else {}
+    cand |= {nid for nid, _ in sorted(pcos.items(), key=lambda t: -t[1])[:r.vector_candidates]}
+    window = question_window(question, now) if r.date_prior > 0 else None
+    if window is not None:   # the memories of the window the question names join the candidates
+        slack = r.date_slack_days * 86_400.0
+        cand |= set(store.nodes_in_window(space.id, window[0], window[1] + slack, r.vector_candidates))
+    nodes = store.node_features(cand, space.id)     # scoring fields only; full rows for the final set below
     cand = set(nodes)  # a node forgotten by another process since the index was read is no candidate
 
     def fill_cos(ids: set[int]) -> None:
         missing = [i for i in ids if i not in cos]
         for nid, vec in store.node_vectors(missing, space.id).items():
             cos[nid] = float(np.dot(q, vec))
+        for i in ids:
+            if i in pcos and pcos[i] > cos.get(i, -2.0):
+                cos[i] = pcos[i]
+
+    weights = _idf_weights(store, space.id, q_kw, r.speaker_keywords) if r.keyword_idf else None
+    fused: dict[str, list[float]] = {}   # rrf: the candidates' cosines and keyword scores, ascending
 
     def s_base_of(ids: set[int]) -> dict[int, float]:
-        kw = _kw_scores(q_kw, {i: nodes[i] for i in ids}, bm25, r.bm25_weight, r.speaker_keywords)
+        kw = _kw_scores(q_kw, {i: nodes[i] for i in ids}, bm25, r.bm25_weight, r.speaker_keywords, weights)
+        if r.fusion == "rrf":
+            if not fused:   # ranks are taken within the first (KNN + keyword) candidate set
+                fused["cos"] = sorted(cos.get(i, 0.0) for i in ids)
+                fused["kw"] = sorted(kw.values())
+            kw = {i: rank_fusion_score(kw[i], fused["kw"], r.rrf_k) if kw[i] > 0 else 0.0 for i in ids}
         out = {}
         for i in ids:
             dt = (now - nodes[i]["ts"]) if now is not None else 0.0
-            explain[i] = (cos.get(i, 0.0), kw[i], time_factor(dt, r.tau_days) if r.time_decay else 1.0)
-            out[i] = base_activation(cos.get(i, 0.0), kw[i], dt, r.alpha, r.tau_days, r.time_decay)
+            c = cos.get(i, 0.0)
+            if r.fusion == "rrf":
+                c = rank_fusion_score(c, fused["cos"], r.rrf_k)
+            wf = window_factor(nodes[i]["ts"], window, r.date_prior, r.date_slack_days)
+            explain[i] = (c, kw[i], (time_factor(dt, r.tau_days) if r.time_decay else 1.0) * wf)
+            out[i] = base_activation(c, kw[i], dt, r.alpha, r.tau_days, r.time_decay) * wf
         return out
 
     explain: dict[int, tuple[float, float, float]] = {}
     fill_cos(cand)
     s_base = s_base_of(cand)
+    if r.feedback > 0 and s_base:
+        # pseudo-relevance feedback: the question moved toward its best memories; cosines are recomputed
+        # for every candidate (and the new question's own nearest memories join them)
+        top = sorted(s_base, key=lambda v: (-s_base[v], v))[:r.feedback_top]
+        vecs = store.node_vectors(top, space.id)
+        q = feedback_query(q, [vecs[i] for i in top if i in vecs], r.feedback)
+        extra = {nid for nid, _ in store.knn(space.id, q, r.vector_candidates)} - cand
+        if extra:
+            nodes.update(store.node_features(extra, space.id))
+            cand |= extra
+        if r.passages:
+            pcos = store.passage_cosines(space.id, q)
+        cos.clear()
+        fused.clear()
+        explain.clear()
+        fill_cos(cand)
+        s_base = s_base_of(cand)
     timings["candidates"] = (time.perf_counter() - t1) * 1000
 
     t2 = time.perf_counter()
@@ -108,7 +166,8 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
             s_base.update(s_base_of(reached))
         spreads = spread_activation(s_base, nbrs, r.beta, r.theta)
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
-    chosen = dual_path(s_base, s_final, r.k, r.m)
+    chosen = dual_path(s_base, s_final, r.k, r.m, {i: nodes[i].get("session") for i in s_final}
+                       if r.max_per_session > 0 else None, r.max_per_session)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
     memories = []

@@ -10,7 +10,6 @@ import json
 import sqlite3
 import subprocess
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -202,3 +201,42 @@ def test_add_concurrent_with_ingest_and_ask(tmp_path):
     con.close()
     assert sorted(src) == sorted(["seed", *[f"live-{i}" for i in range(6)], *[f"b-{i}" for i in range(5)],
                                   *[r["id"] for r in rows]])
+
+
+@pytest.mark.parametrize("args, stdin, code, line", [
+    (["add", "-s", "", "hi"], None, 4, "error: invalid space name '' (1-200 characters, no control characters)"),
+    (["add", "-s", "x", "   "], None, 2, "error: hela add: 'text' is empty"),
+    (["add", "-s", "x", "-"], "[1, 2]\n", 2, "error: <stdin>:1: expected a JSON object with 'text', not list"),
+    (["add", "-s", "x", "-"], '{"text": "a", "time": true}\n', 2,
+     "error: <stdin>:1: time must be a date string or epoch seconds, not bool"),
+    (["add", "-s", "x", "-"], '{"text": "a", "time": "9999-01-01"}\n', 2, "error: <stdin>:1: year 9999 is outside 1900..2200"),
+    (["add", "-s", "x", "-"], '{"text": "a", "speaker": 7}\n', 2, "error: <stdin>:1: 'speaker' must be a string, not int"),
+    (["add", "-s", "x", "-"], "\n\n", 2, "error: <stdin>: no turns to add"),
+])
+def test_cli_add_refusals_write_nothing(cli_env, args, stdin, code, line):
+    res = _cli(args, input=stdin)
+    assert res.exit_code == code and res.stderr.strip().splitlines() == [line]
+    assert not (cli_env / "hela.db").exists()
+
+
+def test_cli_add_model_fault_writes_nothing(cli_env, monkeypatch):
+    bad = cli_env / "bad.gguf"
+    bad.write_bytes(b"not a model")
+    monkeypatch.setenv("HELA_MODELS_EMBEDDER", str(bad))
+    res = _cli(["add", "-s", "x", "hello"])
+    assert res.exit_code == 3 and res.stderr.startswith(f"error: {bad}:")
+    assert not (cli_env / "hela.db").exists()
+
+
+def test_parse_time_forms():
+    from datetime import datetime, timezone
+
+    from hela_cli.ingest import parse_time
+
+    assert parse_time("2024-05-01 10:00", "t") == (T0, "2024-05-01 10:00")
+    assert parse_time("2024-05-01T12:00:00+02:00", "t")[0] == T0
+    assert parse_time("1714557600", "t") == (T0, "2024-05-01T10:00:00Z") == parse_time(T0, "t")
+    assert parse_time(datetime(2024, 5, 1, 10), "t") == (T0, "2024-05-01T10:00:00Z")
+    assert parse_time(datetime(2024, 5, 1, 10, tzinfo=timezone.utc), "t")[0] == T0
+    with pytest.raises(InputError, match="^t: cannot parse date/time 'soonish'$"):
+        parse_time("soonish", "t")

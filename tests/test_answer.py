@@ -39,23 +39,23 @@ def test_prompt_a2_shape():
 
 
 @pytest.mark.parametrize("flash", [True, False])
-def test_chat_flash_attention_setting(embedder, model_dir_path, flash):
+def test_chat_flash_attention_setting(make_memory, model_dir_path, flash):
     import llama_cpp
 
     cfg = Config()
     cfg.models.dir = str(model_dir_path)
     cfg.models.chat_flash_attn = flash
-    with Memory(cfg, store=Store.memory(), embedder=embedder) as m:
+    with make_memory(cfg) as m:
         m.ingest([SAMPLE / "conversation.json"])
         want = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
         assert m.chat._llm.context_params.flash_attn_type == want
         assert "tofu" in m.ask("What is the name of Jonas's dog?", "demo")["answer"].lower()
 
 
-def test_asks_are_logged(embedder):
+def test_asks_are_logged(make_memory):
     """Answered or learning asks land in the `asks` table (newest first); read-only ones and
     `answer.log: false` leave it empty."""
-    m = Memory(Config(), store=Store.memory(), embedder=embedder)
+    m = make_memory(Config())
     m.ingest([SAMPLE / "conversation.json"])
     sp = m.store.require_space("demo")
     m.ask("What is the name of Jonas's dog?", "demo", llm=False, learn=False)

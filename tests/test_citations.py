@@ -1,6 +1,5 @@
 """Citations: the pure selection rule, the 80-column one-line rendering, and `hela ask` output."""
 
-import json
 
 import pytest
 

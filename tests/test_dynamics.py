@@ -62,3 +62,65 @@ def test_forgetting_needs_all_three():
     assert forget_reasons(0.01, 40 * DAY, 1, 0.05, 30) == {"weak": True, "old": True, "unused": False}
     assert not should_forget(0.06, 40 * DAY, 0, 0.05, 30)
     assert not should_forget(0.01, 10 * DAY, 0, 0.05, 30)
+
+
+# ----------------------------------------------------------------------------------- Eq.3 inputs (round 2)
+def test_idf_rarer_terms_weigh_more_and_stay_positive():
+    from hela_cli.dynamics import idf
+
+    assert idf(1, 1000) == pytest.approx(math.log(1 + 999.5 / 1.5))
+    assert idf(500, 1000) == pytest.approx(math.log(2.0))
+    assert idf(1, 1000) > idf(10, 1000) > idf(500, 1000) > idf(1000, 1000) > 0
+    assert idf(0, 0) == pytest.approx(math.log(2.0))   # empty space: defined, positive
+    assert idf(5, 3) == idf(3, 3)                       # df clamped to n
+
+
+def test_weighted_keyword_match_is_the_plain_share_with_equal_weights():
+    from hela_cli.dynamics import weighted_keyword_match
+    from hela_cli.keywords import keyword_match
+
+    q, node = ["caroline", "paint", "sunset"], ["paint", "caroline", "lake"]
+    assert weighted_keyword_match(q, node, {}) == pytest.approx(keyword_match(q, node)) == pytest.approx(2 / 3)
+    # a common name (low weight) matters less than a rare content word
+    w = {"caroline": 0.5, "paint": 4.0, "sunset": 4.0}
+    assert weighted_keyword_match(q, ["caroline"], w) == pytest.approx(0.5 / 8.5)
+    assert weighted_keyword_match(q, ["paint"], w) == pytest.approx(4.0 / 8.5)
+    assert weighted_keyword_match([], node, w) == 0.0
+    assert weighted_keyword_match(q, node, {"caroline": 0.0, "paint": 0.0, "sunset": 0.0}) == 0.0
+
+
+def test_rank_fusion_score_scales_rank_one_to_one():
+    from hela_cli.dynamics import rank_fusion_score
+
+    vals = sorted([0.9, 0.5, 0.5, 0.1])
+    assert rank_fusion_score(0.9, vals, 60) == pytest.approx(1.0)
+    assert rank_fusion_score(0.5, vals, 60) == pytest.approx(61 / 62)     # ties share rank 2
+    assert rank_fusion_score(0.1, vals, 60) == pytest.approx(61 / 64)
+    assert rank_fusion_score(0.95, vals, 60) == pytest.approx(1.0)        # above every candidate
+    assert rank_fusion_score(0.1, vals, 0) == pytest.approx(1 / 4)       # k0 = 0: plain 1/rank
+
+
+def test_capped_top_spreads_the_budget_over_groups():
+    from hela_cli.dynamics import capped_top
+
+    scores = {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.6, 5: 0.5}
+    group = {1: "s1", 2: "s1", 3: "s1", 4: "s2", 5: None}
+    assert capped_top(scores, 3, group, cap=2) == [1, 2, 4]
+    assert capped_top(scores, 5, group, cap=1) == [1, 4, 5, 2, 3]     # held nodes fill what is left
+    assert capped_top(scores, 2, group, cap=1, taken=[9]) == [1, 4]
+    assert capped_top(scores, 2, {**group, 9: "s1"}, cap=1, taken=[9]) == [4, 5]
+    assert dual_path(scores, scores, 2, 1, group, 1) == [(1, "base"), (4, "base"), (5, "hebbian")]
+    assert dual_path(scores, scores, 2, 1) == [(1, "base"), (2, "base"), (3, "hebbian")]   # no cap: as before
+
+
+def test_feedback_query_moves_toward_the_top_vectors():
+    import numpy as np
+
+    from hela_cli.dynamics import feedback_query
+
+    q = np.array([1.0, 0.0], dtype=np.float32)
+    top = [np.array([0.0, 1.0], dtype=np.float32)]
+    assert np.array_equal(feedback_query(q, top, 0.0), q)
+    assert np.array_equal(feedback_query(q, [], 0.5), q)
+    moved = feedback_query(q, top, 1.0)
+    assert np.allclose(moved, [2 ** -0.5, 2 ** -0.5]) and np.isclose(np.linalg.norm(moved), 1.0)

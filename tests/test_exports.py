@@ -167,6 +167,15 @@ def test_whatsapp_crlf_and_leading_blank_lines(tmp_path):
         (t.speaker, t.text) for t in turns(parse_file(WA_ANDROID))]
 
 
+def test_chats_sharing_a_title_stay_apart(tmp_path):
+    doc = json.loads(CHATGPT.read_text())
+    twin = copy.deepcopy(doc[1])
+    twin.update(id="1b2c3d4e-0000-0000-0000-000000000000", conversation_id="1b2c3d4e-0000-0000-0000-000000000000")
+    convs = parse_file(write(tmp_path, "c.json", [doc[1], twin]))
+    assert [c.title for c in convs] == ["Sourdough starter"] * 2
+    assert [c.turns[0].session for c in convs] == ["Sourdough starter (0a9b8c7d)", "Sourdough starter (1b2c3d4e)"]
+
+
 def test_long_and_multi_line_titles_make_one_line_sessions(tmp_path):
     doc = json.loads(CHATGPT.read_text())[1]
     doc["title"] = "Sour\ndough " + "x" * 200
@@ -288,6 +297,8 @@ BAD_EXPORTS = [
     ("claude-nothing", "conversations.json", [json.loads(CLAUDE.read_text())[2]], "auto",
      "top level: no user or assistant messages with text in any conversation"),
     ("wa-not-whatsapp", "chat.txt", "Ann: hi\n", "whatsapp", "line 1: expected a WhatsApp message line"),
+    ("zip", "export.zip", b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + b"\x00" * 30, "auto",
+     "a zip archive; unzip it and ingest the file inside"),
     ("wa-bad-day", "chat.txt", "31/01/2023, 10:00 - A: x\n31/02/2023, 10:00 - A: y\n", "auto",
      "line 2: invalid date \"31/02/2023\""),
     ("wa-mixed-order", "chat.txt", "13/01/23, 10:00 - A: x\n01/14/23, 10:00 - A: y\n", "auto",

@@ -14,7 +14,6 @@ import subprocess
 import threading
 import time
 
-import numpy as np
 import pytest
 
 from hela_cli.config import Config

@@ -12,8 +12,8 @@ from tests.conftest import SAMPLE
 
 
 @pytest.fixture()
-def mem(embedder):
-    m = Memory(Config(), store=Store.memory(), embedder=embedder)
+def mem(make_memory):
+    m = make_memory(Config())
     yield m
     m.close()
 
@@ -99,13 +99,26 @@ def test_long_turn_is_stored_whole_and_reported(mem, tmp_path):
     assert node["text"] == long_text.strip() or node["text"] == long_text
 
 
-def test_association_on_ingest_creates_edges(embedder):
+def test_association_on_ingest_creates_edges(make_memory):
     cfg = Config()
     cfg.ingest.associate = True
     cfg.ingest.associate_min_sim = 0.5
-    with Memory(cfg, store=Store.memory(), embedder=embedder) as m:
+    with make_memory(cfg) as m:
         m.ingest([SAMPLE / "conversation.json"])
         sp = m.store.require_space("demo")
         nodes = list(m.store.iter_nodes(sp.id))
         sessions = {n["session"] for n in nodes}
         assert m.store.count_edges(sp.id) > len(nodes) - len(sessions)
+
+
+def test_split_passages_cover_the_text_within_the_size():
+    from hela_cli.ingest import split_passages
+
+    assert split_passages("short turn.", 100) == []
+    assert split_passages("x" * 50, 0) == []
+    text = ("The first sentence is here. " * 12 + "\n" + "A very long sentence without an end " * 10).strip()
+    parts = split_passages(text, 120)
+    assert len(parts) > 3 and all(0 < len(p) <= 120 for p in parts)
+    assert " ".join(parts).split() == text.split()            # nothing lost, order kept
+    assert all(len(p) <= 40 for p in split_passages("a" * 100, 40))  # no space: hard cuts
+    assert "".join(split_passages("a" * 100, 40)) == "a" * 100

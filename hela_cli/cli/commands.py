@@ -313,7 +313,7 @@ def _read_stdin_turns() -> list[Any]:
 @app.command()
 def add(
     ctx: typer.Context,
-    words: list[str] = typer.Argument(..., metavar="TEXT...", help="The turn's text, or '-' to read JSON Lines "
+    words: list[str] = typer.Argument(..., metavar="TEXT", help="The turn's text, or '-' to read JSON Lines "
                                       "from stdin ({\"speaker\"|\"role\", \"text\"|\"content\", \"time\"?, "
                                       "\"id\"?, \"session\"?} per line)."),
     space: str = typer.Option("default", "--space", "-s", help="Memory space (created if needed)."),
@@ -350,19 +350,9 @@ def add(
 
 # ----------------------------------------------------------------------------------- ask
 def parse_now(value: Optional[str]) -> Optional[float]:
-    if value is None:
-        return None
-    from datetime import timezone
+    from hela_cli.dates import parse_time
 
-    from dateutil import parser as dparser
-
-    try:
-        d = dparser.parse(value)
-    except (ValueError, OverflowError):
-        raise HelaError(f"--now: cannot parse date/time '{value}'", 2) from None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=timezone.utc)
-    return d.timestamp()
+    return None if value is None else parse_time(value, "--now")[0]
 
 
 @app.command()
@@ -433,7 +423,10 @@ def mcp(
                                          "global --config)."),
 ) -> None:
     """Run the MCP server on stdio (tools: remember, recall, ask, forget, spaces, hubs)."""
-    from hela_cli.mcp_server import serve
+    try:
+        from hela_cli.mcp_server import serve
+    except ImportError as e:  # pragma: no cover - mcp is a dependency
+        raise HelaError(f"hela mcp needs the MCP SDK ({e}); pip install 'mcp>=2'") from None
 
     st = _state(ctx)
     st.db = db or st.db

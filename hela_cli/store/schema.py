@@ -162,6 +162,22 @@ def _m7_edges_space_amp(db: "Database") -> None:
     db.execute("DROP INDEX edges_space")
 
 
+def _m8_node_passage(db: "Database") -> None:
+    # Passage vectors of long turns (ingest.passage_chars): a memory keeps one id and one main vector; its
+    # cosine to a question is the best of the main vector and its passages' (the embedder's window cuts a
+    # long turn, one vector averages away its details). Deleted with the node.
+    _script(db, """
+        CREATE TABLE node_passage(
+            node_id INTEGER NOT NULL,
+            idx INTEGER NOT NULL,
+            space_id INTEGER NOT NULL,
+            embedding BLOB NOT NULL,
+            PRIMARY KEY(node_id, idx)
+        ) WITHOUT ROWID;
+        CREATE INDEX node_passage_space ON node_passage(space_id);
+        """)
+
+
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
 
 def _m6_asks_log_memories_view(db: "Database") -> None:
@@ -183,6 +199,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0005_fts_space_terms", _m5_fts_space_terms),
     ("0006_asks_log_memories_view", _m6_asks_log_memories_view),
     ("0007_edges_space_amp", _m7_edges_space_amp),
+    ("0008_node_passage", _m8_node_passage),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -88,3 +88,87 @@ class Search:
             "ORDER BY bm25(node_fts) LIMIT ?", (query, int(limit))).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
+    def term_counts(self, space_id: int, terms: Sequence[str]) -> dict[str, int]:
+        """Document frequency of each keyword in the space (memories whose keywords hold it), cached per
+        space until its nodes change. One FTS5 count per new term."""
+        cache = self._space_cache(space_id, "term_df")
+        out: dict[str, int] = {}
+        for t in dict.fromkeys(terms):
+            if not t:
+                continue
+            if cache is not None and t in cache:
+                out[t] = cache[t]
+                continue
+            n = self.db.execute("SELECT count(*) FROM node_fts WHERE node_fts MATCH ?",
+                                (_fts_phrase(f"s{space_id}_{t}"),)).fetchone()[0]
+            out[t] = n
+            if cache is not None:
+                cache[t] = n
+        return out
+
+    def speaker_counts(self, space_id: int) -> dict[str, int]:
+        """``{speaker: number of memories}`` of the space, cached per space until its nodes change."""
+        cache = self._space_cache(space_id, "speakers")
+        if cache:
+            return dict(cache)
+        rows = self.db.execute("SELECT coalesce(speaker, ''), count(*) FROM nodes WHERE space_id=? "
+                               "GROUP BY speaker", (space_id,)).fetchall()
+        out = {s: n for s, n in rows if s}
+        if cache is not None:
+            cache.update(out)
+        return out
+
+    # ---------------------------------------------------------------- passage vectors of long turns
+    def insert_passages(self, space_id: int, passages: dict[int, np.ndarray]) -> None:
+        """Store passage vectors ``{node_id: (n, dim) array}`` (replacing a node's earlier ones). Call inside
+        :meth:`transaction`."""
+        assert self._in_tx, "insert_passages must run inside a transaction"
+        for nid, vecs in passages.items():
+            self.db.execute("DELETE FROM node_passage WHERE node_id=?", (nid,))
+            self.db.executemany("INSERT INTO node_passage(node_id, idx, space_id, embedding) VALUES (?,?,?,?)",
+                                [(nid, i, space_id, _blob(v)) for i, v in enumerate(vecs)])
+        if passages:
+            self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
+
+    def passage_cosines(self, space_id: int, vector: np.ndarray) -> dict[int, float]:
+        """``{node_id: best cosine of its passages}`` for every node of the space that has passage vectors.
+
+        The space's passage matrix is loaded once per process and kept until the space's nodes change
+        (passages exist only for long turns: a few per long turn, one matrix product per question)."""
+        version = self._nodes_version(space_id)
+        cached = self._caches.get((space_id, "passages"))
+        if cached is None or cached[0] != version:
+            owners, blobs = [], []
+            for nid, blob in self.db.execute(
+                    "SELECT node_id, embedding FROM node_passage WHERE space_id=? ORDER BY node_id, idx",
+                    (space_id,)):
+                owners.append(nid)
+                blobs.append(blob)
+            mat = (np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+                   if blobs else np.zeros((0, 0), dtype=np.float32))
+            cached = (version, {"owners": np.asarray(owners, dtype=np.int64), "mat": mat})
+            self._caches[(space_id, "passages")] = cached
+        owners, mat = cached[1]["owners"], cached[1]["mat"]
+        if not len(owners):
+            return {}
+        sims = mat @ np.asarray(vector, dtype=np.float32)
+        out: dict[int, float] = {}
+        for nid, s in zip(owners.tolist(), sims.tolist()):
+            if s > out.get(nid, -2.0):
+                out[nid] = s
+        return out
+
+    def long_nodes_without_passages(self, space_id: int, min_chars: int) -> list[tuple[int, str, str]]:
+        """``[(node_id, speaker, text)]`` of the space's turns longer than ``min_chars`` with no passage vectors."""
+        return self.db.execute(
+            "SELECT id, coalesce(speaker, ''), text FROM nodes n WHERE space_id=? AND length(text) > ? AND NOT "
+            "EXISTS (SELECT 1 FROM node_passage p WHERE p.node_id = n.id) ORDER BY id",
+            (space_id, int(min_chars))).fetchall()
+
+    def nodes_in_window(self, space_id: int, start: float, end: float, limit: int) -> list[int]:
+        """Ids of up to ``limit`` memories of the space with ``start <= ts <= end`` (index ``nodes_space_ts``)."""
+        lo = start if start != float("-inf") else -1e300
+        hi = end if end != float("inf") else 1e300
+        return [r[0] for r in self.db.execute(
+            "SELECT id FROM nodes WHERE space_id=? AND ts BETWEEN ? AND ? ORDER BY ts LIMIT ?",
+            (space_id, lo, hi, int(limit)))]

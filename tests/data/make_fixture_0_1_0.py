@@ -1,6 +1,6 @@
 """Wrote tests/data/hela-0.1.0.db(.gz) and hela-0.1.0-retrieval.json with hela 0.1.0 (commit 428f364, schema
 0005), run from a checkout of that commit: python make_fixture_0_1_0.py OUT.db OUT.json; then VACUUM, gzip -9."""
-import json, sys, time
+import json, sys
 from pathlib import Path
 from hela_cli.config import load_config
 from hela_cli.memory import Memory

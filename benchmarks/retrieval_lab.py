@@ -1,0 +1,330 @@
+"""Retrieval lab (research harness, not a test): evaluate retrieval variants on cached, ingested dev files.
+
+    python benchmarks/retrieval_lab.py build                       # ingest once into --dir (default /tmp/hela-lab)
+    python benchmarks/retrieval_lab.py eval VARIANT [VARIANT ...]  # evidence recall per variant
+    python benchmarks/retrieval_lab.py list                        # the named variants
+
+Ingest is the expensive part (the embedder), so both dev files are ingested once into database files
+outside the repository and reused: ``locomo.db`` (``locomo_dev.json``, one space per conversation) and
+``lme.db`` (a fixed subset of ``longmemeval_s_dev30.json``: every 4th item, 8 haystacks of ~500 turns,
+one space per item). Passage vectors of long turns (``ingest.passage_chars``) are added in a second pass
+by the same code ``hela ingest`` uses, so a variant can switch them on or off.
+
+A variant is a set of configuration overrides (dotted keys of :class:`hela_cli.config.Config`) plus a
+learning switch; retrieval runs in-process through :func:`hela_cli.retrieval.retrieve`, exactly the code
+``hela ask`` and ``hela bench`` use. With learning on, each variant works on a fresh copy of the cached
+database (Eq.1 writes edges); with learning off the cached file is only read.
+
+Scores: LoCoMo evidence recall per category (:func:`hela_cli.bench.summarize`, so "all 1-5" matches the
+``all 1-5`` column of ``hela bench locomo``); LongMemEval turn recall (share of ``has_answer`` turns in the
+context), session recall_any (an answer session's turn is in the context) and the BM25 / cosine baselines
+at the same 13-memory budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hela_cli.bench import _category, summarize  # noqa: E402
+from hela_cli.config import Config, load_config  # noqa: E402
+from hela_cli.formats import parse_date, parse_file  # noqa: E402
+from hela_cli.ingest import ingest_conversations  # noqa: E402
+from hela_cli.keywords import keywords  # noqa: E402
+from hela_cli.memory import Memory  # noqa: E402
+from hela_cli.metrics import evidence_recall  # noqa: E402
+from hela_cli.retrieval import retrieve  # noqa: E402
+from hela_cli.store import Store  # noqa: E402
+
+LOCOMO = "/work/shared/data/locomo_dev.json"
+LME = "/work/shared/data/longmemeval_s_dev30.json"
+LME_EVERY = 4  # items 0, 4, 8, ... of the dev30 file: all six question types
+LME_FILLER = 10  # per item: its answer sessions plus the first 10 other sessions of its haystack
+
+#: name -> (config overrides, learning on)
+# Each lever is measured alone against the defaults before this round (date prior off); the cached databases
+# hold passage vectors of long turns, which only the "passages" variants use.
+OFF = {"retrieval.passages": False, "retrieval.date_prior": 0.0, "retrieval.date_slack_days": 14.0}
+VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
+    "default": (OFF, True),
+    "default-nolearn": (OFF, False),
+    "new-defaults": ({"retrieval.passages": False}, True),
+    "new-defaults-nolearn": ({"retrieval.passages": False}, False),
+    "pool200": ({**OFF, "retrieval.vector_candidates": 200, "retrieval.keyword_candidates": 200}, True),
+    "pool50": ({**OFF, "retrieval.vector_candidates": 50, "retrieval.keyword_candidates": 50}, True),
+    "idf": ({**OFF, "retrieval.keyword_idf": True}, True),
+    "rrf": ({**OFF, "retrieval.fusion": "rrf"}, True),
+    "rrf-k20": ({**OFF, "retrieval.fusion": "rrf", "retrieval.rrf_k": 20.0}, True),
+    "passages": ({**OFF, "retrieval.passages": True}, True),
+    "date-0.3": ({**OFF, "retrieval.date_prior": 0.3}, True),
+    "date-0.6": ({**OFF, "retrieval.date_prior": 0.6}, True),
+    "session-cap2": ({**OFF, "retrieval.max_per_session": 2}, True),
+    "session-cap3": ({**OFF, "retrieval.max_per_session": 3}, True),
+    "session-cap4": ({**OFF, "retrieval.max_per_session": 4}, True),
+    "alpha0.7": ({**OFF, "retrieval.alpha": 0.7}, True),
+    "alpha1.5": ({**OFF, "retrieval.alpha": 1.5}, True),
+    "bm25w0.8": ({**OFF, "retrieval.bm25_weight": 0.8}, True),
+    "feedback0.3": ({**OFF, "retrieval.feedback": 0.3}, True),
+    "feedback0.7": ({**OFF, "retrieval.feedback": 0.7}, True),
+    "date-0.5": ({**OFF, "retrieval.date_prior": 0.5}, True),
+    "date-1.0": ({**OFF, "retrieval.date_prior": 1.0}, True),
+    "date-0.5-slack7": ({**OFF, "retrieval.date_prior": 0.5, "retrieval.date_slack_days": 7.0}, True),
+    "date-0.5-slack30": ({**OFF, "retrieval.date_prior": 0.5, "retrieval.date_slack_days": 30.0}, True),
+    "date-0.5+pool200": ({**OFF, "retrieval.date_prior": 0.5, "retrieval.vector_candidates": 200,
+                          "retrieval.keyword_candidates": 200}, True),
+    "no-speaker": ({**OFF, "retrieval.speaker_keywords": False}, True),
+}
+
+
+def lme_items(path: str = LME) -> list[dict[str, Any]]:
+    """Every 4th item, each with a shortened haystack: its answer sessions plus the first ``LME_FILLER`` other
+    sessions in haystack order (~150 turns instead of ~500; embedding the full haystacks of long turns takes
+    about an hour on this machine). Easier than LongMemEval-S: fewer distractors."""
+    data = json.loads(Path(path).read_text())
+    out = []
+    for i, x in enumerate(data):
+        if i % LME_EVERY:
+            continue
+        gold = set(x.get("answer_session_ids") or [])
+        sids = x.get("haystack_session_ids") or [f"session_{k + 1}" for k in range(len(x["haystack_sessions"]))]
+        keep, filler = [], 0
+        for k, sid in enumerate(sids):
+            if sid in gold or any(t.get("has_answer") for t in x["haystack_sessions"][k]):
+                keep.append(k)
+            elif filler < LME_FILLER:
+                keep.append(k)
+                filler += 1
+        y = dict(x)
+        for key in ("haystack_sessions", "haystack_dates", "haystack_session_ids"):
+            if x.get(key) is not None:
+                y[key] = [x[key][k] for k in keep]
+        out.append(y)
+    return out
+
+
+def lme_gold(item: dict[str, Any]) -> tuple[set[str], set[str]]:
+    """Gold turn source_ids (``has_answer``) and answer session ids, named as the parser names them."""
+    seen: set[str] = set()
+    turns: set[str] = set()
+    sids = item.get("haystack_session_ids") or [f"session_{k + 1}" for k in range(len(item["haystack_sessions"]))]
+    for sid, sess in zip(sids, item["haystack_sessions"]):
+        name = sid
+        if name in seen:
+            n = 2
+            while f"{sid}#{n}" in seen:
+                n += 1
+            name = f"{sid}#{n}"
+        seen.add(name)
+        for ti, t in enumerate(sess):
+            if t.get("has_answer"):
+                turns.add(f"{name}:{ti}")
+    return turns, set(item.get("answer_session_ids") or [])
+
+
+def build(out: Path, cfg: Config, only: str | None = None) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    mem = Memory(cfg, store=Store(":memory:"))
+    emb = mem.embedder
+    for name, convs in (("locomo.db", parse_file(LOCOMO, "locomo")),):
+        p = out / name
+        if p.exists():
+            print(f"{p}: exists, kept")
+            continue
+        tmp = out / (name + ".part")
+        tmp.unlink(missing_ok=True)
+        with Store(tmp) as st:
+            t0 = time.perf_counter()
+            r = ingest_conversations(st, emb, convs, cfg)
+            print(f"{name}: {r['nodes_added']} nodes in {time.perf_counter() - t0:.0f} s", flush=True)
+        tmp.rename(p)
+    # one file per conversation, as `hela bench locomo` runs them (FTS5's BM25 statistics are per file)
+    names = [str(c.name) for c in parse_file(LOCOMO, "locomo")]
+    for name in names:
+        p = out / f"locomo_{name}.db"
+        if p.exists():
+            continue
+        tmp = out / f"locomo_{name}.db.part"
+        shutil.copy(out / "locomo.db", tmp)
+        with Store(tmp) as st:
+            others = [st.require_space(n) for n in names if n != name]
+            with st.transaction():
+                for sp in others:
+                    st.delete_nodes([r["id"] for r in st.iter_nodes(sp.id)])
+            st.db.execute("VACUUM")
+        tmp.rename(p)
+    if only == "locomo":
+        return
+    items = lme_items()
+    tmpjson = out / "lme_subset.json"
+    tmpjson.write_text(json.dumps(items))
+    for conv in parse_file(tmpjson, "longmemeval"):   # one file per item, like one user's memory
+        p = out / f"lme_{conv.name}.db"
+        if p.exists():
+            continue
+        tmp = out / f"lme_{conv.name}.db.part"
+        tmp.unlink(missing_ok=True)
+        with Store(tmp) as st:
+            t0 = time.perf_counter()
+            r = ingest_conversations(st, emb, [conv], cfg)
+            print(f"{p.name}: {r['nodes_added']} nodes in {time.perf_counter() - t0:.0f} s "
+                  f"({r['embedding_truncated']} truncated)", flush=True)
+        tmp.rename(p)
+
+
+def build_passages(out: Path, cfg: Config, size: int) -> None:
+    """Second embedding pass: passage vectors (``ingest.passage_chars = size``) for the long turns of every
+    cached database, by :func:`hela_cli.ingest.add_passages` (what ``hela ingest`` does with the setting)."""
+    from hela_cli.ingest import add_passages
+
+    pcfg = cfg.replace(**{"ingest.passage_chars": size})
+    emb = Memory(cfg, store=Store(":memory:")).embedder
+    for p in sorted(out.glob("*_*.db")):
+        with Store(p) as st:
+            t0 = time.perf_counter()
+            n = sum(add_passages(st, emb, sp["name"], pcfg) for sp in st.spaces())
+            print(f"{p.name}: passages for {n} long turns in {time.perf_counter() - t0:.0f} s", flush=True)
+
+
+def _qvecs(out: Path, emb: Any, questions: list[str]) -> dict[str, Any]:
+    """Question vectors, cached in ``qvecs.npz`` (the embedder is the slow part of a lab run)."""
+    import numpy as np
+
+    p = out / "qvecs.npz"
+    cache: dict[str, Any] = {}
+    if p.exists():
+        z = np.load(p, allow_pickle=False)
+        cache = dict(zip(z["q"].tolist(), z["v"]))
+    todo = [q for q in dict.fromkeys(questions) if q not in cache]
+    if todo:
+        for q, v in zip(todo, emb.embed(todo)):
+            cache[q] = v
+        keys = list(cache)
+        np.savez(p, q=np.array(keys), v=np.stack([cache[k] for k in keys]))
+    return cache
+
+
+def _open(out: Path, name: str, learn: bool, tmp: Path) -> Store:
+    src = out / name
+    if not learn:
+        return Store(src)
+    dst = tmp / name
+    shutil.copy(src, dst)
+    return Store(dst)
+
+
+def eval_locomo(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path) -> dict[str, Any]:
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    rows, ms = [], []
+    for c in convs:
+        with _open(out, f"locomo_{c.name}.db", learn, tmp) as st:
+            for qa in c.qa:
+                q = str(qa["question"])
+                res = retrieve(st, st.require_space(str(c.name)), emb, q, cfg, learn=learn, query_vector=qv[q])
+                ms.append(res.timings_ms["total"])
+                ids = [m["source_id"] for m in res.memories]
+                rows.append({"category": _category(qa), "recall": evidence_recall(qa.get("evidence"), ids),
+                             "recall_flipped": evidence_recall(
+                                 qa.get("evidence"), [m["source_id"] for m in res.memories if m["path"] != "base"])})
+    s = summarize(rows)
+    out_ = {s["per_category"][k]["name"]: round(100 * s["per_category"][k]["recall"], 1)
+            for k in sorted(s["per_category"])}
+    out_["overall 1-4"] = round(100 * s["overall"]["recall"], 1)
+    out_["all 1-5"] = round(100 * s["overall_all"]["recall"], 1)
+    out_["ms p50"] = round(median(ms), 1)
+    return out_
+
+
+def eval_lme(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path, baseline: str | None = None
+             ) -> dict[str, Any]:
+    items = lme_items()
+    qv = _qvecs(out, emb, [x["question"] for x in items])
+    budget = cfg.retrieval.k + cfg.retrieval.m
+    turn_r, sess_any, ms = [], [], []
+    per_type: dict[str, list[float]] = {}
+    for x in items:
+        with _open(out, f"lme_{x['question_id']}.db", learn, tmp) as st:
+            gold_turns, gold_sess = lme_gold(x)
+            sp = st.require_space(x["question_id"])
+            q = x["question"]
+            if baseline == "bm25":
+                hits = st.keyword_search(sp.id, keywords(q), budget)
+            elif baseline == "cosine":
+                hits = st.knn(sp.id, qv[q], budget)
+            else:
+                hits = None
+            if hits is not None:
+                nodes = st.get_nodes([h for h, _ in hits])
+                got = [nodes[h]["source_id"] for h, _ in hits]
+            else:
+                # the question's own date is the present of a LongMemEval question
+                res = retrieve(st, sp, emb, q, cfg, learn=learn, query_vector=qv[q],
+                               now=parse_date(x["question_date"]))
+                ms.append(res.timings_ms["total"])
+                got = [m["source_id"] for m in res.memories]
+            if gold_turns:
+                r = len(gold_turns & set(got)) / len(gold_turns)
+                turn_r.append(r)
+                per_type.setdefault(x["question_type"], []).append(r)
+            if gold_sess:
+                sess_any.append(float(any(g.rsplit(":", 1)[0] in gold_sess for g in got)))
+    res_ = {"turn recall": round(100 * sum(turn_r) / len(turn_r), 1),
+            "session recall_any": round(100 * sum(sess_any) / len(sess_any), 1)}
+    res_.update({f"{t}": round(100 * sum(v) / len(v), 1) for t, v in sorted(per_type.items())})
+    if ms:
+        res_["ms p50"] = round(median(ms), 1)
+    return res_
+
+
+def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None = None) -> dict[str, Any]:
+    if name in ("bm25", "cosine"):
+        with tempfile.TemporaryDirectory() as tmp:
+            return {"variant": name, "lme": eval_lme(out, base, emb, False, Path(tmp), baseline=name)}
+    overrides, learn = VARIANTS[name]
+    cfg = base.replace(**overrides)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(dir=out) as tmp:
+        loc = eval_locomo(out, cfg, emb, learn, Path(tmp)) if only != "lme" else None
+        lme = eval_lme(out, cfg, emb, learn, Path(tmp)) if only != "locomo" else None
+    return {"variant": name, "overrides": overrides, "learn": learn, "locomo": loc, "lme": lme,
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("cmd", choices=["build", "passages", "eval", "list"])
+    ap.add_argument("variants", nargs="*")
+    ap.add_argument("--dir", default="/tmp/hela-lab")
+    ap.add_argument("--budget", type=int, nargs=2, metavar=("K", "M"),
+                    help="retrieval.k and retrieval.m for every variant (baselines get K + M)")
+    ap.add_argument("--size", type=int, default=500, help="passages: ingest.passage_chars")
+    ap.add_argument("--only", choices=["locomo", "lme"], help="evaluate one file only")
+    args = ap.parse_args()
+    cfg = load_config()
+    if args.budget:
+        cfg = cfg.replace(**{"retrieval.k": args.budget[0], "retrieval.m": args.budget[1]})
+    if args.cmd == "build":
+        build(Path(args.dir), cfg, args.only)
+    elif args.cmd == "passages":
+        build_passages(Path(args.dir), cfg, args.size)
+    elif args.cmd == "list":
+        for n, (o, le) in VARIANTS.items():
+            print(f"{n}: {o} learn={le}")
+    else:
+        out = Path(args.dir)
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        for name in args.variants:
+            r = run_variant(out, cfg, name, emb, args.only)
+            r["budget"] = cfg.retrieval.k + cfg.retrieval.m
+            print(json.dumps(r), flush=True)
+            with open(out / "results.jsonl", "a") as f:
+                f.write(json.dumps(r) + "\n")
