@@ -18,7 +18,6 @@ from typing import Any, Callable, Sequence
 from hela_cli.citations import select_citations
 from hela_cli.config import Config
 from hela_cli.errors import HelaError
-from hela_cli.ingest import ingest_conversations, parse_all
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
 from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
@@ -97,6 +96,8 @@ class Memory:
     # ---------------------------------------------------------------- operations
     def ingest(self, paths: Sequence[str | Path], fmt: str = "auto", space: str | None = None,
                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        from hela_cli.ingest import ingest_conversations, parse_all  # parsers: not needed to ask
+
         convs = parse_all(paths, fmt)  # everything validated before any write
         if not any(c.turns for c in convs):
             raise HelaError(f"{', '.join(map(str, paths))}: no turns to ingest")

@@ -48,3 +48,24 @@ def test_vocabulary_is_cached_and_reused(chat_gguf, tmp_path):
 def test_other_tokenizers_fall_back(model_dir_path, tmp_path, monkeypatch):
     monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
     assert token_counter(model_dir_path / DEFAULT_MODELS["minilm"].filename) is None  # WordPiece
+
+
+def test_ask_without_llm_counts_tokens_without_llama_cpp(embedder, chat, model_dir_path, tmp_path, monkeypatch):
+    import hela_cli.models
+    from hela_cli.config import Config
+    from hela_cli.memory import Memory
+    from hela_cli.store import Store
+
+    monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
+    cfg = Config()
+    cfg.models.dir = str(model_dir_path)
+    with Memory(cfg, store=Store.memory(), embedder=embedder) as mem:
+        mem.ingest([SAMPLE / "conversation.json"])
+
+        def no_vocab(*a, **k):
+            raise AssertionError("ask --no-llm loaded the chat vocabulary through llama.cpp")
+
+        monkeypatch.setattr(hela_cli.models, "VocabTokenizer", no_vocab)
+        res = mem.ask("What did Melanie paint recently?", "demo", llm=False, learn=False)
+    assert res["answer"] is None and res["memories"]
+    assert res["context_tokens"] == chat.count_tokens(res["context"]) > 100
