@@ -71,7 +71,7 @@ class Nodes:
         return out
 
     def node_features(self, ids: Iterable[int], space_id: int | None = None) -> dict[int, dict[str, Any]]:
-        """The fields retrieval scores by (``ts``, ``speaker``, ``keywords``, ``session``): lighter than :meth:`get_nodes`.
+        """The fields retrieval scores by (``ts``, ``speaker``, ``keywords``): lighter than :meth:`get_nodes`.
 
         With ``space_id`` the answer is also kept in a per-space cache (these fields never change; the
         cache is dropped when the space's nodes change), so repeated retrievals in one process read
@@ -83,10 +83,9 @@ class Nodes:
         for i in range(0, len(missing), 500):
             chunk = missing[i:i + 500]
             q = ",".join("?" * len(chunk))
-            for nid, ts, speaker, kws, session in self.db.execute(
-                    f"SELECT id, ts, speaker, keywords, session FROM nodes WHERE id IN ({q})", chunk):
-                out[nid] = {"ts": ts, "speaker": speaker, "keywords": kws.split() if kws else [],
-                            "session": session}
+            for nid, ts, speaker, kws in self.db.execute(
+                    f"SELECT id, ts, speaker, keywords FROM nodes WHERE id IN ({q})", chunk):
+                out[nid] = {"ts": ts, "speaker": speaker, "keywords": kws.split() if kws else []}
         if cache is None:
             return out
         if len(cache) + len(out) <= ROW_CACHE_MAX:
