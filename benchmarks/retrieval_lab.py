@@ -2,6 +2,8 @@
 
     python benchmarks/retrieval_lab.py build                       # ingest once into --dir (default /tmp/hela-lab)
     python benchmarks/retrieval_lab.py eval VARIANT [VARIANT ...]  # evidence recall per variant
+    python benchmarks/retrieval_lab.py retest [VARIANT]              # LoCoMo asked twice (test-retest, issue 17)
+    python benchmarks/retrieval_lab.py ranks [VARIANT]               # where evidence ranks by S_base
     python benchmarks/retrieval_lab.py list                        # the named variants
 
 Ingest is the expensive part (the embedder), so both dev files are ingested once into database files
@@ -35,13 +37,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hela_cli.bench import _category, summarize  # noqa: E402
+from hela_cli.bench import CATEGORY_NAMES, _category, summarize  # noqa: E402
 from hela_cli.config import Config, load_config  # noqa: E402
 from hela_cli.formats import parse_date, parse_file  # noqa: E402
 from hela_cli.ingest import ingest_conversations  # noqa: E402
 from hela_cli.keywords import keywords  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
-from hela_cli.metrics import evidence_recall  # noqa: E402
+from hela_cli.metrics import evidence_ids, evidence_recall  # noqa: E402
 from hela_cli.retrieval import learn_from, retrieve  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
 
@@ -347,6 +349,29 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2) -> dict[str, Any]:
     return out_
 
 
+def evidence_ranks(out: Path, cfg: Config, emb: Any, depth: int = 200) -> dict[str, list[float]]:
+    """Where LoCoMo evidence turns rank by S_base (learning off, spreading off, ``depth`` memories): per
+    category, the share of evidence turns within the top 13, 20, 30, 50, 100 and ``depth``."""
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    dcfg = cfg.replace(**{"retrieval.k": depth, "retrieval.m": 0, "retrieval.spreading": False,
+                          "retrieval.vector_candidates": 3000, "retrieval.keyword_candidates": 3000})
+    ranks: dict[str, list[int]] = {}
+    for c in convs:
+        with Store(out / f"locomo_{c.name}.db") as st:
+            sp = st.require_space(str(c.name))
+            for qa in c.qa:
+                q = str(qa["question"])
+                order = [m["source_id"] for m in retrieve(st, sp, emb, q, dcfg, learn=False,
+                                                          query_vector=qv[q]).memories]
+                for g in evidence_ids(qa.get("evidence")):
+                    name = CATEGORY_NAMES.get(_category(qa) or 0, "?")
+                    ranks.setdefault(name, []).append(order.index(g) + 1 if g in order else depth + 1)
+    cuts = (13, 20, 30, 50, 100, depth)
+    return {name: [round(100 * sum(1 for x in r if x <= cut) / len(r), 1) for cut in cuts]
+            for name, r in ranks.items()}
+
+
 def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None = None) -> dict[str, Any]:
     if name in ("bm25", "cosine"):
         with tempfile.TemporaryDirectory() as tmp:
@@ -363,7 +388,7 @@ def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None =
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "list"])
+    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "ranks", "list"])
     ap.add_argument("variants", nargs="*")
     ap.add_argument("--dir", default="/tmp/hela-lab")
     ap.add_argument("--budget", type=int, nargs=2, metavar=("K", "M"),
@@ -387,6 +412,12 @@ if __name__ == "__main__":
             print(json.dumps(r), flush=True)
             with open(Path(args.dir) / "results.jsonl", "a") as f:
                 f.write(json.dumps(r) + "\n")
+    elif args.cmd == "ranks":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        for name in args.variants or ["new-defaults"]:
+            r = {"variant": name, "evidence within top 13/20/30/50/100/200 by S_base":
+                 evidence_ranks(Path(args.dir), cfg.replace(**VARIANTS[name][0]), emb)}
+            print(json.dumps(r), flush=True)
     elif args.cmd == "list":
         for n, (o, le) in VARIANTS.items():
             print(f"{n}: {o} learn={le}")
