@@ -99,15 +99,19 @@ def spread_activation(s_base: Mapping[int, float], neighbours: Mapping[int, Sequ
 def dual_path(s_base: Mapping[int, float], s_spread: Mapping[int, float], k: int = 10,
               m: int = 3) -> list[tuple[int, str]]:
     """Eq.5 dual-path selection: top-``k`` by ``S_base`` ("base"), then up to ``m`` nodes not among them,
-    ranked by spread activation ``S`` ("hebbian" - the flipped path). Ties break on node id.
+    ranked by spread activation ``S`` (the flipped path). Ties break on node id.
 
     As in the paper, the flipped slots are filled by ``S`` even when no spreading bonus reached them, so
-    a configuration with spreading off is compared at the same memory budget (k + m)."""
-    base = sorted(s_base, key=lambda v: (-s_base[v], v))[:k]
+    a configuration with spreading off is compared at the same memory budget (k + m). A flipped node is
+    labelled "hebbian" only when the spreading bonus brought it in - it is not among the top ``k + m`` by
+    ``S_base`` -, else "base" (it would hold that slot by base activation alone)."""
+    ranked = sorted(s_base, key=lambda v: (-s_base[v], v))
+    base = ranked[:k]
+    by_base = set(ranked[:k + m])
     chosen = set(base)
     rest = sorted((v for v in s_spread if v not in chosen), key=lambda v: (-s_spread[v], v))
     flipped = rest[:m]
-    return [(v, "base") for v in base] + [(v, "hebbian") for v in flipped]
+    return [(v, "base") for v in base] + [(v, "base" if v in by_base else "hebbian") for v in flipped]
 
 
 # ----------------------------------------------------------------------------------- forgetting

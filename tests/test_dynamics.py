@@ -51,8 +51,16 @@ def test_eq5_dual_path_flips_by_spread_score():
     s_base = {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.2, 5: 0.3}
     s = {1: 0.9, 2: 0.8, 3: 0.7, 4: 0.95, 5: 0.3}
     assert dual_path(s_base, s, k=2, m=1) == [(1, "base"), (2, "base"), (4, "hebbian")]
-    assert dual_path(s_base, s, k=3, m=2) == [(1, "base"), (2, "base"), (3, "base"), (4, "hebbian"),
-                                              (5, "hebbian")]
+    # 4 and 5 are the top 5 by S_base anyway: spreading reordered them but did not bring them in
+    assert dual_path(s_base, s, k=3, m=2) == [(1, "base"), (2, "base"), (3, "base"), (4, "base"),
+                                              (5, "base")]
+    s_more = {**s_base, 6: 0.25, 7: 0.1}
+    s2 = {**s, 6: 0.25, 7: 0.99}
+    assert dual_path(s_more, s2, k=3, m=2) == [(1, "base"), (2, "base"), (3, "base"), (7, "hebbian"),
+                                               (4, "hebbian")]
+    # spreading off (S = S_base): the extra slots are ranks k+1..k+m, never "hebbian"
+    assert dual_path(s_more, s_more, k=3, m=2) == [(1, "base"), (2, "base"), (3, "base"), (5, "base"),
+                                                   (6, "base")]
     assert dual_path(s_base, s, k=10, m=3) == [(1, "base"), (2, "base"), (3, "base"), (5, "base"),
                                                (4, "base")]
 
