@@ -2,6 +2,8 @@
 
     python benchmarks/retrieval_lab.py build                       # ingest once into --dir (default /tmp/hela-lab)
     python benchmarks/retrieval_lab.py eval VARIANT [VARIANT ...]  # evidence recall per variant
+    python benchmarks/retrieval_lab.py retest [VARIANT]              # LoCoMo asked twice (test-retest, issue 17)
+    python benchmarks/retrieval_lab.py ranks [VARIANT]               # where evidence ranks by S_base
     python benchmarks/retrieval_lab.py list                        # the named variants
 
 Ingest is the expensive part (the embedder), so both dev files are ingested once into database files
@@ -35,14 +37,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hela_cli.bench import _category, summarize  # noqa: E402
+from hela_cli.bench import CATEGORY_NAMES, _category, summarize  # noqa: E402
 from hela_cli.config import Config, load_config  # noqa: E402
 from hela_cli.formats import parse_date, parse_file  # noqa: E402
 from hela_cli.ingest import ingest_conversations  # noqa: E402
 from hela_cli.keywords import keywords  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
-from hela_cli.metrics import evidence_recall  # noqa: E402
-from hela_cli.retrieval import retrieve  # noqa: E402
+from hela_cli.metrics import evidence_ids, evidence_recall  # noqa: E402
+from hela_cli.retrieval import learn_from, retrieve  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
 
 LOCOMO = "/work/shared/data/locomo_dev.json"
@@ -52,29 +54,28 @@ LME_FILLER = 10  # per item: its answer sessions plus the first 10 other session
 
 #: name -> (config overrides, learning on)
 # Each lever is measured alone against the defaults before this round (date prior off); the cached databases
-# hold passage vectors of long turns, which only the "passages" variants use.
+# hold passage vectors of long turns, which only the "passages" variants use. Reciprocal rank fusion, a cap
+# on memories per session and pseudo-relevance feedback lost and were removed after commit 008c8e5, where
+# `eval rrf rrf-k20 session-cap2 session-cap4 feedback0.3 feedback0.7` reproduces them.
 OFF = {"retrieval.passages": False, "retrieval.date_prior": 0.0, "retrieval.date_slack_days": 14.0}
 VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "default": (OFF, True),
     "default-nolearn": (OFF, False),
     "new-defaults": ({"retrieval.passages": False}, True),
     "new-defaults-nolearn": ({"retrieval.passages": False}, False),
+    "new+pool200": ({"retrieval.passages": False, "retrieval.vector_candidates": 200,
+                     "retrieval.keyword_candidates": 200}, True),
+    "new+alpha0.7": ({"retrieval.passages": False, "retrieval.alpha": 0.7}, True),
+    "new+passages": ({}, True),
     "pool200": ({**OFF, "retrieval.vector_candidates": 200, "retrieval.keyword_candidates": 200}, True),
     "pool50": ({**OFF, "retrieval.vector_candidates": 50, "retrieval.keyword_candidates": 50}, True),
     "idf": ({**OFF, "retrieval.keyword_idf": True}, True),
-    "rrf": ({**OFF, "retrieval.fusion": "rrf"}, True),
-    "rrf-k20": ({**OFF, "retrieval.fusion": "rrf", "retrieval.rrf_k": 20.0}, True),
     "passages": ({**OFF, "retrieval.passages": True}, True),
     "date-0.3": ({**OFF, "retrieval.date_prior": 0.3}, True),
     "date-0.6": ({**OFF, "retrieval.date_prior": 0.6}, True),
-    "session-cap2": ({**OFF, "retrieval.max_per_session": 2}, True),
-    "session-cap3": ({**OFF, "retrieval.max_per_session": 3}, True),
-    "session-cap4": ({**OFF, "retrieval.max_per_session": 4}, True),
     "alpha0.7": ({**OFF, "retrieval.alpha": 0.7}, True),
     "alpha1.5": ({**OFF, "retrieval.alpha": 1.5}, True),
     "bm25w0.8": ({**OFF, "retrieval.bm25_weight": 0.8}, True),
-    "feedback0.3": ({**OFF, "retrieval.feedback": 0.3}, True),
-    "feedback0.7": ({**OFF, "retrieval.feedback": 0.7}, True),
     "date-0.5": ({**OFF, "retrieval.date_prior": 0.5}, True),
     "date-1.0": ({**OFF, "retrieval.date_prior": 1.0}, True),
     "date-0.5-slack7": ({**OFF, "retrieval.date_prior": 0.5, "retrieval.date_slack_days": 7.0}, True),
@@ -285,6 +286,92 @@ def eval_lme(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path, baseline:
     return res_
 
 
+def retest(out: Path, cfg: Config, emb: Any, passes: int = 2) -> dict[str, Any]:
+    """Test-retest on LoCoMo (issue 17): every question of a conversation asked in dataset order with learning
+    on, then all of them again, ``passes`` times. Per question it also finds which flipped memories the
+    spreading bonus actually brought in (not in the top-(k+m) by S_base: a second retrieval with spreading
+    off and no learning, on the same graph state) and splits their bonus between learned weight (the edge's
+    weight above what its ingest link would weigh now, ``initial_weight * decay ** step``) and the ingest
+    conversation link."""
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    h, w0 = cfg.hebbian, cfg.ingest.initial_weight
+    ref_cfg = cfg.replace(**{"retrieval.spreading": False})
+    rows: dict[int, list[dict[str, Any]]] = {p: [] for p in range(1, passes + 1)}
+    with tempfile.TemporaryDirectory(dir=out) as tmp:
+        for c in convs:
+            with _open(out, f"locomo_{c.name}.db", True, Path(tmp)) as st:
+                sp0 = st.require_space(str(c.name))
+                links = {(a, b) for a, b, _ in st.all_edges(sp0, h.decay)}   # before any question: ingest links
+                for p in range(1, passes + 1):
+                    for qa in c.qa:
+                        q = str(qa["question"])
+                        sp = st.require_space(str(c.name))
+                        ref = {m["id"] for m in retrieve(st, sp, emb, q, ref_cfg, learn=False,
+                                                         query_vector=qv[q]).memories}
+                        weights = {}
+                        res = retrieve(st, sp, emb, q, cfg, learn=False, query_vector=qv[q])
+                        for m in res.memories:
+                            for src in m["spread_from"]:
+                                pair = (min(m["id"], src["id"]), max(m["id"], src["id"]))
+                                weights[pair] = st.edge_weight(sp, pair[0], pair[1], h.decay)
+                        if cfg.retrieval.learn and res.memories:   # Eq.1, as retrieve(learn=True) applies it
+                            learn_from(st, sp, [m["id"] for m in res.memories], cfg, when=time.time())
+                        ev = qa.get("evidence")
+                        spread_in = [m for m in res.memories if m["path"] != "base" and m["id"] not in ref]
+                        learned_ids, link_ids = [], []
+                        for m in spread_in:
+                            learned = link = 0.0
+                            for src in m["spread_from"]:
+                                pair = (min(m["id"], src["id"]), max(m["id"], src["id"]))
+                                w = weights.get(pair, 0.0)
+                                init = w0 * h.decay ** sp.step if pair in links else 0.0
+                                frac = max(0.0, w - init) / w if w > 0 else 0.0
+                                learned += src["contribution"] * frac
+                                link += src["contribution"] * (1 - frac)
+                            (learned_ids if learned > link else link_ids).append(m["source_id"])
+                        rows[p].append({
+                            "category": _category(qa),
+                            "recall": evidence_recall(ev, [m["source_id"] for m in res.memories]),
+                            "recall_flipped": evidence_recall(ev, [m["source_id"] for m in spread_in]),
+                            "recall_learned": evidence_recall(ev, learned_ids),
+                            "recall_link": evidence_recall(ev, link_ids),
+                        })
+    out_: dict[str, Any] = {}
+    for p, rr in rows.items():
+        cats: dict[str, dict[str, float]] = {}
+        for key in ("recall", "recall_flipped", "recall_learned", "recall_link"):
+            s_ = summarize([{"category": r["category"], "recall": r[key]} for r in rr])
+            for k in sorted(s_["per_category"]):
+                cats.setdefault(s_["per_category"][k]["name"], {})[key] = round(100 * s_["per_category"][k]["recall"], 1)
+            cats.setdefault("all 1-5", {})[key] = round(100 * s_["overall_all"]["recall"], 1)
+        out_[f"pass {p}"] = cats
+    return out_
+
+
+def evidence_ranks(out: Path, cfg: Config, emb: Any, depth: int = 200) -> dict[str, list[float]]:
+    """Where LoCoMo evidence turns rank by S_base (learning off, spreading off, ``depth`` memories): per
+    category, the share of evidence turns within the top 13, 20, 30, 50, 100 and ``depth``."""
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    dcfg = cfg.replace(**{"retrieval.k": depth, "retrieval.m": 0, "retrieval.spreading": False,
+                          "retrieval.vector_candidates": 3000, "retrieval.keyword_candidates": 3000})
+    ranks: dict[str, list[int]] = {}
+    for c in convs:
+        with Store(out / f"locomo_{c.name}.db") as st:
+            sp = st.require_space(str(c.name))
+            for qa in c.qa:
+                q = str(qa["question"])
+                order = [m["source_id"] for m in retrieve(st, sp, emb, q, dcfg, learn=False,
+                                                          query_vector=qv[q]).memories]
+                for g in evidence_ids(qa.get("evidence")):
+                    name = CATEGORY_NAMES.get(_category(qa) or 0, "?")
+                    ranks.setdefault(name, []).append(order.index(g) + 1 if g in order else depth + 1)
+    cuts = (13, 20, 30, 50, 100, depth)
+    return {name: [round(100 * sum(1 for x in r if x <= cut) / len(r), 1) for cut in cuts]
+            for name, r in ranks.items()}
+
+
 def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None = None) -> dict[str, Any]:
     if name in ("bm25", "cosine"):
         with tempfile.TemporaryDirectory() as tmp:
@@ -301,7 +388,7 @@ def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None =
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("cmd", choices=["build", "passages", "eval", "list"])
+    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "ranks", "list"])
     ap.add_argument("variants", nargs="*")
     ap.add_argument("--dir", default="/tmp/hela-lab")
     ap.add_argument("--budget", type=int, nargs=2, metavar=("K", "M"),
@@ -316,6 +403,21 @@ if __name__ == "__main__":
         build(Path(args.dir), cfg, args.only)
     elif args.cmd == "passages":
         build_passages(Path(args.dir), cfg, args.size)
+    elif args.cmd == "retest":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        for name in args.variants or ["new-defaults"]:
+            overrides, learn = VARIANTS[name]
+            vcfg = cfg.replace(**overrides, **{"retrieval.learn": learn})
+            r = {"variant": name, "retest": retest(Path(args.dir), vcfg, emb)}
+            print(json.dumps(r), flush=True)
+            with open(Path(args.dir) / "results.jsonl", "a") as f:
+                f.write(json.dumps(r) + "\n")
+    elif args.cmd == "ranks":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        for name in args.variants or ["new-defaults"]:
+            r = {"variant": name, "evidence within top 13/20/30/50/100/200 by S_base":
+                 evidence_ranks(Path(args.dir), cfg.replace(**VARIANTS[name][0]), emb)}
+            print(json.dumps(r), flush=True)
     elif args.cmd == "list":
         for n, (o, le) in VARIANTS.items():
             print(f"{n}: {o} learn={le}")

@@ -359,7 +359,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                retrieval_only: bool = False, variant: str = "full", k: int | None = None, cfg: Config,
                db: str | Path | None = None, records: str | Path | None = None,
                progress: Progress | None = None, embedder: Any = None, chat: Any = None,
-               forget_every: int = 50) -> dict[str, Any]:
+               forget_every: int = 50, passes: int = 1) -> dict[str, Any]:
     """Run the LoCoMo benchmark; returns the summary dict (also what ``--json`` / ``--out`` give).
 
     ``limit`` caps the questions asked *per conversation* (the first N in dataset order). ``db`` keeps the
@@ -368,12 +368,17 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     ``progress(done, total, label)`` is called as questions complete (resumed ones included).
     ``forget_every``: the hela variants except ``no-forget`` apply forgetting (``hela_cli.forget``) to the
     conversation's space after every N questions (0: never).
+    ``passes`` > 1: test-retest - each conversation's questions are asked in dataset order, then all of them
+    again on the same (learning) memory, ``passes`` times; records carry their ``pass``, the summary's main
+    figures are pass 1's and ``by_pass`` has every pass.
     """
     t_start = time.perf_counter()
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}")
     if forget_every < 0:
         raise InputError(f"forget_every must be >= 0, got {forget_every}")
+    if passes < 1:
+        raise InputError(f"--passes must be at least 1, got {passes}")
     vcfg, notes = variant_config(cfg, variant, k)
     convs = _select(parse_file(path, "locomo"), path, samples)
     forget_fn = _forgetting()
@@ -391,6 +396,9 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
         notes.append(f"forgetting (hela_cli.forget, apply) runs on the space after every {forget_every} "
                      f"questions; no-forget skips it")
     fp = _fingerprint(vcfg, variant, retrieval_only, path, active_forget)
+    if passes > 1:
+        fp["passes"] = passes
+    pass_range = range(1, passes + 1)
 
     # resume: reuse records of this run, refuse records of another one
     done: dict[tuple[str, int], dict[str, Any]] = {}
@@ -400,18 +408,19 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                 raise InputError(
                     f"{records}: holds records of a different run (variant {(rec.get('run') or {}).get('variant')!r}, "
                     f"settings {rec.get('run')}); this run is {fp}. Use a new --records file")
-            done.setdefault((rec["sample"], int(rec["qa_index"])), rec)
+            done.setdefault((rec["sample"], int(rec["qa_index"]), int(rec.get("pass", 1))), rec)
 
     plan = [(c, list(enumerate(c.qa))[: limit] if limit else list(enumerate(c.qa))) for c in convs]
     for conv, questions in plan:  # check everything before any work
         for i, qa in questions:
             if not isinstance(qa, Mapping) or not str(qa.get("question") or "").strip():
                 raise InputError(f"{path}: sample {conv.name}: qa[{i}]: no question")
-            rec = done.get((str(conv.name), i))
-            if rec is not None and rec.get("question") != str(qa["question"]):
-                raise InputError(f"{records}: the record of {conv.name} qa[{i}] is for another question than "
-                                 f"{path} has; use a new --records file")
-    total = sum(len(qs) for _, qs in plan)
+            for p in pass_range:
+                rec = done.get((str(conv.name), i, p))
+                if rec is not None and rec.get("question") != str(qa["question"]):
+                    raise InputError(f"{records}: the record of {conv.name} qa[{i}] is for another question than "
+                                     f"{path} has; use a new --records file")
+    total = sum(len(qs) for _, qs in plan) * passes
     n_done = 0
     writer = _RecordWriter(records)
     from hela_cli.memory import Memory
@@ -425,12 +434,12 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     try:
         for conv, questions in plan:
             name = str(conv.name)
-            todo = [(i, qa) for i, qa in questions if (name, i) not in done]
-            prior = [done[(name, i)] for i, _ in questions if (name, i) in done]
+            todo = [(i, qa) for p in pass_range for i, qa in questions if (name, i, p) not in done]
+            prior = [done[(name, i, p)] for p in pass_range for i, _ in questions if (name, i, p) in done]
             resumed += len(prior)
             results.extend(prior)
             if not todo:
-                n_done += len(questions)
+                n_done += len(questions) * passes
                 per_sample[name] = {"questions": len(questions), "resumed": len(prior), "turns": len(conv.turns)}
                 if progress:
                     progress(n_done, total, name)
@@ -462,8 +471,8 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                                  forget_fn if active_forget else None, active_forget)
                 n_done += len(prior)
                 t1 = time.perf_counter()
-                for i, qa in questions:  # dataset order
-                    if (name, i) in done:
+                for p, (i, qa) in ((p, q) for p in pass_range for q in questions):  # dataset order, per pass
+                    if (name, i, p) in done:
                         # answered before an interruption: redo its learning so the graph stays in step
                         runner.replay(str(qa.get("question", "")))
                         runner.after_question()
@@ -479,6 +488,8 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                            **_score(qa, out["memories"], out["prediction"], retrieval_only),
                            "retrieval_ms": out.get("retrieval_ms"), "generate_ms": out.get("generate_ms"),
                            "consolidate_ms": out.get("consolidate_ms")}
+                    if passes > 1:
+                        rec["pass"] = p
                     writer.write(rec)
                     runner.after_question()
                     results.append(rec)
@@ -500,8 +511,12 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
             models["counter"].close()
 
     order = {(str(c.name), i): n for n, (c, qs) in enumerate(plan) for i, _ in qs}
-    results.sort(key=lambda r: (order.get((r["sample"], int(r["qa_index"])), 0), int(r["qa_index"])))
-    summary = summarize(results)
+    results.sort(key=lambda r: (int(r.get("pass", 1)), order.get((r["sample"], int(r["qa_index"])), 0),
+                                int(r["qa_index"])))
+    summary = summarize([r for r in results if int(r.get("pass", 1)) == 1])
+    if passes > 1:
+        summary["by_pass"] = {str(p): summarize([r for r in results if int(r.get("pass", 1)) == p])
+                              for p in pass_range}
     ret_ms = [r["retrieval_ms"] for r in results if r.get("retrieval_ms") is not None]
     gen_ms = [r["generate_ms"] for r in results if r.get("generate_ms") is not None]
     cons_ms = [r["consolidate_ms"] for r in results if r.get("consolidate_ms") is not None]
@@ -516,6 +531,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
         "forget_every": active_forget,
         "samples": [str(c.name) for c, _ in plan],
         "limit_per_sample": limit,
+        "passes": passes,
         "questions": len(results),
         **summary,
         "per_sample": per_sample,

@@ -65,13 +65,8 @@ class RetrievalConfig:
     vector_cache: bool = False        # in-process vector index at any size (long-lived processes); off: only up to 20k nodes
     passages: bool = True             # a memory's cosine is the best of its main and passage vectors (when stored)
     keyword_idf: bool = False         # weight each query keyword by its IDF in the space (speaker names included)
-    fusion: str = "linear"            # "linear": cos + alpha*kw as given; "rrf": both replaced by reciprocal-rank scores
-    feedback: float = 0.0             # pseudo-relevance feedback: q + w * mean(top memories' vectors) (0: off)
-    feedback_top: int = 3             # ... the top-N memories by S_base of the first pass
-    max_per_session: int = 0          # at most N memories of one session per path before other sessions' (0: off)
     date_prior: float = 0.5           # weight of the question's own time window (0: off), see dynamics.window_factor
     date_slack_days: float = 7.0      # ... memories up to this many days after the window still match fully
-    rrf_k: float = 60.0               # k0 of reciprocal rank fusion: (k0 + 1) / (k0 + rank)
 
 
 @dataclass
@@ -172,8 +167,6 @@ def _set(cfg: Config, key: str, value: Any, origin: str) -> None:
     if leaf not in fields or leaf in _SECTIONS:
         raise HelaError(f"{origin}: unknown config key '{key}'")
     v = _coerce(value, fields[leaf].type, key, origin)
-    if key in _CHOICES and v not in _CHOICES[key]:
-        raise HelaError(f"{origin}: '{key}' must be one of {', '.join(_CHOICES[key])}, got {v!r}")
     _check_range(key, v, origin)
     setattr(target, leaf, v)
 
@@ -192,10 +185,8 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "retrieval.tau_days": (0, None, True), "retrieval.beta": (0, None, False),
     "retrieval.bm25_weight": (0, 1, False), "retrieval.vector_candidates": (0, None, False),
     "retrieval.keyword_candidates": (0, None, False), "retrieval.semantic_k": (0, None, False),
-    "retrieval.semantic_min_confidence": (0, 1, False), "retrieval.rrf_k": (0, None, False),
-    "retrieval.date_prior": (0, 1, False), "retrieval.max_per_session": (0, None, False),
-    "retrieval.feedback": (0, None, False), "retrieval.feedback_top": (1, None, False),
-    "retrieval.date_slack_days": (0, None, False),
+    "retrieval.semantic_min_confidence": (0, 1, False),
+    "retrieval.date_prior": (0, 1, False), "retrieval.date_slack_days": (0, None, False),
     # any decay in (0, 1] works (edge amplitudes are rebased before the factor can underflow); weights are
     # stored as weight / factor with factor >= 2^-64, so a weight above ~1e288 could not be stored: the
     # weight settings stop at 1e250
@@ -207,10 +198,6 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "forgetting.delta_prune": (0, None, False), "forgetting.delta_age_days": (0, None, False),
     "answer.max_tokens": (1, None, False), "answer.temperature": (0, None, False),
 }
-
-
-# Allowed values of string settings.
-_CHOICES: dict[str, tuple[str, ...]] = {"retrieval.fusion": ("linear", "rrf")}
 
 
 def _check_range(key: str, value: Any, origin: str) -> None:

@@ -97,65 +97,21 @@ def spread_activation(s_base: Mapping[int, float], neighbours: Mapping[int, Sequ
 
 # ----------------------------------------------------------------------------------- Eq.5
 def dual_path(s_base: Mapping[int, float], s_spread: Mapping[int, float], k: int = 10,
-              m: int = 3, group: Mapping[int, str | None] | None = None,
-              max_per_group: int = 0) -> list[tuple[int, str]]:
+              m: int = 3) -> list[tuple[int, str]]:
     """Eq.5 dual-path selection: top-``k`` by ``S_base`` ("base"), then up to ``m`` nodes not among them,
-    ranked by spread activation ``S`` ("hebbian" - the flipped path). Ties break on node id.
+    ranked by spread activation ``S`` (the flipped path). Ties break on node id.
 
     As in the paper, the flipped slots are filled by ``S`` even when no spreading bonus reached them, so
-    a configuration with spreading off is compared at the same memory budget (k + m).
-
-    ``max_per_group`` > 0 (a departure, see :func:`capped_top`): each path takes at most that many nodes
-    of one ``group`` (e.g. a conversation session) before it takes any further ones."""
-    if max_per_group > 0 and group is not None:
-        base = capped_top(s_base, k, group, max_per_group)
-        chosen = set(base)
-        flipped = capped_top({v: s for v, s in s_spread.items() if v not in chosen}, m, group, max_per_group,
-                             taken=base)
-        return [(v, "base") for v in base] + [(v, "hebbian") for v in flipped]
-    base = sorted(s_base, key=lambda v: (-s_base[v], v))[:k]
+    a configuration with spreading off is compared at the same memory budget (k + m). A flipped node is
+    labelled "hebbian" only when the spreading bonus brought it in - it is not among the top ``k + m`` by
+    ``S_base`` -, else "base" (it would hold that slot by base activation alone)."""
+    ranked = sorted(s_base, key=lambda v: (-s_base[v], v))
+    base = ranked[:k]
+    by_base = set(ranked[:k + m])
     chosen = set(base)
     rest = sorted((v for v in s_spread if v not in chosen), key=lambda v: (-s_spread[v], v))
     flipped = rest[:m]
-    return [(v, "base") for v in base] + [(v, "hebbian") for v in flipped]
-
-
-def feedback_query(query: "Sequence[float]", top_vectors: "Sequence[Sequence[float]]", weight: float):
-    """Pseudo-relevance feedback (Rocchio): ``normalize(q + weight * mean(top vectors))``, the question moved
-    toward its best-scoring memories. Returns ``query`` unchanged when weight <= 0 or no vector is given."""
-    import numpy as np
-
-    q = np.asarray(query, dtype=np.float32)
-    if weight <= 0 or len(top_vectors) == 0:
-        return q
-    v = q + weight * np.mean(np.asarray(top_vectors, dtype=np.float32), axis=0)
-    norm = float(np.linalg.norm(v))
-    return (v / norm).astype(np.float32) if norm > 0 else q
-
-
-def capped_top(scores: Mapping[int, float], n: int, group: Mapping[int, str | None], cap: int,
-               taken: Sequence[int] = ()) -> list[int]:
-    """Top-``n`` by score where a group (a session) that already has ``cap`` nodes (``taken`` included) yields
-    its place to the next group's best; its further nodes follow only if the other groups run out. Spreads
-    a fixed context budget over more sessions; ties break on node id. ``group`` None never caps."""
-    order = sorted(scores, key=lambda v: (-scores[v], v))
-    counts: dict[str, int] = {}
-    for v in taken:
-        g = group.get(v)
-        if g is not None:
-            counts[g] = counts.get(g, 0) + 1
-    out, held = [], []
-    for v in order:
-        if len(out) == n:
-            break
-        g = group.get(v)
-        if g is not None and counts.get(g, 0) >= cap:
-            held.append(v)
-            continue
-        if g is not None:
-            counts[g] = counts.get(g, 0) + 1
-        out.append(v)
-    return out + held[: n - len(out)]
+    return [(v, "base") for v in base] + [(v, "base" if v in by_base else "hebbian") for v in flipped]
 
 
 # ----------------------------------------------------------------------------------- forgetting
@@ -196,17 +152,6 @@ def weighted_keyword_match(query_keywords: Sequence[str], node_keywords: Iterabl
         return 0.0
     have = set(node_keywords)
     return sum(weights.get(t, 1.0) for t in q if t in have) / total
-
-
-def rank_fusion_score(value: float, ranked_ascending: Sequence[float], k0: float = 60.0) -> float:
-    """Reciprocal-rank score of ``value`` within a candidate list, scaled so rank 1 scores 1:
-    ``(k0 + 1) / (k0 + rank)``, ``rank = 1 + #values strictly greater`` (ties share a rank).
-    ``ranked_ascending`` is the candidates' values sorted ascending. Used for reciprocal rank fusion of
-    the cosine and keyword lists, on the same 0..1 scale as the inputs it replaces."""
-    import bisect
-
-    greater = len(ranked_ascending) - bisect.bisect_right(ranked_ascending, value)
-    return (k0 + 1.0) / (k0 + 1.0 + greater)
 
 
 def window_factor(ts: float, window: tuple[float, float] | None, weight: float,

@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 
 from hela_cli.config import Config
-from hela_cli.dynamics import (base_activation, coactivated_pairs, dual_path, feedback_query, hebbian_update,
-                               idf, rank_fusion_score, spread_activation, time_factor, weighted_keyword_match,
-                               window_factor)
+from hela_cli.dynamics import (base_activation, coactivated_pairs, dual_path, hebbian_update, idf,
+                               spread_activation, time_factor, weighted_keyword_match, window_factor)
 from hela_cli.keywords import keyword_match, keywords
 from hela_cli.models import Embedder
 from hela_cli.query_time import question_window
@@ -111,21 +110,13 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
                 cos[i] = pcos[i]
 
     weights = _idf_weights(store, space.id, q_kw, r.speaker_keywords) if r.keyword_idf else None
-    fused: dict[str, list[float]] = {}   # rrf: the candidates' cosines and keyword scores, ascending
 
     def s_base_of(ids: set[int]) -> dict[int, float]:
         kw = _kw_scores(q_kw, {i: nodes[i] for i in ids}, bm25, r.bm25_weight, r.speaker_keywords, weights)
-        if r.fusion == "rrf":
-            if not fused:   # ranks are taken within the first (KNN + keyword) candidate set
-                fused["cos"] = sorted(cos.get(i, 0.0) for i in ids)
-                fused["kw"] = sorted(kw.values())
-            kw = {i: rank_fusion_score(kw[i], fused["kw"], r.rrf_k) if kw[i] > 0 else 0.0 for i in ids}
         out = {}
         for i in ids:
             dt = (now - nodes[i]["ts"]) if now is not None else 0.0
             c = cos.get(i, 0.0)
-            if r.fusion == "rrf":
-                c = rank_fusion_score(c, fused["cos"], r.rrf_k)
             wf = window_factor(nodes[i]["ts"], window, r.date_prior, r.date_slack_days)
             explain[i] = (c, kw[i], (time_factor(dt, r.tau_days) if r.time_decay else 1.0) * wf)
             out[i] = base_activation(c, kw[i], dt, r.alpha, r.tau_days, r.time_decay) * wf
@@ -134,23 +125,6 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     explain: dict[int, tuple[float, float, float]] = {}
     fill_cos(cand)
     s_base = s_base_of(cand)
-    if r.feedback > 0 and s_base:
-        # pseudo-relevance feedback: the question moved toward its best memories; cosines are recomputed
-        # for every candidate (and the new question's own nearest memories join them)
-        top = sorted(s_base, key=lambda v: (-s_base[v], v))[:r.feedback_top]
-        vecs = store.node_vectors(top, space.id)
-        q = feedback_query(q, [vecs[i] for i in top if i in vecs], r.feedback)
-        extra = {nid for nid, _ in store.knn(space.id, q, r.vector_candidates)} - cand
-        if extra:
-            nodes.update(store.node_features(extra, space.id))
-            cand |= extra
-        if r.passages:
-            pcos = store.passage_cosines(space.id, q)
-        cos.clear()
-        fused.clear()
-        explain.clear()
-        fill_cos(cand)
-        s_base = s_base_of(cand)
     timings["candidates"] = (time.perf_counter() - t1) * 1000
 
     t2 = time.perf_counter()
@@ -166,8 +140,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
             s_base.update(s_base_of(reached))
         spreads = spread_activation(s_base, nbrs, r.beta, r.theta)
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
-    chosen = dual_path(s_base, s_final, r.k, r.m, {i: nodes[i].get("session") for i in s_final}
-                       if r.max_per_session > 0 else None, r.max_per_session)
+    chosen = dual_path(s_base, s_final, r.k, r.m)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
     memories = []

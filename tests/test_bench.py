@@ -405,3 +405,43 @@ def test_gold_fields_never_reach_retrieval(locomo_file, cfg, embedder, tmp_path,
     assert retrieved(altered) == retrieved(locomo_file)
     assert seen and not any("CANARY" in t or "zebra" in t for t in seen)
     assert "What is the name of Priya's kitten?" in seen  # the spy saw the questions
+
+
+def test_test_retest_passes(locomo_file, cfg, embedder, tmp_path):
+    """--passes 2: pass 1 is the single-pass run; pass 2 asks again on the memory the first pass taught;
+    without learning the second pass is identical; an interrupted two-pass run resumes to the same result."""
+    kw = dict(retrieval_only=True, cfg=cfg, embedder=embedder, k=2, forget_every=0)
+    one = run_locomo(locomo_file, **kw)
+    two = run_locomo(locomo_file, passes=2, records=tmp_path / "two.jsonl", **kw)
+    assert two["passes"] == 2 and set(two["by_pass"]) == {"1", "2"}
+    assert {**_comparable(two), "questions": None} == {**_comparable(one), "questions": None}
+    assert two["questions"] == 2 * one["questions"]
+    assert two["by_pass"]["1"]["overall_all"] == one["overall_all"]
+    recs = load_records(tmp_path / "two.jsonl")
+    assert [r["pass"] for r in recs] == [1] * len(QA_A) + [2] * len(QA_A) + [1] * len(QA_B) + [2] * len(QA_B)
+    assert two["timing"]["asked"] == 2 * (len(QA_A) + len(QA_B))
+    # learning changed what the second pass retrieved for some question (scores at least)
+    p1 = {(r["sample"], r["qa_index"]): r["retrieved"] for r in recs if r["pass"] == 1}
+    assert any(r["retrieved"] != p1[(r["sample"], r["qa_index"])] for r in recs if r["pass"] == 2)
+    nolearn = run_locomo(locomo_file, passes=2, variant="no-learn", **kw)
+    assert nolearn["by_pass"]["1"]["per_category"] == nolearn["by_pass"]["2"]["per_category"]
+
+    class Stop(Exception):
+        pass
+
+    def stop_after(n):
+        def progress(done, total, label):
+            if done >= n and ":" not in label:
+                raise Stop
+        return progress
+
+    part = tmp_path / "part.jsonl"
+    with pytest.raises(Stop):   # interrupted in pass 2 of the first conversation
+        run_locomo(locomo_file, passes=2, records=part, progress=stop_after(len(QA_A) + 2), **kw)
+    resumed = run_locomo(locomo_file, passes=2, records=part, **kw)
+    assert resumed["by_pass"] == two["by_pass"]
+    assert [_strip(r) for r in load_records(part)] == [_strip(r) for r in recs]
+    with pytest.raises(InputError, match="different run"):   # a single-pass run does not mix with them
+        run_locomo(locomo_file, records=part, **kw)
+    with pytest.raises(InputError, match="passes"):
+        run_locomo(locomo_file, passes=0, **kw)

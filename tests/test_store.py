@@ -224,4 +224,4 @@ def test_edges_among_and_node_features(store):
         sp = store.advance_step(sp.id, 0.995)
     assert store.edges_among(sp, [a, d], 0.995)[(a, d)] == pytest.approx(0.75 * 0.995)
     feats = store.node_features([b, 12345])
-    assert feats == {b: {"ts": 1001.0, "speaker": "A", "keywords": ["kw1", "common"], "session": "s1"}}
+    assert feats == {b: {"ts": 1001.0, "speaker": "A", "keywords": ["kw1", "common"]}}

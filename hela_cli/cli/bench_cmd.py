@@ -69,6 +69,11 @@ def render_summary(s: dict[str, Any]) -> None:
         row(f"{cat} {g['name']}", g)
     row("overall 1-4", s["overall"], "bold")
     row("all 1-5", s["overall_all"], "dim")
+    for p, ps in (s.get("by_pass") or {}).items():   # test-retest: the table above is pass 1
+        for cat, g in ps["per_category"].items():
+            row(f"pass {p}: {cat} {g['name']}", g)
+        row(f"pass {p}: overall 1-4", ps["overall"], "bold")
+        row(f"pass {p}: all 1-5", ps["overall_all"], "dim")
     console.print(t)
     console.print(text("recall: LoCoMo evidence recall of the episodic context (base path + flipped path); share: "
                        "flipped / recall" + ("; F1, BLEU1: A-Mem; LF1: LoCoMo's F1" if qa else "")), style="dim")
@@ -103,6 +108,8 @@ def bench_locomo(
     db: Optional[str] = typer.Option(None, "--db", metavar="PATH", help="Keep the spaces in this database "
                                      "(default: a temporary one per conversation, deleted afterwards)."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    passes: int = typer.Option(1, "--passes", min=1, max=10, help="Test-retest: ask each conversation's "
+                               "questions this many times in a row on the same learning memory (table per pass)."),
 ) -> None:
     """Evaluate on LoCoMo: fresh space per conversation, questions in order with learning on."""
     from hela_cli.bench import VARIANTS, run_locomo
@@ -118,7 +125,7 @@ def bench_locomo(
         raise InputError("--samples: no sample id given")
     kwargs: dict[str, Any] = dict(samples=sample_list, limit=limit, retrieval_only=retrieval_only,
                                   variant=variant, k=k, cfg=cfg, db=db or _explicit_root_db(ctx),
-                                  records=records)
+                                  records=records, passes=passes)
     if sys.stderr.isatty():
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn,
                                    TimeRemainingColumn)

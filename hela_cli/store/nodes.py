@@ -83,7 +83,7 @@ class Nodes:
             f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE id IN ({{ids}})", list(ids))}
 
     def node_features(self, ids: Iterable[int], space_id: int | None = None) -> dict[int, dict[str, Any]]:
-        """The fields retrieval scores by (``ts``, ``speaker``, ``keywords``, ``session``): lighter than :meth:`get_nodes`.
+        """The fields retrieval scores by (``ts``, ``speaker``, ``keywords``): lighter than :meth:`get_nodes`.
 
         With ``space_id`` the answer is also kept in a per-space cache (these fields never change; the
         cache is dropped when the space's nodes change), so repeated retrievals in one process read
@@ -91,9 +91,9 @@ class Nodes:
         ids = list(ids)
         cache = self._space_cache(space_id, "features")
         missing = [i for i in ids if i not in cache] if cache is not None else ids
-        out = {nid: {"ts": ts, "speaker": speaker, "keywords": kws.split() if kws else [], "session": session}
-               for nid, ts, speaker, kws, session in self.select_in(
-                   "SELECT id, ts, speaker, keywords, session FROM nodes WHERE id IN ({ids})", missing)}
+        out = {nid: {"ts": ts, "speaker": speaker, "keywords": kws.split() if kws else []}
+               for nid, ts, speaker, kws in self.select_in(
+                   "SELECT id, ts, speaker, keywords FROM nodes WHERE id IN ({ids})", missing)}
         if cache is None:
             return out
         if len(cache) + len(out) <= ROW_CACHE_MAX:
