@@ -103,6 +103,7 @@ from typing import Any
 
 from hela_cli.dates import MAX_YEAR, MIN_YEAR, parse_date  # noqa: F401  (MIN_YEAR, MAX_YEAR: still imported from here)
 from hela_cli.dates import parse_time_value as _parse_time_value
+from hela_cli.dates import _show, _type_name  # noqa: F401  (message helpers shared with the parsers)
 from hela_cli.errors import InputError
 
 __all__ = [
@@ -170,33 +171,6 @@ def _one_line(s: str) -> str:
 def _error(path: str, place: str | None, what: str) -> InputError:
     msg = f"{path}: {place}: {what}" if place else f"{path}: {what}"
     return InputError(_one_line(msg))
-
-
-def _show(value: Any, limit: int = 40) -> str:
-    """Short, one-line rendering of a value for messages."""
-    try:
-        s = json.dumps(value, ensure_ascii=True)
-    except (TypeError, ValueError):
-        s = repr(value)
-    if len(s) > limit:
-        s = s[: limit - 3] + "..."
-    return s
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 # --------------------------------------------------------------------------- dates
