@@ -292,9 +292,9 @@ class FakeChat:
             m = re.search(r"^\[(\d+)\] \([^)]*\) ([^:]+): (.+)$", prompt, re.M)
             fact = {"subject": m.group(2), "text": m.group(3), "date": "", "evidence": [int(m.group(1))]}
             return json.dumps({"traits": [], "facts": [fact], "knowledge": []})
-        # prompt A.2 leaves out empty blocks: no SEMANTIC KNOWLEDGE block means no records
-        section = prompt.split("<SEMANTIC KNOWLEDGE>")[1].split("</SEMANTIC KNOWLEDGE>")[0] \
-            if "<SEMANTIC KNOWLEDGE>" in prompt else ""
+        if "<SEMANTIC KNOWLEDGE>" not in prompt:  # prompt A.2 leaves an empty block out
+            return "0 semantic records"
+        section = prompt.split("<SEMANTIC KNOWLEDGE>")[1].split("</SEMANTIC KNOWLEDGE>")[0]
         return f"{section.count(chr(10) + '- ')} semantic records"
 
 
