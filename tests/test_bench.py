@@ -178,8 +178,11 @@ def test_every_variant_runs(variant, locomo_file, cfg, embedder, tmp_path):
             assert len(r["retrieved"]) == s["budget"]  # equal budget: k + m
         if variant in BASELINES:
             assert {m["path"] for m in r["retrieved"]} <= {"base"} and r["recall_flipped"] in (0.0, None)
-        else:
-            assert [m["path"] for m in r["retrieved"]] == ["base"] * 3 + ["hebbian"] * s["m"]
+        else:  # top-k by base activation first; a flipped slot is "hebbian" only if spreading brought it
+            paths = [m["path"] for m in r["retrieved"]]
+            assert paths[:3] == ["base"] * 3 and set(paths) <= {"base", "hebbian"}
+            if variant == "no-spreading":
+                assert set(paths) == {"base"}
     if variant == "no-forget":
         assert s["forget_every"] == 0
     if variant == "bm25":
