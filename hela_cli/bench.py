@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from hela_cli.config import Config
-from hela_cli.errors import HelaError, InputError, StoreError
+from hela_cli.errors import InputError, StoreError
 from hela_cli.formats import Conversation, parse_file
 from hela_cli.ingest import ingest_conversations
 from hela_cli.keywords import keywords
@@ -318,7 +318,8 @@ class _Runner:
                 a = self.cfg.answer
                 # exactly how Memory.ask answers: prompt A.2, stop sequences, first-line cleanup
                 prediction = clean_answer(self.mem.chat.generate(messages, max_tokens=a.max_tokens,
-                                                                 temperature=a.temperature, stop=ANSWER_STOP))
+                                                                 temperature=a.temperature, stop=ANSWER_STOP),
+                                          memories)
                 timings["generate_ms"] = (time.perf_counter() - t1) * 1000
             tokens = self.count_tokens("\n".join(m["content"] for m in messages))
             semantic_n = 0

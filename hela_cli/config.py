@@ -1,7 +1,9 @@
 """Configuration: defaults < YAML file < environment ``HELA_*`` < command-line flags.
 
-Every knob lives in one of the section dataclasses below with the paper's value as default;
-``config.example.yaml`` documents each one. Environment variables are named
+Every knob lives in one of the section dataclasses below. Defaults are the paper's values where it gives
+one and they held up; where it leaves a value open hela chose one (m, alpha, delta_hub, delta_prune,
+delta_age, ...), and some defaults were changed after measuring (beta, theta, time decay, links): README's
+"where hela departs from the paper" lists each. ``config.example.yaml`` documents every knob. Environment variables are named
 ``HELA_<SECTION>_<KEY>`` (e.g. ``HELA_RETRIEVAL_K=20``); ``HELA_DB`` and ``HELA_CONFIG`` are the
 two top-level ones.
 """
@@ -27,6 +29,8 @@ class ModelsConfig:
     chat_ctx: int = 4096              # chat model context window (tokens)
     chat_flash_attn: bool = True      # llama.cpp flash attention for the chat model (prompt processing 1.4x on CPU)
     embed_ctx: int = 512              # embedder context window (tokens)
+    search_paths: str = ""            # where `models list` finds GGUFs and ollama:NAME:TAG resolves; "" -> the
+                                      # usual places (Ollama, LM Studio, llama.cpp cache), "none", or dirs joined by ":"
 
 
 @dataclass
@@ -96,6 +100,7 @@ class ForgettingConfig:
 class AnswerConfig:
     max_tokens: int = 64              # answer length budget
     temperature: float = 0.0
+    log: bool = True                  # record each answered or learning ask in the database's `asks` table
 
 
 @dataclass
@@ -172,7 +177,7 @@ def _set(cfg: Config, key: str, value: Any, origin: str) -> None:
 _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "models.n_threads": (0, None, False), "models.chat_ctx": (16, None, False),
     "models.embed_ctx": (8, None, False),
-    "ingest.initial_weight": (0, None, False), "ingest.context_window": (0, None, False),
+    "ingest.initial_weight": (0, 1e250, False), "ingest.context_window": (0, None, False),
     "ingest.max_turn_chars": (1, None, False),
     "ingest.passage_chars": (0, None, False), "ingest.batch_size": (1, None, False),
     "ingest.associate_top": (0, None, False), "ingest.associate_min_sim": (-1, 1, False),
@@ -182,7 +187,10 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "retrieval.keyword_candidates": (0, None, False), "retrieval.semantic_k": (0, None, False),
     "retrieval.semantic_min_confidence": (0, 1, False),
     "retrieval.date_prior": (0, 1, False), "retrieval.date_slack_days": (0, None, False),
-    "hebbian.eta": (0, None, False), "hebbian.decay": (0, 1, True), "hebbian.cap": (0, None, True),
+    # any decay in (0, 1] works (edge amplitudes are rebased before the factor can underflow); weights are
+    # stored as weight / factor with factor >= 2^-64, so a weight above ~1e288 could not be stored: the
+    # weight settings stop at 1e250
+    "hebbian.eta": (0, 1e250, False), "hebbian.decay": (0, 1, True), "hebbian.cap": (0, 1e250, True),
     "consolidation.delta_hub": (0, None, False), "consolidation.neighbour_min_weight": (0, None, False),
     "consolidation.max_neighbours": (1, None, False), "consolidation.auto_every": (1, None, False),
     "consolidation.redistill_change": (0, 1, False), "consolidation.max_tokens": (1, None, False),

@@ -37,7 +37,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -47,7 +47,8 @@ from hela_cli.dynamics import is_hub
 from hela_cli.errors import HelaError
 from hela_cli.keywords import keywords, stem
 from hela_cli.models import ChatModel, Embedder
-from hela_cli.prompts import DISTILL_SCHEMA, distill_messages, format_date
+from hela_cli.dates import MONTH_NAMES, WEEKDAY_NAMES, YEAR_RE, has_relative, normalise_date, resolve_relative
+from hela_cli.prompts import DISTILL_SCHEMA, distill_messages
 from hela_cli.store import Space, Store
 
 KINDS = {"traits": "trait", "facts": "fact", "knowledge": "knowledge"}
@@ -263,163 +264,8 @@ def salvage_json(raw: str) -> tuple[dict[str, Any] | None, bool]:
 
 
 # ----------------------------------------------------------------------------------- dates
-_NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-        "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3}
-_NUM_RE = r"(\d{1,2}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a couple of|a few)"
-_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-           "october", "november", "december"]
-_MONTH_RE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\b", re.I)
-_YEAR_RE = re.compile(r"\b(1[89]\d\d|2[01]\d\d)\b")
-_ISO_RE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
-_DAY_RE = re.compile(r"\b([0-3]?\d)(st|nd|rd|th)?\b")
-_MONTH_WORDS = {stem(m) for m in _MONTHS} | {stem(d) for d in _WEEKDAYS}
-
-
-def _day(d: datetime) -> str:
-    return format_date(d.timestamp())
-
-
-def _month(d: datetime) -> str:
-    return f"{d.strftime('%B')} {d.year}"
-
-
-def _shift_month(d: datetime, months: int) -> datetime:
-    m = d.month - 1 + months
-    return d.replace(year=d.year + m // 12, month=m % 12 + 1, day=1)
-
-
-def _n(word: str) -> int:
-    """``"3"`` / ``"three"`` / ``"a couple of"`` -> 3 / 3 / 2."""
-    w = word.lower().strip()
-    if w.isdigit():
-        return int(w)
-    return _NUM.get(w.removeprefix("a ").strip() if w not in _NUM else w, 1)
-
-
-# (pattern, resolver(match, ref) -> (date value, replacement text)); most specific first
-def _rules() -> list[tuple[re.Pattern[str], Callable[[re.Match[str], datetime], tuple[str, str]]]]:
-    wd = "|".join(_WEEKDAYS)
-
-    def day(offset: int) -> Callable[[re.Match[str], datetime], tuple[str, str]]:
-        return lambda m, r: (_day(r + timedelta(days=offset)), f"on {_day(r + timedelta(days=offset))}")
-
-    def weekday(direction: int) -> Callable[[re.Match[str], datetime], tuple[str, str]]:
-        """``last Saturday``: the latest Saturday strictly before the turn; ``next``: strictly after."""
-        def f(m: re.Match[str], r: datetime) -> tuple[str, str]:
-            target = _WEEKDAYS.index(m.group(1).lower())
-            if direction < 0:
-                d = r - timedelta(days=(r.weekday() - target) % 7 or 7)
-            else:
-                d = r + timedelta(days=(target - r.weekday()) % 7 or 7)
-            return _day(d), f"on {_day(d)}"
-        return f
-
-    def days_ago(m: re.Match[str], r: datetime) -> tuple[str, str]:
-        d = r - timedelta(days=_n(m.group(1)))
-        return _day(d), f"on {_day(d)}"
-
-    def weeks_ago(m: re.Match[str], r: datetime) -> tuple[str, str]:
-        n = _n(m.group(1))
-        v = f"the week before {_day(r)}" if n == 1 else f"{n} weeks before {_day(r)}"
-        return v, v
-
-    def months_ago(m: re.Match[str], r: datetime) -> tuple[str, str]:
-        v = _month(_shift_month(r, -_n(m.group(1))))
-        return v, f"in {v}"
-
-    def years_ago(m: re.Match[str], r: datetime) -> tuple[str, str]:
-        v = str(r.year - _n(m.group(1)))
-        return v, f"in {v}"
-
-    def fixed(fmt: Callable[[datetime], str], prefix: str = "") -> Callable[[re.Match[str], datetime], tuple[str, str]]:
-        return lambda m, r: (fmt(r), f"{prefix}{fmt(r)}")
-
-    return [
-        (re.compile(r"\bthe day before yesterday\b", re.I), day(-2)),
-        (re.compile(r"\bthe day after tomorrow\b", re.I), day(2)),
-        (re.compile(r"\byesterday\b", re.I), day(-1)),
-        (re.compile(r"\b(today|tonight|this (?:morning|afternoon|evening))\b", re.I), day(0)),
-        (re.compile(r"\btomorrow\b", re.I), day(1)),
-        (re.compile(rf"\b{_NUM_RE} days? ago\b", re.I), days_ago),
-        (re.compile(rf"\b{_NUM_RE} weeks? ago\b", re.I), weeks_ago),
-        (re.compile(rf"\b{_NUM_RE} months? ago\b", re.I), months_ago),
-        (re.compile(rf"\b{_NUM_RE} years? ago\b", re.I), years_ago),
-        (re.compile(r"\blast weekend\b", re.I), fixed(lambda r: f"the weekend before {_day(r)}")),
-        (re.compile(r"\bnext weekend\b", re.I), fixed(lambda r: f"the weekend after {_day(r)}")),
-        (re.compile(r"\blast week\b", re.I), fixed(lambda r: f"the week before {_day(r)}")),
-        (re.compile(r"\bnext week\b", re.I), fixed(lambda r: f"the week after {_day(r)}")),
-        (re.compile(rf"\blast ({wd})\b", re.I), weekday(-1)),
-        (re.compile(rf"\bnext ({wd})\b", re.I), weekday(1)),
-        (re.compile(r"\blast month\b", re.I), fixed(lambda r: _month(_shift_month(r, -1)), "in ")),
-        (re.compile(r"\bnext month\b", re.I), fixed(lambda r: _month(_shift_month(r, 1)), "in ")),
-        (re.compile(r"\blast year\b", re.I), fixed(lambda r: str(r.year - 1), "in ")),
-        (re.compile(r"\bnext year\b", re.I), fixed(lambda r: str(r.year + 1), "in ")),
-    ]
-
-
-_RULES = _rules()
-
-
-def has_relative(text: str) -> bool:
-    return any(p.search(text or "") for p, _ in _RULES)
-
-
-def resolve_relative(text: str, ref_ts: float) -> tuple[str, str | None]:
-    """Replace relative time phrases in ``text`` with absolute ones, measured from ``ref_ts`` (the turn's
-    timestamp): ``"went hiking yesterday"`` in a turn of 8 May 2023 -> ``"went hiking on 7 May 2023"``.
-
-    Returns ``(new text, date of the first phrase or None)``."""
-    ref = datetime.fromtimestamp(ref_ts, tz=timezone.utc)
-    first: tuple[int, str] | None = None
-    for pattern, resolve in _RULES:
-        def sub(m: re.Match[str]) -> str:
-            nonlocal first
-            value, replacement = resolve(m, ref)
-            if first is None or m.start() < first[0]:
-                first = (m.start(), value)
-            if m.group(0)[:1].isupper() and m.start() == 0:
-                replacement = replacement[:1].upper() + replacement[1:]
-            return replacement
-        text = pattern.sub(sub, text)
-    return text, (first[1] if first else None)
-
-
-def normalise_date(value: str, ref_ts: float, allowed_years: set[int]) -> str | None:
-    """An absolute date from the model, as ``7 May 2023`` / ``May 2023`` / ``2023``; relative phrases are
-    resolved against ``ref_ts``. ``None`` for an empty, unparseable or ungrounded date (its year is in
-    neither the evidence turns' dates nor their text)."""
-    s = (value or "").strip().strip(".,")
-    if not s:
-        return None
-    if has_relative(s):
-        return resolve_relative(s, ref_ts)[1]
-    ref = datetime.fromtimestamp(ref_ts, tz=timezone.utc)
-    iso = _ISO_RE.search(s)
-    if iso:
-        try:
-            d = datetime(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)), tzinfo=timezone.utc)
-        except ValueError:
-            return None
-        return _day(d) if d.year in allowed_years else None
-    month = _MONTH_RE.search(s)
-    year_m = _YEAR_RE.search(s)
-    year = int(year_m.group(1)) if year_m else None
-    if year is not None and year not in allowed_years:
-        return None
-    if month is None:
-        return str(year) if year is not None and s == year_m.group(0) else None
-    from dateutil import parser as dparser
-
-    try:
-        d = dparser.parse(s, default=ref.replace(hour=12, minute=0, second=0, microsecond=0), fuzzy=True)
-    except (ValueError, OverflowError):
-        return None
-    if year is None and d.year not in allowed_years:
-        return None
-    rest = _YEAR_RE.sub(" ", s)
-    has_day = any(1 <= int(m.group(1)) <= 31 for m in _DAY_RE.finditer(rest))
-    return _day(d) if has_day else _month(d)
+# date parsing and relative-date resolution live in hela_cli/dates.py
+_MONTH_WORDS = {stem(m) for m in MONTH_NAMES} | {stem(d) for d in WEEKDAY_NAMES}
 
 
 # ----------------------------------------------------------------------------------- validation
@@ -475,7 +321,7 @@ def validate_distillation(obj: Mapping[str, Any], turns: Mapping[int, Mapping[st
     kw = {nid: set(keywords(f"{t.get('speaker') or ''} {t['text']}")) for nid, t in turns.items()}
     years = {datetime.fromtimestamp(t["ts"], tz=timezone.utc).year for t in turns.values() if t.get("ts") is not None}
     for t in turns.values():
-        years.update(int(y) for y in _YEAR_RE.findall(t["text"]))
+        years.update(int(y) for y in YEAR_RE.findall(t["text"]))
     accepted: list[Record] = []
     rejected: list[dict[str, Any]] = []
     seen: set[str] = set()

@@ -1,4 +1,4 @@
-"""Conversation file parsers: LoCoMo, LongMemEval, chat messages, plain text.
+"""Conversation file parsers: LoCoMo, LongMemEval, chat messages, plain text, chat exports.
 
 ``parse_file(path, fmt="auto")`` returns a list of :class:`Conversation`; every
 problem with the input raises :class:`hela_cli.errors.InputError` with a single
@@ -25,7 +25,8 @@ Formats
     ``session`` = the session id (``session_K``, 1-based, when ids are
     absent; a repeated id, as LongMemEval-S has for a few filler sessions,
     becomes ``"<id>#2"``, ``"<id>#3"``...),
-    ``source_id = "<session id>:<0-based turn index>"``; ``qa`` holds
+    ``source_id = "<session id>:<0-based turn index>"`` (a turn whose
+    content is empty or blank is skipped; the index still counts it); ``qa`` holds
     one ``{question, answer, question_date}`` entry when a question is given.
 ``messages``
     A JSON array of message objects, or JSONL (one object per line, blank lines
@@ -61,16 +62,17 @@ Formats
     number, 1-based turn within the session), like LoCoMo dia_ids; session
     ids are ``session_N``. One Conversation, ``name = None``.
 
+``chatgpt``, ``claude``, ``whatsapp``
+    Chat exports people already have (ChatGPT and Claude.ai ``conversations.json``, WhatsApp
+    "export chat" ``.txt``): parsed by :mod:`hela_cli.exports`, whose docstring describes them.
+
 Dates
 -----
 All timestamps are UTC epoch seconds; dates without a zone are taken as UTC.
-Accepted date strings (matched whole, case-insensitively, never fuzzily):
-ISO 8601 (``2024-03-03``, ``2024-03-03 14:15``, ``2024-03-03T14:15:00Z``,
-``...+02:00``), LongMemEval ``2023/05/20 (Sat) 02:21`` (weekday not checked),
-LoCoMo ``1:56 pm on 8 May, 2023``, and ``12 May 2023 3:00 pm``,
-``12 May 2023 15:00``, ``12 May 2023``, ``May 12, 2023 3:00 pm``,
-``May 12, 2023`` (full or abbreviated month names). Epoch numbers are seconds.
-A year outside 1900..2200 is an error.
+Date strings are parsed by :func:`hela_cli.dates.parse_date` (its docstring lists the accepted forms:
+ISO 8601, LongMemEval ``2023/05/20 (Sat) 02:21``, LoCoMo ``1:56 pm on 8 May, 2023``, ``12 May 2023 3:00
+pm``, ``May 12, 2023``...; matched whole, never fuzzily). Epoch numbers are seconds. A year outside
+1900..2200 is an error.
 
 No-timestamp rule (messages, text): a turn without a date inherits the previous
 dated turn's timestamp and date string; turns before the first date take the
@@ -80,9 +82,12 @@ parsing is deterministic.
 
 Detection (``auto``)
 --------------------
-``.jsonl`` / ``.ndjson`` files are messages. Otherwise, when the first
+``.jsonl`` / ``.ndjson`` files are messages. A file whose first non-blank
+line is a WhatsApp message line (``[08/05/2023, 13:56:12] Ann: hi``,
+``08/05/23, 13:56 - Ann: hi``) is whatsapp. Otherwise, when the first
 non-blank character is ``[`` or ``{`` the file is JSON: objects with
 ``conversation`` are locomo, with ``haystack_sessions`` longmemeval, with
+``mapping`` chatgpt, with ``chat_messages`` claude, with
 ``role``/``content`` messages; if the whole file is not valid JSON but the first
 non-blank line is a JSON object it is JSONL messages, else the JSON error is
 reported. Anything else is text.
@@ -91,13 +96,14 @@ reported. Anything else is text.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from hela_cli.dates import MAX_YEAR, MIN_YEAR, parse_date  # noqa: F401  (MIN_YEAR, MAX_YEAR: still imported from here)
+from hela_cli.dates import parse_time_value as _parse_time_value
+from hela_cli.dates import _show, _type_name  # noqa: F401  (message helpers shared with the parsers)
 from hela_cli.errors import InputError
 
 __all__ = [
@@ -109,10 +115,8 @@ __all__ = [
     "parse_date",
 ]
 
-FORMATS = ("auto", "locomo", "longmemeval", "messages", "text")
+FORMATS = ("auto", "locomo", "longmemeval", "messages", "text", "chatgpt", "claude", "whatsapp")
 
-MIN_YEAR = 1900
-MAX_YEAR = 2200
 CAPTION_TEMPLATE = " [shares an image: {}]"
 
 
@@ -133,6 +137,7 @@ class Conversation:
     turns: list[Turn]  # in conversation order
     source: str  # file path it came from
     qa: list[dict] = field(default_factory=list)  # LoCoMo qa list if present, else []
+    title: str | None = None  # a chat export's conversation title (chatgpt, claude), else None
 
 
 # --------------------------------------------------------------------------- errors
@@ -168,170 +173,8 @@ def _error(path: str, place: str | None, what: str) -> InputError:
     return InputError(_one_line(msg))
 
 
-def _show(value: Any, limit: int = 40) -> str:
-    """Short, one-line rendering of a value for messages."""
-    try:
-        s = json.dumps(value, ensure_ascii=True)
-    except (TypeError, ValueError):
-        s = repr(value)
-    if len(s) > limit:
-        s = s[: limit - 3] + "..."
-    return s
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 # --------------------------------------------------------------------------- dates
-
-_MONTHS = {
-    name: i
-    for i, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for name in names
-}
-_WEEKDAYS = r"(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*"
-_MON = r"(?P<mon>[a-z]+)\.?"
-_TIME12 = r"(?P<h>\d{1,2}):(?P<mi>\d{2})\s*(?P<ap>am|pm|a\.m\.|p\.m\.)"
-_TIME24 = r"(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?"
-
-_DATE_PATTERNS = [
-    # LongMemEval: 2023/05/20 (Sat) 02:21
-    re.compile(
-        r"(?P<y>\d{4})/(?P<m>\d{1,2})/(?P<d>\d{1,2})(?:\s*\(" + _WEEKDAYS + r"\))?"
-        r"(?:\s+" + _TIME24 + r")?"
-    ),
-    # LoCoMo: 1:56 pm on 8 May, 2023
-    re.compile(_TIME12 + r"\s+on\s+(?P<d>\d{1,2})\s+" + _MON + r",?\s+(?P<y>\d{4})"),
-    # 12 May 2023 [3:00 pm | 15:00]
-    re.compile(
-        r"(?:" + _WEEKDAYS + r",?\s+)?(?P<d>\d{1,2})\s+" + _MON + r",?\s+(?P<y>\d{4})"
-        r"(?:,?\s+(?:at\s+)?(?:" + _TIME12 + r"|" + _TIME24.replace("P<", "P<x") + r"))?"
-    ),
-    # May 12, 2023 [3:00 pm | 15:00]
-    re.compile(
-        r"(?:" + _WEEKDAYS + r",?\s+)?" + _MON + r"\s+(?P<d>\d{1,2}),?\s+(?P<y>\d{4})"
-        r"(?:,?\s+(?:at\s+)?(?:" + _TIME12 + r"|" + _TIME24.replace("P<", "P<x") + r"))?"
-    ),
-]
-_ISO_START = re.compile(r"[+-]?\d{4}-?\d{2}")
-
-
-def _check_year(year: int, s: str) -> None:
-    if not MIN_YEAR <= year <= MAX_YEAR:
-        raise ValueError(f"year {year} out of range {MIN_YEAR}..{MAX_YEAR} in date {_show(s)}")
-
-
-def parse_date(s: str) -> float:
-    """Parse a date string (forms listed in the module docstring) to UTC epoch seconds.
-
-    Raises ``ValueError`` with a short reason when the string is not a valid date.
-    """
-    if not isinstance(s, str):
-        raise ValueError(f"date must be a string, got {_type_name(s)}")
-    text = " ".join(s.split())
-    if not text:
-        raise ValueError("empty date")
-    low = text.lower()
-    if _ISO_START.match(low) and "/" not in low:
-        m = re.match(r"[+-]?(\d+)", low)
-        if m and len(m.group(1)) == 4:
-            _check_year(int(m.group(1)), s)
-        try:
-            dt = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1] in "zZ" else text)
-        except ValueError:
-            raise ValueError(f"unparseable date {_show(s)}") from None
-        return _to_epoch(dt, s)
-    for pat in _DATE_PATTERNS:
-        m = pat.fullmatch(low)
-        if not m:
-            continue
-        g = m.groupdict()
-        year = int(g["y"])
-        _check_year(year, s)
-        if g.get("mon") is not None:
-            month = _MONTHS.get(g["mon"])
-            if month is None:
-                raise ValueError(f"unknown month {g['mon']!r} in date {_show(s)}")
-        else:
-            month = int(g["m"])
-        day = int(g["d"])
-        hour = minute = second = 0
-        if g.get("h") is not None:
-            hour, minute = int(g["h"]), int(g["mi"])
-            if g.get("ap"):
-                if not 1 <= hour <= 12:
-                    raise ValueError(f"hour {hour} is not a 12-hour clock hour in {_show(s)}")
-                hour = hour % 12 + (12 if g["ap"].startswith("p") else 0)
-            if g.get("s"):
-                second = int(g["s"])
-        elif g.get("xh") is not None:
-            hour, minute = int(g["xh"]), int(g["xmi"])
-            if g.get("xs"):
-                second = int(g["xs"])
-        try:
-            dt = datetime(year, month, day, hour, minute, second)
-        except ValueError as e:
-            raise ValueError(f"invalid date {_show(s)} ({e})") from None
-        return _to_epoch(dt, s)
-    raise ValueError(f"unparseable date {_show(s)}")
-
-
-def _to_epoch(dt: datetime, s: str) -> float:
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    _check_year(dt.year, s)
-    ts = dt.timestamp()
-    _check_year(datetime.fromtimestamp(ts, timezone.utc).year, s)
-    return float(ts)
-
-
-_EPOCH_MIN = datetime(MIN_YEAR, 1, 1, tzinfo=timezone.utc).timestamp()
-_EPOCH_MAX = datetime(MAX_YEAR + 1, 1, 1, tzinfo=timezone.utc).timestamp()
-
-
-def _parse_time_value(value: Any) -> tuple[float, str]:
-    """A messages timestamp: ISO string or epoch number -> (epoch, original string)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"expected an ISO 8601 string or epoch seconds, got {_type_name(value)}")
-    if isinstance(value, str):
-        return parse_date(value), value
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"timestamp {_show(value)} is not a finite number")
-    if not _EPOCH_MIN <= value < _EPOCH_MAX:
-        hint = " (milliseconds? use seconds)" if _EPOCH_MIN * 1000 <= value < _EPOCH_MAX * 1000 else ""
-        raise ValueError(
-            f"epoch timestamp {_show(value)} is outside years {MIN_YEAR}..{MAX_YEAR}{hint}"
-        )
-    return float(value), str(value)
+# parsing lives in hela_cli/dates.py (parse_date, parse_time_value); the names stay importable here
 
 
 # --------------------------------------------------------------------------- reading
@@ -360,6 +203,9 @@ def _read_text(path: str | Path) -> str:
         raise _error(name, None, f"invalid path ({e})") from None
     if not data.strip():
         raise _error(name, None, "file is empty")
+    if data.startswith(b"PK\x03\x04"):
+        raise _error(name, None, "a zip archive; unzip it and ingest the file inside (conversations.json of a "
+                                 "ChatGPT or Claude.ai export, _chat.txt of a WhatsApp export)")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise _error(name, "byte 0", "file is UTF-16 encoded; expected UTF-8")
     nul = data.find(b"\x00")
@@ -419,6 +265,10 @@ def _shape_of(obj: Any) -> str | None:
                 return "locomo"
             if "haystack_sessions" in it:
                 return "longmemeval"
+            if "mapping" in it:
+                return "chatgpt"
+            if "chat_messages" in it:
+                return "claude"
             if "role" in it or "content" in it:
                 return "messages"
             return None
@@ -429,6 +279,10 @@ def _sniff(text: str, name: str) -> tuple[str, Any, bool]:
     """(format, parsed JSON or None, parsed-ok flag)."""
     if name.lower().endswith(_JSONL_SUFFIXES):
         return "messages", None, False
+    from hela_cli.exports import is_whatsapp
+
+    if is_whatsapp(text):
+        return "whatsapp", None, False
     stripped = text.lstrip()
     if stripped[:1] not in ("[", "{"):
         return "text", None, False
@@ -454,7 +308,8 @@ def _sniff(text: str, name: str) -> tuple[str, Any, bool]:
                 keys = ", ".join(sorted(map(str, first))[:6]) or "no keys"
                 what = (
                     f"cannot tell the format: object has {keys}; expected 'conversation' (locomo), "
-                    "'haystack_sessions' (longmemeval) or 'role'/'content' (messages)"
+                    "'haystack_sessions' (longmemeval), 'mapping' (chatgpt), 'chat_messages' (claude) "
+                    "or 'role'/'content' (messages)"
                 )
             else:
                 what = f"expected an array of objects, got an array of {_type_name(first)}s"
@@ -464,7 +319,7 @@ def _sniff(text: str, name: str) -> tuple[str, Any, bool]:
 
 
 def detect_format(path: str | Path) -> str:
-    """The format ``parse_file(path, "auto")`` would use: locomo, longmemeval, messages or text."""
+    """The format ``parse_file(path, "auto")`` would use (one of :data:`FORMATS` but ``auto``)."""
     text = _read_text(path)
     return _sniff(text, str(path))[0]
 
@@ -660,7 +515,9 @@ def _parse_longmemeval(obj: Any, name: str) -> list[Conversation]:
                 tplace = f"{splace} turn {ti + 1}"
                 _want_dict(t, tplace, "a turn object")
                 role = _get_str(t, "role", tplace).strip()
-                content = _get_str(t, "content", tplace).strip()
+                content = _get_str(t, "content", tplace, allow_empty=True).strip()
+                if not content:  # LongMemEval-S has a few empty turns: skipped, later turns keep their index
+                    continue
                 turns.append(Turn(role, content, ts, date, sid, f"{sid}:{ti}", role))
         if not turns:
             raise _Bad(place, "no turns in haystack_sessions")
@@ -881,6 +738,8 @@ def _parse_text(text: str, name: str) -> list[Conversation]:
 
 def parse_file(path: str | Path, fmt: str = "auto") -> list[Conversation]:
     """Parse a conversation file. Raises InputError("FILE: PLACE: what") on any bad input."""
+    from hela_cli import exports  # imports this module's helpers; loaded on first use
+
     name = str(path)
     if fmt not in FORMATS:
         raise _error(name, None, f"unknown format {_show(fmt)}; expected one of {', '.join(FORMATS)}")
@@ -894,10 +753,16 @@ def parse_file(path: str | Path, fmt: str = "auto") -> list[Conversation]:
             return _parse_text(text, name)
         if fmt == "messages":
             return _parse_messages_text(text, name, parsed, ok)
+        if fmt == "whatsapp":
+            return exports.parse_whatsapp(text, name)
         if not ok:
             parsed = _loads(text, name)
         if fmt == "locomo":
             return _parse_locomo(parsed, name)
+        if fmt == "chatgpt":
+            return exports.parse_chatgpt(parsed, name)
+        if fmt == "claude":
+            return exports.parse_claude(parsed, name)
         return _parse_longmemeval(parsed, name)
     except _Bad as b:
         raise _error(name, b.place, b.what) from None

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -13,20 +14,27 @@ from hela_cli.errors import ModelError
 _GGUF_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q",
                  12: "<d"}
 _GGUF_STRING, _GGUF_ARRAY = 8, 9
+_U64 = struct.Struct("<Q")
+# (block size, bytes per block) of the common ggml tensor types; others come from the gguf package, whose
+# import alone took longer than the whole header walk (tests check this table against it)
+_TYPE_SIZES = {0: (1, 4), 1: (1, 2), 2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34),
+               9: (32, 40), 10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210),
+               15: (256, 292), 24: (1, 1), 25: (1, 2), 26: (1, 4), 27: (1, 8), 28: (1, 8), 30: (1, 2)}
 _META_SUFFIXES = (".pooling_type", ".context_length", ".embedding_length")
 
 
-def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int, int]], int]:
+def _scan_gguf(buf: Any, size: int, info: dict[str, Any] | None = None, prefix: str | None = None
+               ) -> tuple[dict[str, Any], list[tuple[str, int, int]], int]:
     """Walk a GGUF (v2/v3) header: ``(selected metadata, [(tensor, offset, n_bytes)], data start)``.
+
+    ``info``, when given, also receives the ``general.*`` keys, whether the file has a chat template
+    and ``n_params`` (the number of weights of all tensors). ``prefix``: also return every key starting
+    with it, arrays decoded as lists (e.g. ``"tokenizer."``).
 
     A direct walk of the header instead of ``gguf.GGUFReader``, which builds a numpy view per vocabulary
     string and took seconds on every model load. Every length is bounds-checked, so a corrupt count or
     a truncated file is a ``ValueError``, never a huge allocation.
     """
-    import struct
-
-    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
-
     pos = 0
 
     def take(fmt: str) -> Any:
@@ -47,7 +55,7 @@ def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int
         pos += n
         return raw.decode("utf-8", "replace")
 
-    def value(vtype: int) -> Any:
+    def value(vtype: int, keep: bool = False) -> Any:
         nonlocal pos
         if vtype in _GGUF_SCALARS:
             return take(_GGUF_SCALARS[vtype])
@@ -57,11 +65,22 @@ def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int
             etype, count = take("<I"), take("<Q")
             if count > size - pos:
                 raise ValueError(f"array of {count} items at byte {pos} runs past the end of the file")
+            if keep:
+                return [value(etype) for _ in range(count)]
             if etype in _GGUF_SCALARS:  # skip fixed-size items in one step
                 n = count * struct.calcsize(_GGUF_SCALARS[etype])
                 if pos + n > size:
                     raise ValueError(f"array at byte {pos} runs past the end of the file")
                 pos += n
+            elif etype == _GGUF_STRING:  # skip the strings (a vocabulary: 30-50k) without decoding them
+                unpack, p = _U64.unpack_from, pos
+                for _ in range(count):
+                    if p + 8 > size:
+                        raise ValueError(f"header truncated at byte {p}")
+                    p += 8 + unpack(buf, p)[0]
+                    if p > size:
+                        raise ValueError(f"string at byte {p} runs past the end of the file")
+                pos = p
             else:
                 for _ in range(count):
                     value(etype)
@@ -80,12 +99,16 @@ def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int
     alignment = 32
     for _ in range(n_kv):
         key = string()
-        v = value(take("<I"))
+        keep = prefix is not None and key.startswith(prefix)
+        v = value(take("<I"), keep)
         if key == "general.alignment" and isinstance(v, int) and v > 0:
             alignment = v
-        if key == "general.architecture" or key.endswith(_META_SUFFIXES):
+        if keep or key == "general.architecture" or key.endswith(_META_SUFFIXES):
             meta[key] = v
+        if info is not None and (key.startswith("general.") or key == "tokenizer.chat_template"):
+            info[key] = v
     tensors = []
+    n_params = 0
     for _ in range(n_tensors):
         name = string()
         n_dims = take("<I")
@@ -95,19 +118,28 @@ def _scan_gguf(buf: Any, size: int) -> tuple[dict[str, Any], list[tuple[str, int
         for _ in range(n_dims):
             n_el *= take("<Q")
         ttype, offset = take("<I"), take("<Q")
-        try:
-            block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(ttype)]
-        except (ValueError, KeyError):
-            raise ValueError(f"tensor {name} has unknown type {ttype}") from None
+        if ttype in _TYPE_SIZES:
+            block, type_size = _TYPE_SIZES[ttype]
+        else:
+            from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+            try:
+                block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(ttype)]
+            except (ValueError, KeyError):
+                raise ValueError(f"tensor {name} has unknown type {ttype}") from None
         tensors.append((name, offset, n_el // block * type_size))
+        n_params += n_el
+    if info is not None:
+        info["n_params"] = n_params
     data_start = -(-pos // alignment) * alignment
     return meta, tensors, data_start
 
 
-def check_gguf(path: Path) -> dict[str, Any]:
+def check_gguf(path: Path, info: dict[str, Any] | None = None, prefix: str | None = None) -> dict[str, Any]:
     """Validate a GGUF file before llama.cpp sees it (a truncated file must not crash the process).
 
-    Returns selected metadata (architecture, pooling type, context length).
+    Returns selected metadata (architecture, pooling type, context length; with ``prefix`` also every key
+    starting with it, arrays included); ``info`` see ``_scan_gguf``.
     """
     import mmap
 
@@ -118,7 +150,7 @@ def check_gguf(path: Path) -> dict[str, Any]:
                 raise ModelError(f"{path}: not a GGUF model file (bad magic bytes)")
             size = os.fstat(f.fileno()).st_size
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-                meta, tensors, data_start = _scan_gguf(buf, size)
+                meta, tensors, data_start = _scan_gguf(buf, size, info, prefix)
     except ModelError:
         raise
     except OSError as e:
@@ -131,3 +163,51 @@ def check_gguf(path: Path) -> dict[str, Any]:
                              f"of the file)")
     return meta
 
+
+
+# architectures that are sentence encoders even when a file lacks the pooling key
+_ENCODERS = ("bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "t5encoder", "modern-bert", "neo-bert")
+
+
+def _quant_name(file_type: Any) -> str | None:
+    """``general.file_type`` as llama.cpp names it (15 -> "Q4_K_M")."""
+    if not isinstance(file_type, int):
+        return None
+    from gguf.constants import LlamaFileType
+
+    try:
+        name = LlamaFileType(file_type).name
+    except ValueError:
+        return f"type {file_type}"
+    return name.removeprefix("MOSTLY_").removeprefix("ALL_")
+
+
+def _size_label(n: int) -> str:
+    for div, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if n >= div:
+            return f"{n / div:.1f}".rstrip("0").rstrip(".") + unit
+    return str(n)
+
+
+def gguf_info(path: str | Path) -> dict[str, Any]:
+    """What ``hela models list`` shows about a GGUF, from its header only (no weights are read):
+    ``{name, architecture, parameters, parameters_label, quantization, kind, context_length, size_bytes}``;
+    ``kind`` is "embedding" (a sentence encoder: pooling type or encoder architecture) or "chat".
+    Raises :class:`ModelError` for a file that is not a valid GGUF."""
+    path = Path(path)
+    info: dict[str, Any] = {}
+    meta = check_gguf(path, info)
+    arch = str(meta.get("general.architecture") or "?")
+    embedding = f"{arch}.pooling_type" in meta or arch in _ENCODERS
+    n = int(info.get("n_params") or 0)
+    return {
+        "name": info.get("general.name") or info.get("general.basename") or path.stem,
+        "architecture": arch,
+        "parameters": n,
+        "parameters_label": info.get("general.size_label") or _size_label(n),
+        "quantization": _quant_name(info.get("general.file_type")),
+        "kind": "embedding" if embedding else "chat",
+        "chat_template": "tokenizer.chat_template" in info,
+        "context_length": meta.get(f"{arch}.context_length"),
+        "size_bytes": path.stat().st_size,
+    }

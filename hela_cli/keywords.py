@@ -1,7 +1,8 @@
 """Lexical keywords: one fast extractor shared by ingest (node keywords) and retrieval (query keywords).
 
-Lower-cases, splits on letters/digits, drops English stop words and very short tokens, and applies a
-Snowball stemmer so "painting", "paints" and "painted" meet at "paint". No model call.
+Lower-cases, splits on letters/digits, drops English stop words and very short tokens (two-letter words
+are kept when written in capitals: LA, UK, AI), and applies a Snowball stemmer so "painting", "paints"
+and "painted" meet at "paint". No model call.
 """
 
 from __future__ import annotations
@@ -38,24 +39,38 @@ def stem(word: str) -> str:
     return _stemmer.stemWord(word)
 
 
+def _lower_token(raw: str) -> str:
+    t = raw.lower()
+    if "'" in t:
+        head, _, tail = t.partition("'")
+        t = head if tail in ("s", "t", "re", "ve", "ll", "d", "m") else t.replace("'", "")
+    return t
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens (apostrophe suffixes such as 's are dropped)."""
-    out = []
-    for t in _TOKEN.findall(text.lower()):
-        if "'" in t:
-            head, _, tail = t.partition("'")
-            t = head if tail in ("s", "t", "re", "ve", "ll", "d", "m") else t.replace("'", "")
-        out.append(t)
-    return out
+    return [_lower_token(raw) for raw in _TOKEN.findall(text)]
+
+
+def _is_content(t: str, raw: str, shouting: bool) -> bool:
+    """Not a stop word, and 3+ characters, a number, or a two-letter word written in capitals in a text
+    that is not all capitals (LA, UK, NY, AI: abbreviations carry the meaning; lower-case two-letter words
+    are mostly function words, and in "OK GO TO IT" capitals mark nothing)."""
+    if t in STOP_WORDS:
+        return False
+    if len(t) >= 3 or t.isdigit():
+        return True
+    return len(t) == 2 and not shouting and raw.partition("'")[0].isupper()
 
 
 def keywords(text: str) -> list[str]:
     """Distinct stemmed content words of ``text``, in first-seen order."""
     seen: dict[str, None] = {}
-    for t in tokens(text):
-        if t in STOP_WORDS or (len(t) < 3 and not t.isdigit()):
-            continue
-        seen.setdefault(stem(t), None)
+    shouting = text.isupper()
+    for raw in _TOKEN.findall(text):
+        t = _lower_token(raw)
+        if _is_content(t, raw, shouting):
+            seen.setdefault(stem(t), None)
     return list(seen)
 
 

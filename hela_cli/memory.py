@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from hela_cli.citations import select_citations
 from hela_cli.config import Config
-from hela_cli.errors import HelaError, StoreError
-from hela_cli.ingest import ingest_conversations, parse_all
+from hela_cli.errors import HelaError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
-from hela_cli.paths import default_db_path, model_dir
+from hela_cli.paths import model_dir
 from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
 from hela_cli.retrieval import Retrieval, learn_from, retrieve
 from hela_cli.store import Store
@@ -36,9 +36,14 @@ class Memory:
 
     @property
     def store(self) -> Store:
+        """The database, opened (and created if missing) on first use."""
+        return self._open_store(must_exist=False)
+
+    def _open_store(self, must_exist: bool) -> Store:
+        """``must_exist``: reads (ask, consolidate, forget) must not create an empty database."""
         if self._store is None:
-            self._store = Store(self.config.db or default_db_path(),
-                                vector_cache=self.config.retrieval.vector_cache)
+            self._store = Store.open(self.config.db, must_exist=must_exist,
+                                     vector_cache=self.config.retrieval.vector_cache)
         return self._store
 
     def close(self) -> None:
@@ -59,7 +64,8 @@ class Memory:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            path, mid = resolve_model(self.config.models.embedder, self.model_dir, "embedder")
+            path, mid = resolve_model(self.config.models.embedder, self.model_dir, "embedder",
+                                      self.config.models.search_paths)
             self._embedder = LlamaEmbedder(path, mid, n_ctx=self.config.models.embed_ctx,
                                            n_threads=self.config.models.n_threads)
         return self._embedder
@@ -67,7 +73,8 @@ class Memory:
     @property
     def chat(self) -> ChatModel:
         if self._chat is None:
-            path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat")
+            path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat",
+                                      self.config.models.search_paths)
             self._chat = LlamaChat(path, mid, n_ctx=self.config.models.chat_ctx,
                                    n_threads=self.config.models.n_threads,
                                    flash_attn=self.config.models.chat_flash_attn)
@@ -77,21 +84,71 @@ class Memory:
         """Tokens as the chat model counts them (its vocabulary only is loaded when no chat is needed)."""
         if self._chat is not None:
             return self._chat.count_tokens(text)
-        if self._tokenizer is None:
+        if self._tokenizer is None:  # a cached copy of the vocabulary; llama.cpp's only for other tokenizers
             from hela_cli.models import VocabTokenizer
+            from hela_cli.tokencount import token_counter
 
-            path, _ = resolve_model(self.config.models.chat, self.model_dir, "chat")
-            self._tokenizer = VocabTokenizer(path)
+            path, _ = resolve_model(self.config.models.chat, self.model_dir, "chat",
+                                    self.config.models.search_paths)
+            self._tokenizer = token_counter(path) or VocabTokenizer(path)
         return self._tokenizer.count_tokens(text)
 
     # ---------------------------------------------------------------- operations
     def ingest(self, paths: Sequence[str | Path], fmt: str = "auto", space: str | None = None,
                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+        from hela_cli.ingest import ingest_conversations, parse_all  # parsers: not needed to ask
+
         convs = parse_all(paths, fmt)  # everything validated before any write
         if not any(c.turns for c in convs):
             raise HelaError(f"{', '.join(map(str, paths))}: no turns to ingest")
         embedder = self.embedder  # a model fault is reported before the database is touched
         return ingest_conversations(self.store, embedder, convs, self.config, space, progress)
+
+    def add(self, space: str, text: str, *, speaker: str | None = None, time: Any = None,
+            session: str | None = None, source_id: str | None = None, role: str | None = None) -> int:
+        """Remember one turn now (``hela add``); returns its node id.
+
+        The turn is stored exactly as ingest stores one (embedding of the turn with its preceding turn
+        of the session, keywords, FTS row) and linked to the newest earlier turn of its session.
+
+        * ``speaker``: who said it (default ``role``, else ``"user"``).
+        * ``time``: when (a date string, epoch seconds or a ``datetime``; no zone means UTC); default the
+          wall clock now. The space's "now" for retrieval stays its newest memory.
+        * ``session``: the session id; without one the turn joins the session of the space's newest turn
+          when it is at most :data:`hela_cli.ingest.SESSION_GAP_HOURS` hours from it, else starts a new one.
+        * ``source_id``: makes the write idempotent: if the space already holds a turn with this id,
+          nothing is added and that turn's id is returned. Without it, the same text twice is two memories.
+
+        The space is created if needed. Raises :class:`~hela_cli.errors.InputError` for bad input (nothing
+        written).
+        """
+        turn = {"text": text, "speaker": speaker, "role": role, "time": time, "session": session,
+                "id": source_id}
+        return self.add_batch(space, [turn])["ids"][0]
+
+    def add_many(self, space: str, turns: Sequence[Any]) -> list[int]:
+        """Remember several turns in order, all or nothing (one write transaction); returns one node id per
+        turn (for a duplicate source id, the id of the turn already stored). A turn is a mapping with
+        ``text`` (or ``content``) and optional ``speaker`` (or ``role``), ``time``, ``session``, ``id``
+        (or ``source_id``), with the meaning they have in :meth:`add`."""
+        return self.add_batch(space, turns)["ids"]
+
+    def add_batch(self, space: str, turns: Sequence[Any]) -> dict[str, Any]:
+        """:meth:`add_many` with the full report: ``{"space", "added": [new ids], "skipped": [{"id",
+        "source_id"}], "ids": [id per turn], "seconds"}``. ``turns`` are mappings (validated here, an error
+        names ``turn N``) or :class:`~hela_cli.formats.Turn` objects from
+        :func:`hela_cli.ingest.turn_from_mapping`."""
+        from hela_cli.formats import Turn
+        from hela_cli.ingest import add_turns, turn_from_mapping
+
+        if isinstance(turns, (str, bytes)) or not isinstance(turns, Sequence):
+            raise HelaError("turns must be a list of turns", 2)
+        checked = [t if isinstance(t, Turn) else turn_from_mapping(t, f"turn {i + 1}") for i, t in enumerate(turns)]
+        if not checked:
+            raise HelaError("no turns to add", 2)
+        Store.check_space_name(space)
+        embedder = self.embedder  # a model fault is reported before the database is touched
+        return add_turns(self.store, embedder, space, checked, self.config)
 
     def _check_embedder(self) -> None:
         info = self.store.embedder_info()
@@ -102,11 +159,7 @@ class Memory:
                  learn: bool | None = None) -> Retrieval:
         if not question.strip():
             raise HelaError("the question is empty")
-        if self._store is None:  # asking must not create an empty database as a side effect
-            path = Path(self.config.db or default_db_path()).expanduser()
-            if self.config.db != ":memory:" and not path.exists():
-                raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
-        sp = self.store.require_space(space)
+        sp = self._open_store(must_exist=True).require_space(space)
         self._check_embedder()
         return retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn)
 
@@ -120,7 +173,8 @@ class Memory:
         prompt over the context window) writes nothing. ``on_answer`` gets the result as soon as the
         answer is learnt from, before a due consolidation (which can take a minute on a CPU) runs: ``hela
         ask`` prints it there. Returns the stable ``hela ask --json`` object, with ``consolidation`` filled
-        in.
+        in; ``citations`` are the memories the answer rests on (:func:`hela_cli.citations.select_citations`,
+        empty without an answer).
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
@@ -136,7 +190,7 @@ class Memory:
             t1 = time.perf_counter()
             a = self.config.answer
             answer = clean_answer(self.chat.generate(messages, max_tokens=a.max_tokens, temperature=a.temperature,
-                                                     stop=ANSWER_STOP))
+                                                     stop=ANSWER_STOP), res.memories)
             timings["generate"] = (time.perf_counter() - t1) * 1000
         step = res.step
         if learn and res.memories:
@@ -149,6 +203,7 @@ class Memory:
             "question": question,
             "space": space,
             "answer": answer,
+            "citations": select_citations(answer, res.memories, question=question),
             "memories": res.memories,
             "semantic": res.semantic,
             "context": context,
@@ -159,6 +214,9 @@ class Memory:
             "timings_ms": {k: round(v, 2) for k, v in timings.items()},
             "consolidation": None,
         }
+        if self.config.answer.log and (llm or (learn and res.memories)):
+            self.store.log_ask(self.store.require_space(space).id, question, answer,
+                               [m["id"] for m in res.memories], step)
         if on_answer is not None:
             on_answer(result)
         if llm and learn and res.memories:
@@ -172,11 +230,7 @@ class Memory:
     # ---------------------------------------------------------------- consolidation / forgetting
     def _existing_space(self, space: str) -> Any:
         """The space, without creating an empty database as a side effect."""
-        if self._store is None:
-            path = Path(self.config.db or default_db_path()).expanduser()
-            if self.config.db != ":memory:" and not path.exists():
-                raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
-        return self.store.require_space(space)
+        return self._open_store(must_exist=True).require_space(space)
 
     def consolidate(self, space: str, *, dry_run: bool = False, auto: bool = False,
                     max_hubs: int | None = None, progress: Callable[[int, int, Any], None] | None = None) -> dict[str, Any]:

@@ -72,8 +72,15 @@ DEFAULT_MODELS = {
 }
 
 
-def resolve_model(name: str, model_dir: Path, kind: str) -> tuple[Path, str]:
-    """Alias or path -> (GGUF path, model id). Errors say how to get the file."""
+def resolve_model(name: str, model_dir: Path, kind: str, search_paths: str = "") -> tuple[Path, str]:
+    """Alias, ``ollama:NAME[:TAG]`` or path -> (GGUF path, model id). Errors say how to get the file.
+
+    An Ollama name is looked up in the Ollama stores of ``search_paths`` (``models.search_paths``, see
+    :mod:`hela_cli.discover`) and used in place (its blob), never copied."""
+    if name.startswith("ollama:"):
+        from hela_cli.discover import resolve_ollama
+
+        return resolve_ollama(name, search_paths), name
     spec = DEFAULT_MODELS.get(name)
     if spec is not None:
         if spec.kind != kind:
@@ -141,6 +148,8 @@ class LlamaEmbedder:
     Text longer than the context window is truncated *for the embedding only* (the full text is stored).
     """
 
+    BATCH_TOKENS = 128  # tokens per llama_decode when several texts are embedded (measured: 64-256 similar)
+
     def __init__(self, path: str | Path, model_id: str | None = None, n_ctx: int = 512, n_threads: int = 0):
         path = Path(path)
         meta = check_gguf(path)
@@ -151,26 +160,46 @@ class LlamaEmbedder:
         self.path = path
         self.model_id = model_id or f"file:{path.name}"
         self.n_ctx = n_ctx
+        # flash attention: with several turns in one llama_decode the plain attention kernel computes the
+        # whole (masked) tokens x tokens matrix and was slower than one turn at a time
         self._llm = _load_llama(path, embedding=True, n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=n_ctx,
-                                n_threads=_n_threads(n_threads))
+                                n_threads=_n_threads(n_threads), flash_attn=True)
         self.dim = int(self._llm.n_embd())
+        self.batch_tokens = min(self.BATCH_TOKENS, n_ctx)
         self.embed(["hela"])  # a model with corrupt weights fails here, before anything is written
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=True))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed a batch: texts sorted by token count and packed several per ``llama_decode`` (each its own
+        sequence; llama.cpp pools per sequence), up to ``batch_tokens`` tokens a decode. The vectors are
+        the ones one text at a time gives (cosine >= 0.9999 in the tests)."""
+        texts = [t if t.strip() else "." for t in texts]
+        tokenize = self._llm.tokenize
+        sizes = [min(len(tokenize(t.encode("utf-8", "replace"))), self.n_ctx) for t in texts]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            vec = self._llm.embed(text if text.strip() else ".", normalize=True, truncate=True)
-            arr = np.asarray(vec, dtype=np.float32)
-            if arr.ndim != 1:  # per-token output: the model has no pooling
-                raise ModelError(f"{self.path}: the model returned per-token vectors; not a sentence embedder")
-            if not np.isfinite(arr).all() or not np.any(arr):  # corrupt weights: never store such a vector
-                raise ModelError(f"{self.path}: the embedder produced a non-finite or zero vector "
-                                 f"(corrupt model file?)")
-            out[i] = arr
-        return out
+        group: list[int] = []
+        used = 0
+        for i in sorted(range(len(texts)), key=sizes.__getitem__):
+            if group and used + sizes[i] > self.batch_tokens:
+                self._embed_group(texts, group, out)
+                group, used = [], 0
+            group.append(i)
+            used += sizes[i]
+        if group:
+            self._embed_group(texts, group, out)
+        norms = np.linalg.norm(out, axis=1)
+        if not np.isfinite(out).all() or not norms.all():  # corrupt weights: never store such a vector
+            raise ModelError(f"{self.path}: the embedder produced a non-finite or zero vector "
+                             f"(corrupt model file?)")
+        return out / norms[:, None]
+
+    def _embed_group(self, texts: list[str], group: list[int], out: np.ndarray) -> None:
+        vecs = self._llm.embed([texts[i] for i in group], normalize=False, truncate=True)
+        if vecs and vecs[0] and isinstance(vecs[0][0], list):  # per-token output: the model has no pooling
+            raise ModelError(f"{self.path}: the model returned per-token vectors; not a sentence embedder")
+        out[group] = np.asarray(vecs, dtype=np.float32)
 
 
 class LlamaChat:

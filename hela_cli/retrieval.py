@@ -99,6 +99,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         slack = r.date_slack_days * 86_400.0
         cand |= set(store.nodes_in_window(space.id, window[0], window[1] + slack, r.vector_candidates))
     nodes = store.node_features(cand, space.id)     # scoring fields only; full rows for the final set below
+    cand = set(nodes)  # a node forgotten by another process since the index was read is no candidate
 
     def fill_cos(ids: set[int]) -> None:
         missing = [i for i in ids if i not in cos]
@@ -134,6 +135,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         reached = {j for lst in nbrs.values() for j, _ in lst} - set(s_base)
         if reached:
             nodes.update(store.node_features(reached, space.id))
+            reached &= set(nodes)  # an edge may outlive its node by a moment (forgotten meanwhile)
             fill_cos(reached)
             s_base.update(s_base_of(reached))
         spreads = spread_activation(s_base, nbrs, r.beta, r.theta)

@@ -27,3 +27,8 @@ done
 last="${questions[-1]}"
 echo "== retrieval trace for \"$last\" (--explain --no-llm --no-learn)"
 $HELA ask "$last" --space demo --explain --no-llm --no-learn
+echo
+echo "== hela add: Jonas says something new (written now, one memory); a recall then finds it"
+$HELA add -s demo --speaker Jonas --id live-1 "My sister Clara just moved to Lyon to study architecture"
+$HELA ask "Where did Jonas's sister move?" --space demo --no-llm --no-learn --json | "$python_bin" -c 'import json, sys
+for m in json.load(sys.stdin)["memories"][:3]: print(m["id"], m["speaker"] + ":", m["text"])'

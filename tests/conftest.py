@@ -2,17 +2,35 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
+from typing import Any, Sequence
 
+import numpy as np
 import pytest
 
+from hela_cli.config import Config
+from hela_cli.keywords import keywords
+from hela_cli.memory import Memory
 from hela_cli.models import DEFAULT_MODELS, LlamaChat, LlamaEmbedder
 from hela_cli.paths import model_dir
+from hela_cli.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"
 MODEL_DIR = Path(os.environ.get("HELA_TEST_MODEL_DIR") or model_dir(os.environ.get("HELA_MODELS_DIR", "")))
+
+
+MODEL_FIXTURES = {"embedder", "chat", "model_dir_path", "cli_env"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that load the real default models are marked ``model`` (they still run in CI);
+    ``pytest -m "not model"`` runs the pure-logic rest in seconds, without model files."""
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.model)
 
 
 def _model_path(alias: str) -> Path:
@@ -49,3 +67,53 @@ def cli_env(tmp_path, model_dir_path, monkeypatch):
     monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("HELA_CONFIG", raising=False)
     return tmp_path
+
+
+class HashEmbedder:
+    """A deterministic stand-in for the embedder in pure-logic tests (no model file): each keyword of a
+    text (hela's own extractor) adds a signed, hashed direction; texts sharing keywords are similar."""
+
+    model_id = "test:hash-64"
+    dim = 64
+    n_ctx = 512
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for kw in keywords(text) or [text]:
+                h = hashlib.blake2b(kw.encode(), digest_size=8).digest()
+                out[i, h[0] % self.dim] += 1.0 if h[1] & 1 else -1.0
+            if not out[i].any():
+                out[i, 0] = 1.0
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="session")
+def hash_embedder() -> HashEmbedder:
+    return HashEmbedder()
+
+
+@pytest.fixture()
+def make_memory(request):
+    """``make_memory(config=None, *, embedder=None, chat=None, store=None, ingest=(), **changes)``: a
+    ``Memory`` on a throw-away in-memory store (or ``store``), closed after the test. ``embedder`` defaults
+    to the real default embedder; pass ``hash_embedder`` for pure-logic tests. ``changes`` set config
+    fields by dotted section: ``make_memory(retrieval__k=5)``. ``ingest`` files are ingested first."""
+    made: list[Memory] = []
+
+    def make(config: Config | None = None, *, embedder: Any = None, chat: Any = None, store: Store | None = None,
+             ingest: Sequence[str | Path] = (), **changes: Any) -> Memory:
+        cfg = config or Config()
+        for key, value in changes.items():
+            section, _, field = key.partition("__")
+            setattr(getattr(cfg, section), field, value)
+        mem = Memory(cfg, store=store if store is not None else Store.memory(),
+                     embedder=embedder if embedder is not None else request.getfixturevalue("embedder"), chat=chat)
+        made.append(mem)
+        if ingest:
+            mem.ingest(list(ingest))
+        return mem
+
+    yield make
+    for mem in made:
+        mem.close()

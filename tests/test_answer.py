@@ -39,14 +39,34 @@ def test_prompt_a2_shape():
 
 
 @pytest.mark.parametrize("flash", [True, False])
-def test_chat_flash_attention_setting(embedder, model_dir_path, flash):
+def test_chat_flash_attention_setting(make_memory, model_dir_path, flash):
     import llama_cpp
 
     cfg = Config()
     cfg.models.dir = str(model_dir_path)
     cfg.models.chat_flash_attn = flash
-    with Memory(cfg, store=Store.memory(), embedder=embedder) as m:
+    with make_memory(cfg) as m:
         m.ingest([SAMPLE / "conversation.json"])
         want = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
         assert m.chat._llm.context_params.flash_attn_type == want
         assert "tofu" in m.ask("What is the name of Jonas's dog?", "demo")["answer"].lower()
+
+
+def test_asks_are_logged(make_memory):
+    """Answered or learning asks land in the `asks` table (newest first); read-only ones and
+    `answer.log: false` leave it empty."""
+    m = make_memory(Config())
+    m.ingest([SAMPLE / "conversation.json"])
+    sp = m.store.require_space("demo")
+    m.ask("What is the name of Jonas's dog?", "demo", llm=False, learn=False)
+    assert m.store.asks(sp.id) == []
+    first = m.ask("What is the name of Jonas's dog?", "demo", llm=False, learn=True)
+    m.ask("Where did Maya travel?", "demo", llm=False, learn=True)
+    log = m.store.asks(sp.id)
+    assert [r["question"] for r in log] == ["Where did Maya travel?", "What is the name of Jonas's dog?"]
+    assert log[1]["memories"] == [x["id"] for x in first["memories"]] and log[1]["step"] == first["step"] == 1
+    assert log[1]["answer"] is None
+    m.config.answer.log = False
+    m.ask("Who is Tofu?", "demo", llm=False, learn=True)
+    assert len(m.store.asks(sp.id)) == 2
+    m.close()

@@ -1,7 +1,8 @@
 """Bad input through the CLI (issue 6): every case is one clear line, a non-zero exit code, no traceback
 and an unchanged database (file bytes and every row compared before/after).
 
-* every hand-written parser case of ``tests/test_formats.py`` (``BAD``), now end to end through
+* every hand-written parser case of ``tests/test_formats.py`` (``BAD``) and of the chat-export
+  importers (``tests/test_exports.py``, ``BAD_EXPORTS``), now end to end through
   ``hela ingest``, plus CLI-level cases: 10 MB single lines, a directory, a FIFO, a device, an unreadable
   file, a bad file among good ones, bad space names, unknown format, format mismatch;
 * configuration errors (YAML and environment) naming the offending key, out-of-range values;
@@ -31,6 +32,7 @@ from hela_cli.cli import app
 from hela_cli.cli.render import clean
 from hela_cli.store import Store
 from tests.reliability import build_base_db, db_state, file_digest, messages_file, one_line
+from tests.test_exports import BAD_EXPORTS
 from tests.test_formats import BAD, write
 
 runner = CliRunner()
@@ -79,6 +81,15 @@ def test_parser_cases_through_cli(db, tmp_path, case):
     line = refused(["ingest", p, "--format", fmt], db, code=2)
     assert name in line and expected in line
 
+
+
+@pytest.mark.parametrize("case", BAD_EXPORTS, ids=[c[0] for c in BAD_EXPORTS])
+def test_broken_chat_exports_through_cli(db, tmp_path, case):
+    """ChatGPT / Claude / WhatsApp exports, broken or partial (tests/test_exports.py): refused whole."""
+    _id, name, content, fmt, expected = case
+    p = write(tmp_path, name, content)
+    line = refused(["ingest", p, "--format", fmt], db, code=2)
+    assert name in line and expected in line
 
 def _big_text() -> bytes:
     return b"x" * MB10  # one 10 MB line, no speaker, no newline

@@ -177,8 +177,8 @@ def _race_migrations(tmp_path: Path, n_proc: int, rounds: int) -> None:
             assert out.strip() == ",".join(name for name, _ in MIGRATIONS)
         con = sqlite3.connect(path)
         try:
-            rows = con.execute("SELECT id, name FROM migrations ORDER BY id").fetchall()
-            assert rows == [(i + 1, name) for i, (name, _) in enumerate(MIGRATIONS)]
+            rows = con.execute("SELECT id, migration_set, name FROM _sqlite_migrations ORDER BY id").fetchall()
+            assert rows == [(i + 1, "hela", name) for i, (name, _) in enumerate(MIGRATIONS)]
             assert con.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)
             assert con.execute("SELECT count(*) FROM spaces").fetchone() == (1,)
             assert con.execute("SELECT count(*) FROM sqlite_master WHERE name='node_vec'").fetchone() == (1,)

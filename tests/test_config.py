@@ -54,3 +54,18 @@ def test_example_config_matches_defaults():
 
     c = load_config(Path(__file__).resolve().parents[1] / "config.example.yaml", env={})
     assert c == Config()
+
+
+@pytest.mark.parametrize("decay", ["1e-300", "0.5", "0.9", "0.9999", "1"])
+def test_every_decay_in_0_1_is_accepted(decay):
+    # tests/test_edges.py drives these (0.5 ... 0.9999) through 8k / 100k learning steps
+    assert load_config(None, env={"HELA_HEBBIAN_DECAY": decay}).hebbian.decay == float(decay)
+
+
+@pytest.mark.parametrize("key, value, needle", [
+    ("HELA_HEBBIAN_DECAY", "0", "> 0 and <= 1"), ("HELA_HEBBIAN_DECAY", "1.01", "> 0 and <= 1"),
+    ("HELA_HEBBIAN_CAP", "1e300", "<= 1e+250"), ("HELA_INGEST_INITIAL_WEIGHT", "1e260", "<= 1e+250"),
+])
+def test_values_that_cannot_work_are_refused(key, value, needle):
+    with pytest.raises(HelaError, match=needle.replace("+", r"\+")):
+        load_config(None, env={key: value})

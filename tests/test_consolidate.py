@@ -10,8 +10,6 @@ import pytest
 from hela_cli.config import Config
 from hela_cli.consolidate import (cluster_change, detect_hubs, distill_schema, normalise_date, novelty, plan_hubs,
                                   resolve_relative, salvage_json, select_cluster, validate_distillation)
-from hela_cli.memory import Memory
-from hela_cli.store import Store
 
 TURNS = [
     ("Caroline", "I adopted a greyhound called Tofu yesterday, she is very calm.", "2023-05-08T10:00:00Z"),
@@ -72,9 +70,9 @@ def good_reply(messages, schema):
                        "knowledge": []})
 
 
-def hub_space(embedder, tmp_path, chat, **changes):
+def hub_space(make_memory, tmp_path, chat, **changes):
     """A space of TURNS with a hand-made hub: node 0 strongly linked to nodes 4 and 6."""
-    mem = Memory(small_config(**changes), store=Store.memory(), embedder=embedder, chat=chat)
+    mem = make_memory(small_config(**changes), chat=chat)
     mem.ingest([write_conversation(tmp_path / "c.jsonl")], space="t")
     sp = mem.store.require_space("t")
     ids = [n["id"] for n in mem.store.iter_nodes(sp.id)]
@@ -215,8 +213,8 @@ def test_validate_distillation_rules():
 
 
 # ----------------------------------------------------------------------------------- store-level behaviour
-def test_dry_run_plans_without_model_or_writes(embedder, tmp_path):
-    mem, ids = hub_space(embedder, tmp_path, chat=None)
+def test_dry_run_plans_without_model_or_writes(make_memory, tmp_path):
+    mem, ids = hub_space(make_memory, tmp_path, chat=None)
     mem._chat = None
 
     def no_model():
@@ -233,9 +231,9 @@ def test_dry_run_plans_without_model_or_writes(embedder, tmp_path):
     assert mem.store.require_space("t").consolidated_step == 0
 
 
-def test_failure_is_reported_retried_and_never_raises(embedder, tmp_path):
+def test_failure_is_reported_retried_and_never_raises(make_memory, tmp_path):
     chat = ScriptedChat("this is not json", '{"traits": [')
-    mem, ids = hub_space(embedder, tmp_path, chat)
+    mem, ids = hub_space(make_memory, tmp_path, chat)
     rep = mem.consolidate("t")
     assert rep["failed"] == 1 and rep["distilled"] == 0 and rep["model_calls"] == 2  # one retry
     hub = rep["hubs"][0]
@@ -250,10 +248,10 @@ def test_failure_is_reported_retried_and_never_raises(embedder, tmp_path):
     assert rep["distilled"] == 1 and rep["hubs"][0]["status"] == "ok"
 
 
-def test_retry_after_invalid_first_reply_and_merge_of_duplicates(embedder, tmp_path):
+def test_retry_after_invalid_first_reply_and_merge_of_duplicates(make_memory, tmp_path):
     chat = ScriptedChat('{"traits": [], "facts": [{"subject": "x", "text": "Bob bought a car", "date": "", '
                         '"evidence": [1]}], "knowledge": []}', good_reply)
-    mem, ids = hub_space(embedder, tmp_path, chat)
+    mem, ids = hub_space(make_memory, tmp_path, chat)
     rep = mem.consolidate("t")
     hub = rep["hubs"][0]
     assert hub["status"] == "ok" and hub["attempts"] == 2 and rep["records_rejected"] == 1
@@ -278,9 +276,9 @@ def test_retry_after_invalid_first_reply_and_merge_of_duplicates(embedder, tmp_p
     assert ids[1] in next(r for r in mem.store.get_semantic(space_id=sp.id) if r["kind"] == "trait")["evidence"]
 
 
-def test_auto_consolidation_hook_and_switch(embedder, tmp_path):
+def test_auto_consolidation_hook_and_switch(make_memory, tmp_path):
     chat = ScriptedChat(good_reply)
-    mem, ids = hub_space(embedder, tmp_path, chat, **{"consolidation.auto": True,
+    mem, ids = hub_space(make_memory, tmp_path, chat, **{"consolidation.auto": True,
                                                       "consolidation.auto_every": 3})
     results = [mem.ask("Tell me about Tofu the greyhound", "t") for _ in range(3)]
     assert [r["consolidation"] is None for r in results] == [True, True, False]
@@ -299,7 +297,7 @@ def test_auto_consolidation_hook_and_switch(embedder, tmp_path):
 
 
 # ----------------------------------------------------------------------------------- the real model
-def test_coactivation_creates_hub_that_real_model_distils(embedder, chat, tmp_path):
+def test_coactivation_creates_hub_that_real_model_distils(make_memory, chat, tmp_path):
     class Counting:
         def __init__(self, inner):
             self.inner, self.calls, self.model_id, self.n_ctx = inner, 0, inner.model_id, inner.n_ctx
@@ -312,7 +310,7 @@ def test_coactivation_creates_hub_that_real_model_distils(embedder, chat, tmp_pa
             return self.inner.generate(*a, **kw)
 
     counting = Counting(chat)
-    mem = Memory(small_config(), store=Store.memory(), embedder=embedder, chat=counting)
+    mem = make_memory(small_config(), chat=counting)
     mem.ingest([write_conversation(tmp_path / "c.jsonl")], space="t")
     sp = mem.store.require_space("t")
     assert mem.consolidate("t", dry_run=True)["hubs"] == []  # ingest links alone make no hub

@@ -11,7 +11,6 @@ from hela_cli.cli import app
 from hela_cli.config import Config
 from hela_cli.dynamics import DAY
 from hela_cli.forget import explain_reasons
-from hela_cli.memory import Memory
 from hela_cli.store import Store
 from tests.test_consolidate import TURNS, write_conversation
 
@@ -34,8 +33,8 @@ def forget_config():
                                "retrieval.k": 1, "retrieval.m": 0})
 
 
-def test_dry_run_then_apply_leaves_no_orphans(embedder, tmp_path):
-    with Memory(forget_config(), store=Store.memory(), embedder=embedder) as mem:
+def test_dry_run_then_apply_leaves_no_orphans(make_memory, embedder, tmp_path):
+    with make_memory(forget_config()) as mem:
         mem.ingest([write_conversation(tmp_path / "c.jsonl")], space="t")
         sp = mem.store.require_space("t")
         ids = [n["id"] for n in mem.store.iter_nodes(sp.id)]
@@ -73,8 +72,8 @@ def test_dry_run_then_apply_leaves_no_orphans(embedder, tmp_path):
         mem.retrieve("Tofu walks", "t")  # retrieval still works afterwards
 
 
-def test_now_is_the_space_not_the_wall_clock(embedder, tmp_path):
-    with Memory(forget_config(), store=Store.memory(), embedder=embedder) as mem:
+def test_now_is_the_space_not_the_wall_clock(make_memory, tmp_path):
+    with make_memory(forget_config()) as mem:
         mem.ingest([write_conversation(tmp_path / "c.jsonl")], space="t")
         # measured against 20 June 2023 (newest memory): only the May turns are old, however late it is now
         assert len(mem.forget("t")["candidates"]) == 4

@@ -365,7 +365,7 @@ def test_detect(tmp_path, name, content, fmt):
 
 
 def test_formats_tuple():
-    assert FORMATS == ("auto", "locomo", "longmemeval", "messages", "text")
+    assert FORMATS == ("auto", "locomo", "longmemeval", "messages", "text", "chatgpt", "claude", "whatsapp")
 
 
 @pytest.mark.parametrize(

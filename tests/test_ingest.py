@@ -12,8 +12,8 @@ from tests.conftest import SAMPLE
 
 
 @pytest.fixture()
-def mem(embedder):
-    m = Memory(Config(), store=Store.memory(), embedder=embedder)
+def mem(make_memory):
+    m = make_memory(Config())
     yield m
     m.close()
 
@@ -99,11 +99,11 @@ def test_long_turn_is_stored_whole_and_reported(mem, tmp_path):
     assert node["text"] == long_text.strip() or node["text"] == long_text
 
 
-def test_association_on_ingest_creates_edges(embedder):
+def test_association_on_ingest_creates_edges(make_memory):
     cfg = Config()
     cfg.ingest.associate = True
     cfg.ingest.associate_min_sim = 0.5
-    with Memory(cfg, store=Store.memory(), embedder=embedder) as m:
+    with make_memory(cfg) as m:
         m.ingest([SAMPLE / "conversation.json"])
         sp = m.store.require_space("demo")
         nodes = list(m.store.iter_nodes(sp.id))

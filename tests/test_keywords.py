@@ -7,7 +7,7 @@ def test_keywords_drop_stop_words_and_stem():
 
 
 def test_stem_meets_variants():
-    assert stem("paintings") != ""
+    assert stem("paintings") == stem("painted") == "paint"
     assert stem("painting") == stem("paint") == "paint"
     assert stem("hiking") == stem("hike")
     assert stem("cities") == stem("city")
@@ -21,3 +21,12 @@ def test_keyword_match_share():
 def test_keywords_are_verbatim_safe():
     # SQL / FTS syntax is just text to the extractor
     assert keywords('DROP TABLE nodes; -- "NEAR" OR *') == ["drop", "tabl", "node", "near"]
+
+
+def test_two_letter_abbreviations_are_keywords():
+    assert keywords("She moved to LA, then the UK; he works on AI in NY.") == [
+        "move", "la", "uk", "work", "ai", "ny"]
+    assert keywords("LA's beaches") == ["la", "beach"]
+    # lower-case two-letter words, and capitalised stop words, stay out
+    assert keywords("we go to la la land") == ["land"]
+    assert keywords("IT IS OK TO GO") == []  # all capitals: no two-letter word stands out

@@ -221,3 +221,12 @@ def test_prompt_over_the_context_window_writes_nothing(tmp_path, base_db):
     env = hela_env(tmp_path, db, HELA_MODELS_CHAT_CTX="64")
     refused(hela(["ask", "What did we talk about?", "--space", "base"], env), 3,
             "exceeds the chat model's context window of 64 tokens", before, db)
+
+
+def test_header_reader_type_sizes_match_the_gguf_package():
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    from hela_cli.gguf import _TYPE_SIZES
+
+    for ttype, sizes in _TYPE_SIZES.items():
+        assert GGML_QUANT_SIZES[GGMLQuantizationType(ttype)] == sizes, ttype

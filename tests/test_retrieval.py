@@ -5,8 +5,6 @@ import json
 import pytest
 
 from hela_cli.config import Config
-from hela_cli.memory import Memory
-from hela_cli.store import Store
 from tests.conftest import SAMPLE
 
 # Memory A answers the query; memory B is semantically far from it but belongs with A.
@@ -33,20 +31,20 @@ def _conversation(path):
     return path
 
 
-def _mem(embedder, spreading=True):
+def _mem(make_memory, spreading=True):
     cfg = Config()
     cfg.retrieval.k, cfg.retrieval.m = 2, 1
     cfg.retrieval.spreading = spreading
     cfg.ingest.context_window = 0  # each turn embedded alone: similarity is the turn's own
-    return Memory(cfg, store=Store.memory(), embedder=embedder)
+    return make_memory(cfg)
 
 
 QUERY = "What breed is my dog Biscuit?"
 
 
 @pytest.mark.parametrize("spreading", [True, False])
-def test_figure5_hebbian_path(embedder, tmp_path, spreading):
-    with _mem(embedder, spreading) as mem:
+def test_figure5_hebbian_path(make_memory, tmp_path, spreading):
+    with _mem(make_memory, spreading) as mem:
         mem.ingest([_conversation(tmp_path / "c.jsonl")], space="fig5")
         ids = {n["text"]: n["id"] for n in mem.store.iter_nodes(mem.store.require_space("fig5").id)}
         a, b = ids[A], ids[B]
@@ -71,15 +69,23 @@ def test_figure5_hebbian_path(embedder, tmp_path, spreading):
             assert b not in got
 
 
-def test_learning_updates_edges_and_access(embedder):
-    with Memory(Config(), store=Store.memory(), embedder=embedder) as mem:
+def test_learning_updates_edges_and_access(make_memory):
+    with make_memory(Config()) as mem:
         mem.ingest([SAMPLE / "conversation.json"])
         sp = mem.store.require_space("demo")
+        planned = [m["id"] for m in mem.retrieve("What is the name of Jonas's dog?", "demo", learn=False).memories]
+        before = mem.store.edges_among(sp, planned, 0.995)  # conversation links among them (0.5 each)
         res = mem.retrieve("What is the name of Jonas's dog?", "demo")
         ids = [m["id"] for m in res.memories]
+        assert ids == planned
         sp = mem.store.require_space("demo")
         assert sp.step == 1
-        assert mem.store.edge_weight(sp, ids[0], ids[1], 0.995) >= 0.02 - 1e-9
+        after = mem.store.edges_among(sp, ids, 0.995)
+        pairs = [(a, b) for i, a in enumerate(sorted(ids)) for b in sorted(ids)[i + 1:]]
+        assert set(after) == set(pairs)  # Eq.1 reinforced every pair of the retrieved set
+        for p in pairs:  # w' = min(cap, decay * w + eta), from the link (if any) or from 0
+            assert after[p] == pytest.approx(min(1.0, 0.995 * before.get(p, 0.0) + 0.02))
+        assert any(p not in before for p in pairs) and any(p in before for p in pairs)
         nodes = mem.store.get_nodes(ids)
         assert all(n["access_count"] == 1 for n in nodes.values())
         ro = mem.retrieve("What is the name of Jonas's dog?", "demo", learn=False)
@@ -87,10 +93,10 @@ def test_learning_updates_edges_and_access(embedder):
         assert [m["id"] for m in ro.memories][:10] == ids[:10]
 
 
-def test_time_is_measured_from_space_now(embedder):
+def test_time_is_measured_from_space_now(make_memory):
     cfg = Config()
     cfg.retrieval.time_decay = True
-    with Memory(cfg, store=Store.memory(), embedder=embedder) as mem:
+    with make_memory(cfg) as mem:
         mem.ingest([SAMPLE / "conversation.json"])
         res = mem.retrieve("dog", "demo", learn=False)
         newest = max(n["ts"] for n in mem.store.iter_nodes(mem.store.require_space("demo").id))
@@ -99,8 +105,8 @@ def test_time_is_measured_from_space_now(embedder):
         assert far.memories[0]["time_factor"] < res.memories[0]["time_factor"]
 
 
-def test_low_confidence_traits_stay_out_of_the_context(embedder, tmp_path):
-    with _mem(embedder) as mem:
+def test_low_confidence_traits_stay_out_of_the_context(make_memory, embedder, tmp_path):
+    with _mem(make_memory) as mem:
         mem.ingest([_conversation(tmp_path / "c.jsonl")], space="fig5")
         sp = mem.store.require_space("fig5")
         node = next(iter(mem.store.iter_nodes(sp.id)))["id"]
@@ -119,7 +125,7 @@ def test_low_confidence_traits_stay_out_of_the_context(embedder, tmp_path):
         assert len(mem.retrieve(QUERY, "fig5", learn=False).semantic) == 1
 
 
-def test_passage_vectors_find_a_detail_past_the_embedding_cut(embedder, tmp_path):
+def test_passage_vectors_find_a_detail_past_the_embedding_cut(make_memory, embedder, tmp_path):
     """A long turn whose answer sits after the part the main vector sees (``ingest.max_turn_chars``): its
     passage vectors bring it to the top; with ``retrieval.passages: false`` it stays below short turns."""
     filler = " ".join(f"Step {i}: I compared prices of flights and trains for the spring holiday." for i in range(8))
@@ -132,7 +138,7 @@ def test_passage_vectors_find_a_detail_past_the_embedding_cut(embedder, tmp_path
     cfg.retrieval.k, cfg.retrieval.m = 1, 0
     cfg.ingest.context_window, cfg.ingest.max_turn_chars, cfg.ingest.passage_chars = 0, 200, 120
     question = "What goes into grandma's lasagne recipe?"
-    with Memory(cfg, store=Store.memory(), embedder=embedder) as mem:
+    with make_memory(cfg) as mem:
         mem.ingest([path], space="p")
         sp = mem.store.require_space("p")
         long_id = next(n["id"] for n in mem.store.iter_nodes(sp.id) if n["text"] == long_turn)
@@ -151,7 +157,7 @@ def test_passage_vectors_find_a_detail_past_the_embedding_cut(embedder, tmp_path
         assert mem.store.integrity_problems() == []
 
 
-def test_date_prior_prefers_memories_of_the_named_month(embedder, tmp_path):
+def test_date_prior_prefers_memories_of_the_named_month(make_memory, tmp_path):
     text = "We went hiking in the mountains with the kids."
     rows = [{"role": "user", "content": text, "timestamp": ts}
             for ts in ("2024-01-10T10:00:00Z", "2024-03-12T10:00:00Z", "2024-06-20T10:00:00Z")]
@@ -162,7 +168,7 @@ def test_date_prior_prefers_memories_of_the_named_month(embedder, tmp_path):
     cfg.retrieval.k, cfg.retrieval.m = 1, 0
     cfg.retrieval.spreading = False
     cfg.ingest.context_window = 0
-    with Memory(cfg, store=Store.memory(), embedder=embedder) as mem:
+    with make_memory(cfg) as mem:
         mem.ingest([path], space="d")
         q = "Where did we go hiking in March 2024?"
         mem.config.retrieval.date_prior = 0.0   # identical texts: the tie breaks on node id (January)

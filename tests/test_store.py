@@ -47,7 +47,8 @@ def test_file_is_user_only(tmp_path):
 def test_newer_schema_is_refused(tmp_path):
     path = tmp_path / "new.db"
     with Store(path) as s:
-        s.db.execute("INSERT INTO migrations(id, name, applied_at) VALUES (99, '0099_future', 0)")
+        s.db.execute("INSERT INTO _sqlite_migrations(migration_set, name, applied_at) "
+                     "VALUES ('hela', '0099_future', '2030-01-01')")
     with pytest.raises(StoreError, match="newer"):
         Store(path)
 
@@ -117,7 +118,7 @@ def test_global_decay_is_o1_and_reinforcement_rewrites(store):
 def test_rebase_keeps_weights(store, monkeypatch):
     import hela_cli.store.edges as st
 
-    monkeypatch.setattr(st, "REBASE_EXPONENT", 5)
+    monkeypatch.setattr(st, "REBASE_BELOW", 0.9 ** 5)  # rebase every 6 steps
     sp = store.ensure_space("a")
     with store.transaction():
         ids = store.insert_nodes(sp.id, _rows(2), _vecs(2))
@@ -168,7 +169,6 @@ def test_upgrade_from_0003(tmp_path, monkeypatch):
     path = tmp_path / "old.db"
     vecs = _vecs(5)
     monkeypatch.setattr(store_mod, "MIGRATIONS", store_mod.MIGRATIONS[:3])
-    monkeypatch.setattr(store_mod, "SCHEMA_VERSION", 3)
     with Store(path) as s:
         s.bind_embedder("test-embedder", 8)
         sp_a, sp_b = s.ensure_space("a"), s.ensure_space("b")

@@ -17,7 +17,7 @@ from hela_cli.errors import HelaError, InputError
 from hela_cli.cli.render import clean, console, err_console, print_json, text
 
 bench_app = typer.Typer(no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
-                        help="Benchmarks (LoCoMo evaluation).")
+                        help="Benchmarks (LoCoMo, LongMemEval).")
 
 VARIANT_HELP = "full|no-spreading|no-reflect|no-forget|no-learn|cosine|bm25"
 
@@ -154,3 +154,141 @@ def bench_locomo(
         print_json(summary)
     else:
         render_summary(summary)
+
+
+# ----------------------------------------------------------------------------------- longmemeval
+_LME_COLS = (("sess_any", "session_recall_any"), ("sess_all", "session_recall_all"), ("turn", "turn_recall"))
+
+
+def _progress_run(fn: Any, json_out: bool, **kwargs: Any) -> dict[str, Any]:
+    """Run a benchmark function with a Rich progress bar on a terminal, plain stage lines otherwise."""
+    if sys.stderr.isatty():
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=True) as prog:
+            task = prog.add_task("loading", total=None)
+            return fn(progress=lambda d, t, label: prog.update(task, completed=d, total=t,
+                                                               description=clean(label)), **kwargs)
+
+    def plain(done: int, total: int, label: str) -> None:  # logs (nohup): one line per step
+        if not json_out:
+            err_console.print(text(f"[{done}/{total}] {label}"))
+
+    return fn(progress=plain, **kwargs)
+
+
+def render_lme(s: dict[str, Any]) -> None:
+    from rich import box
+    from rich.table import Table
+
+    qa = not s["retrieval_only"]
+    for v in s["variants"].values():
+        title = (f"LongMemEval {v['variant']}: {v['questions']} items, {v['budget']} memories "
+                 f"(k={v['k']} + m={v['m']}), scores in %")
+        t = Table(title=clean(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+                  show_edge=False, collapse_padding=True)
+        cols = ["question type", "n", *(c for c, _ in _LME_COLS), "tokens"]
+        if qa:
+            cols += ["F1", "EM", "abstain"]
+        for c in cols:
+            t.add_column(c, justify="left" if c == "question type" else "right", no_wrap=c != "question type")
+
+        def row(label: str, g: dict[str, Any] | None, style: str = "") -> None:
+            if not g or not g["count"]:
+                return
+            cells = [label, str(g["count"]), *(_fmt(g[key]) for _, key in _LME_COLS),
+                     _fmt(g["context_tokens"], pct=False)]
+            if qa:
+                cells += [_fmt(g["f1"]), _fmt(g["em"]), _fmt(g["abstained"])]
+            t.add_row(*cells, style=style)
+
+        for name, g in v["per_type"].items():
+            row(name, g)
+        row("overall", v["overall"], "bold")
+        row("abstention (_abs)", v["abstention"], "dim")
+        console.print(t)
+    if len(s["variants"]) > 1:
+        t = Table(title="LongMemEval variants, overall (%)", title_justify="left", box=box.SIMPLE_HEAD,
+                  pad_edge=False, show_edge=False, collapse_padding=True)
+        cols = ["variant", "budget", *(c for c, _ in _LME_COLS)] + (["F1", "EM", "abstain"] if qa else [])
+        for c in cols:
+            t.add_column(c, justify="left" if c == "variant" else "right", no_wrap=True)
+        for v in s["variants"].values():
+            g = v["overall"] or {}
+            cells = [v["variant"], str(v["budget"]), *(_fmt(g.get(key)) for _, key in _LME_COLS)]
+            if qa:
+                cells += [_fmt(g.get("f1")), _fmt(g.get("em")), _fmt(g.get("abstained"))]
+            t.add_row(*cells)
+        console.print(t)
+    console.print(text("sess_any / sess_all: an / every answer session holds a retrieved memory; turn: share of "
+                       "has_answer turns retrieved; abstention items are left out of these"
+                       + ("; F1, EM: offline token F1 / exact match vs 'answer'; abstain: share of abstention "
+                          "items answered with an abstention" if qa else "")), style="dim")
+    ing = s["ingest"]
+    line = f"{s['timing']['seconds']:.0f}s total, {s['timing']['asked']} asked, {s['timing']['resumed']} resumed"
+    if ing["ingested"]:
+        line += (f"; ingest: {ing['ingested']} items, {ing['turns']} turns in {ing['seconds']:.0f}s "
+                 f"({ing['turns_per_s']} turns/s" + (f", {ing['tokens_per_s']:.0f} tokens/s" if ing["tokens_per_s"]
+                                                      else "") + ")")
+    if ing["cached"]:
+        line += f"; {ing['cached']} items from the cache"
+    console.print(text(line), style="dim")
+    for note in s.get("notes", []):
+        console.print(text(f"note: {note}"), style="yellow")
+
+
+@bench_app.command("longmemeval")
+def bench_longmemeval(
+    ctx: typer.Context,
+    file: Path = typer.Argument(..., help="A LongMemEval JSON file (e.g. longmemeval_s.json)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N items (dataset order)."),
+    items: Optional[str] = typer.Option(None, "--items", help="Comma-separated question_ids: only these "
+                                        "items, in this order."),
+    per_type: Optional[int] = typer.Option(None, "--per-type", min=1, help="Only the first N items of each "
+                                           "question type (dataset order; --limit applies after)."),
+    retrieval_only: bool = typer.Option(False, "--retrieval-only", help="No answers: session / turn recall and "
+                                        "context tokens only (fast)."),
+    variant: str = typer.Option("full", "--variant", help="One or more of " + VARIANT_HELP.replace("|", ", ")
+                                + ", separated by commas (all run on one ingest per item)."),
+    k: Optional[int] = typer.Option(None, "--k", min=1, max=200, help="Top-k by base activation (default 10); "
+                                    "baselines get k+m memories."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the summary JSON to this file."),
+    records: Optional[Path] = typer.Option(None, "--records", help="Append one JSON line per item and variant; "
+                                           "an interrupted run given the same file resumes."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Keep each item's ingested database in "
+                                             "this directory (keyed by item, embedder and ingest settings); "
+                                             "later runs copy it instead of ingesting."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Evaluate on LongMemEval: one fresh space per item, its question asked at the item's question_date."""
+    from hela_cli.bench import VARIANTS
+    from hela_cli.bench_longmemeval import run_longmemeval
+
+    variants = [v.strip() for v in variant.split(",") if v.strip()]
+    if not variants:
+        raise InputError("--variant: no variant given")
+    for v in variants:
+        if v not in VARIANTS:
+            raise InputError(f"unknown variant '{v}' (choose from {', '.join(VARIANTS)})")
+    if out is not None and not out.parent.is_dir():
+        raise InputError(f"--out: directory {out.parent} does not exist")
+    if cache_dir is not None and not cache_dir.is_dir():
+        raise InputError(f"--cache-dir: {cache_dir} is not a directory")
+    item_ids = [i for i in items.split(",") if i.strip()] if items is not None else None
+    if items is not None and not item_ids:
+        raise InputError("--items: no question_id given")
+    cfg = ctx.find_root().obj.config()
+    summary = _progress_run(run_longmemeval, json_out, path=file, variants=variants, limit=limit,
+                            per_type=per_type, item_ids=item_ids,
+                            retrieval_only=retrieval_only, k=k, cfg=cfg, records=records, cache_dir=cache_dir)
+    if out is not None:
+        try:
+            out.write_text(json.dumps(summary, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
+        except OSError as e:
+            raise HelaError(f"{out}: cannot write the summary ({e.strerror})", 2) from None
+    if json_out:
+        print_json(summary)
+    else:
+        render_lme(summary)

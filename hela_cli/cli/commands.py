@@ -7,7 +7,6 @@ Errors: every :class:`~hela_cli.errors.HelaError` becomes one line on stderr and
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -18,8 +17,8 @@ from typer.core import TyperGroup
 
 from hela_cli import __version__
 from hela_cli.config import Config, load_config
-from hela_cli.errors import HelaError, StoreError
-from hela_cli.cli.render import clean, console, err_console, fmt_ts, print_json, text
+from hela_cli.errors import HelaError
+from hela_cli.cli.render import citation_lines, clean, console, err_console, fmt_ts, print_json, table, text
 
 
 try:  # typer >= 0.2x vendors its own copy of click: its usage errors are not click's classes
@@ -158,7 +157,9 @@ def models_pull(
     for a in aliases:
         if a not in DEFAULT_MODELS:
             raise HelaError(f"unknown model alias '{a}' (known: {', '.join(DEFAULT_MODELS)})")
-    log = (lambda s: None) if json_out else (lambda s: err_console.print(text(s)))
+    # soft_wrap: a log line is never re-wrapped by Rich (a narrow terminal wraps it, a pipe keeps it whole;
+    # Rich broke "(46.2 MB)" into two lines at 80 columns)
+    log = (lambda s: None) if json_out else (lambda s: err_console.print(text(s), soft_wrap=True))
     paths = {a: str(pull_model(a, mdir, source, force, log)) for a in aliases}
     if json_out:
         print_json({"model_dir": str(mdir), "models": paths})
@@ -166,7 +167,9 @@ def models_pull(
 
 @models_app.command("list")
 def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
-    """Show configured and cached models, sizes and the embedding dimension of the database."""
+    """Show configured and cached models, GGUFs found elsewhere on this machine (Ollama, LM Studio,
+    llama.cpp cache; see models.search_paths) and the embedding dimension of the database."""
+    from hela_cli.discover import find_ggufs, search_dirs
     from hela_cli.pull import model_files
     from hela_cli.paths import model_dir
 
@@ -174,6 +177,7 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
     cfg = st.config()
     mdir = model_dir(cfg.models.dir)
     rows = model_files(mdir)
+    found = find_ggufs(cfg.models.search_paths, exclude={Path(r["path"]) for r in rows if r["present"]})
     db_path = Path(cfg.db) if cfg.db else None
     embed_info = None
     from hela_cli.paths import default_db_path
@@ -186,22 +190,43 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
             embed_info = s.embedder_info()
     out = {"model_dir": str(mdir), "configured": {"embedder": cfg.models.embedder, "chat": cfg.models.chat},
            "database_embedder": {"model": embed_info[0], "dim": embed_info[1]} if embed_info else None,
-           "models": rows}
+           "models": rows, "found": found,
+           "searched": [{"source": src, "path": str(d), "exists": d.is_dir()}
+                        for src, d in search_dirs(cfg.models.search_paths)]}
     if json_out:
         print_json(out)
         return
-    from rich.table import Table
-
-    t = Table(title=f"models in {clean(mdir)}")
-    for col in ("alias", "kind", "present", "size", "file"):
-        t.add_column(col)
+    t = table(f"models in {mdir}", [("alias", "key"), ("kind", "key"), ("present", "key"), ("size", "num"),
+                                    ("file", "text")])
     for r in rows:
         t.add_row(text(r["alias"] or "-"), r["kind"], "yes" if r["present"] else "[red]no[/red]",
-                  f"{r['size_bytes'] / 1e6:.1f} MB" if r["size_bytes"] else "-", text(Path(r["path"]).name))
+                  _size(r["size_bytes"]), text(Path(r["path"]).name))
     console.print(t)
+    if found:
+        console.print(text(f"found on this machine ({len(found)}): set models.chat / models.embedder to a 'use:' "
+                           f"value"), style="bold")
+        for r in found:
+            if r["error"]:
+                console.print(text(f"  {r['name']} ({r['source']}): unreadable: {r['error']}"), style="red",
+                              soft_wrap=True)
+                continue
+            desc = " · ".join(str(x) for x in (r["architecture"], r["parameters_label"], r["quantization"],
+                                                r["kind"], _size(r["size_bytes"]), r["source"]) if x)
+            console.print(text(f"  {r['name']}", "bold") + text(f"  {desc}"), soft_wrap=True)
+            console.print(text(f"    use: {r['ref']}"), soft_wrap=True)  # whole, never cut: it is to be copied
+    else:
+        where = ", ".join(str(d) for _, d in search_dirs(cfg.models.search_paths))
+        console.print(text(f"no other GGUF found in: {where}" if where else
+                           "no other GGUF searched for (models.search_paths: none)"), style="dim")
     console.print(text(f"configured: embedder={cfg.models.embedder} chat={cfg.models.chat}"))
     if embed_info:
         console.print(text(f"database embedder: {embed_info[0]} ({embed_info[1]}-d)"))
+
+
+def _size(n: Optional[int]) -> str:
+    if not n:
+        return "-"
+    return f"{n / 1e9:.2f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB"
 
 
 # ----------------------------------------------------------------------------------- ingest / spaces
@@ -209,7 +234,8 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
 def ingest(
     ctx: typer.Context,
     paths: list[Path] = typer.Argument(..., help="Transcript files to ingest."),
-    fmt: str = typer.Option("auto", "--format", "-f", help="auto|locomo|longmemeval|messages|text"),
+    fmt: str = typer.Option("auto", "--format", "-f",
+                           help="auto|locomo|longmemeval|messages|text|chatgpt|claude|whatsapp"),
     space: Optional[str] = typer.Option(None, "--space", "-s", help="Memory space (default: the LoCoMo "
                                         "sample_id or 'default')."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
@@ -245,44 +271,88 @@ def ingest(
 @app.command()
 def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List memory spaces with node, edge and semantic-record counts."""
-    from hela_cli.paths import default_db_path
     from hela_cli.store import Store
 
     cfg = _state(ctx).config()
-    path = Path(cfg.db) if cfg.db else default_db_path()
-    if not path.exists():
-        raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
-    with Store(path) as s:
+    with Store.open(cfg.db) as s:
         rows = s.spaces()
+        path = s.path
     if json_out:
         print_json(rows)
         return
-    from rich.table import Table
-
-    t = Table(title=clean(path))
-    for col in ("space", "nodes", "edges", "semantic", "retrievals", "first", "last"):
-        t.add_column(col, justify="right" if col not in ("space",) else "left")
+    t = table(str(path), [("space", "key"), ("nodes", "num"), ("edges", "num"), ("semantic", "num"),
+                          ("retrievals", "num"), ("first", "key"), ("last", "key")])
     for r in rows:
         t.add_row(text(r["name"]), str(r["nodes"]), str(r["edges"]), str(r["semantic"]), str(r["steps"]),
                   fmt_ts(r["first_ts"]), fmt_ts(r["last_ts"]))
     console.print(t)
 
 
+# ----------------------------------------------------------------------------------- add
+def _read_stdin_turns() -> list[Any]:
+    """JSON Lines on stdin, every line validated before anything is written (blank lines skipped)."""
+    import json
+
+    from hela_cli.errors import InputError
+    from hela_cli.ingest import turn_from_mapping
+
+    turns = []
+    for n, line in enumerate(sys.stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"<stdin>:{n}: not valid JSON ({e.msg} at column {e.colno})") from None
+        turns.append(turn_from_mapping(obj, f"<stdin>:{n}"))
+    if not turns:
+        raise InputError("<stdin>: no turns to add")
+    return turns
+
+
+@app.command()
+def add(
+    ctx: typer.Context,
+    words: list[str] = typer.Argument(..., metavar="TEXT", help="The turn's text, or '-' to read JSON Lines "
+                                      "from stdin ({\"speaker\"|\"role\", \"text\"|\"content\", \"time\"?, "
+                                      "\"id\"?, \"session\"?} per line)."),
+    space: str = typer.Option("default", "--space", "-s", help="Memory space (created if needed)."),
+    speaker: Optional[str] = typer.Option(None, "--speaker", help="Who said it (default: user)."),
+    when: Optional[str] = typer.Option(None, "--time", help="When it was said (default: now)."),
+    session: Optional[str] = typer.Option(None, "--session", help="Session id (default: the newest turn's "
+                                          "session if within 6 hours, else a new one)."),
+    source_id: Optional[str] = typer.Option(None, "--id", help="Source id: a retry with the same id adds nothing."),
+    json_out: bool = typer.Option(False, "--json", help='Print {"added": [...], "skipped": [...]}.'),
+) -> None:
+    """Remember a turn now (one node, linked to the previous turn of its session). Prints the new id(s)."""
+    from hela_cli.ingest import parse_time, turn_from_mapping
+
+    if words == ["-"]:
+        if any(v is not None for v in (speaker, when, session, source_id)):
+            raise HelaError("--speaker, --time, --session and --id apply to TEXT; with '-' give them per line", 2)
+        turns = _read_stdin_turns()
+    else:
+        if when is not None:
+            parse_time(when, "--time")  # the error names the option
+        turn = {"text": " ".join(words), "speaker": speaker, "time": when, "session": session, "id": source_id}
+        turns = [turn_from_mapping(turn, "hela add")]
+    mem = _state(ctx).memory()
+    with mem:
+        rep = mem.add_batch(space, turns)
+    if json_out:
+        print_json({"space": rep["space"], "added": rep["added"], "skipped": rep["skipped"]})
+        return
+    for nid in rep["added"]:
+        console.print(str(nid))
+    for s in rep["skipped"]:
+        err_console.print(text(f"skipped: id {s['source_id']} is already memory {s['id']}"), soft_wrap=True)
+
+
 # ----------------------------------------------------------------------------------- ask
 def parse_now(value: Optional[str]) -> Optional[float]:
-    if value is None:
-        return None
-    from datetime import timezone
+    from hela_cli.dates import parse_time
 
-    from dateutil import parser as dparser
-
-    try:
-        d = dparser.parse(value)
-    except (ValueError, OverflowError):
-        raise HelaError(f"--now: cannot parse date/time '{value}'", 2) from None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=timezone.utc)
-    return d.timestamp()
+    return None if value is None else parse_time(value, "--now")[0]
 
 
 @app.command()
@@ -296,15 +366,17 @@ def ask(
     no_llm: bool = typer.Option(False, "--no-llm", help="Retrieval only: print the context."),
     no_learn: bool = typer.Option(False, "--no-learn", help="Read-only: no Hebbian update, no access counts."),
     explain: bool = typer.Option(False, "--explain", help="Show the score trace of every memory."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print the answer alone (no sources), for scripts."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Answer a question from memory (retrieval learns from use unless --no-learn)."""
+    """Answer a question from memory, then the memories it rests on (retrieval learns from use unless
+    --no-learn)."""
     st = _state(ctx)
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
     with mem:
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=False if no_learn else None,
-                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm))
+                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm, quiet))
     rep = res["consolidation"]
     if rep is not None and rep.get("error"):
         err_console.print(text(f"warning: auto-consolidation failed: {rep['error']}"), style="yellow",
@@ -314,9 +386,14 @@ def ask(
                                f"in {rep.get('seconds', 0):.0f} s"), style="dim")
 
 
-def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool) -> None:
+def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet: bool = False) -> None:
     if json_out:
         print_json(res)
+    elif quiet:
+        if no_llm:
+            console.print(text(res["context"]), soft_wrap=True)
+        else:
+            console.print(text(res["answer"] or ""), soft_wrap=True)
     else:
         if explain:
             from hela_cli.cli.explain import render_explain
@@ -326,10 +403,35 @@ def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool) -> Non
             console.print(text(res["context"]), soft_wrap=True)  # verbatim: no wrapping inserted
         else:
             console.print(text(res["answer"] or ""), style="bold", soft_wrap=True)
+            if res.get("citations"):
+                console.print(text("sources:"), style="dim")
+                for line in citation_lines(res["citations"], console.width):
+                    console.print(text(line), soft_wrap=True)
         if explain or no_llm:
             console.print(text(f"{len(res['memories'])} memories, {res['context_tokens']} context tokens, "
                                f"{res['timings_ms']['total']:.0f} ms"), style="dim")
     sys.stdout.flush()  # out before a consolidation that may follow in this process
+
+
+# ----------------------------------------------------------------------------------- mcp
+@app.command()
+def mcp(
+    ctx: typer.Context,
+    db: Optional[str] = typer.Option(None, "--db", metavar="PATH", help="Database file (as the global --db; "
+                                     "either place works)."),
+    config: Optional[str] = typer.Option(None, "--config", metavar="PATH", help="YAML config file (as the "
+                                         "global --config)."),
+) -> None:
+    """Run the MCP server on stdio (tools: remember, recall, ask, forget, spaces, hubs)."""
+    try:
+        from hela_cli.mcp_server import serve
+    except ImportError as e:  # pragma: no cover - mcp is a dependency
+        raise HelaError(f"hela mcp needs the MCP SDK ({e}); pip install 'mcp>=2'") from None
+
+    st = _state(ctx)
+    st.db = db or st.db
+    st.config_path = config or st.config_path
+    serve(st.config())
 
 
 # ----------------------------------------------------------------------------------- bench (cli_bench.py)

@@ -15,8 +15,8 @@ from typing import Any, Optional
 
 import typer
 
-from hela_cli.errors import HelaError, InputError, StoreError
-from hela_cli.cli.render import clean, console, err_console, fmt_ts, print_json, text
+from hela_cli.errors import HelaError, InputError
+from hela_cli.cli.render import clean, console, err_console, fmt_ts, print_json, table, text
 
 HUB_STYLE = "bold magenta"       # hubs (Figure 4: the strongly connected centres)
 ISOLATED_STYLE = "dim"           # nodes without any edge
@@ -34,14 +34,10 @@ def _state(ctx: typer.Context) -> Any:
 
 def _open(ctx: typer.Context) -> tuple[Any, Any]:
     """(store, config) for read-only commands; never creates a database."""
-    from hela_cli.paths import default_db_path
     from hela_cli.store import Store
 
     cfg = _state(ctx).config()
-    path = Path(cfg.db).expanduser() if cfg.db else default_db_path()
-    if not path.exists():
-        raise StoreError(f"{path}: no database yet (run `hela ingest` first)")
-    return Store(path), cfg
+    return Store.open(cfg.db), cfg
 
 
 def _node_style(hub: bool, isolated: bool) -> str:
@@ -79,11 +75,10 @@ def consolidate_cmd(
     if json_out:
         print_json(rep)
         return
-    from rich.table import Table
 
-    t = Table(title=clean(f"{'planned ' if dry_run else ''}consolidation of space '{rep['space']}'"))
-    for col in ("hub", "D(v)", "degree", "cluster", "action" if dry_run else "status", "records"):
-        t.add_column(col, justify="right" if col in ("D(v)", "degree", "records") else "left")
+    t = table(f"{'planned ' if dry_run else ''}consolidation of space '{rep['space']}'",
+              [("hub", "key"), ("D(v)", "num"), ("degree", "num"), ("cluster", "text"),
+               ("action" if dry_run else "status", "key"), ("records", "num")])
     for h in rep["hubs"]:
         status = h["action"] if dry_run else (h.get("status") or h["action"])
         style = "red" if status.startswith("failed") else ("green" if status == "ok" else "")
@@ -109,11 +104,9 @@ def consolidate_cmd(
 
 # ----------------------------------------------------------------------------------- forget
 def _candidates_table(title: str, cands: list[dict[str, Any]]) -> Any:
-    from rich.table import Table
 
-    t = Table(title=clean(title))
-    for col in ("id", "speaker", "text", "weight", "idle days", "accesses", "why"):
-        t.add_column(col, justify="right" if col in ("id", "weight", "idle days", "accesses") else "left")
+    t = table(title, [("id", "num"), ("speaker", "key"), ("text", "text"), ("weight", "num"), ("idle days", "num"),
+                      ("accesses", "num"), ("why", "text")])
     for c in cands:
         why = "; ".join(r["reason"] for r in c["reasons"].values())
         t.add_row(text(str(c["id"]), ISOLATED_STYLE if not c["degree"] else ""), text(c["speaker"] or "-"),
@@ -216,11 +209,9 @@ def inspect_hubs(
     if not rows:
         console.print(text(f"no hubs in '{space}' (no node has D(v) > {cfg.consolidation.delta_hub:g})"))
         return
-    from rich.table import Table
 
-    t = Table(title=clean(f"hubs of '{space}'"))
-    for col in ("hub", "D(v)", "degree", "consolidated", "text", "cluster: id (weight)"):
-        t.add_column(col, justify="right" if col in ("D(v)", "degree") else "left")
+    t = table(f"hubs of '{space}'", [("hub", "key"), ("D(v)", "num"), ("degree", "num"), ("consolidated", "key"),
+                                     ("text", "text"), ("cluster: id (weight)", "text")])
     for r in rows:
         cluster = text(", ".join(f"{c['id']} ({c['weight']:.2f})" for c in r["cluster"][1:5]))
         if len(r["cluster"]) > 5:
@@ -273,7 +264,6 @@ def inspect_node(
     if json_out:
         print_json(n)
         return
-    from rich.table import Table
 
     kind = "hub" if n["hub"] else ("isolated" if n["isolated"] else "memory")
     head = text("")
@@ -290,9 +280,8 @@ def inspect_node(
     for k, v in meta:
         console.print(text(f"  {k:<12} ", "dim") + text(v))
     if n["neighbours"]:
-        t = Table(title="neighbours (current weights)")
-        for col in ("id", "weight", "speaker", "text"):
-            t.add_column(col, justify="right" if col in ("id", "weight") else "left")
+        t = table("neighbours (current weights)", [("id", "num"), ("weight", "num"), ("speaker", "key"),
+                                                    ("text", "text")])
         for x in n["neighbours"]:
             t.add_row(str(x["id"]), f"{x['weight']:.4f}", text(x["speaker"] or "-"), text(x["text"]))
         console.print(t)
@@ -385,11 +374,9 @@ def inspect_semantic(
     if not recs:
         console.print(text(f"no semantic records in '{space}' (run `hela consolidate --space {space}`)"))
         return
-    from rich.table import Table
 
-    t = Table(title=clean(f"semantic records of '{space}'"))
-    for col in ("id", "kind", "subject", "text", "date", "conf.", "evidence"):
-        t.add_column(col, justify="right" if col in ("id", "conf.") else "left")
+    t = table(f"semantic records of '{space}'", [("id", "num"), ("kind", "key"), ("subject", "key"), ("text", "text"),
+                                                ("date", "key"), ("conf.", "num"), ("evidence", "text")])
     for r in recs:
         ev = " ".join(str(e) for e in r["evidence"])
         if r["forgotten_evidence"]:

@@ -37,3 +37,54 @@ def fmt_ts(ts: float | None) -> str:
     if ts is None:
         return "-"
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def one_line(s: Any, width: int) -> str:
+    """``s`` on one line (whitespace collapsed, control characters escaped), cut to ``width`` characters
+    with a "…" marker - at a word boundary when one is near."""
+    flat = " ".join(clean(s).split())
+    if width <= 0 or len(flat) <= width:
+        return flat
+    if width == 1:
+        return "…"
+    cut = flat[: width - 1]
+    space = cut.rfind(" ")
+    if space >= width * 2 // 3:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def citation_lines(citations: list[dict[str, Any]], width: int) -> list[str]:
+    """One line per citation, at most ``width`` characters:
+    ``  D1:4 · 8 May 2023 · Jonas: text…`` (the node id ``#12`` when there is no source id); the excerpt
+    starts before the first answer word the memory contains when the start would hide it."""
+    from hela_cli.citations import excerpt
+    from hela_cli.prompts import format_date
+
+    out = []
+    for c in citations:
+        ref = c.get("source_id") or f"#{c.get('id')}"
+        date = format_date(c["timestamp"]) if c.get("timestamp") is not None else (c.get("time_str") or "")
+        head = one_line(f"{ref} · {date} · {c.get('speaker') or 'unknown'}: ", width - 2)
+        room = width - 2 - len(head) - 1
+        body = excerpt(clean(c.get("text") or ""), c.get("words") or (), room) if room >= 12 else ""
+        out.append(f"  {head} {body}".rstrip())
+    return out
+
+
+def table(title: Any, columns: list[tuple[str, str]]) -> Any:
+    """A Rich table that stays legible at 80 columns and when piped: no vertical rules, collapsed padding,
+    and no value broken inside a narrow column. ``columns`` are ``(name, kind)``: ``num`` (right-aligned)
+    and ``key`` (ids, names, dates: left) are kept whole on one line; ``text`` (free text) wraps at word
+    boundaries in a column at least 16 characters wide (a word longer than that is cut with "…")."""
+    from rich import box
+    from rich.table import Table
+
+    t = Table(title=text(title) if isinstance(title, str) else title, title_justify="left",
+              box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
+    for name, kind in columns:
+        if kind == "text":
+            t.add_column(name, overflow="ellipsis", min_width=16)
+        else:
+            t.add_column(name, justify="right" if kind == "num" else "left", no_wrap=True)
+    return t

@@ -5,8 +5,20 @@
 * ``edges`` holds undirected Hebbian edges, one row per pair ``a < b``. The current weight is
   ``amp * decay ** (step - base_step)`` with the space's retrieval counter ``step``: a retrieval decays
   every edge by bumping ``step`` (O(1)); see :mod:`hela_cli.dynamics`.
-* Named, ordered migrations are applied under ``BEGIN IMMEDIATE``; WAL, ``busy_timeout``,
-  ``synchronous=NORMAL``; the file is created user-only (0600).
+* Named, ordered migrations (sqlite-utils ``Migrations``) are applied under ``BEGIN IMMEDIATE``, one
+  committed transaction each; WAL, ``busy_timeout``, ``synchronous=NORMAL``; the file is user-only (0600).
+
+sqlite-utils (``Store.sdb``) does the schema, migrations, inserts / upserts and the reads that return
+whole rows as dicts (spaces, hubs, a space's records, export). Hand-written SQL is kept where it is
+measured to matter or where sqlite-utils cannot go:
+
+* the hot reads of retrieval (node features, vectors and semantic records by id, edges of the candidates):
+  150 rows by id took 403-467 us as plain tuples and 811-821 us through ``rows_where`` / ``query`` (which
+  wrap each read in a SAVEPOINT and build dicts), on every ask; ``import sqlite_utils`` alone costs
+  60-80 ms, which a read-only ``hela ask --no-learn`` never pays because ``sdb`` is created lazily;
+* the KNN (sqlite-vec ``MATCH ... AND k = ?``) and FTS5 ``MATCH`` queries, and every write to the vec0 and
+  FTS5 virtual tables (``Table.create`` cannot make virtual tables, CHECK constraints or WITHOUT ROWID);
+* the edge writes of Eq.1 (one ``INSERT ... ON CONFLICT`` per learning step) and the O(1) global decay.
 """
 
 from hela_cli.store.base import Space, sqlite3

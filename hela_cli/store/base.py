@@ -10,12 +10,25 @@ import numpy as np
 
 
 try:  # an SQLite build that can load extensions (the stdlib one here cannot)
-    import sqlean as sqlite3  # type: ignore[import-not-found]
+    import sqlean as sqlite3  # type: ignore[import-not-found]  # noqa: F401 - re-exported
 except ImportError:  # pragma: no cover - exercised only where sqlean is missing
-    import sqlite3  # type: ignore[no-redef]
+    import sqlite3  # type: ignore[no-redef]  # noqa: F401
 
 BUSY_TIMEOUT_MS = 60_000
-REBASE_EXPONENT = 20_000  # rebase edge amplitudes when step - base_step exceeds this
+# Edge amplitudes are rebased (``amp *= factor``, ``base_step = step``) as soon as the decay factor
+# ``decay ** (step - base_step)`` falls below this: amplitudes stay <= cap / REBASE_BELOW (finite for any
+# finite cap) and the factor never underflows to 0, whatever the decay (0.9 ** 7100 is 0.0 in floats; a
+# fixed step count could not serve every decay). Between rebases: ln(REBASE_BELOW) / ln(decay) steps
+# (8,850 at 0.995, 64 at 0.5, 443k at 0.9999); a rebase rewrites the space's edges once: amortised O(1).
+REBASE_BELOW = 2.0 ** -64
+# An edge whose current weight falls below this is deleted (a few per learning step, see
+# ``Edges.prune_edges``). Eq.4 adds ``beta * S_base(i) * w_ij`` to a node's score: with the defaults
+# (beta 1, S_base <= 1 + alpha = 2) one pruned edge moves a score by < 2e-6 and 100 of them by < 2e-4,
+# below the 1e-3 steps in which scores are shown and far below the gaps that order retrieved memories.
+# Eq.2 / forgetting sums move by < PRUNE_WEIGHT per edge likewise. At eta 0.02 and decay 0.995 an edge
+# reinforced once reaches it after ~1,980 steps without reinforcement.
+PRUNE_WEIGHT = 1e-6
+PRUNE_PER_STEP = 256       # at most this many weak edges deleted per learning step (a step adds <= 78)
 CACHE_KIB = 65_536         # page cache per connection (SQLite default: 2 MiB)
 ROW_CACHE_MAX = 50_000     # per space and kind: immutable node fields / vectors kept by retrieval
 MMAP_BYTES = 1 << 30       # read through a memory map: random row reads without a syscall each

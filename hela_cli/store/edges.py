@@ -1,41 +1,87 @@
-"""Hebbian edges: one row per undirected pair ``a < b``; current weight ``amp * decay ** (step - base_step)``."""
+"""Hebbian edges: one row per undirected pair ``a < b``; current weight ``amp * decay ** (step - base_step)``.
+
+Invariants kept here:
+
+* the factor ``decay ** (step - base_step)`` never falls below ``REBASE_BELOW``: every write path
+  (:meth:`Edges.advance_step`, :meth:`Edges.set_edges`) rebases first when it would, so amplitudes stay
+  finite and no write divides by an underflowed 0;
+* readers take the space's ``step`` / ``base_step`` pair from the database in the same snapshot as the
+  amplitudes they scale (a read transaction), never from a possibly stale :class:`Space` object: a rebase
+  committed by another process between the two reads cannot mix an old factor with new amplitudes;
+* an edge is written only if both of its nodes exist in the space, checked inside the write transaction
+  (a node forgotten by another process since it was retrieved gets no edge);
+* edges whose current weight is below ``PRUNE_WEIGHT`` are deleted, at most ``PRUNE_PER_STEP`` per
+  learning step (bounded work; see ``base.PRUNE_WEIGHT`` for why that cannot change a ranking noticeably).
+"""
 
 from __future__ import annotations
 
-from typing import Sequence
+import contextlib
+import math
+from typing import Iterator, Sequence
 
-
-
-from hela_cli.store.base import REBASE_EXPONENT, Space
+from hela_cli.errors import StoreError
+from hela_cli.store.base import PRUNE_PER_STEP, PRUNE_WEIGHT, REBASE_BELOW, Space
 
 
 class Edges:
-    """Edge reads and writes, the space's retrieval counter and amplitude rebasing."""
+    """Edge reads and writes, the space's retrieval counter, amplitude rebasing and pruning."""
+
+    # ---------------------------------------------------------------- snapshot / factor
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """Run the enclosed reads in one read transaction (or in the caller's write transaction)."""
+        if self._in_tx:
+            yield
+            return
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
+    def _factor(self, space_id: int, decay: float) -> float:
+        """``decay ** (step - base_step)`` with the pair read now (call inside :meth:`_snapshot`)."""
+        row = self.db.execute("SELECT step - base_step FROM spaces WHERE id=?", (space_id,)).fetchone()
+        exponent = row[0] if row else 0
+        return decay ** exponent if exponent > 0 else 1.0
+
+    def _write_factor(self, space_id: int, decay: float) -> float:
+        """The factor for a write, rebasing first when it is below ``REBASE_BELOW`` (inside a transaction)."""
+        factor = self._factor(space_id, decay)
+        if factor >= REBASE_BELOW:
+            return factor
+        self.db.execute("UPDATE edges SET amp = amp * ? WHERE space_id=?", (factor, space_id))
+        self.db.execute("DELETE FROM edges WHERE space_id=? AND amp < ?", (space_id, PRUNE_WEIGHT))
+        self.db.execute("UPDATE spaces SET base_step = step WHERE id=?", (space_id,))
+        return 1.0
 
     # ---------------------------------------------------------------- edges
     def edge_factor(self, space: Space, decay: float) -> float:
-        """``decay ** (step - base_step)``: multiply a stored amplitude by this for the current weight."""
-        return decay ** (space.step - space.base_step)
+        """``decay ** (step - base_step)`` as stored now: multiply an amplitude by this for the current weight."""
+        with self._snapshot():
+            return self._factor(space.id, decay)
 
     def neighbours(self, space: Space, node_ids: Sequence[int], decay: float,
                    min_weight: float = 0.0) -> dict[int, list[tuple[int, float]]]:
         """Current-weight neighbours of each node: ``{node: [(neighbour, weight), ...]}``."""
-        factor = self.edge_factor(space, decay)
         out: dict[int, list[tuple[int, float]]] = {n: [] for n in node_ids}
         ids = list(node_ids)
-        for i in range(0, len(ids), 400):
-            chunk = ids[i:i + 400]
-            q = ",".join("?" * len(chunk))
-            for a, b, amp in self.db.execute(
-                    f"SELECT a, b, amp FROM edges WHERE a IN ({q}) UNION ALL "
-                    f"SELECT a, b, amp FROM edges WHERE b IN ({q})", (*chunk, *chunk)):
-                w = amp * factor
-                if w < min_weight:
-                    continue
-                if a in out:
-                    out[a].append((b, w))
-                if b in out and a != b:
-                    out[b].append((a, w))
+        with self._snapshot():
+            factor = self._factor(space.id, decay)
+            for i in range(0, len(ids), 400):
+                chunk = ids[i:i + 400]
+                q = ",".join("?" * len(chunk))
+                for a, b, amp in self.db.execute(
+                        f"SELECT a, b, amp FROM edges WHERE a IN ({q}) UNION ALL "
+                        f"SELECT a, b, amp FROM edges WHERE b IN ({q})", (*chunk, *chunk)):
+                    w = amp * factor
+                    if w < min_weight:
+                        continue
+                    if a in out:
+                        out[a].append((b, w))
+                    if b in out and a != b:
+                        out[b].append((a, w))
         return out
 
     def edges_among(self, space: Space, node_ids: Sequence[int], decay: float) -> dict[tuple[int, int], float]:
@@ -43,38 +89,62 @@ class Edges:
         ids = sorted(set(node_ids))
         if len(ids) < 2:
             return {}
-        factor = self.edge_factor(space, decay)
         q = ",".join("?" * len(ids))
-        return {(a, b): amp * factor for a, b, amp in self.db.execute(
-            f"SELECT a, b, amp FROM edges WHERE a IN ({q}) AND b IN ({q})", (*ids, *ids))}
+        with self._snapshot():
+            factor = self._factor(space.id, decay)
+            return {(a, b): amp * factor for a, b, amp in self.db.execute(
+                f"SELECT a, b, amp FROM edges WHERE a IN ({q}) AND b IN ({q})", (*ids, *ids))}
 
     def edge_weight(self, space: Space, a: int, b: int, decay: float) -> float:
         a, b = min(a, b), max(a, b)
-        row = self.db.execute("SELECT amp FROM edges WHERE a=? AND b=?", (a, b)).fetchone()
-        return row[0] * self.edge_factor(space, decay) if row else 0.0
+        with self._snapshot():
+            row = self.db.execute("SELECT amp FROM edges WHERE a=? AND b=?", (a, b)).fetchone()
+            return row[0] * self._factor(space.id, decay) if row else 0.0
 
     def set_edges(self, space: Space, weights: dict[tuple[int, int], float], decay: float) -> None:
-        """Write current weights for pairs (inside a transaction; ``space`` must be fresh)."""
-        factor = self.edge_factor(space, decay)
+        """Write current weights for pairs, inside a write transaction. A pair whose node is gone (or in
+        another space) is skipped: the check runs in the transaction, so no edge can dangle."""
+        self.require_transaction("set_edges")
+        factor = self._write_factor(space.id, decay)
+        rows = []
+        for (a, b), w in weights.items():
+            if a == b:
+                continue
+            amp = w / factor
+            if not (amp >= 0 and math.isfinite(amp)):
+                raise StoreError(f"edge ({a}, {b}): weight {w!r} is not a finite non-negative number")
+            a, b = min(a, b), max(a, b)
+            rows.append((a, b, space.id, amp, a, space.id, b, space.id))
         self.db.executemany(
-            "INSERT INTO edges(a, b, space_id, amp) VALUES (?,?,?,?) "
-            "ON CONFLICT(a, b) DO UPDATE SET amp = excluded.amp",
-            [(min(a, b), max(a, b), space.id, w / factor) for (a, b), w in weights.items() if a != b])
+            "INSERT INTO edges(a, b, space_id, amp) SELECT ?, ?, ?, ? "
+            "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
+            "AND EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
+            "ON CONFLICT(a, b) DO UPDATE SET amp = excluded.amp", rows)
 
     def advance_step(self, space_id: int, decay: float) -> Space:
-        """Bump the space's retrieval counter (every edge decays once). Inside a transaction.
+        """Bump the space's retrieval counter (every edge decays once), inside a transaction.
 
-        Rebases amplitudes when the exponent grows large, so ``amp`` never overflows (amortised O(1)).
+        Rebases amplitudes when the factor gets small (amortised O(1)) and prunes at most
+        ``PRUNE_PER_STEP`` edges that became negligible.
         """
+        self.require_transaction("advance_step")
         self.db.execute("UPDATE spaces SET step = step + 1 WHERE id=?", (space_id,))
-        sp = self._space_by_id(space_id)
-        if sp.step - sp.base_step >= REBASE_EXPONENT:
-            factor = decay ** (sp.step - sp.base_step)
-            self.db.execute("UPDATE edges SET amp = amp * ? WHERE space_id=?", (factor, space_id))
-            self.db.execute("DELETE FROM edges WHERE space_id=? AND amp < 1e-12", (space_id,))
-            self.db.execute("UPDATE spaces SET base_step = step WHERE id=?", (space_id,))
-            sp = self._space_by_id(space_id)
-        return sp
+        self._write_factor(space_id, decay)
+        self.prune_edges(space_id, decay)
+        return self._space_by_id(space_id)
+
+    def prune_edges(self, space_id: int, decay: float, limit: int | None = None) -> int:
+        """Delete up to ``limit`` edges whose current weight is below ``PRUNE_WEIGHT`` (inside a
+        transaction). Reads only the pruned rows through the ``(space_id, amp)`` index. Returns how many."""
+        self.require_transaction("prune_edges")
+        limit = PRUNE_PER_STEP if limit is None else limit
+        factor = self._factor(space_id, decay)
+        if factor <= 0 or limit <= 0:  # factor 0: unreachable after _write_factor
+            return 0
+        cur = self.db.execute(
+            "DELETE FROM edges WHERE (a, b) IN (SELECT a, b FROM edges WHERE space_id=? AND amp < ? LIMIT ?)",
+            (space_id, PRUNE_WEIGHT / factor, limit))
+        return cur.rowcount
 
     def _space_by_id(self, space_id: int) -> Space:
         row = self.db.execute("SELECT id, name, step, base_step, consolidated_step FROM spaces WHERE id=?",
@@ -86,19 +156,20 @@ class Edges:
 
     def edge_strengths(self, space: Space, decay: float) -> dict[int, tuple[float, int]]:
         """Eq.2 inputs for every node with edges: ``{node: (sum of current weights, degree)}``."""
-        factor = self.edge_factor(space, decay)
-        rows = self.db.execute(
-            """SELECT n, sum(amp), count(*) FROM (
-                   SELECT a AS n, amp FROM edges WHERE space_id = :s
-                   UNION ALL SELECT b AS n, amp FROM edges WHERE space_id = :s)
-               GROUP BY n""", {"s": space.id}).fetchall()
+        with self._snapshot():
+            factor = self._factor(space.id, decay)
+            rows = self.db.execute(
+                """SELECT n, sum(amp), count(*) FROM (
+                       SELECT a AS n, amp FROM edges WHERE space_id = :s
+                       UNION ALL SELECT b AS n, amp FROM edges WHERE space_id = :s)
+                   GROUP BY n""", {"s": space.id}).fetchall()
         return {n: (total * factor, deg) for n, total, deg in rows}
 
     def all_edges(self, space: Space, decay: float) -> list[tuple[int, int, float]]:
-        factor = self.edge_factor(space, decay)
-        return [(a, b, amp * factor) for a, b, amp in
-                self.db.execute("SELECT a, b, amp FROM edges WHERE space_id=? ORDER BY a, b", (space.id,))]
+        with self._snapshot():
+            factor = self._factor(space.id, decay)
+            return [(a, b, amp * factor) for a, b, amp in
+                    self.db.execute("SELECT a, b, amp FROM edges WHERE space_id=? ORDER BY a, b", (space.id,))]
 
     def count_edges(self, space_id: int) -> int:
         return self.db.execute("SELECT count(*) FROM edges WHERE space_id=?", (space_id,)).fetchone()[0]
-

@@ -8,7 +8,18 @@ class Integrity:
     def integrity_problems(self) -> list[str]:
         """Cross-table consistency checks (used by tests and ``hela doctor``-style checks)."""
         problems = []
-        ok = self.db.execute("PRAGMA integrity_check").fetchone()[0]
+        # FTS5 keeps its index structure cached per connection and refreshes it when a query reads the table
+        # in a transaction; PRAGMA integrity_check alone used the stale copy after another connection had
+        # deleted rows and reported "malformed inverted index" (a fresh connection found none). Read first.
+        own_tx = not self._in_tx
+        if own_tx:
+            self.db.execute("BEGIN")
+        try:
+            self.db.execute("SELECT count(*) FROM node_fts WHERE node_fts MATCH '\"-\"'").fetchone()
+            ok = self.db.execute("PRAGMA integrity_check").fetchone()[0]
+        finally:
+            if own_tx:
+                self.db.execute("COMMIT")
         if ok != "ok":
             problems.append(f"integrity_check: {ok}")
         checks = {
@@ -29,6 +40,8 @@ class Integrity:
             "negative or non-finite weights": "SELECT count(*) FROM edges WHERE NOT (amp >= 0 AND amp < 1e300)",
             "evidence with missing node": "SELECT count(*) FROM semantic_evidence s WHERE NOT EXISTS "
                                           "(SELECT 1 FROM nodes n WHERE n.id = s.node_id)",
+            "hub rows with missing node": "SELECT count(*) FROM hubs h WHERE NOT EXISTS "
+                                          "(SELECT 1 FROM nodes n WHERE n.id = h.node_id)",
         }
         if self.embedder_info() is None:
             checks = {k: v for k, v in checks.items() if "vector" not in k}

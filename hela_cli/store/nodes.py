@@ -7,68 +7,80 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-
 from hela_cli.store.base import NODE_COLUMNS, ROW_CACHE_MAX, _blob, _fts_terms, _node
-
 
 class Nodes:
     """Node rows with their vectors (``node_vec``, ``node_emb``) and keyword rows (``node_fts``)."""
 
     def existing_hashes(self, space_id: int, hashes: Iterable[str]) -> dict[str, int]:
         """``{hash: node_id}`` for the given content hashes already stored in the space."""
-        hashes = list(hashes)
+        return dict(self.select_in("SELECT hash, id FROM nodes WHERE space_id=? AND hash IN ({ids})",
+                                   list(hashes), (space_id,)))
+
+    def ids_by_source(self, space_id: int, source_ids: Iterable[str]) -> dict[str, int]:
+        """``{source_id: node_id}`` for the given source ids already stored in the space (``hela add --id``)."""
+        ids = list(dict.fromkeys(source_ids))
         found: dict[str, int] = {}
-        for i in range(0, len(hashes), 500):
-            chunk = hashes[i:i + 500]
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
             q = ",".join("?" * len(chunk))
-            found.update((h, nid) for h, nid in self.db.execute(
-                f"SELECT hash, id FROM nodes WHERE space_id=? AND hash IN ({q})", (space_id, *chunk)))
+            for sid, nid in self.db.execute(f"SELECT source_id, min(id) FROM nodes WHERE space_id=? AND "
+                                            f"source_id IN ({q}) GROUP BY source_id", (space_id, *chunk)):
+                found[sid] = nid
         return found
+
+    def latest_nodes(self, space_id: int, n: int = 1, session: str | None = None) -> list[dict[str, Any]]:
+        """The space's ``n`` newest nodes by ``ord`` (of one ``session`` when given), newest first."""
+        where, args = ("space_id=?", [space_id]) if session is None else ("space_id=? AND session=?",
+                                                                         [space_id, session])
+        return [_node(r) for r in self.db.execute(
+            f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE {where} ORDER BY ord DESC LIMIT ?", (*args, n))]
 
     def next_ord(self, space_id: int) -> int:
         return self.db.execute("SELECT coalesce(max(ord), -1) + 1 FROM nodes WHERE space_id=?",
                                (space_id,)).fetchone()[0]
 
     def insert_nodes(self, space_id: int, rows: list[dict[str, Any]], vectors: np.ndarray) -> list[int]:
-        """Insert nodes with their vectors and FTS entries. Call inside :meth:`transaction`.
+        """Insert nodes with their vectors and keyword rows. Call inside :meth:`transaction`.
 
-        Rows whose hash already exists in the space are skipped (returned id is -1).
-        """
-        assert self._in_tx, "insert_nodes must run inside a transaction"
-        ids: list[int] = []
+        Rows whose hash already exists in the space (or earlier in ``rows``) are skipped: their returned id
+        is -1. The check runs inside the write transaction, so a concurrent ingest of the same turns
+        cannot slip in between."""
+        self.require_transaction("insert_nodes")
+        known = self.existing_hashes(space_id, [row["hash"] for row in rows])
         now = time.time()
+        fresh: dict[str, tuple[dict[str, Any], np.ndarray]] = {}
         for row, vec in zip(rows, vectors):
-            cur = self.db.execute(
-                "INSERT OR IGNORE INTO nodes(space_id, text, speaker, role, ts, time_str, keywords, "
-                "source_id, session, ord, hash, source, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (space_id, row["text"], row.get("speaker"), row.get("role"), row["ts"], row.get("time_str"),
-                 " ".join(row.get("keywords", [])), row.get("source_id"), row.get("session"), row["ord"],
-                 row["hash"], row.get("source"), now))
-            if cur.rowcount == 0:
-                ids.append(-1)
-                continue
-            nid = cur.lastrowid
-            ids.append(nid)
-            blob = _blob(vec)
-            self.db.execute("INSERT INTO node_vec(node_id, space_id, embedding) VALUES (?, ?, ?)",
-                            (nid, space_id, blob))
-            self.db.execute("INSERT INTO node_emb(node_id, space_id, embedding) VALUES (?, ?, ?)",
-                            (nid, space_id, blob))
-            self.db.execute("INSERT INTO node_fts(rowid, terms) VALUES (?, ?)",
-                            (nid, _fts_terms(space_id, row.get("keywords", []))))
-        if any(i != -1 for i in ids):
-            self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
+            if row["hash"] not in known and row["hash"] not in fresh:
+                fresh[row["hash"]] = (row, vec)
+        if not fresh:
+            return [-1] * len(rows)
+        self.sdb["nodes"].insert_all(
+            ({"space_id": space_id, "text": row["text"], "speaker": row.get("speaker"), "role": row.get("role"),
+              "ts": row["ts"], "time_str": row.get("time_str"), "keywords": " ".join(row.get("keywords", [])),
+              "source_id": row.get("source_id"), "session": row.get("session"), "ord": row["ord"],
+              "hash": row["hash"], "source": row.get("source"), "created_at": now} for row, _ in fresh.values()),
+            batch_size=200)
+        new = self.existing_hashes(space_id, list(fresh))
+        self.sdb["node_emb"].insert_all(
+            ({"node_id": new[h], "space_id": space_id, "embedding": _blob(vec)} for h, (_, vec) in fresh.items()),
+            batch_size=200)
+        # vec0 and FTS5 are virtual tables: plain statements
+        self.db.executemany("INSERT INTO node_vec(node_id, space_id, embedding) VALUES (?, ?, ?)",
+                            [(new[h], space_id, _blob(vec)) for h, (_, vec) in fresh.items()])
+        self.db.executemany("INSERT INTO node_fts(rowid, terms) VALUES (?, ?)",
+                            [(new[h], _fts_terms(space_id, row.get("keywords", []))) for h, (row, _) in fresh.items()])
+        self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
+        ids, placed = [], set()
+        for row in rows:
+            h = row["hash"]
+            ids.append(new[h] if h in new and h not in placed else -1)
+            placed.add(h)
         return ids
 
     def get_nodes(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
-        ids = list(ids)
-        out: dict[int, dict[str, Any]] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            q = ",".join("?" * len(chunk))
-            for r in self.db.execute(f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE id IN ({q})", chunk):
-                out[r[0]] = _node(r)
-        return out
+        return {r[0]: _node(r) for r in self.select_in(
+            f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE id IN ({{ids}})", list(ids))}
 
     def node_features(self, ids: Iterable[int], space_id: int | None = None) -> dict[int, dict[str, Any]]:
         """The fields retrieval scores by (``ts``, ``speaker``, ``keywords``): lighter than :meth:`get_nodes`.
@@ -79,13 +91,9 @@ class Nodes:
         ids = list(ids)
         cache = self._space_cache(space_id, "features")
         missing = [i for i in ids if i not in cache] if cache is not None else ids
-        out: dict[int, dict[str, Any]] = {}
-        for i in range(0, len(missing), 500):
-            chunk = missing[i:i + 500]
-            q = ",".join("?" * len(chunk))
-            for nid, ts, speaker, kws in self.db.execute(
-                    f"SELECT id, ts, speaker, keywords FROM nodes WHERE id IN ({q})", chunk):
-                out[nid] = {"ts": ts, "speaker": speaker, "keywords": kws.split() if kws else []}
+        out = {nid: {"ts": ts, "speaker": speaker, "keywords": kws.split() if kws else []}
+               for nid, ts, speaker, kws in self.select_in(
+                   "SELECT id, ts, speaker, keywords FROM nodes WHERE id IN ({ids})", missing)}
         if cache is None:
             return out
         if len(cache) + len(out) <= ROW_CACHE_MAX:
@@ -107,13 +115,15 @@ class Nodes:
         return self.get_nodes([node_id]).get(node_id)
 
     def iter_nodes(self, space_id: int) -> Iterator[dict[str, Any]]:
-        for r in self.db.execute(f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE space_id=? ORDER BY ord",
-                                 (space_id,)):
-            yield _node(r)
+        """Every node of the space in conversation order, with every column of ``nodes`` (read from the
+        table itself, so export carries columns that later migrations add), ``keywords`` as a list."""
+        for row in self.sdb["nodes"].rows_where("space_id = ?", [space_id], order_by="ord"):
+            row.pop("created_at", None)
+            row["keywords"] = row["keywords"].split() if row["keywords"] else []
+            yield row
 
     def count_nodes(self, space_id: int) -> int:
         return self.db.execute("SELECT count(*) FROM nodes WHERE space_id=?", (space_id,)).fetchone()[0]
-
 
     def touch_nodes(self, ids: Sequence[int], when: float) -> None:
         """Record an access (inside a transaction)."""
@@ -126,11 +136,10 @@ class Nodes:
 
         Call inside a transaction.
         """
-        assert self._in_tx, "delete_nodes must run inside a transaction"
-        if ids:
-            q = ",".join("?" * len(ids))
-            self.db.execute(f"UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id IN "
-                            f"(SELECT DISTINCT space_id FROM nodes WHERE id IN ({q}))", list(ids))
+        self.require_transaction("delete_nodes")
+        spaces = {r[0] for r in self.select_in("SELECT DISTINCT space_id FROM nodes WHERE id IN ({ids})", ids)}
+        self.db.executemany("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id = ?",
+                            [(s,) for s in sorted(spaces)])
         for nid in ids:
             self.db.execute("UPDATE semantic SET forgotten_evidence = forgotten_evidence + 1 "
                             "WHERE id IN (SELECT semantic_id FROM semantic_evidence WHERE node_id=?)", (nid,))

@@ -1,20 +1,34 @@
-"""Schema and named migrations of a hela database (applied in order under ``BEGIN IMMEDIATE``)."""
+"""Schema and named migrations of a hela database.
+
+``MIGRATIONS`` is the ordered list of named migrations; :func:`migration_set` turns it into a sqlite-utils
+:class:`~sqlite_utils.migrations.Migrations` set (``"hela"``), which records what it applied in the
+``_sqlite_migrations`` table (databases written by hela 0.1.0 kept that record in a ``migrations``
+table; :meth:`Connection._migrate` adopts it). Each migration gets a sqlite-utils ``Database``.
+
+Migrations 0001-0005 are written as SQL: they are history (existing files were created by exactly this
+DDL), and they need what ``Table.create`` cannot express: CHECK constraints, ``WITHOUT ROWID`` tables and
+FTS5 / vec0 virtual tables. Later migrations use the sqlite-utils table API where it suffices.
+"""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from hela_cli.store.base import sqlite3
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+    from sqlite_utils.migrations import Migrations
+
+MIGRATION_SET = "hela"
 
 
-def _script(db: "sqlite3.Connection", sql: str) -> None:
+def _script(db: "Database", sql: str) -> None:
     """Run a migration script statement by statement (``executescript`` would COMMIT the transaction)."""
     for stmt in sql.split(";"):
         if stmt.strip():
             db.execute(stmt)
 
 
-def _m1_core(db: "sqlite3.Connection") -> None:
+def _m1_core(db: "Database") -> None:
     _script(db, 
         """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -63,7 +77,7 @@ def _m1_core(db: "sqlite3.Connection") -> None:
     )
 
 
-def _m2_semantic(db: "sqlite3.Connection") -> None:
+def _m2_semantic(db: "Database") -> None:
     _script(db, 
         """
         CREATE TABLE semantic(
@@ -106,12 +120,12 @@ def _m2_semantic(db: "sqlite3.Connection") -> None:
     )
 
 
-def _m3_nodes_version(db: "sqlite3.Connection") -> None:
+def _m3_nodes_version(db: "Database") -> None:
     # bumped on every insert/delete of a space's nodes: in-process vector indexes know when to reload
     db.execute("ALTER TABLE spaces ADD COLUMN nodes_version INTEGER NOT NULL DEFAULT 0")
 
 
-def _m4_node_emb(db: "sqlite3.Connection") -> None:
+def _m4_node_emb(db: "Database") -> None:
     # A plain copy of each node's float32 vector keyed by node id. vec0 answers KNN well but a lookup by id
     # reads its whole 1024-vector chunk (0.3-0.5 ms per id, and an IN (...) list scans: 0.9 s for 100 ids
     # at 1M nodes); retrieval needs the exact vectors of keyword- and spreading-reached nodes by id, and
@@ -130,7 +144,7 @@ def _m4_node_emb(db: "sqlite3.Connection") -> None:
                    "SELECT node_id, space_id, embedding FROM node_vec")
 
 
-def _m5_fts_space_terms(db: "sqlite3.Connection") -> None:
+def _m5_fts_space_terms(db: "Database") -> None:
     # Keyword search scoped to a space by its terms ("s<space>_<term>") instead of a space column: an
     # AND with a column token that every node of the space carries walked the whole space's posting list
     # (2 ms at 10k, 23 ms at 100k nodes, growing linearly); scoped terms cost only their own postings.
@@ -140,7 +154,15 @@ def _m5_fts_space_terms(db: "sqlite3.Connection") -> None:
                "'s' || space_id || '_' || replace(keywords, ' ', ' s' || space_id || '_') END FROM nodes")
 
 
-def _m6_node_passage(db: "sqlite3.Connection") -> None:
+def _m7_edges_space_amp(db: "Database") -> None:
+    # Pruning deletes the space's weakest edges a few at a time (store/edges.py prune_edges): an index on
+    # (space_id, amp) finds them without reading the others. It also serves every "WHERE space_id=?"
+    # that edges_space served, so that one goes (one index to maintain per edge write, not two).
+    db.execute("CREATE INDEX edges_space_amp ON edges(space_id, amp)")
+    db.execute("DROP INDEX edges_space")
+
+
+def _m8_node_passage(db: "Database") -> None:
     # Passage vectors of long turns (ingest.passage_chars): a memory keeps one id and one main vector; its
     # cosine to a question is the best of the main vector and its passages' (the embedder's window cuts a
     # long turn, one vector averages away its details). Deleted with the node.
@@ -158,12 +180,44 @@ def _m6_node_passage(db: "sqlite3.Connection") -> None:
 
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
 
-MIGRATIONS: list[tuple[str, Callable[["sqlite3.Connection"], None]]] = [
+def _m6_asks_log_memories_view(db: "Database") -> None:
+    # the asks table (0002) becomes a log of asks, as `llm` logs prompts: read newest first per space
+    db["asks"].create_index(["space_id", "created_at"], index_name="asks_space_created")
+    # a readable view for people browsing the file (`sqlite-utils rows hela.db memories`, Datasette)
+    db.create_view("memories", """
+        SELECT n.id, s.name AS space, n.ord, n.session, n.time_str, datetime(n.ts, 'unixepoch') AS time_utc,
+               n.speaker, n.text, n.source_id, n.access_count,
+               (SELECT count(*) FROM edges e WHERE e.a = n.id OR e.b = n.id) AS edges
+        FROM nodes n JOIN spaces s ON s.id = n.space_id""")
+
+
+MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0001_core", _m1_core),
     ("0002_semantic", _m2_semantic),
     ("0003_nodes_version", _m3_nodes_version),
     ("0004_node_emb", _m4_node_emb),
     ("0005_fts_space_terms", _m5_fts_space_terms),
-    ("0006_node_passage", _m6_node_passage),
+    ("0006_asks_log_memories_view", _m6_asks_log_memories_view),
+    ("0007_edges_space_amp", _m7_edges_space_amp),
+    ("0008_node_passage", _m8_node_passage),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migration_set(migrations: list[tuple[str, Callable[["Database"], None]]]) -> "Migrations":
+    """``migrations`` (normally ``MIGRATIONS``) as a sqlite-utils migration set (imported lazily: opening an
+    up-to-date file needs none)."""
+    from sqlite_utils.migrations import Migrations
+
+    ms = Migrations(MIGRATION_SET)
+    for name, fn in migrations:
+        ms(name=name)(fn)
+    return ms
+
+
+def legacy_records(rows: list[Any]) -> list[dict[str, Any]]:
+    """Rows of a 0.1.0 ``migrations`` table ``(name, applied_at epoch)`` as ``_sqlite_migrations`` records."""
+    import datetime
+
+    return [{"migration_set": MIGRATION_SET, "name": name,
+             "applied_at": str(datetime.datetime.fromtimestamp(ts, datetime.timezone.utc))} for name, ts in rows]

@@ -12,6 +12,10 @@ import numpy as np
 from hela_cli.store.base import _blob
 
 
+SEMANTIC_COLUMNS = ("id, space_id, kind, subject, text, confidence, date, hub_id, forgotten_evidence, created_at, "
+                    "updated_at")
+
+
 class Semantic:
     """Semantic records (``semantic``, ``semantic_vec``, ``semantic_evidence``) and ``hubs``."""
 
@@ -19,22 +23,28 @@ class Semantic:
     def insert_semantic(self, space_id: int, kind: str, subject: str | None, text: str,
                         confidence: float | None, date: str | None, hub_id: int | None,
                         evidence: Sequence[int], vector: np.ndarray) -> int:
-        assert self._in_tx, "insert_semantic must run inside a transaction"
+        self.require_transaction("insert_semantic")
         now = time.time()
-        cur = self.db.execute(
-            "INSERT INTO semantic(space_id, kind, subject, text, confidence, date, hub_id, created_at, "
-            "updated_at) VALUES (?,?,?,?,?,?,?,?,?)",
-            (space_id, kind, subject, text, confidence, date, hub_id, now, now))
-        sid = cur.lastrowid
+        sid = self.sdb["semantic"].insert(
+            {"space_id": space_id, "kind": kind, "subject": subject, "text": text, "confidence": confidence,
+             "date": date, "hub_id": hub_id, "created_at": now, "updated_at": now}).last_pk
         self.db.execute("INSERT INTO semantic_vec(semantic_id, space_id, embedding) VALUES (?,?,?)",
                         (sid, space_id, _blob(vector)))
         self.add_evidence(sid, evidence)
         return sid
 
     def add_evidence(self, semantic_id: int, node_ids: Sequence[int]) -> None:
-        self.db.executemany("INSERT OR IGNORE INTO semantic_evidence(semantic_id, node_id) VALUES (?, ?)",
-                            [(semantic_id, n) for n in node_ids])
-        self.db.execute("UPDATE semantic SET updated_at=? WHERE id=?", (time.time(), semantic_id))
+        """Link evidence turns, inside the write transaction. A turn forgotten since consolidation read its
+        cluster gets no link (nothing may dangle); it is counted in ``forgotten_evidence`` instead."""
+        self.require_transaction("add_evidence")
+        missing = 0
+        for n in dict.fromkeys(node_ids):
+            cur = self.db.execute("INSERT OR IGNORE INTO semantic_evidence(semantic_id, node_id) "
+                                  "SELECT ?, id FROM nodes WHERE id=?", (semantic_id, n))
+            if cur.rowcount == 0 and not self.db.execute("SELECT 1 FROM nodes WHERE id=?", (n,)).fetchone():
+                missing += 1
+        self.db.execute("UPDATE semantic SET updated_at=?, forgotten_evidence = forgotten_evidence + ? "
+                        "WHERE id=?", (time.time(), missing, semantic_id))
 
     def semantic_knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         if k <= 0:
@@ -45,27 +55,21 @@ class Semantic:
         return [(sid, 1.0 - d) for sid, d in rows]
 
     def get_semantic(self, ids: Sequence[int] | None = None, space_id: int | None = None) -> list[dict[str, Any]]:
-        cols = "id, space_id, kind, subject, text, confidence, date, hub_id, forgotten_evidence, created_at, updated_at"
+        """Records by id (in that order; the retrieval path, hand-written reads) or a whole space's records
+        (inspect / export), each with its ``evidence`` node ids."""
         if ids is not None:
             ids = list(ids)
-            if not ids:
-                return []
-            rows = self.db.execute(f"SELECT {cols} FROM semantic WHERE id IN ({','.join('?' * len(ids))})",
-                                   ids).fetchall()
+            rows = self.select_in(f"SELECT {SEMANTIC_COLUMNS} FROM semantic WHERE id IN ({{ids}})", ids)
+            names = [c.strip() for c in SEMANTIC_COLUMNS.split(",")]
             order = {i: n for n, i in enumerate(ids)}
-            rows.sort(key=lambda r: order[r[0]])
+            out = sorted((dict(zip(names, r)) for r in rows), key=lambda rec: order[rec["id"]])
         else:
-            rows = self.db.execute(f"SELECT {cols} FROM semantic WHERE space_id=? ORDER BY id", (space_id,)).fetchall()
-        names = [c.strip() for c in cols.split(",")]
-        out = [dict(zip(names, r)) for r in rows]
+            out = list(self.sdb["semantic"].rows_where("space_id = ?", [space_id], select=SEMANTIC_COLUMNS,
+                                                       order_by="id"))
         evidence: dict[int, list[int]] = {rec["id"]: [] for rec in out}
-        found = list(evidence)
-        for i in range(0, len(found), 500):  # one query per 500 records, not one per record
-            chunk = found[i:i + 500]
-            for sid, nid in self.db.execute(
-                    f"SELECT semantic_id, node_id FROM semantic_evidence WHERE semantic_id IN "
-                    f"({','.join('?' * len(chunk))}) ORDER BY node_id", chunk):
-                evidence[sid].append(nid)
+        for sid, nid in self.select_in("SELECT semantic_id, node_id FROM semantic_evidence WHERE semantic_id IN "
+                                       "({ids}) ORDER BY node_id", list(evidence)):
+            evidence[sid].append(nid)
         for rec in out:
             rec["evidence"] = evidence[rec["id"]]
         return out
@@ -83,15 +87,33 @@ class Semantic:
 
     # ---------------------------------------------------------------- hubs bookkeeping
     def hub_state(self, space_id: int) -> dict[int, dict[str, Any]]:
-        return {r[0]: {"cluster": json.loads(r[1]), "distilled_step": r[2], "status": r[3]}
-                for r in self.db.execute("SELECT node_id, cluster, distilled_step, status FROM hubs "
-                                         "WHERE space_id=?", (space_id,))}
+        return {r["node_id"]: {"cluster": json.loads(r["cluster"]), "distilled_step": r["distilled_step"],
+                               "status": r["status"]}
+                for r in self.sdb["hubs"].rows_where("space_id = ?", [space_id])}
 
     def set_hub_state(self, space_id: int, node_id: int, cluster: Sequence[int], step: int, status: str) -> None:
-        self.db.execute("INSERT INTO hubs(node_id, space_id, cluster, distilled_step, status) VALUES (?,?,?,?,?) "
+        """Record a hub's consolidation state; nothing for a hub forgotten meanwhile (checked in the write)."""
+        self.db.execute("INSERT INTO hubs(node_id, space_id, cluster, distilled_step, status) SELECT ?,?,?,?,? "
+                        "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=?) "
                         "ON CONFLICT(node_id) DO UPDATE SET cluster=excluded.cluster, "
                         "distilled_step=excluded.distilled_step, status=excluded.status",
-                        (node_id, space_id, json.dumps(list(cluster)), step, status))
+                        (node_id, space_id, json.dumps(list(cluster)), step, status, node_id))
+
+    # ---------------------------------------------------------------- the asks log
+    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int) -> int:
+        """Record one ask (``answer.log``), as `llm` logs prompts; returns its id."""
+        with self.transaction():
+            return self.sdb["asks"].insert({"space_id": space_id, "question": question, "answer": answer,
+                                            "memories": json.dumps(list(memories)), "step": step,
+                                            "created_at": time.time()}).last_pk
+
+    def asks(self, space_id: int, limit: int = 20) -> list[dict[str, Any]]:
+        """The space's most recent asks, newest first (``memories`` decoded)."""
+        rows = list(self.sdb["asks"].rows_where("space_id = ?", [space_id], order_by="created_at desc, id desc",
+                                                limit=limit))
+        for r in rows:
+            r["memories"] = json.loads(r["memories"])
+        return rows
 
     def set_consolidated_step(self, space_id: int, step: int) -> None:
         self.db.execute("UPDATE spaces SET consolidated_step=? WHERE id=?", (step, space_id))

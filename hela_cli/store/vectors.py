@@ -19,13 +19,8 @@ class Search:
         ids = list(ids)
         cache = self._space_cache(space_id, "vectors")
         missing = [i for i in ids if i not in cache] if cache is not None else ids
-        out: dict[int, np.ndarray] = {}
-        for i in range(0, len(missing), 500):
-            chunk = missing[i:i + 500]
-            q = ",".join("?" * len(chunk))
-            for nid, blob in self.db.execute(
-                    f"SELECT node_id, embedding FROM node_emb WHERE node_id IN ({q})", chunk):
-                out[nid] = np.frombuffer(blob, dtype=np.float32)
+        out = {nid: np.frombuffer(blob, dtype=np.float32) for nid, blob in self.select_in(
+            "SELECT node_id, embedding FROM node_emb WHERE node_id IN ({ids})", missing)}
         if cache is None:
             return out
         if len(cache) + len(out) <= ROW_CACHE_MAX:

@@ -1,0 +1,303 @@
+"""``hela mcp``: hela as an MCP server over stdio, built on the official MCP Python SDK (``mcp``).
+
+One :class:`~hela_cli.memory.Memory` per server process: the database opens and the models load on the
+first call that needs them, then stay loaded. Tool calls run one at a time in a worker thread (the event
+loop keeps answering the protocol). Every failure - unknown space, bad arguments, a model fault, anything
+unexpected - comes back as an MCP tool error (``is_error``) carrying the CLI's one-line message; the
+server keeps serving and never sends a traceback. The database is shared safely with CLI processes (WAL,
+``BEGIN IMMEDIATE`` writes), as between any two hela processes.
+
+Tools: ``remember``, ``recall``, ``ask``, ``forget``, ``spaces``, ``hubs`` (schemas in README.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+from pathlib import Path
+from typing import Annotated, Any, AsyncIterator, Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hela_cli import __version__
+from hela_cli.config import Config
+from hela_cli.dates import format_iso
+from hela_cli.errors import HelaError, InputError
+from hela_cli.memory import Memory
+from hela_cli.paths import default_db_path
+
+logger = logging.getLogger("hela.mcp")
+
+INSTRUCTIONS = (
+    "hela is a local associative memory. Write each new conversation turn with `remember`; call `recall` "
+    "to get the memories relevant to a query (ids, dates, speakers, scores); `ask` answers a question with "
+    "the local chat model from memory. Memories live in named spaces (one per user or agent).")
+
+Space = Annotated[str, Field(description="Memory space (one per user or agent), e.g. \"alice\".")]
+
+
+class TurnIn(BaseModel):
+    """One turn to remember (the keys of a `hela add -` JSON line)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(description="What was said.")
+    speaker: str | None = Field(None, description="Who said it (default: role, else \"user\").")
+    role: str | None = Field(None, description="Chat role (user / assistant), kept with the turn.")
+    time: str | float | None = Field(None, description="When: a date string (no zone = UTC) or epoch seconds; "
+                                                       "default now.")
+    session: str | None = Field(None, description="Session id; default: the newest turn's session if within "
+                                                  "6 hours, else a new one.")
+    id: str | None = Field(None, description="Source id: a turn with an id already in the space is skipped.")
+
+
+def _date(ts: float | None) -> str | None:
+    return None if ts is None else format_iso(ts)
+
+
+def _memory_out(m: dict[str, Any], explain: bool = False) -> dict[str, Any]:
+    out = {"id": m["id"], "source_id": m["source_id"], "date": _date(m["timestamp"]), "speaker": m["speaker"],
+           "text": m["text"], "session": m["session"], "score": round(m["score"], 6), "path": m["path"]}
+    if explain:
+        out.update({k: round(m[k], 6) for k in ("base_score", "cos", "keyword", "time_factor", "spread_bonus")})
+        out["spread_from"] = [{"id": s["id"], "contribution": round(s["contribution"], 6)} for s in m["spread_from"]]
+    return out
+
+
+def _semantic_out(r: dict[str, Any]) -> dict[str, Any]:
+    return {k: r.get(k) for k in ("id", "kind", "text", "confidence", "similarity") if k in r}
+
+
+class HelaServer:
+    """The tools over one :class:`Memory`. Usable without the protocol (tests, embedding in a host)."""
+
+    def __init__(self, config: Config):
+        self.memory = Memory(config)
+        self.due: set[str] = set()  # spaces whose auto-consolidation may be due (after a learning ask)
+
+    # ------------------------------------------------------------------ tools (plain, synchronous)
+    def remember(self, space: str, turns: list[TurnIn]) -> dict[str, Any]:
+        if not turns:
+            raise InputError("turns: give at least one turn")
+        rep = self.memory.add_batch(space, [t.model_dump() for t in turns])
+        return {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
+
+    def recall(self, space: str, query: str, k: int | None = None, learn: bool = True, explain: bool = False,
+               now: str | None = None) -> dict[str, Any]:
+        mem = self.memory
+        saved = mem.config
+        if k is not None:
+            mem.config = dataclasses.replace(saved, retrieval=dataclasses.replace(saved.retrieval, k=k))
+        try:
+            res = mem.retrieve(query, space, now=self._now(now), learn=learn)
+        finally:
+            mem.config = saved
+        out: dict[str, Any] = {"space": space, "query": query, "now": _date(res.now),
+                               "memories": [_memory_out(m, explain) for m in res.memories],
+                               "semantic": [_semantic_out(r) for r in res.semantic]}
+        if explain:
+            out["query_keywords"] = res.query_keywords
+            out["timings_ms"] = {k: round(v, 2) for k, v in res.timings_ms.items()}
+        return out
+
+    def ask(self, space: str, question: str, learn: bool = True, now: str | None = None) -> dict[str, Any]:
+        """As ``hela ask``, except that a due auto-consolidation is left to :meth:`consolidate_due`, which
+        the server runs after the answer is sent (it can take a minute with a small CPU model)."""
+        mem = self.memory
+        saved = mem.config
+        mem.config = dataclasses.replace(saved, consolidation=dataclasses.replace(saved.consolidation, auto=False))
+        try:
+            res = mem.ask(question, space, now=self._now(now), learn=learn)
+        finally:
+            mem.config = saved
+        if learn and res["memories"]:
+            self.due.add(space)
+        return {"space": space, "question": question, "answer": res["answer"],
+                "memories": [_memory_out(m) for m in res["memories"]],
+                "semantic": [_semantic_out(r) for r in res["semantic"]],
+                "timings_ms": res["timings_ms"]}
+
+    def consolidate_due(self) -> list[dict[str, Any]]:
+        """Run the auto-consolidation of the spaces asked in since the last run, if due (cheap otherwise);
+        failures are part of the summaries, never raised."""
+        out = []
+        while self.due:
+            space = self.due.pop()
+            try:
+                rep = self.memory.maybe_consolidate(space)
+            except Exception as e:  # noqa: BLE001 - a background step must not take the server down
+                rep = {"error": _error_line(e)}
+            if rep is not None:
+                out.append({"space": space, **rep})
+        return out
+
+    def forget(self, space: str, apply: bool = False) -> dict[str, Any]:
+        rep = self.memory.forget(space, apply=apply)
+        cands = [{"id": c["id"], "source_id": c["source_id"], "date": _date(c["timestamp"]),
+                  "speaker": c["speaker"], "text": c["text"], "total_weight": c["total_weight"],
+                  "idle_days": c["idle_days"], "access_count": c["access_count"]}
+                 for c in rep["candidates"] if c["candidate"]]
+        return {"space": space, "applied": rep["applied"], "nodes": rep["nodes"], "candidates": cands,
+                "removed": rep["removed"]}
+
+    def spaces(self) -> dict[str, Any]:
+        mem = self.memory
+        if mem._store is None:  # listing must not create an empty database as a side effect
+            path = Path(mem.config.db or default_db_path()).expanduser()
+            if mem.config.db != ":memory:" and not path.exists():
+                return {"spaces": []}
+        return {"spaces": [{"name": r["name"], "nodes": r["nodes"], "edges": r["edges"], "semantic": r["semantic"],
+                            "retrievals": r["steps"], "first": _date(r["first_ts"]), "last": _date(r["last_ts"])}
+                           for r in mem.store.spaces()]}
+
+    def hubs(self, space: str, top: int = 10) -> dict[str, Any]:
+        from hela_cli.inspection import hubs
+
+        sp = self.memory._existing_space(space)
+        return {"space": space, "hubs": hubs(self.memory.store, sp, self.memory.config, top=top)}
+
+    @staticmethod
+    def _now(value: str | None) -> float | None:
+        if value is None:
+            return None
+        from hela_cli.ingest import parse_time
+
+        return parse_time(value, "now")[0]
+
+
+def _error_line(e: BaseException) -> str:
+    if isinstance(e, HelaError):
+        return e.message
+    msg = " ".join(str(e).split())
+    if "locked" in msg.lower() or "busy" in msg.lower():
+        return "the database stayed locked by another process for too long; try again"
+    return f"unexpected {e.__class__.__name__}: {msg}"
+
+
+def build_server(config: Config) -> Any:
+    """The SDK server (``mcp.server.mcpserver.MCPServer``) with hela's tools registered."""
+    try:
+        import anyio
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+        from mcp.types import ToolAnnotations
+    except ImportError as e:  # pragma: no cover - mcp is a dependency
+        raise HelaError(f"the MCP SDK is not installed ({e}); pip install 'mcp>=2'") from None
+
+    from pydantic import ValidationError
+
+    class HelaToolError(ToolError):
+        """A hela failure: its message is the CLI's one line, sent as is."""
+
+    class Server(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as e:  # one line, no SDK prefix: the message the CLI would print
+                cause = e.__cause__
+                if isinstance(cause, HelaToolError):
+                    raise cause from None
+                if isinstance(cause, ValidationError):
+                    what = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                                     for err in cause.errors())
+                    raise HelaToolError(f"{name}: invalid arguments: {what}") from None
+                raise HelaToolError(" ".join(str(e).split())) from None
+
+    hela = HelaServer(config)
+    limiter = anyio.CapacityLimiter(1)  # one call at a time: one connection, one set of models
+    background: list[Any] = []  # the lifespan's task group
+
+    async def consolidate_due() -> None:
+        for rep in await anyio.to_thread.run_sync(hela.consolidate_due, limiter=limiter):
+            if rep.get("error"):
+                logger.warning("auto-consolidation of '%s' failed: %s", rep["space"], rep["error"])
+
+    async def call(fn: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            try:
+                return fn(**kwargs)
+            except Exception as e:  # noqa: BLE001 - every failure is a tool error, never a crash
+                raise HelaToolError(_error_line(e)) from None
+
+        try:
+            return await anyio.to_thread.run_sync(run, limiter=limiter)
+        finally:
+            if hela.due and background:  # after the answer: the next call waits for it (one at a time)
+                background[0].start_soon(consolidate_due)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tg:
+            background.append(tg)
+            yield None
+            background.clear()
+
+    server = Server("hela", lifespan=lifespan, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    read_only = ToolAnnotations(readOnlyHint=True)
+
+    @server.tool(description="Remember one or more conversation turns (as `hela add`): each becomes a memory "
+                             "linked to the previous turn of its session. Returns the new memory ids; turns "
+                             "whose id is already stored are skipped.")
+    async def remember(space: Space, turns: Annotated[list[TurnIn], Field(min_length=1, description="Turns in "
+                                                                          "order.")]) -> dict[str, Any]:
+        return await call(hela.remember, space=space, turns=turns)
+
+    @server.tool(description="Memories relevant to a query (retrieval only, no chat model): id, source id, "
+                             "date, speaker, text, score and path (base = similarity, hebbian = reached through "
+                             "learnt associations). Retrieval learns from use unless learn is false.")
+    async def recall(space: Space, query: Annotated[str, Field(min_length=1, description="What to look for.")],
+                     k: Annotated[int | None, Field(ge=1, le=200, description="How many memories by base "
+                                                    "activation (default 10; up to 3 more by association).")] = None,
+                     learn: Annotated[bool, Field(description="Apply the Hebbian update (default true).")] = True,
+                     explain: Annotated[bool, Field(description="Add the score trace of each memory.")] = False,
+                     now: Annotated[str | None, Field(description="The present for time decay (default: the "
+                                                     "newest memory).")] = None) -> dict[str, Any]:
+        return await call(hela.recall, space=space, query=query, k=k, learn=learn, explain=explain, now=now)
+
+    @server.tool(description="Answer a question from memory with the local chat model; returns the answer and "
+                             "the memories it came from.")
+    async def ask(space: Space, question: Annotated[str, Field(min_length=1)],
+                  learn: Annotated[bool, Field(description="Apply the Hebbian update (default true).")] = True,
+                  now: Annotated[str | None, Field(description="The present for time decay.")] = None) -> dict[str, Any]:
+        return await call(hela.ask, space=space, question=question, learn=learn, now=now)
+
+    @server.tool(description="Forgetting: list the memories that are weak, idle and never used (dry run), or "
+                             "remove them with apply=true.")
+    async def forget(space: Space, apply: Annotated[bool, Field(description="Remove the candidates "
+                                                                "(default false: dry run).")] = False) -> dict[str, Any]:
+        return await call(hela.forget, space=space, apply=apply)
+
+    @server.tool(description="The memory spaces with their memory, edge and semantic-record counts.",
+                 annotations=read_only)
+    async def spaces() -> dict[str, Any]:
+        return await call(hela.spaces)
+
+    @server.tool(description="The strongest hubs of a space (as `hela inspect hubs`): memories at the centre "
+                             "of many strong associations, with their clusters.", annotations=read_only)
+    async def hubs(space: Space, top: Annotated[int, Field(ge=1, le=200)] = 10) -> dict[str, Any]:
+        return await call(hela.hubs, space=space, top=top)
+
+    server.hela = hela  # type: ignore[attr-defined]
+    return server
+
+
+def serve(config: Config) -> None:
+    """Run the server on stdin/stdout until the client closes it (or Ctrl-C: exit 130 at once; the SDK's
+    stdin reader thread would otherwise keep the process alive until the next input line)."""
+    import os
+    import signal
+    import sys
+
+    server = build_server(config)
+
+    def interrupted(signum: int, frame: Any) -> None:
+        sys.stderr.write("interrupted\n")
+        sys.stderr.flush()
+        os._exit(130)  # like a crash for the database: WAL keeps it whole
+
+    signal.signal(signal.SIGINT, interrupted)
+    try:
+        server.run("stdio")
+    finally:
+        server.hela.memory.close()

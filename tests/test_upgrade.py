@@ -1,0 +1,178 @@
+"""Databases written by an earlier release open with this one: nothing lost, same retrieval.
+
+``tests/data/hela-0.1.0.db.gz`` was written by hela 0.1.0 (schema 0005, migrations recorded in a
+``migrations`` table) with ``tests/data/make_fixture_0_1_0.py``: the sample conversation and chat in two
+spaces, 30 learning asks (406 edges in `demo`, 417 in all), a semantic record with evidence, failed hub distillations; the
+retrieval it answered then is in ``hela-0.1.0-retrieval.json``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hela_cli.config import Config
+from hela_cli.errors import StoreError
+from hela_cli.retrieval import retrieve
+from hela_cli.store import MIGRATIONS, Store
+from hela_cli.store.base import sqlite3
+
+DATA = Path(__file__).parent / "data"
+
+
+def _old_db(tmp_path: Path) -> Path:
+    path = tmp_path / "old.db"
+    with gzip.open(DATA / "hela-0.1.0.db.gz") as src, open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return path
+
+
+def _snapshot(path: Path) -> dict[str, list]:
+    """Every row of every content table (vectors as bytes), read with plain SQLite + sqlite-vec."""
+    import sqlite_vec
+
+    con = sqlite3.connect(str(path))
+    con.enable_load_extension(True)
+    sqlite_vec.load(con)
+    out = {}
+    for table, order in [("spaces", "id"), ("nodes", "id"), ("edges", "a, b"), ("node_emb", "node_id"),
+                         ("semantic", "id"), ("semantic_evidence", "semantic_id, node_id"), ("hubs", "node_id"),
+                         ("node_vec", "node_id"), ("semantic_vec", "semantic_id"), ("meta", "key")]:
+        cols = "node_id, space_id, embedding" if table == "node_vec" else \
+            "semantic_id, space_id, embedding" if table == "semantic_vec" else "*"
+        out[table] = con.execute(f"SELECT {cols} FROM {table} ORDER BY {order}").fetchall()
+    out["fts"] = con.execute("SELECT rowid, terms FROM node_fts ORDER BY rowid").fetchall()
+    con.close()
+    return out
+
+
+def test_0_1_0_database_upgrades_in_place(tmp_path, embedder):
+    path = _old_db(tmp_path)
+    before = _snapshot(path)
+    assert len(before["nodes"]) == 95 and len(before["edges"]) == 417 and len(before["semantic_evidence"]) == 1
+    lines: list[str] = []
+    with Store(path, progress=lines.append) as s:
+        assert s.applied_migrations() == [name for name, _ in MIGRATIONS]
+        assert s.integrity_problems() == []
+    assert any("0006_asks_log_memories_view" in line for line in lines)  # an upgrade of a file with memories reports
+    after = _snapshot(path)
+    after["meta"] = [r for r in after["meta"] if r[0] != "schema_version"]
+    before["meta"] = [r for r in before["meta"] if r[0] != "schema_version"]
+    assert after == before  # every node, edge, vector, keyword row, record and evidence link kept
+    con = sqlite3.connect(str(path))
+    assert not con.execute("SELECT count(*) FROM sqlite_master WHERE name='migrations'").fetchone()[0]
+    con.close()
+
+    # the same questions with the query vectors 0.1.0 computed (the embedder's own arithmetic may change
+    # between releases; the stored memories, edges and scoring must not)
+    expected = json.loads((DATA / "hela-0.1.0-retrieval.json").read_text())
+    cfg = Config()
+    cfg.retrieval.date_prior = 0.0  # 0.1.0's scoring: the question-date prior came later (a retrieval change)
+    with Store(path) as store:
+        space = store.require_space("demo")
+        for case in expected:
+            r = retrieve(store, space, embedder, case["question"], cfg, learn=False,
+                         query_vector=np.asarray(case["query_vector"], dtype=np.float32))
+            got = [[m["id"], m["score"], m["path"]] for m in r.memories]
+            assert [g[0] for g in got] == [e[0] for e in case["memories"]], case["question"]
+            assert [g[2] for g in got] == [e[2] for e in case["memories"]]
+            assert [g[1] for g in got] == pytest.approx([e[1] for e in case["memories"]], abs=1e-9)
+            assert [s["id"] for s in r.semantic] == case["semantic"]
+    with Store(path, progress=lines.append) as s:  # second open: nothing pending, nothing reported
+        n = len(lines)
+    assert len(lines) == n
+
+
+def test_sqlite_utils_cli_reads_a_hela_database(tmp_path):
+    """`sqlite-utils rows hela.db nodes` works as is; `sqlite-utils tables --counts` (which counts the vec0
+    tables too) works with sqlite-vec loaded by `--load-extension` (README). The CLI needs an sqlite3 that
+    can load extensions: the test extras install pysqlite3-binary, which sqlite-utils prefers."""
+    import sqlite_vec
+
+    path = _old_db(tmp_path)
+    Store(path).close()
+    cli = [sys.executable, "-m", "sqlite_utils"]
+    res = subprocess.run([*cli, "rows", str(path), "nodes", "-c", "id", "-c", "speaker", "-c", "text",
+                          "--limit", "3"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)
+    with Store(path) as s:
+        first = s.get_nodes([1, 2, 3])
+    assert [(r["id"], r["speaker"], r["text"]) for r in rows] == \
+        [(i, first[i]["speaker"], first[i]["text"]) for i in (1, 2, 3)]
+    res = subprocess.run([*cli, "tables", str(path), "--counts", "--load-extension", sqlite_vec.loadable_path()],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    counts = {t["table"]: t["count"] for t in json.loads(res.stdout)}
+    assert counts["nodes"] == 95 and counts["edges"] == 417 and counts["node_vec"] == 95
+    assert counts["_sqlite_migrations"] == len(MIGRATIONS)
+    res = subprocess.run([*cli, "rows", str(path), "memories", "--limit", "1"], capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    row = json.loads(res.stdout)[0]
+    assert row["space"] == "demo" and row["speaker"] == first[1]["speaker"] and row["text"] == first[1]["text"]
+
+
+def test_nested_transaction_failure_leaves_nothing(tmp_path):
+    """A failed inner transaction() is rolled back to its SAVEPOINT; the outer block's own writes commit."""
+    with Store(tmp_path / "t.db") as s:
+        with s.transaction():
+            s.set_meta("outer", "1")
+            with pytest.raises(ValueError):
+                with s.transaction():
+                    s.set_meta("inner", "1")
+                    raise ValueError("boom")
+        assert s.get_meta("outer") == "1" and s.get_meta("inner") is None
+        with pytest.raises(ValueError):
+            with s.transaction():
+                s.set_meta("a", "1")
+                with s.transaction():
+                    s.set_meta("b", "1")
+                raise ValueError("outer fails after the inner block succeeded")
+        assert s.get_meta("a") is None and s.get_meta("b") is None  # the inner block did not commit
+
+
+def test_writes_outside_a_transaction_are_refused(tmp_path):
+    import numpy as np
+
+    with Store(tmp_path / "t.db") as s:
+        s.bind_embedder("e", 4)
+        sp = s.ensure_space("a")
+        with pytest.raises(StoreError, match="inside Store.transaction"):
+            s.insert_nodes(sp.id, [{"text": "x", "ts": 0.0, "ord": 0, "hash": "h"}], np.ones((1, 4), "float32"))
+
+
+def test_a_failed_migration_resumes_where_it_stopped(tmp_path, monkeypatch):
+    """Each migration commits with its record: a failure (or a kill) in migration N keeps 1..N-1, and the
+    next open applies N and the rest."""
+    import hela_cli.store.connection as conn
+
+    calls: list[str] = []
+
+    def broken(db):
+        calls.append("broken")
+        db.execute("CREATE TABLE half_done(x)")
+        raise RuntimeError("killed here")
+
+    path = tmp_path / "t.db"
+    monkeypatch.setattr(conn, "MIGRATIONS", [*MIGRATIONS, ("0999_test", broken)])
+    with pytest.raises(RuntimeError):
+        Store(path)
+    monkeypatch.undo()
+    con = sqlite3.connect(str(path))
+    names = [r[0] for r in con.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
+    assert names == [name for name, _ in MIGRATIONS]  # everything before the failure committed
+    assert not con.execute("SELECT count(*) FROM sqlite_master WHERE name='half_done'").fetchone()[0]
+    con.close()
+    fixed = [*MIGRATIONS, ("0999_test", lambda db: db.execute("CREATE TABLE half_done(x)"))]
+    monkeypatch.setattr(conn, "MIGRATIONS", fixed)
+    with Store(path) as s:
+        assert s.applied_migrations()[-1] == "0999_test"
+    assert calls == ["broken"]
