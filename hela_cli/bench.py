@@ -8,8 +8,10 @@ Protocol (see BENCHMARKS.md):
 * its questions are then asked in dataset order with learning on, so the Hebbian graph evolves from
   question to question as in the paper;
 * per question we record the retrieved episodic memories (dia_ids, path, scores), LoCoMo evidence recall
-  (all / base path / flipped path), the context size of prompt A.2 in chat-model tokens and, unless
-  ``retrieval_only``, the answer of the chat model with A-Mem F1 / BLEU-1 and LoCoMo's own F1.
+  (all / base path / flipped path, the flipped part split into memories whose spreading bonus came mostly
+  from learned weight or from the conversation links of ingest), the context size of prompt A.2 in
+  chat-model tokens and, unless ``retrieval_only``, the answer of the chat model with A-Mem F1 / BLEU-1 and
+  LoCoMo's own F1.
 
 Variants are ablations of the same code path, obtained through configuration only:
 
