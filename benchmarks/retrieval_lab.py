@@ -286,7 +286,18 @@ def eval_lme(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path, baseline:
     return res_
 
 
-def retest(out: Path, cfg: Config, emb: Any, passes: int = 2) -> dict[str, Any]:
+def _by_evidence_session(qa_list: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Questions grouped by the session of their first evidence turn ("D3:12" -> 3), dataset order within."""
+    def key(iq: tuple[int, dict[str, Any]]) -> tuple[int, int]:
+        ids = evidence_ids(iq[1].get("evidence"))
+        try:
+            return int(ids[0].split(":")[0].lstrip("D")), iq[0]
+        except (IndexError, ValueError):
+            return 10 ** 6, iq[0]
+    return [qa for _, qa in sorted(enumerate(qa_list), key=key)]
+
+
+def retest(out: Path, cfg: Config, emb: Any, passes: int = 2, order: str = "dataset") -> dict[str, Any]:
     """Test-retest on LoCoMo (issue 17): every question of a conversation asked in dataset order with learning
     on, then all of them again, ``passes`` times. Per question it also finds which flipped memories the
     spreading bonus actually brought in (not in the top-(k+m) by S_base: a second retrieval with spreading
@@ -303,8 +314,9 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2) -> dict[str, Any]:
             with _open(out, f"locomo_{c.name}.db", True, Path(tmp)) as st:
                 sp0 = st.require_space(str(c.name))
                 links = {(a, b) for a, b, _ in st.all_edges(sp0, h.decay)}   # before any question: ingest links
+                qas = _by_evidence_session(c.qa) if order == "session" else c.qa
                 for p in range(1, passes + 1):
-                    for qa in c.qa:
+                    for qa in qas:
                         q = str(qa["question"])
                         sp = st.require_space(str(c.name))
                         ref = {m["id"] for m in retrieve(st, sp, emb, q, ref_cfg, learn=False,
@@ -394,6 +406,8 @@ if __name__ == "__main__":
     ap.add_argument("--budget", type=int, nargs=2, metavar=("K", "M"),
                     help="retrieval.k and retrieval.m for every variant (baselines get K + M)")
     ap.add_argument("--size", type=int, default=500, help="passages: ingest.passage_chars")
+    ap.add_argument("--order", choices=["dataset", "session"], default="dataset",
+                    help="retest: question order (dataset, or grouped by evidence session)")
     ap.add_argument("--only", choices=["locomo", "lme"], help="evaluate one file only")
     args = ap.parse_args()
     cfg = load_config()
@@ -408,7 +422,8 @@ if __name__ == "__main__":
         for name in args.variants or ["new-defaults"]:
             overrides, learn = VARIANTS[name]
             vcfg = cfg.replace(**overrides, **{"retrieval.learn": learn})
-            r = {"variant": name, "retest": retest(Path(args.dir), vcfg, emb)}
+            r = {"variant": name, "order": args.order, "retest": retest(Path(args.dir), vcfg, emb,
+                                                                        order=args.order)}
             print(json.dumps(r), flush=True)
             with open(Path(args.dir) / "results.jsonl", "a") as f:
                 f.write(json.dumps(r) + "\n")

@@ -8,8 +8,10 @@ Protocol (see BENCHMARKS.md):
 * its questions are then asked in dataset order with learning on, so the Hebbian graph evolves from
   question to question as in the paper;
 * per question we record the retrieved episodic memories (dia_ids, path, scores), LoCoMo evidence recall
-  (all / base path / flipped path), the context size of prompt A.2 in chat-model tokens and, unless
-  ``retrieval_only``, the answer of the chat model with A-Mem F1 / BLEU-1 and LoCoMo's own F1.
+  (all / base path / flipped path, the flipped part split into memories whose spreading bonus came mostly
+  from learned weight or from the conversation links of ingest), the context size of prompt A.2 in
+  chat-model tokens and, unless ``retrieval_only``, the answer of the chat model with A-Mem F1 / BLEU-1 and
+  LoCoMo's own F1.
 
 Variants are ablations of the same code path, obtained through configuration only:
 
@@ -61,7 +63,8 @@ BASELINES = ("cosine", "bm25")
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 #: per-question metric keys averaged in the summary
-METRICS = ("recall", "recall_base", "recall_flipped", "context_tokens", "amem_f1", "amem_bleu1", "locomo_f1")
+METRICS = ("recall", "recall_base", "recall_flipped", "recall_learned", "recall_link", "context_tokens", "amem_f1",
+           "amem_bleu1", "locomo_f1")
 
 Progress = Callable[[int, int, str], None]
 
@@ -198,8 +201,33 @@ def _category(qa: Mapping[str, Any]) -> int | None:
 
 
 # ----------------------------------------------------------------------------------- scoring
+def _spread_attribution(memories: Sequence[Mapping[str, Any]], initial: Mapping[tuple[int, int], float],
+                        factor: float) -> tuple[list[str], list[str]]:
+    """source_ids of the ``hebbian`` memories (brought in by the spreading bonus) whose bonus came mostly from
+    learned weight, and of those whose bonus came mostly from initial edges (conversation links made at
+    ingest): each source's contribution is split by :func:`hela_cli.dynamics.learned_share`, with the
+    edge's ingest weight ``initial`` decayed by ``factor`` (``decay ** step``)."""
+    from hela_cli.dynamics import learned_share
+
+    learned_ids, link_ids = [], []
+    for m in memories:
+        if m.get("path") != "hebbian" or not m.get("source_id"):
+            continue
+        learned = link = 0.0
+        for src in m.get("spread_from") or []:
+            w = src.get("weight")
+            if w is None:
+                continue
+            pair = (min(m["id"], src["id"]), max(m["id"], src["id"]))
+            share = learned_share(w, initial.get(pair, 0.0) * factor)
+            learned += src["contribution"] * share
+            link += src["contribution"] * (1.0 - share)
+        (learned_ids if learned > link else link_ids).append(m["source_id"])
+    return learned_ids, link_ids
+
+
 def _score(qa: Mapping[str, Any], memories: Sequence[Mapping[str, Any]], prediction: str | None,
-           retrieval_only: bool) -> dict[str, Any]:
+           retrieval_only: bool, attribution: tuple[list[str], list[str]] = ([], [])) -> dict[str, Any]:
     cat = _category(qa)
     gold = gold_answer(qa)
     ev = qa.get("evidence")
@@ -212,6 +240,10 @@ def _score(qa: Mapping[str, Any], memories: Sequence[Mapping[str, Any]], predict
         "recall_base": evidence_recall(ev, base_ids),
         # flipped ids are disjoint from base ids, so recall = recall_base + recall_flipped
         "recall_flipped": evidence_recall(ev, flipped_ids),
+        # of the flipped recall: memories the spreading bonus brought in mostly through learned weight /
+        # mostly through the conversation links of ingest
+        "recall_learned": evidence_recall(ev, attribution[0]),
+        "recall_link": evidence_recall(ev, attribution[1]),
         "amem_f1": None, "amem_bleu1": None, "locomo_f1": None,
     }
     if not retrieval_only:
@@ -464,6 +496,8 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                 t0 = time.perf_counter()
                 ing = ingest_conversations(store, mem.embedder, [conv], vcfg, space=name)
                 t_ingest += time.perf_counter() - t0
+                sp0 = store.require_space(name)   # the edges right after ingest: its links, at step sp0.step
+                initial = {(a, b): w for a, b, w in store.all_edges(sp0, vcfg.hebbian.decay)}
                 if models.get("counter") is None:  # one tokenizer for the whole run (the chat model's)
                     models["counter"] = Memory(vcfg, store=Store(":memory:"), embedder=models["embedder"],
                                                chat=models["chat"])
@@ -479,13 +513,16 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                         replayed += 1
                         continue
                     question = str(qa["question"])
+                    step = store.require_space(name).step   # the step this question's retrieval scores at
                     out = runner.ask(question)
+                    attribution = _spread_attribution(out["memories"], initial,
+                                                      vcfg.hebbian.decay ** (step - sp0.step))
                     cat = _category(qa)
                     rec = {"run": fp, "sample": name, "qa_index": i, "question": question, "category": cat,
                            "gold": gold_answer(qa), "evidence": evidence_ids(qa.get("evidence")),
                            "prediction": out["prediction"], "retrieved": _retrieved(out["memories"]),
                            "semantic": out["semantic"], "context_tokens": out["tokens"],
-                           **_score(qa, out["memories"], out["prediction"], retrieval_only),
+                           **_score(qa, out["memories"], out["prediction"], retrieval_only, attribution),
                            "retrieval_ms": out.get("retrieval_ms"), "generate_ms": out.get("generate_ms"),
                            "consolidate_ms": out.get("consolidate_ms")}
                     if passes > 1:

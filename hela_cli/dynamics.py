@@ -37,6 +37,15 @@ def coactivated_pairs(node_ids: Iterable[int]) -> list[tuple[int, int]]:
     return list(itertools.combinations(sorted(set(node_ids)), 2))
 
 
+def learned_share(weight: float, initial_now: float) -> float:
+    """The part of an edge's current weight that Eq.1 added: ``max(0, w - initial_now) / w``, where
+    ``initial_now`` is what the edge's weight at creation (a conversation link, 0 for an edge created by
+    learning) has decayed to by now. Eq.1 only adds to the decayed weight, so the rest is the initial link."""
+    if weight <= 0:
+        return 0.0
+    return min(1.0, max(0.0, weight - initial_now) / weight)
+
+
 # ----------------------------------------------------------------------------------- Eq.2
 def hub_strength(weights: Iterable[float]) -> float:
     """Eq.2 associative strength ``D(v) = sum_j w_vj`` over the node's current edge weights."""

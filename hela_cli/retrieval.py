@@ -129,6 +129,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
 
     t2 = time.perf_counter()
     spreads: dict[int, Any] = {}
+    edge_w: dict[tuple[int, int], float] = {}   # (source, target) -> the edge weight spreading used
     if r.spreading and s_base:
         sources = [i for i, s in s_base.items() if s > r.theta]
         nbrs = store.neighbours(space, sources, cfg.hebbian.decay) if sources else {}
@@ -139,6 +140,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
             fill_cos(reached)
             s_base.update(s_base_of(reached))
         spreads = spread_activation(s_base, nbrs, r.beta, r.theta)
+        edge_w = {(i, j): w for i, lst in nbrs.items() for j, w in lst}
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
     chosen = dual_path(s_base, s_final, r.k, r.m)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
@@ -157,7 +159,8 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
             "path": path, "score": s_final[nid], "base_score": s_base[nid],
             "cos": c, "keyword": kw, "time_factor": tf,
             "spread_bonus": sp.bonus if sp else 0.0,
-            "spread_from": [{"id": i, "contribution": w} for i, w in (sp.sources if sp else [])],
+            "spread_from": [{"id": i, "contribution": w, "weight": edge_w.get((i, nid))}
+                            for i, w in (sp.sources if sp else [])],
         })
 
     semantic = []

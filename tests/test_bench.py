@@ -178,11 +178,12 @@ def test_every_variant_runs(variant, locomo_file, cfg, embedder, tmp_path):
             assert len(r["retrieved"]) == s["budget"]  # equal budget: k + m
         if variant in BASELINES:
             assert {m["path"] for m in r["retrieved"]} <= {"base"} and r["recall_flipped"] in (0.0, None)
-        else:  # top-k by base activation first; a flipped slot is "hebbian" only if spreading brought it
+        else:  # the m extra slots are 'hebbian' only when the spreading bonus brought the memory in
             paths = [m["path"] for m in r["retrieved"]]
-            assert paths[:3] == ["base"] * 3 and set(paths) <= {"base", "hebbian"}
+            assert paths[:3] == ["base"] * 3 and set(paths[3:]) <= {"base", "hebbian"}
+            assert all(m["score"] > m["base_score"] for m in r["retrieved"] if m["path"] == "hebbian")
             if variant == "no-spreading":
-                assert set(paths) == {"base"}
+                assert paths == ["base"] * s["budget"] and r["recall_flipped"] in (0.0, None)
     if variant == "no-forget":
         assert s["forget_every"] == 0
     if variant == "bm25":
@@ -448,3 +449,26 @@ def test_test_retest_passes(locomo_file, cfg, embedder, tmp_path):
         run_locomo(locomo_file, records=part, **kw)
     with pytest.raises(InputError, match="passes"):
         run_locomo(locomo_file, passes=0, **kw)
+
+
+def test_flipped_recall_is_split_into_learned_and_link(locomo_file, cfg, embedder, tmp_path):
+    """Every flipped ('hebbian') memory counts once, as learned or as conversation link; without learning
+    nothing is learned."""
+    kw = dict(retrieval_only=True, cfg=cfg, embedder=embedder, k=2, forget_every=0)
+    for variant in ("full", "no-learn"):
+        path = tmp_path / f"{variant}.jsonl"
+        s = run_locomo(locomo_file, variant=variant, records=path, **kw)
+        recs = [r for r in load_records(path) if r["recall"] is not None]
+        for r in recs:
+            assert r["recall_flipped"] == pytest.approx(r["recall_learned"] + r["recall_link"])
+        assert {"recall_learned", "recall_link"} <= set(s["overall_all"])
+        if variant == "no-learn":
+            assert all(r["recall_learned"] == 0 for r in recs)
+    from hela_cli.bench import _spread_attribution
+
+    mems = [{"id": 5, "source_id": "D1:2", "path": "hebbian",
+             "spread_from": [{"id": 4, "contribution": 0.3, "weight": 0.5}]},
+            {"id": 9, "source_id": "D3:1", "path": "hebbian",
+             "spread_from": [{"id": 2, "contribution": 0.2, "weight": 0.2}]},
+            {"id": 1, "source_id": "D1:1", "path": "base", "spread_from": []}]
+    assert _spread_attribution(mems, {(4, 5): 0.5}, 1.0) == (["D3:1"], ["D1:2"])

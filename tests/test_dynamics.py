@@ -95,3 +95,13 @@ def test_weighted_keyword_match_is_the_plain_share_with_equal_weights():
     assert weighted_keyword_match(q, ["paint"], w) == pytest.approx(4.0 / 8.5)
     assert weighted_keyword_match([], node, w) == 0.0
     assert weighted_keyword_match(q, node, {"caroline": 0.0, "paint": 0.0, "sunset": 0.0}) == 0.0
+
+
+def test_learned_share_of_an_edge():
+    from hela_cli.dynamics import learned_share
+
+    assert learned_share(0.5, 0.5) == 0.0              # an untouched conversation link
+    assert learned_share(0.6, 0.5) == pytest.approx(0.1 / 0.6)
+    assert learned_share(0.04, 0.0) == 1.0             # created by learning
+    assert learned_share(0.3, 0.5) == 0.0              # never negative
+    assert learned_share(0.0, 0.0) == 0.0
