@@ -196,3 +196,23 @@ def test_negligible_edges_are_pruned_in_bounded_batches():
         "EXPLAIN QUERY PLAN SELECT a, b FROM edges WHERE space_id=? AND amp < ? LIMIT 5", (sp.id, 1.0)))
     assert "edges_space_amp" in plan  # finds the weak edges without reading the others
     s.close()
+
+
+def test_neighbours_lists_each_edge_once():
+    """An edge between two of the asked nodes is one neighbour of each, once (Eq.4 sums over neighbours);
+    also when its ends fall in different 400-id chunks."""
+    import numpy as np
+
+    from hela_cli.store import Store
+
+    with Store(":memory:") as s:
+        s.bind_embedder("e", 4)
+        sp = s.ensure_space("a")
+        rows = [{"text": f"t{i}", "ts": float(i), "ord": i, "hash": f"h{i}"} for i in range(500)]
+        with s.transaction():
+            ids = s.insert_nodes(sp.id, rows, np.ones((500, 4), dtype="float32"))
+            s.set_edges(sp, {(ids[0], ids[1]): 0.5, (ids[0], ids[450]): 0.25, (ids[1], ids[2]): 0.125}, 0.995)
+        nb = s.neighbours(sp, ids, 0.995)
+        assert sorted(nb[ids[0]]) == sorted([(ids[1], 0.5), (ids[450], 0.25)])
+        assert sorted(nb[ids[1]]) == sorted([(ids[0], 0.5), (ids[2], 0.125)])
+        assert nb[ids[450]] == [(ids[0], 0.25)] and nb[ids[2]] == [(ids[1], 0.125)]

@@ -67,6 +67,10 @@ class Edges:
         """Current-weight neighbours of each node: ``{node: [(neighbour, weight), ...]}``."""
         out: dict[int, list[tuple[int, float]]] = {n: [] for n in node_ids}
         ids = list(node_ids)
+        # An edge between two of the given nodes comes back from both halves of the query (and from two
+        # chunks when its ends fall in different ones): each edge is counted once (Eq.4 sums over
+        # neighbours, not over query rows).
+        edges: dict[tuple[int, int], float] = {}
         with self._snapshot():
             factor = self._factor(space.id, decay)
             for i in range(0, len(ids), 400):
@@ -75,13 +79,14 @@ class Edges:
                 for a, b, amp in self.db.execute(
                         f"SELECT a, b, amp FROM edges WHERE a IN ({q}) UNION ALL "
                         f"SELECT a, b, amp FROM edges WHERE b IN ({q})", (*chunk, *chunk)):
-                    w = amp * factor
-                    if w < min_weight:
-                        continue
-                    if a in out:
-                        out[a].append((b, w))
-                    if b in out and a != b:
-                        out[b].append((a, w))
+                    edges[(a, b)] = amp * factor
+        for (a, b), w in edges.items():
+            if w < min_weight:
+                continue
+            if a in out:
+                out[a].append((b, w))
+            if b in out and a != b:
+                out[b].append((a, w))
         return out
 
     def edges_among(self, space: Space, node_ids: Sequence[int], decay: float) -> dict[tuple[int, int], float]:
