@@ -84,8 +84,8 @@ def test_0_1_0_database_upgrades_in_place(tmp_path, embedder):
                          query_vector=np.asarray(case["query_vector"], dtype=np.float32))
             got = [[m["id"], m["score"], m["path"]] for m in r.memories]
             assert [g[0] for g in got] == [e[0] for e in case["memories"]], case["question"]
-            # path labels are not compared: 0.1.0 called every flipped slot "hebbian", now only those the
-            # spreading bonus brought in are (issue 17)
+            # 0.1.0 labelled every flipped slot 'hebbian'; now only the memories the spreading bonus brought in
+            assert all(g[2] == e[2] or (e[2], g[2]) == ("hebbian", "base") for g, e in zip(got, case["memories"]))
             assert [g[1] for g in got] == pytest.approx([e[1] for e in case["memories"]], abs=1e-9)
             assert [s["id"] for s in r.semantic] == case["semantic"]
     with Store(path, progress=lines.append) as s:  # second open: nothing pending, nothing reported
