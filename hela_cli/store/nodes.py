@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -88,14 +88,20 @@ class Nodes:
         With ``space_id`` the answer is also kept in a per-space cache (these fields never change; the
         cache is dropped when the space's nodes change), so repeated retrievals in one process read
         each node once."""
+        return self._cached_read(space_id, "features", ids, lambda missing: {
+            nid: {"ts": ts, "speaker": speaker, "keywords": kws.split() if kws else []}
+            for nid, ts, speaker, kws in self.select_in(
+                "SELECT id, ts, speaker, keywords FROM nodes WHERE id IN ({ids})", missing)})
+
+    def _cached_read(self, space_id: int | None, kind: str, ids: Iterable[int],
+                     read: Callable[[list[int]], dict[int, Any]]) -> dict[int, Any]:
+        """``read`` the ids not yet in the space's ``kind`` cache and keep them there (up to ROW_CACHE_MAX
+        entries); without ``space_id`` just ``read`` everything."""
         ids = list(ids)
-        cache = self._space_cache(space_id, "features")
-        missing = [i for i in ids if i not in cache] if cache is not None else ids
-        out = {nid: {"ts": ts, "speaker": speaker, "keywords": kws.split() if kws else []}
-               for nid, ts, speaker, kws in self.select_in(
-                   "SELECT id, ts, speaker, keywords FROM nodes WHERE id IN ({ids})", missing)}
+        cache = self._space_cache(space_id, kind)
         if cache is None:
-            return out
+            return read(ids)
+        out = read([i for i in ids if i not in cache])
         if len(cache) + len(out) <= ROW_CACHE_MAX:
             cache.update(out)
         return {i: cache[i] if i in cache else out[i] for i in ids if i in cache or i in out}

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 
-from hela_cli.store.base import ROW_CACHE_MAX, _blob, _fts_phrase
+from hela_cli.store.base import _blob, _fts_phrase
 
 
 class Search:
@@ -16,16 +16,9 @@ class Search:
 
     def node_vectors(self, ids: Sequence[int], space_id: int | None = None) -> dict[int, np.ndarray]:
         """Stored float32 vectors by node id (cached per space like :meth:`node_features` with ``space_id``)."""
-        ids = list(ids)
-        cache = self._space_cache(space_id, "vectors")
-        missing = [i for i in ids if i not in cache] if cache is not None else ids
-        out = {nid: np.frombuffer(blob, dtype=np.float32) for nid, blob in self.select_in(
-            "SELECT node_id, embedding FROM node_emb WHERE node_id IN ({ids})", missing)}
-        if cache is None:
-            return out
-        if len(cache) + len(out) <= ROW_CACHE_MAX:
-            cache.update(out)
-        return {i: cache[i] if i in cache else out[i] for i in ids if i in cache or i in out}
+        return self._cached_read(space_id, "vectors", ids, lambda missing: {
+            nid: np.frombuffer(blob, dtype=np.float32) for nid, blob in self.select_in(
+                "SELECT node_id, embedding FROM node_emb WHERE node_id IN ({ids})", missing)})
 
     def knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Nearest nodes of the space by cosine: ``[(node_id, cosine_similarity)]``, best first."""
