@@ -391,7 +391,8 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                retrieval_only: bool = False, variant: str = "full", k: int | None = None, cfg: Config,
                db: str | Path | None = None, records: str | Path | None = None,
                progress: Progress | None = None, embedder: Any = None, chat: Any = None,
-               forget_every: int = 50, passes: int = 1) -> dict[str, Any]:
+               forget_every: int = 50, passes: int = 1,
+               categories: Sequence[int] | None = None) -> dict[str, Any]:
     """Run the LoCoMo benchmark; returns the summary dict (also what ``--json`` / ``--out`` give).
 
     ``limit`` caps the questions asked *per conversation* (the first N in dataset order). ``db`` keeps the
@@ -403,6 +404,9 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     ``passes`` > 1: test-retest - each conversation's questions are asked in dataset order, then all of them
     again on the same (learning) memory, ``passes`` times; records carry their ``pass``, the summary's main
     figures are pass 1's and ``by_pass`` has every pass.
+    ``categories``: score (and answer) only questions of these LoCoMo categories; the others are still asked
+    in their place without an answer (as a resumed question is replayed), so learning, consolidation and
+    forgetting see the same sequence of questions as a run over all categories.
     """
     t_start = time.perf_counter()
     if limit is not None and limit < 1:
@@ -442,6 +446,13 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                     f"settings {rec.get('run')}); this run is {fp}. Use a new --records file")
             done.setdefault((rec["sample"], int(rec["qa_index"]), int(rec.get("pass", 1))), rec)
 
+    if categories is not None and (not categories or any(int(c) not in range(1, 6) for c in categories)):
+        raise InputError(f"categories: LoCoMo categories are 1-5, got {list(categories)}")
+    wanted = None if categories is None else {int(c) for c in categories}
+
+    def scored(qa: Any) -> bool:
+        return wanted is None or _category(qa) in wanted
+
     plan = [(c, list(enumerate(c.qa))[: limit] if limit else list(enumerate(c.qa))) for c in convs]
     for conv, questions in plan:  # check everything before any work
         for i, qa in questions:
@@ -452,7 +463,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                 if rec is not None and rec.get("question") != str(qa["question"]):
                     raise InputError(f"{records}: the record of {conv.name} qa[{i}] is for another question than "
                                      f"{path} has; use a new --records file")
-    total = sum(len(qs) for _, qs in plan) * passes
+    total = sum(1 for _, qs in plan for _, qa in qs if scored(qa)) * passes
     n_done = 0
     writer = _RecordWriter(records)
     from hela_cli.memory import Memory
@@ -461,18 +472,20 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     models: dict[str, Any] = {"embedder": embedder, "chat": chat}
     per_sample: dict[str, Any] = {}
     results: list[dict[str, Any]] = []
-    asked = replayed = resumed = 0
+    asked = replayed = resumed = unscored = 0
     t_ingest = t_questions = 0.0
     try:
         for conv, questions in plan:
             name = str(conv.name)
-            todo = [(i, qa) for p in pass_range for i, qa in questions if (name, i, p) not in done]
-            prior = [done[(name, i, p)] for p in pass_range for i, _ in questions if (name, i, p) in done]
+            todo = [(i, qa) for p in pass_range for i, qa in questions if (name, i, p) not in done and scored(qa)]
+            prior = [done[(name, i, p)] for p in pass_range for i, qa in questions
+                     if (name, i, p) in done and scored(qa)]
             resumed += len(prior)
             results.extend(prior)
             if not todo:
-                n_done += len(questions) * passes
-                per_sample[name] = {"questions": len(questions), "resumed": len(prior), "turns": len(conv.turns)}
+                n_done += len(prior)
+                per_sample[name] = {"questions": sum(1 for _, qa in questions if scored(qa)),
+                                    "resumed": len(prior), "turns": len(conv.turns)}
                 if progress:
                     progress(n_done, total, name)
                 continue
@@ -506,11 +519,15 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                 n_done += len(prior)
                 t1 = time.perf_counter()
                 for p, (i, qa) in ((p, q) for p in pass_range for q in questions):  # dataset order, per pass
-                    if (name, i, p) in done:
-                        # answered before an interruption: redo its learning so the graph stays in step
+                    if (name, i, p) in done or not scored(qa):
+                        # answered before an interruption, or a category not scored: redo / do its learning
+                        # so the graph stays in step
                         runner.replay(str(qa.get("question", "")))
                         runner.after_question()
-                        replayed += 1
+                        if scored(qa):
+                            replayed += 1
+                        else:
+                            unscored += 1
                         continue
                     question = str(qa["question"])
                     step = store.require_space(name).step   # the step this question's retrieval scores at
@@ -535,7 +552,8 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                     if progress:
                         progress(n_done, total, name)
                 t_questions += time.perf_counter() - t1
-                per_sample[name] = {"questions": len(questions), "resumed": len(prior), "turns": len(conv.turns),
+                per_sample[name] = {"questions": sum(1 for _, qa in questions if scored(qa)),
+                                    "resumed": len(prior), "turns": len(conv.turns),
                                     "nodes": ing["nodes_added"], "ingest_s": ing["seconds"],
                                     "forgotten": runner.forgotten}
             finally:
@@ -568,6 +586,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
         "forget_every": active_forget,
         "samples": [str(c.name) for c, _ in plan],
         "limit_per_sample": limit,
+        "categories": sorted(wanted) if wanted is not None else None,
         "passes": passes,
         "questions": len(results),
         **summary,
@@ -579,7 +598,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
             "seconds": round(time.perf_counter() - t_start, 2),
             "ingest_s": round(t_ingest, 2),
             "questions_s": round(t_questions, 2),
-            "asked": asked, "resumed": resumed, "replayed": replayed,
+            "asked": asked, "resumed": resumed, "replayed": replayed, "asked_unscored": unscored,
             "retrieval_ms_mean": round(sum(ret_ms) / len(ret_ms), 2) if ret_ms else None,
             "generate_ms_mean": round(sum(gen_ms) / len(gen_ms), 2) if gen_ms else None,
             "consolidations": len(cons_ms), "consolidate_s": round(sum(cons_ms) / 1000, 2),

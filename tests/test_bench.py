@@ -472,3 +472,27 @@ def test_flipped_recall_is_split_into_learned_and_link(locomo_file, cfg, embedde
              "spread_from": [{"id": 2, "contribution": 0.2, "weight": 0.2}]},
             {"id": 1, "source_id": "D1:1", "path": "base", "spread_from": []}]
     assert _spread_attribution(mems, {(4, 5): 0.5}, 1.0) == (["D3:1"], ["D1:2"])
+
+
+def test_categories_score_a_subset_on_the_same_learning_sequence(locomo_file, cfg, embedder, tmp_path):
+    """--categories 1,2,3,4: category-5 questions are still asked (learning sees the same sequence), so each
+    scored record equals the all-categories run's record of that question; a bad list is refused."""
+    kw = dict(retrieval_only=True, cfg=cfg, embedder=embedder, k=2, forget_every=3)
+    cfg.forgetting.delta_prune = 0.5
+    everything = run_locomo(locomo_file, records=tmp_path / "all.jsonl", **kw)
+    sub = run_locomo(locomo_file, records=tmp_path / "sub.jsonl", categories=[1, 2, 3, 4], **kw)
+    all_recs = {(r["sample"], r["qa_index"]): _strip(r) for r in load_records(tmp_path / "all.jsonl")}
+    sub_recs = load_records(tmp_path / "sub.jsonl")
+    assert sub_recs and all(r["category"] in (1, 2, 3, 4) for r in sub_recs)
+    assert len(sub_recs) == sum(1 for r in all_recs.values() if r["category"] != 5)
+    assert [_strip(r) for r in sub_recs] == [all_recs[(r["sample"], r["qa_index"])] for r in sub_recs]
+    assert sub["categories"] == [1, 2, 3, 4] and "5" not in sub["per_category"]
+    assert sub["timing"]["asked_unscored"] == sum(1 for q in QA_A + QA_B if q["category"] == 5)
+    assert sub["per_category"]["4"] == everything["per_category"]["4"]
+    with pytest.raises(InputError, match="categories"):
+        run_locomo(locomo_file, categories=[0, 9], **kw)
+
+
+def test_cli_categories_option_is_validated(cli_env, locomo_file):
+    res = runner.invoke(app, ["bench", "locomo", str(locomo_file), "--retrieval-only", "--categories", "one"])
+    assert res.exit_code == 2 and "--categories" in res.output

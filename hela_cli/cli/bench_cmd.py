@@ -110,6 +110,9 @@ def bench_locomo(
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     passes: int = typer.Option(1, "--passes", min=1, max=10, help="Test-retest: ask each conversation's "
                                "questions this many times in a row on the same learning memory (table per pass)."),
+    categories: Optional[str] = typer.Option(None, "--categories", help="Score only these LoCoMo categories, "
+                                             "e.g. 1,2,3,4; questions of the others are still asked without an "
+                                             "answer, so learning sees the same sequence (default: all)."),
 ) -> None:
     """Evaluate on LoCoMo: fresh space per conversation, questions in order with learning on."""
     from hela_cli.bench import VARIANTS, run_locomo
@@ -123,9 +126,17 @@ def bench_locomo(
     sample_list = [s for s in samples.split(",") if s.strip()] if samples is not None else None
     if samples is not None and not sample_list:
         raise InputError("--samples: no sample id given")
+    cats = None
+    if categories is not None:
+        try:
+            cats = sorted({int(c) for c in categories.split(",") if c.strip()})
+        except ValueError:
+            raise InputError(f"--categories: expected comma-separated numbers like 1,2,3,4, got {categories!r}")
+        if not cats or any(c < 1 or c > 5 for c in cats):
+            raise InputError(f"--categories: LoCoMo categories are 1-5, got {categories!r}")
     kwargs: dict[str, Any] = dict(samples=sample_list, limit=limit, retrieval_only=retrieval_only,
                                   variant=variant, k=k, cfg=cfg, db=db or _explicit_root_db(ctx),
-                                  records=records, passes=passes)
+                                  records=records, passes=passes, categories=cats)
     if sys.stderr.isatty():
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn,
                                    TimeRemainingColumn)
