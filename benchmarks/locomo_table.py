@@ -3,6 +3,7 @@
     python benchmarks/locomo_table.py full.json no-spreading.json cosine.json bm25.json
     python benchmarks/locomo_table.py --qa qa_conv26.json
     python benchmarks/locomo_table.py --by-semantic qa_conv26.jsonl   # from a --records file
+    python benchmarks/locomo_table.py --paired full.jsonl cosine.jsonl  # two --records files, same questions
 """
 
 from __future__ import annotations
@@ -67,13 +68,48 @@ def semantic_split_table(records: list[dict]) -> str:
     return "\n".join(out)
 
 
+def paired_table(a: list[dict], b: list[dict], names: tuple[str, str]) -> str:
+    """Answer scores of two runs on the same questions (categories 1-4), per category, with the mean
+    per-question LoCoMo F1 difference (first minus second) and its standard error."""
+    key = lambda r: (r["sample"], int(r["qa_index"]), int(r.get("pass", 1)))  # noqa: E731
+    bi = {key(r): r for r in b if r.get("prediction") is not None}
+    pairs = [(r, bi[key(r)]) for r in a if r.get("prediction") is not None and key(r) in bi
+             and r.get("category") in (1, 2, 3, 4)]
+    x, y = names
+    head = ["category", "n", f"{x} LF1", f"{y} LF1", f"{x} F1", f"{y} F1", f"{x} recall", f"{y} recall",
+            f"paired dLF1 ({x} - {y}) +- s.e."]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    groups = [(f"{c} {NAMES[c]}", [p for p in pairs if str(p[0]["category"]) == c]) for c in CATS[:4]]
+    for label, g in groups + [("overall 1-4", pairs)]:
+        if not g:
+            continue
+        ra, rb = [p[0] for p in g], [p[1] for p in g]
+        d = [p[0]["locomo_f1"] - p[1]["locomo_f1"] for p in g]
+        m = sum(d) / len(d)
+        se = (sum((v - m) ** 2 for v in d) / (len(d) - 1) / len(d)) ** 0.5 if len(d) > 1 else 0.0
+        out.append(f"| {label} | {len(g)} | {pct(_mean(ra, 'locomo_f1'))} | {pct(_mean(rb, 'locomo_f1'))} | "
+                   f"{pct(_mean(ra, 'amem_f1'))} | {pct(_mean(rb, 'amem_f1'))} | {pct(_mean(ra, 'recall'))} | "
+                   f"{pct(_mean(rb, 'recall'))} | {100 * m:+.1f} +- {100 * se:.1f} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="+", help="summary JSON files written by --out")
     ap.add_argument("--qa", action="store_true", help="answer-quality table (one file)")
+    ap.add_argument("--paired", action="store_true",
+                    help="FILES are two --records files of the same questions: per-category answer scores and "
+                         "the paired LoCoMo F1 difference")
     ap.add_argument("--by-semantic", action="store_true",
                     help="FILES are --records files: scores with / without semantic records in context")
     args = ap.parse_args()
+    if args.paired:
+        if len(args.files) != 2:
+            ap.error("--paired takes exactly two --records files")
+        runs = [[json.loads(line) for line in Path(f).read_text().splitlines() if line.strip()] for f in args.files]
+        names = tuple((r[0]["run"]["variant"] if r else Path(f).stem) for r, f in zip(runs, args.files))
+        print(paired_table(runs[0], runs[1], names))
+        return
     if args.by_semantic:
         records = [json.loads(line) for f in args.files for line in Path(f).read_text().splitlines() if line.strip()]
         print(semantic_split_table(records))
