@@ -44,6 +44,7 @@ from hela_cli.ingest import ingest_conversations  # noqa: E402
 from hela_cli.keywords import keywords  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
 from hela_cli.metrics import evidence_ids, evidence_recall  # noqa: E402
+from hela_cli.models import embed_queries  # noqa: E402
 from hela_cli.retrieval import learn_from, retrieve  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
 
@@ -206,7 +207,7 @@ def _qvecs(out: Path, emb: Any, questions: list[str]) -> dict[str, Any]:
         cache = dict(zip(z["q"].tolist(), z["v"]))
     todo = [q for q in dict.fromkeys(questions) if q not in cache]
     if todo:
-        for q, v in zip(todo, emb.embed(todo)):
+        for q, v in zip(todo, embed_queries(emb, todo)):
             cache[q] = v
         keys = list(cache)
         np.savez(p, q=np.array(keys), v=np.stack([cache[k] for k in keys]))

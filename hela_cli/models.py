@@ -39,6 +39,13 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+def embed_queries(embedder: Any, texts: Sequence[str]) -> np.ndarray:
+    """Vectors of search questions: ``embedder.embed_query`` where the model wants a query prefix
+    (e5: ``"query: "``), else ``embedder.embed`` (MiniLM and test embedders have one kind of text)."""
+    fn = getattr(embedder, "embed_query", None)
+    return fn(texts) if fn is not None else embedder.embed(texts)
+
+
 class ChatModel(Protocol):
     model_id: str
     n_ctx: int
@@ -143,16 +150,19 @@ class VocabTokenizer:
 
 
 class LlamaEmbedder:
-    """Sentence embeddings from an encoder GGUF (mean pooling from the file, L2-normalised).
+    """Sentence embeddings from an encoder GGUF (pooling from the file, L2-normalised).
 
     Text longer than the context window is truncated *for the embedding only* (the full text is stored).
+    A model trained with instruction prefixes (e5: ``"query: "`` / ``"passage: "``) records them in the
+    GGUF (``hela.query_prefix`` / ``hela.passage_prefix``, written by :mod:`hela_cli.convert`): ``embed``
+    prefixes what is stored, ``embed_query`` what is asked.
     """
 
     BATCH_TOKENS = 128  # tokens per llama_decode when several texts are embedded (measured: 64-256 similar)
 
     def __init__(self, path: str | Path, model_id: str | None = None, n_ctx: int = 512, n_threads: int = 0):
         path = Path(path)
-        meta = check_gguf(path)
+        meta = check_gguf(path, prefix="hela.")
         arch = meta.get("general.architecture", "?")
         if f"{arch}.pooling_type" not in meta:
             raise ModelError(f"{path}: '{arch}' model has no pooling type, so it is not a sentence-embedding "
@@ -160,6 +170,8 @@ class LlamaEmbedder:
         self.path = path
         self.model_id = model_id or f"file:{path.name}"
         self.n_ctx = n_ctx
+        self.query_prefix = str(meta.get("hela.query_prefix") or "")
+        self.passage_prefix = str(meta.get("hela.passage_prefix") or "")
         # flash attention: with several turns in one llama_decode the plain attention kernel computes the
         # whole (masked) tokens x tokens matrix and was slower than one turn at a time
         self._llm = _load_llama(path, embedding=True, n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=n_ctx,
@@ -171,7 +183,17 @@ class LlamaEmbedder:
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=True))
 
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed questions (with the model's query prefix, if it has one)."""
+        return self._embed([self.query_prefix + t for t in texts])
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed memories (with the model's passage prefix, if it has one); see :meth:`_embed`."""
+        if self.passage_prefix:
+            texts = [self.passage_prefix + t for t in texts]
+        return self._embed(texts)
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed a batch: texts sorted by token count and packed several per ``llama_decode`` (each its own
         sequence; llama.cpp pools per sequence), up to ``batch_tokens`` tokens a decode. The vectors are
         the ones one text at a time gives (cosine >= 0.9999 in the tests)."""
