@@ -4,6 +4,7 @@
     python benchmarks/retrieval_lab.py eval VARIANT [VARIANT ...]  # evidence recall per variant
     python benchmarks/retrieval_lab.py retest [VARIANT]              # LoCoMo asked twice (test-retest, issue 17)
     python benchmarks/retrieval_lab.py ranks [VARIANT]               # where evidence ranks by S_base
+    python benchmarks/retrieval_lab.py cosines                       # the embedder's cosine scale (LoCoMo)
     python benchmarks/retrieval_lab.py list                        # the named variants
 
 Ingest is the expensive part (the embedder), so both dev files are ingested once into database files
@@ -385,6 +386,43 @@ def evidence_ranks(out: Path, cfg: Config, emb: Any, depth: int = 200) -> dict[s
             for name, r in ranks.items()}
 
 
+def cosine_scale(out: Path, emb: Any) -> dict[str, float]:
+    """The embedder's cosine scale on LoCoMo (question vs every memory of its conversation): medians over
+    questions of the mean and standard deviation of all cosines, of the evidence turns' cosine, and of the
+    evidence's distance from the mean in standard deviations; plus cosine-only recall in the top 13. Eq.3
+    adds ``alpha * keyword_match`` (0..~1.5) to the cosine and Eq.4's ``theta`` is a threshold on that sum,
+    so a model whose cosines sit in a narrower or higher band changes what both constants mean."""
+    import numpy as np
+
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    means, stds, golds, zs, hits = [], [], [], [], []
+    for c in convs:
+        with Store(out / f"locomo_{c.name}.db") as st:
+            sp = st.require_space(str(c.name))
+            nodes = list(st.iter_nodes(sp.id))
+            vecs = st.node_vectors([n["id"] for n in nodes], sp.id)
+            src = [n["source_id"] for n in nodes]
+            mat = np.stack([vecs[n["id"]] for n in nodes])
+            for qa in c.qa:
+                gold = set(evidence_ids(qa.get("evidence")))
+                idx = [i for i, s_ in enumerate(src) if s_ in gold]
+                if not idx:
+                    continue
+                cos = mat @ qv[str(qa["question"])]
+                mu, sd = float(cos.mean()), float(cos.std())
+                g = float(cos[idx].mean())
+                means.append(mu)
+                stds.append(sd)
+                golds.append(g)
+                zs.append((g - mu) / sd)
+                top = set(np.argsort(-cos)[:13].tolist())
+                hits.append(sum(1 for i in idx if i in top) / len(idx))
+    return {"mean cos": round(median(means), 3), "sd cos": round(median(stds), 3),
+            "evidence cos": round(median(golds), 3), "evidence z": round(median(zs), 2),
+            "cosine-only recall@13": round(100 * sum(hits) / len(hits), 1), "questions": len(hits)}
+
+
 def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None = None) -> dict[str, Any]:
     if name in ("bm25", "cosine"):
         with tempfile.TemporaryDirectory() as tmp:
@@ -401,7 +439,7 @@ def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None =
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "ranks", "list"])
+    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "ranks", "cosines", "list"])
     ap.add_argument("variants", nargs="*")
     ap.add_argument("--dir", default="/tmp/hela-lab")
     ap.add_argument("--budget", type=int, nargs=2, metavar=("K", "M"),
@@ -434,6 +472,9 @@ if __name__ == "__main__":
             r = {"variant": name, "evidence within top 13/20/30/50/100/200 by S_base":
                  evidence_ranks(Path(args.dir), cfg.replace(**VARIANTS[name][0]), emb)}
             print(json.dumps(r), flush=True)
+    elif args.cmd == "cosines":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        print(json.dumps({"embedder": emb.model_id, **cosine_scale(Path(args.dir), emb)}), flush=True)
     elif args.cmd == "list":
         for n, (o, le) in VARIANTS.items():
             print(f"{n}: {o} learn={le}")
