@@ -85,6 +85,20 @@ VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "date-0.5+pool200": ({**OFF, "retrieval.date_prior": 0.5, "retrieval.vector_candidates": 200,
                           "retrieval.keyword_candidates": 200}, True),
     "no-speaker": ({**OFF, "retrieval.speaker_keywords": False}, True),
+    # A stronger embedder (issue 18): multilingual-e5-small's cosines sit in a narrow, high band (LoCoMo,
+    # `cosines`: mean 0.787, sd 0.021; MiniLM 0.254, 0.100). "e5-scale" maps the defaults onto that band
+    # (ratio r = 0.021 / 0.100 = 0.21): alpha 1.0 * r, theta 0.787 + (1.0 - 0.254) * r, beta such that the
+    # spreading bonus moves a score by the same number of standard deviations (1.0 * 1.25 * r / 0.95), and a
+    # date prior that lowers an out-of-window score by about as many standard deviations (0.5 -> 0.1: the
+    # prior multiplies S_base, and e5's S_base carries a large constant offset). Derived, then one coarse
+    # sweep of alpha around it; run with HELA_MODELS_EMBEDDER pointing at the e5 GGUF.
+    "e5-scale": ({"retrieval.passages": False, "retrieval.alpha": 0.21, "retrieval.theta": 0.944,
+                  "retrieval.beta": 0.28, "retrieval.date_prior": 0.1}, True),
+    "e5-scale-alpha0.1": ({"retrieval.passages": False, "retrieval.alpha": 0.1, "retrieval.theta": 0.944,
+                           "retrieval.beta": 0.28, "retrieval.date_prior": 0.1}, True),
+    "e5-scale-alpha0.4": ({"retrieval.passages": False, "retrieval.alpha": 0.4, "retrieval.theta": 0.944,
+                           "retrieval.beta": 0.28, "retrieval.date_prior": 0.1}, True),
+    "e5-alpha-only": ({"retrieval.passages": False, "retrieval.alpha": 0.21}, True),
 }
 
 
