@@ -10,6 +10,9 @@ ingested with ``ingest_conversations`` and the default config (turn + previous t
 * ``batched``: today's ``LlamaEmbedder.embed`` (texts sorted by token count, several per ``llama_decode``,
   flash attention).
 
+``--embedders minilm,e5-small`` compares embedders instead (each in the ``batched`` mode, interleaved; an
+alias of ``hela models pull`` or a GGUF path; tokens counted by each model's own tokenizer, prefix included).
+
 Reported per run: wall seconds, turns/s, embedder tokens/s (tokens the embedder saw, each text cut at its
 context window), the share of wall time spent inside ``embed`` and process CPU seconds (less sensitive to
 other processes than wall time on a shared machine). Model load is excluded. Medians over the rounds.
@@ -88,7 +91,8 @@ def embed_tokens(convs: Sequence[Conversation], emb: Any, cfg: Config) -> int:
     n = 0
     for c in convs:
         for i in range(len(c.turns)):
-            text = embedding_text(c.turns, i, cfg.ingest.context_window, cfg.ingest.max_turn_chars)
+            text = getattr(emb, "passage_prefix", "") + embedding_text(c.turns, i, cfg.ingest.context_window,
+                                                                       cfg.ingest.max_turn_chars)
             n += min(len(emb._llm.tokenize(text.encode("utf-8", "replace"))), emb.n_ctx)
     return n
 
@@ -100,13 +104,20 @@ def main() -> None:
     ap.add_argument("--lme", default=None, help="LongMemEval file (e.g. ../shared/data/longmemeval_s_dev30.json)")
     ap.add_argument("--lme-items", type=int, default=1, help="first N haystacks of it [1]")
     ap.add_argument("--modes", default="one_at_a_time,batched")
+    ap.add_argument("--embedders", default=None, help="compare these embedders (aliases or GGUF paths), "
+                    "batched mode, instead of --modes")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
 
     cfg = Config()
-    emb = Memory(cfg).embedder
-    embedders = {"batched": emb, "one_at_a_time": OneAtATime(emb)}
+    if args.embedders:
+        embedders = {name: Memory(cfg.replace(**{"models.embedder": name})).embedder
+                     for name in args.embedders.split(",")}
+        args.modes = args.embedders
+    else:
+        emb = Memory(cfg).embedder
+        embedders = {"batched": emb, "one_at_a_time": OneAtATime(emb)}
     sets = []
     if args.locomo:
         sets.append(("locomo", load("locomo", args.locomo, args.locomo_turns)))
@@ -116,9 +127,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name, convs in sets:
             turns = sum(len(c.turns) for c in convs)
-            tokens = embed_tokens(convs, emb, cfg)
+            counted = {m: embed_tokens(convs, e, cfg) for m, e in embedders.items() if hasattr(e, "path")
+                       and not isinstance(e, OneAtATime)}
             for rep in range(args.reps):
                 for mode in args.modes.split(","):
+                    tokens = counted.get(mode) or next(iter(counted.values()))
                     db = Path(tmp) / f"{name}-{mode}-{rep}.db"
                     store = Store(db)
                     timed = Timed(embedders[mode])

@@ -4,6 +4,7 @@
     python benchmarks/retrieval_lab.py eval VARIANT [VARIANT ...]  # evidence recall per variant
     python benchmarks/retrieval_lab.py retest [VARIANT]              # LoCoMo asked twice (test-retest, issue 17)
     python benchmarks/retrieval_lab.py ranks [VARIANT]               # where evidence ranks by S_base
+    python benchmarks/retrieval_lab.py cosines                       # the embedder's cosine scale (LoCoMo)
     python benchmarks/retrieval_lab.py list                        # the named variants
 
 Ingest is the expensive part (the embedder), so both dev files are ingested once into database files
@@ -44,6 +45,7 @@ from hela_cli.ingest import ingest_conversations  # noqa: E402
 from hela_cli.keywords import keywords  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
 from hela_cli.metrics import evidence_ids, evidence_recall  # noqa: E402
+from hela_cli.models import embed_queries  # noqa: E402
 from hela_cli.retrieval import learn_from, retrieve  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
 
@@ -83,6 +85,20 @@ VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "date-0.5+pool200": ({**OFF, "retrieval.date_prior": 0.5, "retrieval.vector_candidates": 200,
                           "retrieval.keyword_candidates": 200}, True),
     "no-speaker": ({**OFF, "retrieval.speaker_keywords": False}, True),
+    # A stronger embedder (issue 18): multilingual-e5-small's cosines sit in a narrow, high band (LoCoMo,
+    # `cosines`: mean 0.787, sd 0.021; MiniLM 0.254, 0.100). "e5-scale" maps the defaults onto that band
+    # (ratio r = 0.021 / 0.100 = 0.21): alpha 1.0 * r, theta 0.787 + (1.0 - 0.254) * r, beta such that the
+    # spreading bonus moves a score by the same number of standard deviations (1.0 * 1.25 * r / 0.95), and a
+    # date prior that lowers an out-of-window score by about as many standard deviations (0.5 -> 0.1: the
+    # prior multiplies S_base, and e5's S_base carries a large constant offset). Derived, then one coarse
+    # sweep of alpha around it; run with HELA_MODELS_EMBEDDER pointing at the e5 GGUF.
+    "e5-scale": ({"retrieval.passages": False, "retrieval.alpha": 0.21, "retrieval.theta": 0.944,
+                  "retrieval.beta": 0.28, "retrieval.date_prior": 0.1}, True),
+    "e5-scale-alpha0.1": ({"retrieval.passages": False, "retrieval.alpha": 0.1, "retrieval.theta": 0.944,
+                           "retrieval.beta": 0.28, "retrieval.date_prior": 0.1}, True),
+    "e5-scale-alpha0.4": ({"retrieval.passages": False, "retrieval.alpha": 0.4, "retrieval.theta": 0.944,
+                           "retrieval.beta": 0.28, "retrieval.date_prior": 0.1}, True),
+    "e5-alpha-only": ({"retrieval.passages": False, "retrieval.alpha": 0.21}, True),
 }
 
 
@@ -206,7 +222,7 @@ def _qvecs(out: Path, emb: Any, questions: list[str]) -> dict[str, Any]:
         cache = dict(zip(z["q"].tolist(), z["v"]))
     todo = [q for q in dict.fromkeys(questions) if q not in cache]
     if todo:
-        for q, v in zip(todo, emb.embed(todo)):
+        for q, v in zip(todo, embed_queries(emb, todo)):
             cache[q] = v
         keys = list(cache)
         np.savez(p, q=np.array(keys), v=np.stack([cache[k] for k in keys]))
@@ -384,6 +400,43 @@ def evidence_ranks(out: Path, cfg: Config, emb: Any, depth: int = 200) -> dict[s
             for name, r in ranks.items()}
 
 
+def cosine_scale(out: Path, emb: Any) -> dict[str, float]:
+    """The embedder's cosine scale on LoCoMo (question vs every memory of its conversation): medians over
+    questions of the mean and standard deviation of all cosines, of the evidence turns' cosine, and of the
+    evidence's distance from the mean in standard deviations; plus cosine-only recall in the top 13. Eq.3
+    adds ``alpha * keyword_match`` (0..~1.5) to the cosine and Eq.4's ``theta`` is a threshold on that sum,
+    so a model whose cosines sit in a narrower or higher band changes what both constants mean."""
+    import numpy as np
+
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    means, stds, golds, zs, hits = [], [], [], [], []
+    for c in convs:
+        with Store(out / f"locomo_{c.name}.db") as st:
+            sp = st.require_space(str(c.name))
+            nodes = list(st.iter_nodes(sp.id))
+            vecs = st.node_vectors([n["id"] for n in nodes], sp.id)
+            src = [n["source_id"] for n in nodes]
+            mat = np.stack([vecs[n["id"]] for n in nodes])
+            for qa in c.qa:
+                gold = set(evidence_ids(qa.get("evidence")))
+                idx = [i for i, s_ in enumerate(src) if s_ in gold]
+                if not idx:
+                    continue
+                cos = mat @ qv[str(qa["question"])]
+                mu, sd = float(cos.mean()), float(cos.std())
+                g = float(cos[idx].mean())
+                means.append(mu)
+                stds.append(sd)
+                golds.append(g)
+                zs.append((g - mu) / sd)
+                top = set(np.argsort(-cos)[:13].tolist())
+                hits.append(sum(1 for i in idx if i in top) / len(idx))
+    return {"mean cos": round(median(means), 3), "sd cos": round(median(stds), 3),
+            "evidence cos": round(median(golds), 3), "evidence z": round(median(zs), 2),
+            "cosine-only recall@13": round(100 * sum(hits) / len(hits), 1), "questions": len(hits)}
+
+
 def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None = None) -> dict[str, Any]:
     if name in ("bm25", "cosine"):
         with tempfile.TemporaryDirectory() as tmp:
@@ -400,7 +453,7 @@ def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None =
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "ranks", "list"])
+    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "ranks", "cosines", "list"])
     ap.add_argument("variants", nargs="*")
     ap.add_argument("--dir", default="/tmp/hela-lab")
     ap.add_argument("--budget", type=int, nargs=2, metavar=("K", "M"),
@@ -433,6 +486,9 @@ if __name__ == "__main__":
             r = {"variant": name, "evidence within top 13/20/30/50/100/200 by S_base":
                  evidence_ranks(Path(args.dir), cfg.replace(**VARIANTS[name][0]), emb)}
             print(json.dumps(r), flush=True)
+    elif args.cmd == "cosines":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        print(json.dumps({"embedder": emb.model_id, **cosine_scale(Path(args.dir), emb)}), flush=True)
     elif args.cmd == "list":
         for n, (o, le) in VARIANTS.items():
             print(f"{n}: {o} learn={le}")

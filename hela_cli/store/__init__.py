@@ -26,12 +26,13 @@ from hela_cli.store.connection import Connection
 from hela_cli.store.edges import Edges
 from hela_cli.store.integrity import Integrity
 from hela_cli.store.nodes import Nodes
+from hela_cli.store.reembed import Reembed
 from hela_cli.store.schema import FTS_TOKENIZER, MIGRATIONS, SCHEMA_VERSION
 from hela_cli.store.semantic import Semantic
 from hela_cli.store.vectors import Search
 
 
-class Store(Nodes, Search, Edges, Semantic, Integrity, Connection):
+class Store(Nodes, Search, Edges, Semantic, Reembed, Integrity, Connection):
     """A hela database. ``Store(":memory:")`` gives a throw-away in-memory one (tests)."""
 
 

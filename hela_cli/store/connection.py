@@ -281,8 +281,8 @@ class Connection:
             if info != (model_id, dim):
                 raise StoreError(
                     f"{self.path}: this database was built with embedder '{info[0]}' ({info[1]}-d); "
-                    f"the configured embedder is '{model_id}' ({dim}-d). Use the same embedder or a "
-                    f"new --db file")
+                    f"the configured embedder is '{model_id}' ({dim}-d). Use the same embedder, a "
+                    f"new --db file, or `hela reembed` to move this file to the configured one")
             return
         if not isinstance(dim, int) or dim <= 0:
             raise StoreError(f"invalid embedding dimension {dim!r}")

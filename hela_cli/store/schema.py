@@ -178,6 +178,21 @@ def _m8_node_passage(db: "Database") -> None:
         """)
 
 
+def _m9_reembed_stage(db: "Database") -> None:
+    # `hela reembed`: vectors of another embedder are staged here batch by batch (one transaction each, so
+    # an interrupted run resumes), then swapped in with the embedder binding in one transaction. Empty
+    # outside a re-embed. kind: node | passage | semantic; part: the passage index (0 otherwise).
+    _script(db, """
+        CREATE TABLE reembed_stage(
+            kind TEXT NOT NULL,
+            id INTEGER NOT NULL,
+            part INTEGER NOT NULL DEFAULT 0,
+            embedding BLOB NOT NULL,
+            PRIMARY KEY(kind, id, part)
+        ) WITHOUT ROWID;
+        """)
+
+
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
 
 def _m6_asks_log_memories_view(db: "Database") -> None:
@@ -200,6 +215,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0006_asks_log_memories_view", _m6_asks_log_memories_view),
     ("0007_edges_space_amp", _m7_edges_space_amp),
     ("0008_node_passage", _m8_node_passage),
+    ("0009_reembed_stage", _m9_reembed_stage),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
