@@ -59,7 +59,7 @@ class RetrievalConfig:
     speaker_keywords: bool = True     # a node's speaker name counts among its keywords
     vector_candidates: int = 100      # KNN candidate pool from sqlite-vec
     keyword_candidates: int = 100     # FTS5 candidate pool
-    semantic_k: int = 5               # semantic records merged into the answer context
+    semantic_k: int = 0               # semantic records merged into the answer context (paper: 5; see README)
     semantic_min_confidence: float = 0.5  # traits the distiller rated below this stay out of the context
     learn: bool = True                # apply Eq.1 after each retrieval
     vector_cache: bool = False        # in-process vector index at any size (long-lived processes); off: only up to 20k nodes

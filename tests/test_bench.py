@@ -306,6 +306,7 @@ def test_resume_in_qa_mode_replays_consolidation(locomo_file, cfg, embedder, tmp
     pytest.importorskip("hela_cli.consolidate")
     cfg.consolidation.auto_every = 2   # auto-consolidation after every 2 learning asks ...
     cfg.consolidation.delta_hub = 0.15  # ... and ingest links (0.1 each) already make hubs
+    cfg.retrieval.semantic_k = 5        # records in the answer context (off by default)
     kw = dict(cfg=cfg, embedder=embedder, chat=FakeChat(), k=2, samples=["pair-a"])
     straight = run_locomo(locomo_file, records=tmp_path / "s.jsonl", **kw)
     assert straight["timing"]["consolidations"] > 0

@@ -335,6 +335,8 @@ def test_coactivation_creates_hub_that_real_model_distils(make_memory, chat, tmp
     calls = counting.calls
     again = mem.consolidate("t")
     assert again["model_calls"] == 0 and counting.calls == calls and again["unchanged"] == again["hubs_found"]
-    # the semantic records now come back with retrieval
+    # the semantic records now come back with retrieval when the answer context takes them (off by default)
+    assert mem.retrieve("Who is Tofu?", "t", learn=False).semantic == []
+    mem.config.retrieval.semantic_k = 5
     assert mem.retrieve("Who is Tofu?", "t", learn=False).semantic
     assert mem.store.integrity_problems() == []

@@ -117,6 +117,9 @@ def test_low_confidence_traits_stay_out_of_the_context(make_memory, embedder, tm
         with mem.store.transaction():
             for (kind, text, conf), vec in zip(texts.values(), vecs):
                 mem.store.insert_semantic(sp.id, kind, "User", text, conf, None, node, [node], vec)
+        # off by default (retrieval.semantic_k 0: the default small model's records hurt its answers)
+        assert mem.retrieve(QUERY, "fig5", learn=False).semantic == []
+        mem.config.retrieval.semantic_k = 5
         used = {s["text"] for s in mem.retrieve(QUERY, "fig5", learn=False).semantic}
         assert used == {texts["sure"][1], texts["fact"][1]}
         mem.config.retrieval.semantic_min_confidence = 0.0

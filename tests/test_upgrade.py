@@ -77,6 +77,7 @@ def test_0_1_0_database_upgrades_in_place(tmp_path, embedder):
     expected = json.loads((DATA / "hela-0.1.0-retrieval.json").read_text())
     cfg = Config()
     cfg.retrieval.date_prior = 0.0  # 0.1.0's scoring: the question-date prior came later (a retrieval change)
+    cfg.retrieval.semantic_k = 5    # 0.1.0 put the top 5 semantic records into the context
     with Store(path) as store:
         space = store.require_space("demo")
         for case in expected:
