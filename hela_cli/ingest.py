@@ -23,7 +23,7 @@ import numpy as np
 
 from hela_cli.config import Config
 from hela_cli.dates import format_iso, parse_time  # noqa: F401  (parse_time: re-exported for callers)
-from hela_cli.dynamics import hebbian_update
+from hela_cli.dynamics import hebbian_update, keyword_partners
 from hela_cli.formats import Conversation, Turn, parse_file
 from hela_cli.keywords import keywords
 from hela_cli.models import Embedder
@@ -130,9 +130,11 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
     total = sum(len(c.turns) for c in convs)
     done = added = skipped = truncated = 0
     spaces: dict[str, int] = {}
+    new_ids: dict[str, list[int]] = {}   # space -> nodes added (cold-start keyword links after the last batch)
     for conv in convs:
         name = space or conv.name or "default"
         sp = store.ensure_space(name)
+        ids_added: list[int] = []
         hashes = [turn_hash(t, i) for i, t in enumerate(conv.turns)]
         existing = store.existing_hashes(sp.id, hashes)
         base_ord = store.next_ord(sp.id)
@@ -178,15 +180,46 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
                     keep = [k for k, n in enumerate(ids) if n != -1]  # keep ids and vectors aligned
                     _associate(store, fresh, [ids[k] for k in keep], vectors[keep] if keep else [], cfg)
             n_new = sum(1 for n in ids if n != -1)
+            ids_added.extend(n for n in ids if n != -1)
             added += n_new
             skipped += len(idx) - n_new
             done += len(idx)
             if progress:
                 progress(done, total)
         spaces[name] = spaces.get(name, 0) + len(conv.turns)
+        new_ids.setdefault(name, []).extend(n for n in ids_added)
+    keyword_links = 0
+    if cfg.ingest.keyword_links > 0:
+        for name, nids in new_ids.items():
+            if nids:
+                keyword_links += link_keywords(store, name, cfg, nids)
     return {"nodes_added": added, "skipped_duplicates": skipped, "turns": total,
-            "embedding_truncated": truncated, "spaces": spaces,
+            "embedding_truncated": truncated, "spaces": spaces, "keyword_links": keyword_links,
             "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def link_keywords(store: Store, space: str, cfg: Config, node_ids: Sequence[int] | None = None) -> int:
+    """Cold-start associations: prior edges from ``node_ids`` (default: every memory of the space, the
+    one-off step for a space ingested without them) to their ``ingest.keyword_links`` best partners in other
+    sessions by shared rare keywords (:func:`hela_cli.dynamics.keyword_partners`), each at weight
+    ``ingest.keyword_link_weight``. An existing edge keeps its weight if it is already heavier, so running
+    it again changes nothing but links decayed since. One write transaction. Returns the edges written."""
+    ic, h = cfg.ingest, cfg.hebbian
+    if ic.keyword_links <= 0 or ic.keyword_link_weight <= 0:
+        return 0
+    sp = store.require_space(space)
+    docs = store.keyword_docs(sp.id)
+    pairs = keyword_partners(docs, docs if node_ids is None else node_ids, ic.keyword_links,
+                             ic.keyword_link_min_score)
+    if not pairs:
+        return 0
+    with store.transaction():
+        fresh = store.refresh_space(sp)
+        updates = {p: ic.keyword_link_weight for p in pairs
+                   if store.edge_weight(fresh, p[0], p[1], h.decay) < ic.keyword_link_weight}
+        if updates:
+            store.set_edges(fresh, updates, h.decay)
+    return len(updates)
 
 
 def _associate(store: Store, space: Any, new_ids: list[int], vectors: Any, cfg: Config) -> None:
@@ -349,6 +382,8 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
             import numpy as np
 
             _associate(store, fresh, added, np.asarray([vec_of[i] for i, n in zip(write, new_ids) if n != -1]), cfg)
+        if cfg.ingest.keyword_links > 0 and added:   # same transaction (a savepoint): all or nothing
+            link_keywords(store, space, cfg, added)
     known.update(raced)
     for i, t in enumerate(turns):  # duplicates: the node that holds the id (an earlier turn of this call too)
         if ids[i] == -1 and t.source_id is not None:

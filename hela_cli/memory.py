@@ -196,7 +196,9 @@ class Memory:
         if learn and res.memories:
             t2 = time.perf_counter()
             step = learn_from(self.store, self.store.require_space(space), [m["id"] for m in res.memories],
-                              self.config, when=time.time())
+                              self.config, when=time.time(),
+                              scores={m["id"]: m["base_score"] for m in res.memories},
+                              spread_in=[m["id"] for m in res.memories if m["path"] == "hebbian"])
             timings["learn"] = (time.perf_counter() - t2) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         result = {

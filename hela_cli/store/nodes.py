@@ -128,6 +128,11 @@ class Nodes:
             row["keywords"] = row["keywords"].split() if row["keywords"] else []
             yield row
 
+    def keyword_docs(self, space_id: int) -> dict[int, tuple[str | None, list[str]]]:
+        """``{node: (session, keywords)}`` for every node of the space (cold-start keyword links)."""
+        return {nid: (session, kws.split() if kws else []) for nid, session, kws in self.db.execute(
+            "SELECT id, session, keywords FROM nodes WHERE space_id=?", (space_id,))}
+
     def count_nodes(self, space_id: int) -> int:
         return self.db.execute("SELECT count(*) FROM nodes WHERE space_id=?", (space_id,)).fetchone()[0]
 
