@@ -120,3 +120,16 @@ def test_ask_prints_the_answer_before_a_due_consolidation(cli_env, monkeypatch):
     run("ask", "What is the name of Jonas's dog?", "--space", "demo", "--no-learn")
     run("ask", "What is the name of Jonas's dog?", "--space", "demo", "--no-llm")
     assert events == []
+
+
+def test_link_adds_keyword_links_to_an_existing_space(cli_env):
+    run("ingest", str(SAMPLE / "conversation.json"))
+    res = run("link", "-s", "demo", ok=False)
+    assert res.exit_code == 2 and "--top-k" in res.output            # off by default: says how to ask for it
+    before = json.loads(run("spaces", "--json").stdout)
+    out = json.loads(run("link", "-s", "demo", "--top-k", "2", "--min-score", "0", "--json").stdout)
+    assert out["links_written"] > 0 and out["nodes"] == 83
+    assert out["edges"] == next(s["edges"] for s in before if s["name"] == "demo") + out["links_written"]
+    again = json.loads(run("link", "-s", "demo", "--top-k", "2", "--min-score", "0", "--json").stdout)
+    assert again["links_written"] == 0
+    assert run("link", "-s", "nope", "--top-k", "2", ok=False).exit_code != 0

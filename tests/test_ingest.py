@@ -122,3 +122,34 @@ def test_split_passages_cover_the_text_within_the_size():
     assert " ".join(parts).split() == text.split()            # nothing lost, order kept
     assert all(len(p) <= 40 for p in split_passages("a" * 100, 40))  # no space: hard cuts
     assert "".join(split_passages("a" * 100, 40)) == "a" * 100
+
+
+def test_keyword_links_join_sessions_bounded_and_idempotent(make_memory):
+    from hela_cli.ingest import link_keywords
+
+    cfg = Config()
+    cfg.ingest.keyword_links = 2
+    cfg.ingest.keyword_link_min_score = 0.0
+    cfg.ingest.keyword_link_weight = 0.25
+    with make_memory(cfg) as m:
+        out = m.ingest([SAMPLE / "conversation.json"])
+        assert out["keyword_links"] > 0
+        sp = m.store.require_space("demo")
+        session = {n["id"]: n["session"] for n in m.store.iter_nodes(sp.id)}
+        edges = m.store.all_edges(sp, cfg.hebbian.decay)
+        cross = [(a, b, w) for a, b, w in edges if session[a] != session[b]]
+        assert len(cross) == out["keyword_links"]
+        assert all(w == pytest.approx(0.25) for _, _, w in cross)
+        assert len(cross) <= 2 * len(session)                     # at most top_k proposals per memory
+        # consecutive links are unchanged: one per pair of neighbouring turns of a session
+        same = [w for a, b, w in edges if session[a] == session[b]]
+        assert all(w == pytest.approx(cfg.ingest.initial_weight) for w in same)
+        assert link_keywords(m.store, "demo", cfg) == 0           # the one-off step again: nothing to add
+        assert m.store.integrity_problems() == []
+
+
+def test_keyword_links_off_by_default_add_no_cross_session_edge(mem):
+    mem.ingest([SAMPLE / "conversation.json"])
+    sp = mem.store.require_space("demo")
+    session = {n["id"]: n["session"] for n in mem.store.iter_nodes(sp.id)}
+    assert all(session[a] == session[b] for a, b, _ in mem.store.all_edges(sp, 0.995))
