@@ -219,16 +219,18 @@ def _open(out: Path, name: str, learn: bool, tmp: Path, cfg: Config | None = Non
     the variant adds cold-start keyword links (``ingest.keyword_links``: the one-off step
     :func:`hela_cli.ingest.link_keywords` runs on the copy, as ``hela link`` does on an existing space)."""
     src = out / name
-    links = cfg is not None and cfg.ingest.keyword_links > 0
+    links = cfg is not None and (cfg.ingest.keyword_links > 0 or cfg.ingest.fixed_links)
     if not learn and not links:
         return Store(src)
     dst = tmp / name
     shutil.copy(src, dst)
     st = Store(dst)
     if links:
-        from hela_cli.ingest import link_keywords
+        from hela_cli.ingest import link_conversation, link_keywords
 
         for sp in st.spaces():
+            if cfg.ingest.fixed_links:
+                link_conversation(st, sp["name"], cfg)
             LINK_STATS.append((link_keywords(st, sp["name"], cfg), st.count_nodes(st.require_space(sp["name"]).id)))
     return st
 
@@ -371,7 +373,8 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2, order: str = "data
                                 pair = (min(m["id"], src["id"]), max(m["id"], src["id"]))
                                 w = weights.get(pair, 0.0)
                                 w_init = w_kw if pair in kw_links else w0
-                                init = w_init * h.decay ** sp.step if pair in links else 0.0
+                                fade = 1.0 if cfg.ingest.fixed_links else h.decay ** sp.step
+                                init = w_init * fade if pair in links else 0.0
                                 frac = max(0.0, w - init) / w if w > 0 else 0.0
                                 learned += src["contribution"] * frac
                                 if pair in kw_links:

@@ -175,7 +175,7 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
                     prev_id[session] = nid
                 fresh = store.refresh_space(sp)
                 if links:
-                    store.set_edges(fresh, links, cfg.hebbian.decay)
+                    write_links(store, fresh, links, cfg)
                 if cfg.ingest.associate:
                     keep = [k for k, n in enumerate(ids) if n != -1]  # keep ids and vectors aligned
                     _associate(store, fresh, [ids[k] for k in keep], vectors[keep] if keep else [], cfg)
@@ -202,8 +202,9 @@ def link_keywords(store: Store, space: str, cfg: Config, node_ids: Sequence[int]
     """Cold-start associations: prior edges from ``node_ids`` (default: every memory of the space, the
     one-off step for a space ingested without them) to their ``ingest.keyword_links`` best partners in other
     sessions by shared rare keywords (:func:`hela_cli.dynamics.keyword_partners`), each at weight
-    ``ingest.keyword_link_weight``. An existing edge keeps its weight if it is already heavier, so running
-    it again changes nothing but links decayed since. One write transaction. Returns the edges written."""
+    ``ingest.keyword_link_weight`` (a fixed prior with ``ingest.fixed_links``). An existing edge keeps its
+    weight if it is already heavier, so running it again changes nothing but links decayed since. One
+    write transaction. Returns the edges written."""
     ic, h = cfg.ingest, cfg.hebbian
     if ic.keyword_links <= 0 or ic.keyword_link_weight <= 0:
         return 0
@@ -215,11 +216,43 @@ def link_keywords(store: Store, space: str, cfg: Config, node_ids: Sequence[int]
         return 0
     with store.transaction():
         fresh = store.refresh_space(sp)
-        updates = {p: ic.keyword_link_weight for p in pairs
-                   if store.edge_weight(fresh, p[0], p[1], h.decay) < ic.keyword_link_weight}
+        have = (lambda p: store.edge_prior(fresh, p[0], p[1])) if ic.fixed_links else \
+            (lambda p: store.edge_weight(fresh, p[0], p[1], h.decay))
+        updates = {p: ic.keyword_link_weight for p in pairs if have(p) < ic.keyword_link_weight}
         if updates:
-            store.set_edges(fresh, updates, h.decay)
+            write_links(store, fresh, updates, cfg)
     return len(updates)
+
+
+def write_links(store: Store, space: Any, links: dict[tuple[int, int], float], cfg: Config) -> None:
+    """Write ingest links (inside a transaction): fixed priors with ``ingest.fixed_links`` (Eq.1's decay
+    leaves them alone; what use adds decays on top), else plain edge weights that decay like learned
+    weight (the paper)."""
+    if cfg.ingest.fixed_links:
+        # an edge that already weighs something (a link written before fixed links, or learned weight) keeps
+        # its total: the prior takes the link's part, only the excess stays as decaying learned weight
+        now = {p: w for p in links if (w := store.edge_weight(space, p[0], p[1], cfg.hebbian.decay)) > 0}
+        store.set_priors(space, links)
+        if now:
+            store.set_edges(space, {p: max(w, links[p]) for p, w in now.items()}, cfg.hebbian.decay)
+    else:
+        store.set_edges(space, links, cfg.hebbian.decay)
+
+
+def link_conversation(store: Store, space: str, cfg: Config) -> int:
+    """The conversation links of an existing space (consecutive turns of a session, ``ingest.initial_weight``)
+    written again as ingest writes them now: with ``ingest.fixed_links`` they become fixed priors (a space
+    ingested before fixed links, whose links Eq.1's decay has been eroding). Returns the pairs whose
+    weight was below ``initial_weight``."""
+    sp = store.require_space(space)
+    w0, decay = cfg.ingest.initial_weight, cfg.hebbian.decay
+    with store.transaction():
+        fresh = store.refresh_space(sp)
+        pairs = {p: w0 for p in store.consecutive_pairs(sp.id) if store.edge_weight(fresh, p[0], p[1], decay) < w0
+                 or (cfg.ingest.fixed_links and store.edge_prior(fresh, p[0], p[1]) < w0)}
+        if pairs:
+            write_links(store, fresh, pairs, cfg)
+    return len(pairs)
 
 
 def _associate(store: Store, space: Any, new_ids: list[int], vectors: Any, cfg: Config) -> None:
@@ -377,7 +410,7 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
             prev[session] = nid
         fresh = store.refresh_space(sp)
         if links:
-            store.set_edges(fresh, links, cfg.hebbian.decay)
+            write_links(store, fresh, links, cfg)
         if cfg.ingest.associate and added:
             import numpy as np
 

@@ -267,25 +267,29 @@ class Memory:
 
     def link(self, space: str, *, top_k: int | None = None, weight: float | None = None,
              min_score: float | None = None) -> dict[str, Any]:
-        """Cold-start keyword links for every memory of an existing space (the one-off step for a space
-        ingested without ``ingest.keyword_links``; see :func:`hela_cli.ingest.link_keywords`). Arguments
-        left None take the configuration's values. No model is loaded."""
+        """Ingest links for an existing space, as ingest writes them now: with ``ingest.fixed_links`` the
+        conversation links become fixed priors again (:func:`hela_cli.ingest.link_conversation`), and with
+        ``ingest.keyword_links`` (or ``top_k``) the cold-start keyword links are added
+        (:func:`hela_cli.ingest.link_keywords`). Arguments left None take the configuration's values. No
+        model is loaded."""
         import time as _time
 
         from hela_cli.errors import InputError
-        from hela_cli.ingest import link_keywords
+        from hela_cli.ingest import link_conversation, link_keywords
 
         changes = {k: v for k, v in (("ingest.keyword_links", top_k), ("ingest.keyword_link_weight", weight),
                                       ("ingest.keyword_link_min_score", min_score)) if v is not None}
         cfg = self.config.replace(**changes)
-        if cfg.ingest.keyword_links <= 0:
-            raise InputError("keyword links are off (ingest.keyword_links is 0): give the number of partners "
-                             "per memory (--top-k)")
+        if cfg.ingest.keyword_links <= 0 and not cfg.ingest.fixed_links:
+            raise InputError("nothing to link: ingest.fixed_links is off and ingest.keyword_links is 0 (give the "
+                             "number of keyword partners per memory with --top-k)")
         sp = self._existing_space(space)
         t0 = _time.perf_counter()
+        conv = link_conversation(self.store, space, cfg) if cfg.ingest.fixed_links else 0
         n = link_keywords(self.store, space, cfg)
-        return {"space": space, "links_written": n, "nodes": self.store.count_nodes(sp.id),
-                "edges": self.store.count_edges(sp.id), "seconds": round(_time.perf_counter() - t0, 3)}
+        return {"space": space, "conversation_links": conv, "links_written": n,
+                "nodes": self.store.count_nodes(sp.id), "edges": self.store.count_edges(sp.id),
+                "seconds": round(_time.perf_counter() - t0, 3)}
 
     def forget(self, space: str, *, apply: bool = False, now: float | None = None) -> dict[str, Any]:
         """Forgetting candidates (dry run) or their removal (``apply``); see :mod:`hela_cli.forget`."""

@@ -472,3 +472,7 @@ def test_flipped_recall_is_split_into_learned_and_link(locomo_file, cfg, embedde
              "spread_from": [{"id": 2, "contribution": 0.2, "weight": 0.2}]},
             {"id": 1, "source_id": "D1:1", "path": "base", "spread_from": []}]
     assert _spread_attribution(mems, {(4, 5): 0.5}, 1.0) == (["D3:1"], ["D1:2"])
+    # 100 steps later a decaying link weighs 0.5 * 0.3: weight 0.5 is then mostly learned; a fixed prior of
+    # 0.5 does not decay, so the same weight is still all link
+    assert _spread_attribution(mems, {(4, 5): 0.5}, 0.3) == (["D1:2", "D3:1"], [])
+    assert _spread_attribution(mems, {(4, 5): 0.5}, 0.3, {(4, 5): 0.5}) == (["D3:1"], ["D1:2"])

@@ -151,15 +151,15 @@ def link_cmd(
                                                    "(default: ingest.keyword_link_min_score)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Cold-start associations for an existing space: link memories of different sessions that share rare keywords."""
+    """Ingest links for an existing space: fixed conversation links, and keyword links between sessions."""
     mem = _state(ctx).memory()
     with mem:
         rep = mem.link(space, top_k=top_k, weight=weight, min_score=min_score)
     if json_out:
         print_json(rep)
         return
-    console.print(text(f"{rep['links_written']} keyword link(s) written in '{rep['space']}' "
-                       f"({rep['nodes']} memories, {rep['edges']} edges)"))
+    console.print(text(f"{rep['conversation_links']} conversation link(s) and {rep['links_written']} keyword "
+                       f"link(s) written in '{rep['space']}' ({rep['nodes']} memories, {rep['edges']} edges)"))
 
 
 # ----------------------------------------------------------------------------------- inspect
