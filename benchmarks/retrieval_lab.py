@@ -58,12 +58,18 @@ LME_FILLER = 10  # per item: its answer sessions plus the first 10 other session
 # on memories per session and pseudo-relevance feedback lost and were removed after commit 008c8e5, where
 # `eval rrf rrf-k20 session-cap2 session-cap4 feedback0.3 feedback0.7` reproduces them.
 OFF = {"retrieval.passages": False, "retrieval.date_prior": 0.0, "retrieval.date_slack_days": 14.0}
+BEFORE_17 = {"retrieval.passages": False, "ingest.fixed_links": False, "ingest.keyword_links": 0}
 VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "default": (OFF, True),
     "default-nolearn": (OFF, False),
     "new-defaults": ({"retrieval.passages": False}, True),
     "new-defaults-nolearn": ({"retrieval.passages": False}, False),
     "new-defaults-nospread": ({"retrieval.passages": False, "retrieval.spreading": False}, False),
+    # issue 17: the defaults before fixed ingest links and cold-start keyword links (the "new-defaults" rows
+    # of issue 17's sweep were run under these; `before-17@key=value,...` reproduces each of them)
+    "before-17": (BEFORE_17, True),
+    "before-17-nolearn": (BEFORE_17, False),
+    "before-17-nospread": ({**BEFORE_17, "retrieval.spreading": False}, False),
     "new+pool200": ({"retrieval.passages": False, "retrieval.vector_candidates": 200,
                      "retrieval.keyword_candidates": 200}, True),
     "new+alpha0.7": ({"retrieval.passages": False, "retrieval.alpha": 0.7}, True),

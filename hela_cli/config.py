@@ -43,11 +43,11 @@ class IngestConfig:
     associate: bool = False           # "association on ingest": co-activate a new turn with similar old ones
     associate_top: int = 3            # r: how many similar earlier memories a new turn co-activates with
     associate_min_sim: float = 0.6    # similarity floor for association on ingest
-    fixed_links: bool = False         # ingest links are fixed priors that Eq.1's decay does not erode
-    keyword_links: int = 0            # cold start: link each new turn to its top-K turns of other sessions
+    fixed_links: bool = True          # ingest links: fixed priors Eq.1's decay does not erode (paper: they decay)
+    keyword_links: int = 10           # cold start: link each new turn to its top-K turns of other sessions
                                       # sharing rare keywords (dynamics.keyword_partners); 0: off
     keyword_link_weight: float = 0.25 # ... initial weight of such a link (conversation links: initial_weight)
-    keyword_link_min_score: float = 8.0  # ... a pair needs this sum of IDFs of shared rare keywords
+    keyword_link_min_score: float = 6.0  # ... a pair needs this sum of IDFs of shared rare keywords
 
 
 @dataclass
