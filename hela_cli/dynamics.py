@@ -73,7 +73,8 @@ def reinforcement(s_base: Mapping[int, float], eta: float, margin: float = 0.0,
 
 # ----------------------------------------------------------------------------------- cold-start links
 def keyword_partners(docs: Mapping[int, tuple[str | None, Sequence[str]]], new: Iterable[int], top_k: int,
-                     min_score: float, max_df: int | None = None) -> dict[tuple[int, int], float]:
+                     min_score: float, max_df: int | None = None,
+                     n: int | None = None) -> dict[tuple[int, int], float]:
     """Cold-start associations (the paper's future work): prior edges between memories of *different*
     sessions that share rare keywords, so Eq.4 can reach evidence in another session before any question
     co-activated the two.
@@ -84,8 +85,12 @@ def keyword_partners(docs: Mapping[int, tuple[str | None, Sequence[str]]], new: 
     memories count (default ``max(2, sqrt(n))``: a rare keyword; common words would link everything and
     cost work quadratic in their frequency). Each new memory keeps its ``top_k`` partners with score
     ``>= min_score`` (ties broken by id); a pair proposed from both ends appears once. Returns
-    ``{(a, b): score}`` with ``a < b``."""
-    n = len(docs)
+    ``{(a, b): score}`` with ``a < b``.
+
+    ``n`` (default ``len(docs)``): the number of memories in the space when ``docs`` holds only the memories
+    that share a rare keyword with ``new``, each with only its rare keywords (every memory holding such a
+    keyword must be there, so that a keyword's document frequency is counted right)."""
+    n = len(docs) if n is None else n
     if top_k <= 0 or n < 2:
         return {}
     cap = max(2, int(math.sqrt(n))) if max_df is None else max_df

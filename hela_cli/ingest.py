@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import time
 from pathlib import Path
@@ -209,9 +210,22 @@ def link_keywords(store: Store, space: str, cfg: Config, node_ids: Sequence[int]
     if ic.keyword_links <= 0 or ic.keyword_link_weight <= 0:
         return 0
     sp = store.require_space(space)
-    docs = store.keyword_docs(sp.id)
-    pairs = keyword_partners(docs, docs if node_ids is None else node_ids, ic.keyword_links,
-                             ic.keyword_link_min_score)
+    n = store.count_nodes(sp.id)
+    if node_ids is None or len(node_ids) * 20 > n:   # most of the space is new: read every memory's keywords
+        docs = store.keyword_docs(sp.id)
+        pairs = keyword_partners(docs, docs if node_ids is None else node_ids, ic.keyword_links,
+                                 ic.keyword_link_min_score)
+    else:   # a few new turns (`hela add`): only the memories sharing one of their rare keywords, via FTS5
+        cap = max(2, int(math.sqrt(n)))
+        mine = {i: f["keywords"] for i, f in store.node_features(node_ids).items()}
+        postings = store.term_postings(sp.id, sorted({t for kws in mine.values() for t in kws}), cap)
+        holders: dict[int, list[str]] = {}
+        for t, ids in postings.items():
+            for i in ids:
+                holders.setdefault(i, []).append(t)
+        sessions = store.node_sessions(set(holders) | set(mine))
+        docs = {i: (sessions.get(i), holders.get(i, [])) for i in set(holders) | set(mine) if i in sessions}
+        pairs = keyword_partners(docs, node_ids, ic.keyword_links, ic.keyword_link_min_score, max_df=cap, n=n)
     if not pairs:
         return 0
     with store.transaction():

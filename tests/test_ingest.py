@@ -148,8 +148,30 @@ def test_keyword_links_join_sessions_bounded_and_idempotent(make_memory):
         assert m.store.integrity_problems() == []
 
 
-def test_keyword_links_off_by_default_add_no_cross_session_edge(mem):
-    mem.ingest([SAMPLE / "conversation.json"])
-    sp = mem.store.require_space("demo")
-    session = {n["id"]: n["session"] for n in mem.store.iter_nodes(sp.id)}
-    assert all(session[a] == session[b] for a, b, _ in mem.store.all_edges(sp, 0.995))
+def test_keyword_links_off_add_no_cross_session_edge(make_memory):
+    with make_memory(Config().replace(**{"ingest.keyword_links": 0})) as m:
+        m.ingest([SAMPLE / "conversation.json"])
+        sp = m.store.require_space("demo")
+        session = {n["id"]: n["session"] for n in m.store.iter_nodes(sp.id)}
+        assert all(session[a] == session[b] for a, b, _ in m.store.all_edges(sp, 0.995))
+
+
+def test_keyword_links_for_a_few_new_turns_match_the_full_computation(make_memory):
+    """`hela add` links a few turns through FTS5 postings of their rare keywords; the result must be what
+    the whole-space computation gives for the same turns."""
+    from hela_cli.dynamics import keyword_partners
+    from hela_cli.ingest import link_keywords
+
+    cfg = Config().replace(**{"ingest.keyword_links": 0})
+    with make_memory(cfg) as m:
+        m.ingest([SAMPLE / "conversation.json"])
+        sp = m.store.require_space("demo")
+        docs = m.store.keyword_docs(sp.id)
+        new = sorted(docs)[-3:]                                   # 3 * 20 < 83 memories: the FTS5 path
+        want = keyword_partners(docs, new, 4, 0.0)
+        assert want
+        before = {(a, b) for a, b, _ in m.store.all_edges(sp, 0.995)}
+        lcfg = cfg.replace(**{"ingest.keyword_links": 4, "ingest.keyword_link_min_score": 0.0})
+        assert link_keywords(m.store, "demo", lcfg, new) == len(set(want) - before)
+        after = {(a, b) for a, b, _ in m.store.all_edges(sp, 0.995)}
+        assert after - before == set(want) - before

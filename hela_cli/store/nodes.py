@@ -133,6 +133,10 @@ class Nodes:
         return {nid: (session, kws.split() if kws else []) for nid, session, kws in self.db.execute(
             "SELECT id, session, keywords FROM nodes WHERE space_id=?", (space_id,))}
 
+    def node_sessions(self, ids: Iterable[int]) -> dict[int, str | None]:
+        return {nid: session for nid, session in self.select_in("SELECT id, session FROM nodes WHERE id IN ({ids})",
+                                                                 list(ids))}
+
     def consecutive_pairs(self, space_id: int) -> list[tuple[int, int]]:
         """``(earlier, next)`` node ids of consecutive turns of each session, in ``ord`` order (the
         conversation links ingest makes)."""
