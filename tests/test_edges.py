@@ -242,8 +242,9 @@ def test_fixed_priors_do_not_decay_and_learning_adds_on_top():
     with s.transaction():                            # a smaller prior does not lower a larger one
         s.set_priors(sp, {(a, b): 0.1})
     assert s.edge_prior(sp, a, b) == 0.5
-    # Eq.2 / forgetting strength counts what was learned, not the prior
+    # Eq.2 strength counts what was learned, not the prior; forgetting's strength counts both
     assert s.edge_strengths(sp, 0.9)[a][0] == pytest.approx(0.2 * 0.9 ** 5)
+    assert s.edge_strengths(sp, 0.9, with_priors=True)[a][0] == pytest.approx(0.5 + 0.2 * 0.9 ** 5)
     for _ in range(400):                             # learned part pruned away; the prior edge is never pruned
         with s.transaction():
             s.advance_step(sp.id, 0.9)

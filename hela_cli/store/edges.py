@@ -193,18 +193,19 @@ class Edges:
     def refresh_space(self, space: Space) -> Space:
         return self._space_by_id(space.id)
 
-    def edge_strengths(self, space: Space, decay: float) -> dict[int, tuple[float, int]]:
+    def edge_strengths(self, space: Space, decay: float, with_priors: bool = False) -> dict[int, tuple[float, int]]:
         """Eq.2 inputs for every node with edges: ``{node: (sum of current weights, degree)}``. Fixed priors
-        do not count: Eq.2 hubs and forgetting's "weak" criterion measure what use taught (without fixed
-        links, the decaying ingest links count, as in the paper)."""
+        count only ``with_priors``: Eq.2 hubs measure what use taught (without fixed links, the decaying
+        ingest links count, as in the paper); forgetting's "weak" criterion counts them (a memory linked into
+        its conversation is not weak)."""
         with self._snapshot():
             factor = self._factor(space.id, decay)
             rows = self.db.execute(
-                """SELECT n, sum(amp), count(*) FROM (
-                       SELECT a AS n, amp FROM edges WHERE space_id = :s
-                       UNION ALL SELECT b AS n, amp FROM edges WHERE space_id = :s)
+                """SELECT n, sum(amp), count(*), sum(prior) FROM (
+                       SELECT a AS n, amp, prior FROM edges WHERE space_id = :s
+                       UNION ALL SELECT b AS n, amp, prior FROM edges WHERE space_id = :s)
                    GROUP BY n""", {"s": space.id}).fetchall()
-        return {n: (total * factor, deg) for n, total, deg in rows}
+        return {n: (total * factor + (prior if with_priors else 0.0), deg) for n, total, deg, prior in rows}
 
     def all_edges(self, space: Space, decay: float) -> list[tuple[int, int, float]]:
         with self._snapshot():
