@@ -5,6 +5,10 @@
   same file ingested twice adds nothing, and an interrupted ingest can simply be re-run.
 * Atomic per batch: each batch of turns is one ``BEGIN IMMEDIATE`` transaction (nodes, vectors, FTS rows,
   edges); a crash leaves only whole batches. Embedding happens outside the write transaction.
+* Links: consecutive turns of a session (``ingest.initial_weight``) in each batch's transaction; cold-start
+  keyword links between sessions (``ingest.keyword_links``) in one transaction after a space's last batch
+  (a crash before it leaves those turns without keyword links: ``hela link`` adds them). With
+  ``ingest.fixed_links`` both are fixed priors that Eq.1's decay leaves alone.
 * Long turns: the full text is stored and shown; the *embedding* sees the first
   ``ingest.max_turn_chars`` characters (and at most the embedder's context window). The summary counts
   how many turns were cut that way.
