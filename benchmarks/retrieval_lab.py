@@ -16,8 +16,9 @@ A variant is a set of configuration overrides (dotted keys of :class:`hela_cli.c
 learning switch (``NAME@key=value,...`` adds overrides to a named one; ``learn=0`` turns learning off).
 Variants with ingest links that the cache lacks (``ingest.fixed_links``, ``ingest.keyword_links``) get them
 on their database copy through the same code ``hela link`` runs; retrieval runs in-process through
-:func:`hela_cli.retrieval.retrieve`, exactly the code ``hela ask`` and ``hela bench`` use. With learning on, each variant works on a fresh copy of the cached
-database (Eq.1 writes edges); with learning off the cached file is only read.
+:func:`hela_cli.retrieval.retrieve`, exactly the code ``hela ask`` and ``hela bench`` use. With learning on,
+each variant works on a fresh copy of the cached database (Eq.1 writes edges); with learning off the cached
+file is only read.
 
 Scores: LoCoMo evidence recall per category (:func:`hela_cli.bench.summarize`, so "all 1-5" matches the
 ``all 1-5`` column of ``hela bench locomo``); LongMemEval turn recall (share of ``has_answer`` turns in the
