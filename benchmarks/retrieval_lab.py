@@ -14,9 +14,12 @@ one space per item). Passage vectors of long turns (``ingest.passage_chars``) ar
 by the same code ``hela ingest`` uses, so a variant can switch them on or off.
 
 A variant is a set of configuration overrides (dotted keys of :class:`hela_cli.config.Config`) plus a
-learning switch; retrieval runs in-process through :func:`hela_cli.retrieval.retrieve`, exactly the code
-``hela ask`` and ``hela bench`` use. With learning on, each variant works on a fresh copy of the cached
-database (Eq.1 writes edges); with learning off the cached file is only read.
+learning switch (``NAME@key=value,...`` adds overrides to a named one; ``learn=0`` turns learning off).
+Variants with ingest links that the cache lacks (``ingest.fixed_links``, ``ingest.keyword_links``) get them
+on their database copy through the same code ``hela link`` runs; retrieval runs in-process through
+:func:`hela_cli.retrieval.retrieve`, exactly the code ``hela ask`` and ``hela bench`` use. With learning on,
+each variant works on a fresh copy of the cached database (Eq.1 writes edges); with learning off the cached
+file is only read.
 
 Scores: LoCoMo evidence recall per category (:func:`hela_cli.bench.summarize`, so "all 1-5" matches the
 ``all 1-5`` column of ``hela bench locomo``); LongMemEval turn recall (share of ``has_answer`` turns in the
@@ -60,11 +63,18 @@ LME_FILLER = 10  # per item: its answer sessions plus the first 10 other session
 # on memories per session and pseudo-relevance feedback lost and were removed after commit 008c8e5, where
 # `eval rrf rrf-k20 session-cap2 session-cap4 feedback0.3 feedback0.7` reproduces them.
 OFF = {"retrieval.passages": False, "retrieval.date_prior": 0.0, "retrieval.date_slack_days": 14.0}
+BEFORE_17 = {"retrieval.passages": False, "ingest.fixed_links": False, "ingest.keyword_links": 0}
 VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "default": (OFF, True),
     "default-nolearn": (OFF, False),
     "new-defaults": ({"retrieval.passages": False}, True),
     "new-defaults-nolearn": ({"retrieval.passages": False}, False),
+    "new-defaults-nospread": ({"retrieval.passages": False, "retrieval.spreading": False}, False),
+    # issue 17: the defaults before fixed ingest links and cold-start keyword links (the "new-defaults" rows
+    # of issue 17's sweep were run under these; `before-17@key=value,...` reproduces each of them)
+    "before-17": (BEFORE_17, True),
+    "before-17-nolearn": (BEFORE_17, False),
+    "before-17-nospread": ({**BEFORE_17, "retrieval.spreading": False}, False),
     "new+pool200": ({"retrieval.passages": False, "retrieval.vector_candidates": 200,
                      "retrieval.keyword_candidates": 200}, True),
     "new+alpha0.7": ({"retrieval.passages": False, "retrieval.alpha": 0.7}, True),
@@ -229,13 +239,43 @@ def _qvecs(out: Path, emb: Any, questions: list[str]) -> dict[str, Any]:
     return cache
 
 
-def _open(out: Path, name: str, learn: bool, tmp: Path) -> Store:
+def _open(out: Path, name: str, learn: bool, tmp: Path, cfg: Config | None = None) -> Store:
+    """The cached database, read in place without learning; a copy in ``tmp`` when learning writes edges or
+    the variant adds cold-start keyword links (``ingest.keyword_links``: the one-off step
+    :func:`hela_cli.ingest.link_keywords` runs on the copy, as ``hela link`` does on an existing space)."""
     src = out / name
-    if not learn:
+    links = cfg is not None and (cfg.ingest.keyword_links > 0 or cfg.ingest.fixed_links)
+    if not learn and not links:
         return Store(src)
     dst = tmp / name
     shutil.copy(src, dst)
-    return Store(dst)
+    st = Store(dst)
+    if links:
+        from hela_cli.ingest import link_conversation, link_keywords
+
+        for sp in st.spaces():
+            if cfg.ingest.fixed_links:
+                link_conversation(st, sp["name"], cfg)
+            LINK_STATS.append((link_keywords(st, sp["name"], cfg), st.count_nodes(st.require_space(sp["name"]).id)))
+    return st
+
+
+LINK_STATS: list[tuple[int, int]] = []   # (keyword links written, nodes) per database opened with links
+
+
+def _with_overrides(name: str) -> tuple[dict[str, Any], bool]:
+    """``VARIANT`` or ``VARIANT@key=value,key=value``: a named variant with extra dotted-key overrides
+    (``learn=0`` switches learning off), e.g. ``new-defaults@ingest.keyword_links=3,hebbian.pair_margin=0.8``."""
+    base, _, extra = name.partition("@")
+    overrides, learn = VARIANTS[base]
+    overrides = dict(overrides)
+    for item in filter(None, extra.split(",")):
+        key, _, value = item.partition("=")
+        if key == "learn":
+            learn = value.lower() in ("1", "true", "yes", "on")
+        else:
+            overrides[key] = value
+    return overrides, learn
 
 
 def eval_locomo(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path) -> dict[str, Any]:
@@ -243,7 +283,7 @@ def eval_locomo(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path) -> dic
     qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
     rows, ms = [], []
     for c in convs:
-        with _open(out, f"locomo_{c.name}.db", learn, tmp) as st:
+        with _open(out, f"locomo_{c.name}.db", learn, tmp, cfg) as st:
             for qa in c.qa:
                 q = str(qa["question"])
                 res = retrieve(st, st.require_space(str(c.name)), emb, q, cfg, learn=learn, query_vector=qv[q])
@@ -269,7 +309,7 @@ def eval_lme(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path, baseline:
     turn_r, sess_any, ms = [], [], []
     per_type: dict[str, list[float]] = {}
     for x in items:
-        with _open(out, f"lme_{x['question_id']}.db", learn, tmp) as st:
+        with _open(out, f"lme_{x['question_id']}.db", learn, tmp, cfg) as st:
             gold_turns, gold_sess = lme_gold(x)
             sp = st.require_space(x["question_id"])
             q = x["question"]
@@ -322,14 +362,16 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2, order: str = "data
     conversation link."""
     convs = parse_file(LOCOMO, "locomo")
     qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
-    h, w0 = cfg.hebbian, cfg.ingest.initial_weight
+    h, w0, w_kw = cfg.hebbian, cfg.ingest.initial_weight, cfg.ingest.keyword_link_weight
     ref_cfg = cfg.replace(**{"retrieval.spreading": False})
     rows: dict[int, list[dict[str, Any]]] = {p: [] for p in range(1, passes + 1)}
     with tempfile.TemporaryDirectory(dir=out) as tmp:
         for c in convs:
-            with _open(out, f"locomo_{c.name}.db", True, Path(tmp)) as st:
+            with _open(out, f"locomo_{c.name}.db", True, Path(tmp), cfg) as st:
                 sp0 = st.require_space(str(c.name))
                 links = {(a, b) for a, b, _ in st.all_edges(sp0, h.decay)}   # before any question: ingest links
+                sess = {n["id"]: n["session"] for n in st.iter_nodes(sp0.id)}
+                kw_links = {p for p in links if sess.get(p[0]) != sess.get(p[1])}   # cold-start keyword links
                 qas = _by_evidence_session(c.qa) if order == "session" else c.qa
                 for p in range(1, passes + 1):
                     for qa in qas:
@@ -344,31 +386,41 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2, order: str = "data
                                 pair = (min(m["id"], src["id"]), max(m["id"], src["id"]))
                                 weights[pair] = st.edge_weight(sp, pair[0], pair[1], h.decay)
                         if cfg.retrieval.learn and res.memories:   # Eq.1, as retrieve(learn=True) applies it
-                            learn_from(st, sp, [m["id"] for m in res.memories], cfg, when=time.time())
+                            learn_from(st, sp, [m["id"] for m in res.memories], cfg, when=time.time(),
+                                       scores={m["id"]: m["base_score"] for m in res.memories},
+                                       spread_in=[m["id"] for m in res.memories if m["path"] == "hebbian"])
                         ev = qa.get("evidence")
                         spread_in = [m for m in res.memories if m["path"] != "base" and m["id"] not in ref]
-                        learned_ids, link_ids = [], []
+                        learned_ids, link_ids, kw_ids = [], [], []
                         for m in spread_in:
-                            learned = link = 0.0
+                            learned = link = kw = 0.0
                             for src in m["spread_from"]:
                                 pair = (min(m["id"], src["id"]), max(m["id"], src["id"]))
                                 w = weights.get(pair, 0.0)
-                                init = w0 * h.decay ** sp.step if pair in links else 0.0
+                                w_init = w_kw if pair in kw_links else w0
+                                fade = 1.0 if cfg.ingest.fixed_links else h.decay ** sp.step
+                                init = w_init * fade if pair in links else 0.0
                                 frac = max(0.0, w - init) / w if w > 0 else 0.0
                                 learned += src["contribution"] * frac
-                                link += src["contribution"] * (1 - frac)
-                            (learned_ids if learned > link else link_ids).append(m["source_id"])
+                                if pair in kw_links:
+                                    kw += src["contribution"] * (1 - frac)
+                                else:
+                                    link += src["contribution"] * (1 - frac)
+                            best = max(learned, link, kw)
+                            (learned_ids if learned == best else kw_ids if kw == best else link_ids).append(
+                                m["source_id"])
                         rows[p].append({
                             "category": _category(qa),
                             "recall": evidence_recall(ev, [m["source_id"] for m in res.memories]),
                             "recall_flipped": evidence_recall(ev, [m["source_id"] for m in spread_in]),
                             "recall_learned": evidence_recall(ev, learned_ids),
                             "recall_link": evidence_recall(ev, link_ids),
+                            "recall_kwlink": evidence_recall(ev, kw_ids),
                         })
     out_: dict[str, Any] = {}
     for p, rr in rows.items():
         cats: dict[str, dict[str, float]] = {}
-        for key in ("recall", "recall_flipped", "recall_learned", "recall_link"):
+        for key in ("recall", "recall_flipped", "recall_learned", "recall_link", "recall_kwlink"):
             s_ = summarize([{"category": r["category"], "recall": r[key]} for r in rr])
             for k in sorted(s_["per_category"]):
                 cats.setdefault(s_["per_category"][k]["name"], {})[key] = round(100 * s_["per_category"][k]["recall"], 1)
@@ -441,7 +493,7 @@ def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None =
     if name in ("bm25", "cosine"):
         with tempfile.TemporaryDirectory() as tmp:
             return {"variant": name, "lme": eval_lme(out, base, emb, False, Path(tmp), baseline=name)}
-    overrides, learn = VARIANTS[name]
+    overrides, learn = _with_overrides(name)
     cfg = base.replace(**overrides)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(dir=out) as tmp:
@@ -473,10 +525,13 @@ if __name__ == "__main__":
     elif args.cmd == "retest":
         emb = Memory(cfg, store=Store(":memory:")).embedder
         for name in args.variants or ["new-defaults"]:
-            overrides, learn = VARIANTS[name]
+            overrides, learn = _with_overrides(name)
             vcfg = cfg.replace(**overrides, **{"retrieval.learn": learn})
+            LINK_STATS.clear()
             r = {"variant": name, "order": args.order, "retest": retest(Path(args.dir), vcfg, emb,
                                                                         order=args.order)}
+            if LINK_STATS:
+                r["keyword links per node"] = round(sum(a for a, _ in LINK_STATS) / sum(n for _, n in LINK_STATS), 2)
             print(json.dumps(r), flush=True)
             with open(Path(args.dir) / "results.jsonl", "a") as f:
                 f.write(json.dumps(r) + "\n")
@@ -496,7 +551,10 @@ if __name__ == "__main__":
         out = Path(args.dir)
         emb = Memory(cfg, store=Store(":memory:")).embedder
         for name in args.variants:
+            LINK_STATS.clear()
             r = run_variant(out, cfg, name, emb, args.only)
+            if LINK_STATS:
+                r["keyword links per node"] = round(sum(a for a, _ in LINK_STATS) / sum(n for _, n in LINK_STATS), 2)
             r["budget"] = cfg.retrieval.k + cfg.retrieval.m
             print(json.dumps(r), flush=True)
             with open(out / "results.jsonl", "a") as f:

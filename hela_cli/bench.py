@@ -203,11 +203,13 @@ def _category(qa: Mapping[str, Any]) -> int | None:
 
 # ----------------------------------------------------------------------------------- scoring
 def _spread_attribution(memories: Sequence[Mapping[str, Any]], initial: Mapping[tuple[int, int], float],
-                        factor: float) -> tuple[list[str], list[str]]:
+                        factor: float, fixed: Mapping[tuple[int, int], float] | None = None
+                        ) -> tuple[list[str], list[str]]:
     """source_ids of the ``hebbian`` memories (brought in by the spreading bonus) whose bonus came mostly from
     learned weight, and of those whose bonus came mostly from initial edges (conversation links made at
     ingest): each source's contribution is split by :func:`hela_cli.dynamics.learned_share`, with the
-    edge's ingest weight ``initial`` decayed by ``factor`` (``decay ** step``)."""
+    edge's ingest weight ``initial`` decayed by ``factor`` (``decay ** step``), except its ``fixed`` prior part
+    (``ingest.fixed_links``), which does not decay."""
     from hela_cli.dynamics import learned_share
 
     learned_ids, link_ids = [], []
@@ -220,7 +222,8 @@ def _spread_attribution(memories: Sequence[Mapping[str, Any]], initial: Mapping[
             if w is None:
                 continue
             pair = (min(m["id"], src["id"]), max(m["id"], src["id"]))
-            share = learned_share(w, initial.get(pair, 0.0) * factor)
+            prior = fixed.get(pair, 0.0) if fixed else 0.0
+            share = learned_share(w, prior + (initial.get(pair, 0.0) - prior) * factor)
             learned += src["contribution"] * share
             link += src["contribution"] * (1.0 - share)
         (learned_ids if learned > link else link_ids).append(m["source_id"])
@@ -512,6 +515,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                 t_ingest += time.perf_counter() - t0
                 sp0 = store.require_space(name)   # the edges right after ingest: its links, at step sp0.step
                 initial = {(a, b): w for a, b, w in store.all_edges(sp0, vcfg.hebbian.decay)}
+                fixed = store.edge_priors(sp0)
                 if models.get("counter") is None:  # one tokenizer for the whole run (the chat model's)
                     models["counter"] = Memory(vcfg, store=Store(":memory:"), embedder=models["embedder"],
                                                chat=models["chat"])
@@ -534,7 +538,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                     step = store.require_space(name).step   # the step this question's retrieval scores at
                     out = runner.ask(question)
                     attribution = _spread_attribution(out["memories"], initial,
-                                                      vcfg.hebbian.decay ** (step - sp0.step))
+                                                      vcfg.hebbian.decay ** (step - sp0.step), fixed)
                     cat = _category(qa)
                     rec = {"run": fp, "sample": name, "qa_index": i, "question": question, "category": cat,
                            "gold": gold_answer(qa), "evidence": evidence_ids(qa.get("evidence")),

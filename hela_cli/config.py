@@ -43,6 +43,11 @@ class IngestConfig:
     associate: bool = False           # "association on ingest": co-activate a new turn with similar old ones
     associate_top: int = 3            # r: how many similar earlier memories a new turn co-activates with
     associate_min_sim: float = 0.6    # similarity floor for association on ingest
+    fixed_links: bool = True          # ingest links: fixed priors Eq.1's decay does not erode (paper: they decay)
+    keyword_links: int = 10           # cold start: link each new turn to its top-K turns of other sessions
+                                      # sharing rare keywords (dynamics.keyword_partners); 0: off
+    keyword_link_weight: float = 0.25 # ... initial weight of such a link (conversation links: initial_weight)
+    keyword_link_min_score: float = 6.0  # ... a pair needs this sum of IDFs of shared rare keywords
 
 
 @dataclass
@@ -74,6 +79,9 @@ class HebbianConfig:
     eta: float = 0.02                 # Eq.1 learning rate
     decay: float = 0.995              # Eq.1 per-step decay factor
     cap: float = 1.0                  # weights are capped at this value
+    pair_margin: float = 0.0          # Eq.1 reinforces pairs among memories with S_base >= margin * top (0: all)
+    eta_by_score: bool = False        # ... each pair at eta * r_a * r_b, r = S_base / top (dynamics.reinforcement)
+    learn_spread: bool = True         # memories the spreading bonus brought in take part in Eq.1 (the paper)
 
 
 @dataclass
@@ -181,6 +189,8 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "ingest.max_turn_chars": (1, None, False),
     "ingest.passage_chars": (0, None, False), "ingest.batch_size": (1, None, False),
     "ingest.associate_top": (0, None, False), "ingest.associate_min_sim": (-1, 1, False),
+    "ingest.keyword_links": (0, None, False), "ingest.keyword_link_weight": (0, 1e250, False),
+    "ingest.keyword_link_min_score": (0, None, False),
     "retrieval.k": (1, None, False), "retrieval.m": (0, None, False), "retrieval.alpha": (0, None, False),
     "retrieval.tau_days": (0, None, True), "retrieval.beta": (0, None, False),
     "retrieval.bm25_weight": (0, 1, False), "retrieval.vector_candidates": (0, None, False),
@@ -191,6 +201,7 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     # stored as weight / factor with factor >= 2^-64, so a weight above ~1e288 could not be stored: the
     # weight settings stop at 1e250
     "hebbian.eta": (0, 1e250, False), "hebbian.decay": (0, 1, True), "hebbian.cap": (0, 1e250, True),
+    "hebbian.pair_margin": (0, 1, False),
     "consolidation.delta_hub": (0, None, False), "consolidation.neighbour_min_weight": (0, None, False),
     "consolidation.max_neighbours": (1, None, False), "consolidation.auto_every": (1, None, False),
     "consolidation.redistill_change": (0, 1, False), "consolidation.max_tokens": (1, None, False),

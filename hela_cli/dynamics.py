@@ -9,6 +9,8 @@ Eq.3       ``S_base = (cos + alpha*kw) * exp(-dt/tau)``                         
 Eq.4       ``S(j) = S_base(j) + beta * sum_i S_base(i) * w_ij`` (S_base(i)>theta)  :func:`spread_activation`
 Eq.5       top-k by S_base  U  up to m more by S                                  :func:`dual_path`
 Forget     ``sum w < delta_prune`` AND idle > delta_age AND never accessed         :func:`forget_reasons`
+Links      cross-session prior edges from shared rare keywords (cold start)        :func:`keyword_partners`
+Eq.1 pairs which pairs of the final set Eq.1 reinforces, and by how much          :func:`reinforcement`
 =========  =====================================================================  =====================
 """
 
@@ -44,6 +46,76 @@ def learned_share(weight: float, initial_now: float) -> float:
     if weight <= 0:
         return 0.0
     return min(1.0, max(0.0, weight - initial_now) / weight)
+
+
+def reinforcement(s_base: Mapping[int, float], eta: float, margin: float = 0.0,
+                  by_score: bool = False) -> dict[tuple[int, int], float]:
+    """Which pairs of the final retrieved set Eq.1 reinforces, each with its learning rate.
+
+    ``s_base`` maps every memory of the final set to its base activation (Eq.3). The paper reinforces every
+    pair (``margin`` 0, ``by_score`` False: each pair gets ``eta``). With ``margin`` > 0 only memories whose
+    ``S_base`` is at least ``margin`` times the set's highest take part: a memory that only filled a slot
+    (far below the best match) learns no association. With ``by_score`` a pair's rate is
+    ``eta * r_a * r_b`` with ``r = S_base / max S_base`` (clamped to [0, 1]): the strongest matches learn
+    fastest. Returns ``{(a, b): eta_ab}`` with ``a < b``; pairs with rate 0 are left out."""
+    if not s_base:
+        return {}
+    top = max(s_base.values())
+    rel = {v: (min(1.0, max(0.0, s / top)) if top > 0 else 0.0) for v, s in s_base.items()}
+    keep = sorted(v for v in s_base if margin <= 0 or (top > 0 and s_base[v] >= margin * top))
+    out = {}
+    for a, b in itertools.combinations(keep, 2):
+        rate = eta * rel[a] * rel[b] if by_score else eta
+        if rate > 0:
+            out[(a, b)] = rate
+    return out
+
+
+# ----------------------------------------------------------------------------------- cold-start links
+def keyword_partners(docs: Mapping[int, tuple[str | None, Sequence[str]]], new: Iterable[int], top_k: int,
+                     min_score: float, max_df: int | None = None,
+                     n: int | None = None) -> dict[tuple[int, int], float]:
+    """Cold-start associations (the paper's future work): prior edges between memories of *different*
+    sessions that share rare keywords, so Eq.4 can reach evidence in another session before any question
+    co-activated the two.
+
+    ``docs`` maps every memory of the space to ``(session, keywords)``; ``new`` are the memories to link
+    (all of them for an existing space). A pair's score is the sum over the keywords both hold of the
+    keyword's :func:`idf` in the space (``n = len(docs)``). Only keywords held by at most ``max_df``
+    memories count (default ``max(2, sqrt(n))``: a rare keyword; common words would link everything and
+    cost work quadratic in their frequency). Each new memory keeps its ``top_k`` partners with score
+    ``>= min_score`` (ties broken by id); a pair proposed from both ends appears once. Returns
+    ``{(a, b): score}`` with ``a < b``.
+
+    ``n`` (default ``len(docs)``): the number of memories in the space when ``docs`` holds only the memories
+    that share a rare keyword with ``new``, each with only its rare keywords (every memory holding such a
+    keyword must be there, so that a keyword's document frequency is counted right)."""
+    n = len(docs) if n is None else n
+    if top_k <= 0 or n < 2:
+        return {}
+    cap = max(2, int(math.sqrt(n))) if max_df is None else max_df
+    postings: dict[str, list[int]] = {}
+    for v, (_, kws) in docs.items():
+        for t in set(kws):
+            postings.setdefault(t, []).append(v)
+    weight = {t: idf(len(vs), n) for t, vs in postings.items() if 2 <= len(vs) <= cap}
+    out: dict[tuple[int, int], float] = {}
+    for v in new:
+        if v not in docs:
+            continue
+        session, kws = docs[v]
+        score: dict[int, float] = {}
+        for t in set(kws):
+            w = weight.get(t)
+            if w is None:
+                continue
+            for u in postings[t]:
+                if u != v and docs[u][0] != session:
+                    score[u] = score.get(u, 0.0) + w
+        best = sorted((u for u, s in score.items() if s >= min_score), key=lambda u: (-score[u], u))[:top_k]
+        for u in best:
+            out[(min(u, v), max(u, v))] = score[u]
+    return out
 
 
 # ----------------------------------------------------------------------------------- Eq.2

@@ -5,6 +5,10 @@
   same file ingested twice adds nothing, and an interrupted ingest can simply be re-run.
 * Atomic per batch: each batch of turns is one ``BEGIN IMMEDIATE`` transaction (nodes, vectors, FTS rows,
   edges); a crash leaves only whole batches. Embedding happens outside the write transaction.
+* Links: consecutive turns of a session (``ingest.initial_weight``) in each batch's transaction; cold-start
+  keyword links between sessions (``ingest.keyword_links``) in one transaction after a space's last batch
+  (a crash before it leaves those turns without keyword links: ``hela link`` adds them). With
+  ``ingest.fixed_links`` both are fixed priors that Eq.1's decay leaves alone.
 * Long turns: the full text is stored and shown; the *embedding* sees the first
   ``ingest.max_turn_chars`` characters (and at most the embedder's context window). The summary counts
   how many turns were cut that way.
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import time
 from pathlib import Path
@@ -23,7 +28,7 @@ import numpy as np
 
 from hela_cli.config import Config
 from hela_cli.dates import format_iso, parse_time  # noqa: F401  (parse_time: re-exported for callers)
-from hela_cli.dynamics import hebbian_update
+from hela_cli.dynamics import hebbian_update, keyword_partners
 from hela_cli.formats import Conversation, Turn, parse_file
 from hela_cli.keywords import keywords
 from hela_cli.models import Embedder
@@ -130,9 +135,11 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
     total = sum(len(c.turns) for c in convs)
     done = added = skipped = truncated = 0
     spaces: dict[str, int] = {}
+    new_ids: dict[str, list[int]] = {}   # space -> nodes added (cold-start keyword links after the last batch)
     for conv in convs:
         name = space or conv.name or "default"
         sp = store.ensure_space(name)
+        ids_added: list[int] = []
         hashes = [turn_hash(t, i) for i, t in enumerate(conv.turns)]
         existing = store.existing_hashes(sp.id, hashes)
         base_ord = store.next_ord(sp.id)
@@ -173,20 +180,97 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
                     prev_id[session] = nid
                 fresh = store.refresh_space(sp)
                 if links:
-                    store.set_edges(fresh, links, cfg.hebbian.decay)
+                    write_links(store, fresh, links, cfg)
                 if cfg.ingest.associate:
                     keep = [k for k, n in enumerate(ids) if n != -1]  # keep ids and vectors aligned
                     _associate(store, fresh, [ids[k] for k in keep], vectors[keep] if keep else [], cfg)
             n_new = sum(1 for n in ids if n != -1)
+            ids_added.extend(n for n in ids if n != -1)
             added += n_new
             skipped += len(idx) - n_new
             done += len(idx)
             if progress:
                 progress(done, total)
         spaces[name] = spaces.get(name, 0) + len(conv.turns)
+        new_ids.setdefault(name, []).extend(n for n in ids_added)
+    keyword_links = 0
+    if cfg.ingest.keyword_links > 0:
+        for name, nids in new_ids.items():
+            if nids:
+                keyword_links += link_keywords(store, name, cfg, nids)
     return {"nodes_added": added, "skipped_duplicates": skipped, "turns": total,
-            "embedding_truncated": truncated, "spaces": spaces,
+            "embedding_truncated": truncated, "spaces": spaces, "keyword_links": keyword_links,
             "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def link_keywords(store: Store, space: str, cfg: Config, node_ids: Sequence[int] | None = None) -> int:
+    """Cold-start associations: prior edges from ``node_ids`` (default: every memory of the space, the
+    one-off step for a space ingested without them) to their ``ingest.keyword_links`` best partners in other
+    sessions by shared rare keywords (:func:`hela_cli.dynamics.keyword_partners`), each at weight
+    ``ingest.keyword_link_weight`` (a fixed prior with ``ingest.fixed_links``). An existing edge keeps its
+    weight if it is already heavier, so running it again changes nothing but links decayed since. One
+    write transaction. Returns the edges written."""
+    ic, h = cfg.ingest, cfg.hebbian
+    if ic.keyword_links <= 0 or ic.keyword_link_weight <= 0:
+        return 0
+    sp = store.require_space(space)
+    n = store.count_nodes(sp.id)
+    if node_ids is None or len(node_ids) * 20 > n:   # most of the space is new: read every memory's keywords
+        docs = store.keyword_docs(sp.id)
+        pairs = keyword_partners(docs, docs if node_ids is None else node_ids, ic.keyword_links,
+                                 ic.keyword_link_min_score)
+    else:   # a few new turns (`hela add`): only the memories sharing one of their rare keywords, via FTS5
+        cap = max(2, int(math.sqrt(n)))
+        mine = {i: f["keywords"] for i, f in store.node_features(node_ids).items()}
+        postings = store.term_postings(sp.id, sorted({t for kws in mine.values() for t in kws}), cap)
+        holders: dict[int, list[str]] = {}
+        for t, ids in postings.items():
+            for i in ids:
+                holders.setdefault(i, []).append(t)
+        sessions = store.node_sessions(set(holders) | set(mine))
+        docs = {i: (sessions.get(i), holders.get(i, [])) for i in set(holders) | set(mine) if i in sessions}
+        pairs = keyword_partners(docs, node_ids, ic.keyword_links, ic.keyword_link_min_score, max_df=cap, n=n)
+    if not pairs:
+        return 0
+    with store.transaction():
+        fresh = store.refresh_space(sp)
+        have = (lambda p: store.edge_prior(fresh, p[0], p[1])) if ic.fixed_links else \
+            (lambda p: store.edge_weight(fresh, p[0], p[1], h.decay))
+        updates = {p: ic.keyword_link_weight for p in pairs if have(p) < ic.keyword_link_weight}
+        if updates:
+            write_links(store, fresh, updates, cfg)
+    return len(updates)
+
+
+def write_links(store: Store, space: Any, links: dict[tuple[int, int], float], cfg: Config) -> None:
+    """Write ingest links (inside a transaction): fixed priors with ``ingest.fixed_links`` (Eq.1's decay
+    leaves them alone; what use adds decays on top), else plain edge weights that decay like learned
+    weight (the paper)."""
+    if cfg.ingest.fixed_links:
+        # an edge that already weighs something (a link written before fixed links, or learned weight) keeps
+        # its total: the prior takes the link's part, only the excess stays as decaying learned weight
+        now = {p: w for p in links if (w := store.edge_weight(space, p[0], p[1], cfg.hebbian.decay)) > 0}
+        store.set_priors(space, links)
+        if now:
+            store.set_edges(space, {p: max(w, links[p]) for p, w in now.items()}, cfg.hebbian.decay)
+    else:
+        store.set_edges(space, links, cfg.hebbian.decay)
+
+
+def link_conversation(store: Store, space: str, cfg: Config) -> int:
+    """The conversation links of an existing space (consecutive turns of a session, ``ingest.initial_weight``)
+    written again as ingest writes them now: with ``ingest.fixed_links`` they become fixed priors (a space
+    ingested before fixed links, whose links Eq.1's decay has been eroding). Returns the pairs whose
+    weight was below ``initial_weight``."""
+    sp = store.require_space(space)
+    w0, decay = cfg.ingest.initial_weight, cfg.hebbian.decay
+    with store.transaction():
+        fresh = store.refresh_space(sp)
+        pairs = {p: w0 for p in store.consecutive_pairs(sp.id) if store.edge_weight(fresh, p[0], p[1], decay) < w0
+                 or (cfg.ingest.fixed_links and store.edge_prior(fresh, p[0], p[1]) < w0)}
+        if pairs:
+            write_links(store, fresh, pairs, cfg)
+    return len(pairs)
 
 
 def _associate(store: Store, space: Any, new_ids: list[int], vectors: Any, cfg: Config) -> None:
@@ -344,11 +428,13 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
             prev[session] = nid
         fresh = store.refresh_space(sp)
         if links:
-            store.set_edges(fresh, links, cfg.hebbian.decay)
+            write_links(store, fresh, links, cfg)
         if cfg.ingest.associate and added:
             import numpy as np
 
             _associate(store, fresh, added, np.asarray([vec_of[i] for i, n in zip(write, new_ids) if n != -1]), cfg)
+        if cfg.ingest.keyword_links > 0 and added:   # same transaction (a savepoint): all or nothing
+            link_keywords(store, space, cfg, added)
     known.update(raced)
     for i, t in enumerate(turns):  # duplicates: the node that holds the id (an earlier turn of this call too)
         if ids[i] == -1 and t.source_id is not None:

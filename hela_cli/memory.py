@@ -214,7 +214,9 @@ class Memory:
         if learn and res.memories:
             t2 = time.perf_counter()
             step = learn_from(self.store, self.store.require_space(space), [m["id"] for m in res.memories],
-                              self.config, when=time.time())
+                              self.config, when=time.time(),
+                              scores={m["id"]: m["base_score"] for m in res.memories},
+                              spread_in=[m["id"] for m in res.memories if m["path"] == "hebbian"])
             timings["learn"] = (time.perf_counter() - t2) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         result = {
@@ -280,6 +282,32 @@ class Memory:
         except HelaError as e:
             return {"error": e.message, "seconds": 0.0}
         return {k: v for k, v in rep.items() if k != "hubs"}
+
+    def link(self, space: str, *, top_k: int | None = None, weight: float | None = None,
+             min_score: float | None = None) -> dict[str, Any]:
+        """Ingest links for an existing space, as ingest writes them now: with ``ingest.fixed_links`` the
+        conversation links become fixed priors again (:func:`hela_cli.ingest.link_conversation`), and with
+        ``ingest.keyword_links`` (or ``top_k``) the cold-start keyword links are added
+        (:func:`hela_cli.ingest.link_keywords`). Arguments left None take the configuration's values. No
+        model is loaded."""
+        import time as _time
+
+        from hela_cli.errors import InputError
+        from hela_cli.ingest import link_conversation, link_keywords
+
+        changes = {k: v for k, v in (("ingest.keyword_links", top_k), ("ingest.keyword_link_weight", weight),
+                                      ("ingest.keyword_link_min_score", min_score)) if v is not None}
+        cfg = self.config.replace(**changes)
+        if cfg.ingest.keyword_links <= 0 and not cfg.ingest.fixed_links:
+            raise InputError("nothing to link: ingest.fixed_links is off and ingest.keyword_links is 0 (give the "
+                             "number of keyword partners per memory with --top-k)")
+        sp = self._existing_space(space)
+        t0 = _time.perf_counter()
+        conv = link_conversation(self.store, space, cfg) if cfg.ingest.fixed_links else 0
+        n = link_keywords(self.store, space, cfg)
+        return {"space": space, "conversation_links": conv, "links_written": n,
+                "nodes": self.store.count_nodes(sp.id), "edges": self.store.count_edges(sp.id),
+                "seconds": round(_time.perf_counter() - t0, 3)}
 
     def forget(self, space: str, *, apply: bool = False, now: float | None = None) -> dict[str, Any]:
         """Forgetting candidates (dry run) or their removal (``apply``); see :mod:`hela_cli.forget`."""

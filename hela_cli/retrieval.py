@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from hela_cli.config import Config
-from hela_cli.dynamics import (base_activation, coactivated_pairs, dual_path, hebbian_update, idf,
+from hela_cli.dynamics import (base_activation, dual_path, hebbian_update, idf, reinforcement,
                                spread_activation, time_factor, weighted_keyword_match, window_factor)
 from hela_cli.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
@@ -180,22 +180,38 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     step = space.step
     if learn and memories:
         t3 = time.perf_counter()
-        step = learn_from(store, space, [m["id"] for m in memories], cfg, when=time.time())
+        step = learn_from(store, space, [m["id"] for m in memories], cfg, when=time.time(),
+                          scores={m["id"]: m["base_score"] for m in memories},
+                          spread_in=[m["id"] for m in memories if m["path"] == "hebbian"])
         timings["learn"] = (time.perf_counter() - t3) * 1000
     timings["total"] = (time.perf_counter() - t0) * 1000
     return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=step,
                      timings_ms=timings)
 
 
-def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, when: float) -> int:
-    """Eq.1 after a retrieval, in one short write transaction. Returns the space's new step."""
+def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, when: float,
+               scores: dict[int, float] | None = None, spread_in: list[int] | tuple[int, ...] = ()) -> int:
+    """Eq.1 after a retrieval, in one short write transaction. Returns the space's new step.
+
+    ``scores`` (each memory's S_base) select and weight the reinforced pairs when ``hebbian.pair_margin`` or
+    ``hebbian.eta_by_score`` is set (:func:`hela_cli.dynamics.reinforcement`); without them every pair of
+    the set is reinforced at ``eta`` (the paper). ``spread_in``: the memories the spreading bonus brought in
+    (path ``hebbian``); with ``hebbian.learn_spread`` off they take no part in Eq.1 (an association that
+    brought a memory in is not reinforced by that same retrieval)."""
     h = cfg.hebbian
-    pairs = coactivated_pairs(node_ids)
+    ids = list(dict.fromkeys(node_ids))
+    skip = set() if h.learn_spread else set(spread_in)
+    s_base = {i: (scores.get(i, 0.0) if scores is not None else 1.0) for i in ids if i not in skip}
+    if scores is None:
+        rates = reinforcement(s_base, h.eta)
+    else:
+        rates = reinforcement(s_base, h.eta, h.pair_margin, h.eta_by_score)
     with store.transaction():
         fresh = store.advance_step(space.id, h.decay)   # every edge decays once (O(1))
-        weights = store.edges_among(fresh, node_ids, h.decay)
+        weights = store.edges_among(fresh, ids, h.decay)
         # current weights already include this step's decay; Eq.1 is decay*w_prev + eta = w_now + eta
-        updates = {p: hebbian_update(weights.get(p, 0.0), h.eta, 1.0, h.cap) for p in pairs}
-        store.set_edges(fresh, updates, h.decay)
-        store.touch_nodes(node_ids, when)
+        updates = {p: hebbian_update(weights.get(p, 0.0), eta, 1.0, h.cap) for p, eta in rates.items()}
+        if updates:
+            store.set_edges(fresh, updates, h.decay)
+        store.touch_nodes(ids, when)
     return fresh.step

@@ -240,3 +240,16 @@ def test_parse_time_forms():
     assert parse_time(datetime(2024, 5, 1, 10, tzinfo=timezone.utc), "t")[0] == T0
     with pytest.raises(InputError, match="^t: cannot parse date/time 'soonish'$"):
         parse_time("soonish", "t")
+
+
+def test_add_links_a_rare_shared_keyword_across_sessions(tmp_path, embedder):
+    cfg = Config(db=str(tmp_path / "k.db")).replace(**{"ingest.keyword_link_min_score": 0.0})
+    with Memory(cfg, embedder=embedder) as mem:
+        a = mem.add("live", "We booked the ferry to Stromboli", speaker="Alice", session="s1", time=T0)
+        mem.add("live", "Nice, when do you leave?", speaker="Bob", session="s1", time=T0 + 60)
+        other = mem.add("live", "Lunch was fine today", speaker="Bob", session="s2", time=T0 + 86400)
+        b = mem.add("live", "Stromboli was loud and wonderful", speaker="Alice", session="s3", time=T0 + 9 * 86400)
+        edges = _edges(mem, "live")
+        assert edges[(a, b)] == pytest.approx(cfg.ingest.keyword_link_weight)   # "stromboli": s1 <-> s3
+        assert (other, b) not in edges
+        assert mem.store.integrity_problems() == []

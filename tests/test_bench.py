@@ -221,6 +221,7 @@ def test_ablations_change_the_code_path(locomo_file, cfg, embedder, tmp_path):
 def test_full_forgets_periodically_no_forget_does_not(locomo_file, cfg, embedder):
     pytest.importorskip("hela_cli.forget")
     cfg.forgetting.delta_prune = 0.5  # ingest links weigh 0.1-0.2: unused old turns become candidates
+    cfg.ingest.fixed_links = False    # ... as they decay (paper); a fixed link keeps its turn from being weak
     full = run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=embedder, k=2, forget_every=2)
     nf = run_locomo(locomo_file, retrieval_only=True, variant="no-forget", cfg=cfg, embedder=embedder, k=2,
                     forget_every=2)
@@ -233,6 +234,7 @@ def test_resume_after_interruption_matches_uninterrupted(locomo_file, cfg, embed
     # forgetting after every 3 questions, with a threshold that makes it remove turns: the replay on resume
     # must reproduce learning *and* forgetting
     cfg.forgetting.delta_prune = 0.5
+    cfg.ingest.fixed_links = False  # links that decay (paper): old unused turns become forgetting candidates
     kw = dict(retrieval_only=True, cfg=cfg, embedder=embedder, k=2, forget_every=3)
     straight_path = tmp_path / "straight.jsonl"
     straight = run_locomo(locomo_file, records=straight_path, **kw)
@@ -473,6 +475,10 @@ def test_flipped_recall_is_split_into_learned_and_link(locomo_file, cfg, embedde
              "spread_from": [{"id": 2, "contribution": 0.2, "weight": 0.2}]},
             {"id": 1, "source_id": "D1:1", "path": "base", "spread_from": []}]
     assert _spread_attribution(mems, {(4, 5): 0.5}, 1.0) == (["D3:1"], ["D1:2"])
+    # 100 steps later a decaying link weighs 0.5 * 0.3: weight 0.5 is then mostly learned; a fixed prior of
+    # 0.5 does not decay, so the same weight is still all link
+    assert _spread_attribution(mems, {(4, 5): 0.5}, 0.3) == (["D1:2", "D3:1"], [])
+    assert _spread_attribution(mems, {(4, 5): 0.5}, 0.3, {(4, 5): 0.5}) == (["D3:1"], ["D1:2"])
 
 
 def test_categories_score_a_subset_on_the_same_learning_sequence(locomo_file, cfg, embedder, tmp_path):

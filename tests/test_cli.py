@@ -120,3 +120,17 @@ def test_ask_prints_the_answer_before_a_due_consolidation(cli_env, monkeypatch):
     run("ask", "What is the name of Jonas's dog?", "--space", "demo", "--no-learn")
     run("ask", "What is the name of Jonas's dog?", "--space", "demo", "--no-llm")
     assert events == []
+
+
+def test_link_adds_keyword_links_to_an_existing_space(cli_env):
+    old = {"HELA_INGEST_FIXED_LINKS": "0", "HELA_INGEST_KEYWORD_LINKS": "0"}   # a space ingested before links
+    assert runner.invoke(app, ["ingest", str(SAMPLE / "conversation.json")], env=old).exit_code == 0
+    res = runner.invoke(app, ["link", "-s", "demo"], env=old)
+    assert res.exit_code == 2 and "--top-k" in res.output            # nothing to link: says how to ask for it
+    before = json.loads(run("spaces", "--json").stdout)
+    out = json.loads(run("link", "-s", "demo", "--min-score", "0", "--json").stdout)   # the defaults
+    assert out["conversation_links"] == 83 - 4 and out["links_written"] > 0 and out["nodes"] == 83
+    assert out["edges"] == next(s["edges"] for s in before if s["name"] == "demo") + out["links_written"]
+    again = json.loads(run("link", "-s", "demo", "--min-score", "0", "--json").stdout)
+    assert again["conversation_links"] == 0 and again["links_written"] == 0
+    assert run("link", "-s", "nope", "--top-k", "2", ok=False).exit_code != 0

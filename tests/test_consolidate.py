@@ -31,9 +31,11 @@ def write_conversation(path):
 
 
 def small_config(**changes):
-    # consecutive-turn links of 0.1 (below delta_hub even for a turn between two): hubs come from use only
+    # consecutive-turn links of 0.1 (below delta_hub even for a turn between two): hubs come from use only;
+    # links decaying as in the paper (they count in Eq.2), no keyword links
     cfg = Config().replace(**{"consolidation.max_tokens": 200, "consolidation.max_neighbours": 2,
                               "consolidation.auto": False, "ingest.initial_weight": 0.1,
+                              "ingest.fixed_links": False, "ingest.keyword_links": 0,
                               "consolidation.delta_hub": 0.5, **changes})
     cfg.retrieval.k, cfg.retrieval.m = 3, 0
     return cfg

@@ -223,6 +223,7 @@ def _hub_db(tmp_path: Path, embedder) -> Path:
     db = tmp_path / "hubs.db"
     cfg = Config(db=str(db))
     cfg.ingest.initial_weight = 0.1  # consecutive links alone stay below delta_hub
+    cfg.ingest.fixed_links, cfg.ingest.keyword_links = False, 0  # links count in Eq.2 (paper); clusters disjoint
     cfg.consolidation.delta_hub = 0.5
     with Memory(cfg, embedder=embedder) as m:
         m.ingest([f], space="t")

@@ -105,3 +105,64 @@ def test_learned_share_of_an_edge():
     assert learned_share(0.04, 0.0) == 1.0             # created by learning
     assert learned_share(0.3, 0.5) == 0.0              # never negative
     assert learned_share(0.0, 0.0) == 0.0
+
+
+# ----------------------------------------------------------------------------------- issue 17 rules
+def test_reinforcement_all_pairs_is_the_paper():
+    from hela_cli.dynamics import reinforcement
+
+    got = reinforcement({3: 1.0, 1: 0.2, 2: 0.5}, eta=0.02)
+    assert got == {(1, 2): 0.02, (1, 3): 0.02, (2, 3): 0.02}
+    assert reinforcement({}, 0.02) == {} and reinforcement({5: 1.0}, 0.02) == {}
+
+
+def test_reinforcement_margin_keeps_only_memories_near_the_top():
+    from hela_cli.dynamics import reinforcement
+
+    s = {1: 2.0, 2: 1.7, 3: 1.5, 4: 0.9}
+    assert set(reinforcement(s, 0.02, margin=0.75)) == {(1, 2), (1, 3), (2, 3)}   # 4 is below 0.75 * 2.0
+    assert set(reinforcement(s, 0.02, margin=0.8)) == {(1, 2)}                    # 1.5 < 1.6
+    assert reinforcement(s, 0.02, margin=1.0) == {}                               # only the top: no pair
+
+
+def test_reinforcement_by_score_scales_eta_by_relative_scores():
+    from hela_cli.dynamics import reinforcement
+
+    got = reinforcement({1: 2.0, 2: 1.0, 3: 0.5}, 0.1, by_score=True)
+    assert got[(1, 2)] == pytest.approx(0.1 * 1.0 * 0.5)
+    assert got[(2, 3)] == pytest.approx(0.1 * 0.5 * 0.25)
+    assert reinforcement({1: 0.0, 2: 0.0}, 0.1, by_score=True) == {}   # no positive score: nothing learned
+
+
+def test_keyword_partners_links_rare_shared_keywords_across_sessions_only():
+    from hela_cli.dynamics import idf, keyword_partners
+
+    docs = {1: ("s1", ["chess", "club", "weekend"]), 2: ("s1", ["chess", "weekend"]),
+            3: ("s2", ["chess", "tournament"]), 4: ("s2", ["weekend"]), 5: ("s3", ["tournament", "club"]),
+            6: ("s3", ["garden"]), 7: ("s4", ["garden"]), 8: ("s4", ["lunch"]), 9: ("s5", ["lunch"])}
+    n = len(docs)
+    got = keyword_partners(docs, [1], top_k=5, min_score=0.0, max_df=3)
+    # 1 shares "chess" with 3 and "club" with 5 (other sessions); 2 is in its own session; "weekend" (df 3)
+    # links 1 to 4 as well
+    assert set(got) == {(1, 3), (1, 5), (1, 4)}
+    assert got[(1, 3)] == pytest.approx(idf(3, n))
+    # a keyword above max_df does not count
+    assert keyword_partners(docs, [1], top_k=5, min_score=0.0, max_df=2) == {(1, 5): pytest.approx(idf(2, n))}
+    # top_k and min_score bound the partners
+    assert len(keyword_partners(docs, [1], top_k=1, min_score=0.0, max_df=3)) == 1
+    assert keyword_partners(docs, [1], top_k=5, min_score=100.0, max_df=3) == {}
+    # a pair proposed from both ends appears once, ordered a < b
+    both = keyword_partners(docs, docs, top_k=5, min_score=0.0, max_df=2)
+    assert all(a < b for a, b in both) and (6, 7) in both and (8, 9) in both
+    assert keyword_partners(docs, [1], top_k=0, min_score=0.0) == {}
+
+
+def test_keyword_partners_default_rarity_cap_is_sqrt_n():
+    from hela_cli.dynamics import keyword_partners
+
+    # 16 memories in 16 sessions; "common" is in 5 of them (> sqrt(16) = 4): it links nothing
+    docs = {i: (f"s{i}", ["common"] if i < 5 else []) for i in range(16)}
+    assert keyword_partners(docs, docs, 3, 0.0) == {}
+    docs[0] = ("s0", ["common", "rare"])
+    docs[9] = ("s9", ["rare"])
+    assert set(keyword_partners(docs, docs, 3, 0.0)) == {(0, 9)}

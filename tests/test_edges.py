@@ -193,8 +193,9 @@ def test_negligible_edges_are_pruned_in_bounded_batches():
     assert {(a, b) for a, b, _ in left} == set(strong)
     assert all(wt >= PRUNE_WEIGHT for _, _, wt in left)
     plan = " ".join(r[-1] for r in s.db.execute(
-        "EXPLAIN QUERY PLAN SELECT a, b FROM edges WHERE space_id=? AND amp < ? LIMIT 5", (sp.id, 1.0)))
-    assert "edges_space_amp" in plan  # finds the weak edges without reading the others
+        "EXPLAIN QUERY PLAN SELECT a, b FROM edges WHERE space_id=? AND prior = 0 AND amp < ? LIMIT 5",
+        (sp.id, 1.0)))
+    assert "edges_space_prior_amp (space_id=? AND prior=? AND amp<?)" in plan  # weak edges without reading others
     s.close()
 
 
@@ -216,3 +217,39 @@ def test_neighbours_lists_each_edge_once():
         assert sorted(nb[ids[0]]) == sorted([(ids[1], 0.5), (ids[450], 0.25)])
         assert sorted(nb[ids[1]]) == sorted([(ids[0], 0.5), (ids[2], 0.125)])
         assert nb[ids[450]] == [(ids[0], 0.25)] and nb[ids[2]] == [(ids[1], 0.125)]
+
+
+def test_fixed_priors_do_not_decay_and_learning_adds_on_top():
+    s, sp, ids = _store_with_nodes(4)
+    a, b, c = ids[0], ids[1], ids[2]
+    with s.transaction():
+        s.set_priors(sp, {(a, b): 0.5})
+        s.set_edges(sp, {(b, c): 0.5}, 0.9)          # a plain (learned) edge: decays
+    for _ in range(10):
+        with s.transaction():
+            s.advance_step(sp.id, 0.9)
+    sp = s.require_space("a")
+    assert s.edge_weight(sp, a, b, 0.9) == pytest.approx(0.5)
+    assert s.edge_weight(sp, b, c, 0.9) == pytest.approx(0.5 * 0.9 ** 10)
+    with s.transaction():                            # Eq.1 writes a total weight: the prior stays, the rest decays
+        s.set_edges(sp, {(a, b): 0.7}, 0.9)
+    assert s.edge_prior(sp, a, b) == 0.5 and s.edge_weight(sp, a, b, 0.9) == pytest.approx(0.7)
+    for _ in range(5):
+        with s.transaction():
+            s.advance_step(sp.id, 0.9)
+    sp = s.require_space("a")
+    assert s.edge_weight(sp, a, b, 0.9) == pytest.approx(0.5 + 0.2 * 0.9 ** 5)
+    with s.transaction():                            # a smaller prior does not lower a larger one
+        s.set_priors(sp, {(a, b): 0.1})
+    assert s.edge_prior(sp, a, b) == 0.5
+    # Eq.2 strength counts what was learned, not the prior; forgetting's strength counts both
+    assert s.edge_strengths(sp, 0.9)[a][0] == pytest.approx(0.2 * 0.9 ** 5)
+    assert s.edge_strengths(sp, 0.9, with_priors=True)[a][0] == pytest.approx(0.5 + 0.2 * 0.9 ** 5)
+    for _ in range(400):                             # learned part pruned away; the prior edge is never pruned
+        with s.transaction():
+            s.advance_step(sp.id, 0.9)
+    sp = s.require_space("a")
+    assert s.edge_weight(sp, a, b, 0.9) == pytest.approx(0.5)
+    assert (b, c) not in {(x, y) for x, y, _ in s.all_edges(sp, 0.9)}
+    assert s.integrity_problems() == []
+    s.close()

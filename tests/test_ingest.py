@@ -34,8 +34,10 @@ def test_consecutive_turns_are_linked_within_sessions(mem):
     sp = mem.store.require_space("demo")
     nodes = list(mem.store.iter_nodes(sp.id))
     sessions = {n["session"] for n in nodes}
-    # one edge per consecutive pair inside each session
-    assert mem.store.count_edges(sp.id) == len(nodes) - len(sessions)
+    session = {n["id"]: n["session"] for n in nodes}
+    # one edge per consecutive pair inside each session (the other edges are keyword links between sessions)
+    inside = [(a, b) for a, b, _ in mem.store.all_edges(sp, 0.995) if session[a] == session[b]]
+    assert len(inside) == len(nodes) - len(sessions)
     a, b = nodes[0], nodes[1]
     assert mem.store.edge_weight(sp, a["id"], b["id"], 0.995) == pytest.approx(mem.config.ingest.initial_weight)
     assert a["source_id"] == "D1:1" and a["keywords"]
@@ -73,6 +75,7 @@ def test_crash_mid_ingest_leaves_whole_batches_and_rerun_completes(embedder, tmp
 
     cfg = Config()
     cfg.ingest.batch_size = 10
+    cfg.ingest.keyword_links = 0   # the conversation links are what crosses batches
     db = tmp_path / "c.db"
     with Memory(cfg, store=Store(db), embedder=Crashing()) as m:
         with pytest.raises(KeyboardInterrupt):
@@ -122,3 +125,56 @@ def test_split_passages_cover_the_text_within_the_size():
     assert " ".join(parts).split() == text.split()            # nothing lost, order kept
     assert all(len(p) <= 40 for p in split_passages("a" * 100, 40))  # no space: hard cuts
     assert "".join(split_passages("a" * 100, 40)) == "a" * 100
+
+
+def test_keyword_links_join_sessions_bounded_and_idempotent(make_memory):
+    from hela_cli.ingest import link_keywords
+
+    cfg = Config()
+    cfg.ingest.keyword_links = 2
+    cfg.ingest.keyword_link_min_score = 0.0
+    cfg.ingest.keyword_link_weight = 0.25
+    with make_memory(cfg) as m:
+        out = m.ingest([SAMPLE / "conversation.json"])
+        assert out["keyword_links"] > 0
+        sp = m.store.require_space("demo")
+        session = {n["id"]: n["session"] for n in m.store.iter_nodes(sp.id)}
+        edges = m.store.all_edges(sp, cfg.hebbian.decay)
+        cross = [(a, b, w) for a, b, w in edges if session[a] != session[b]]
+        assert len(cross) == out["keyword_links"]
+        assert all(w == pytest.approx(0.25) for _, _, w in cross)
+        assert len(cross) <= 2 * len(session)                     # at most top_k proposals per memory
+        # consecutive links are unchanged: one per pair of neighbouring turns of a session
+        same = [w for a, b, w in edges if session[a] == session[b]]
+        assert all(w == pytest.approx(cfg.ingest.initial_weight) for w in same)
+        assert link_keywords(m.store, "demo", cfg) == 0           # the one-off step again: nothing to add
+        assert m.store.integrity_problems() == []
+
+
+def test_keyword_links_off_add_no_cross_session_edge(make_memory):
+    with make_memory(Config().replace(**{"ingest.keyword_links": 0})) as m:
+        m.ingest([SAMPLE / "conversation.json"])
+        sp = m.store.require_space("demo")
+        session = {n["id"]: n["session"] for n in m.store.iter_nodes(sp.id)}
+        assert all(session[a] == session[b] for a, b, _ in m.store.all_edges(sp, 0.995))
+
+
+def test_keyword_links_for_a_few_new_turns_match_the_full_computation(make_memory):
+    """`hela add` links a few turns through FTS5 postings of their rare keywords; the result must be what
+    the whole-space computation gives for the same turns."""
+    from hela_cli.dynamics import keyword_partners
+    from hela_cli.ingest import link_keywords
+
+    cfg = Config().replace(**{"ingest.keyword_links": 0})
+    with make_memory(cfg) as m:
+        m.ingest([SAMPLE / "conversation.json"])
+        sp = m.store.require_space("demo")
+        docs = m.store.keyword_docs(sp.id)
+        new = sorted(docs)[-3:]                                   # 3 * 20 < 83 memories: the FTS5 path
+        want = keyword_partners(docs, new, 4, 0.0)
+        assert want
+        before = {(a, b) for a, b, _ in m.store.all_edges(sp, 0.995)}
+        lcfg = cfg.replace(**{"ingest.keyword_links": 4, "ingest.keyword_link_min_score": 0.0})
+        assert link_keywords(m.store, "demo", lcfg, new) == len(set(want) - before)
+        after = {(a, b) for a, b, _ in m.store.all_edges(sp, 0.995)}
+        assert after - before == set(want) - before

@@ -69,8 +69,10 @@ def test_figure5_hebbian_path(make_memory, tmp_path, spreading):
             assert b not in got
 
 
-def test_learning_updates_edges_and_access(make_memory):
-    with make_memory(Config()) as mem:
+@pytest.mark.parametrize("fixed", [False, True])
+def test_learning_updates_edges_and_access(make_memory, fixed):
+    cfg = Config().replace(**{"ingest.fixed_links": fixed, "ingest.keyword_links": 0})
+    with make_memory(cfg) as mem:
         mem.ingest([SAMPLE / "conversation.json"])
         sp = mem.store.require_space("demo")
         planned = [m["id"] for m in mem.retrieve("What is the name of Jonas's dog?", "demo", learn=False).memories]
@@ -83,8 +85,10 @@ def test_learning_updates_edges_and_access(make_memory):
         after = mem.store.edges_among(sp, ids, 0.995)
         pairs = [(a, b) for i, a in enumerate(sorted(ids)) for b in sorted(ids)[i + 1:]]
         assert set(after) == set(pairs)  # Eq.1 reinforced every pair of the retrieved set
-        for p in pairs:  # w' = min(cap, decay * w + eta), from the link (if any) or from 0
-            assert after[p] == pytest.approx(min(1.0, 0.995 * before.get(p, 0.0) + 0.02))
+        for p in pairs:  # w' = min(cap, decay * w + eta), from the link (if any) or from 0; a fixed link
+            # does not decay: w' = min(cap, prior + eta)
+            w = before.get(p, 0.0) * (1.0 if fixed else 0.995)
+            assert after[p] == pytest.approx(min(1.0, w + 0.02))
         assert any(p not in before for p in pairs) and any(p in before for p in pairs)
         nodes = mem.store.get_nodes(ids)
         assert all(n["access_count"] == 1 for n in nodes.values())

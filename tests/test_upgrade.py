@@ -46,7 +46,8 @@ def _snapshot(path: Path) -> dict[str, list]:
                          ("semantic", "id"), ("semantic_evidence", "semantic_id, node_id"), ("hubs", "node_id"),
                          ("node_vec", "node_id"), ("semantic_vec", "semantic_id"), ("meta", "key")]:
         cols = "node_id, space_id, embedding" if table == "node_vec" else \
-            "semantic_id, space_id, embedding" if table == "semantic_vec" else "*"
+            "semantic_id, space_id, embedding" if table == "semantic_vec" else \
+            "a, b, space_id, amp" if table == "edges" else "*"   # 0009 adds edges.prior (0 for old edges)
         out[table] = con.execute(f"SELECT {cols} FROM {table} ORDER BY {order}").fetchall()
     out["fts"] = con.execute("SELECT rowid, terms FROM node_fts ORDER BY rowid").fetchall()
     con.close()
@@ -66,6 +67,9 @@ def test_0_1_0_database_upgrades_in_place(tmp_path, embedder):
     after["meta"] = [r for r in after["meta"] if r[0] != "schema_version"]
     before["meta"] = [r for r in before["meta"] if r[0] != "schema_version"]
     assert after == before  # every node, edge, vector, keyword row, record and evidence link kept
+    con = sqlite3.connect(str(path))
+    assert con.execute("SELECT count(*) FROM edges WHERE prior != 0").fetchone() == (0,)  # old links keep decaying
+    con.close()
     con = sqlite3.connect(str(path))
     assert not con.execute("SELECT count(*) FROM sqlite_master WHERE name='migrations'").fetchone()[0]
     con.close()

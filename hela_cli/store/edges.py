@@ -1,4 +1,8 @@
-"""Hebbian edges: one row per undirected pair ``a < b``; current weight ``amp * decay ** (step - base_step)``.
+"""Hebbian edges: one row per undirected pair ``a < b``; current weight ``prior + amp * decay ** (step - base_step)``.
+
+``prior`` is a fixed weight that Eq.1's decay does not erode (ingest links with ``ingest.fixed_links``:
+consecutive turns, cold-start keyword links); ``amp`` holds what Eq.1 learned (and, without fixed links,
+the ingest links too, decaying like learned weight as in the paper).
 
 Invariants kept here:
 
@@ -52,7 +56,7 @@ class Edges:
         if factor >= REBASE_BELOW:
             return factor
         self.db.execute("UPDATE edges SET amp = amp * ? WHERE space_id=?", (factor, space_id))
-        self.db.execute("DELETE FROM edges WHERE space_id=? AND amp < ?", (space_id, PRUNE_WEIGHT))
+        self.db.execute("DELETE FROM edges WHERE space_id=? AND prior = 0 AND amp < ?", (space_id, PRUNE_WEIGHT))
         self.db.execute("UPDATE spaces SET base_step = step WHERE id=?", (space_id,))
         return 1.0
 
@@ -76,10 +80,10 @@ class Edges:
             for i in range(0, len(ids), 400):
                 chunk = ids[i:i + 400]
                 q = ",".join("?" * len(chunk))
-                for a, b, amp in self.db.execute(
-                        f"SELECT a, b, amp FROM edges WHERE a IN ({q}) UNION ALL "
-                        f"SELECT a, b, amp FROM edges WHERE b IN ({q})", (*chunk, *chunk)):
-                    edges[(a, b)] = amp * factor
+                for a, b, amp, prior in self.db.execute(
+                        f"SELECT a, b, amp, prior FROM edges WHERE a IN ({q}) UNION ALL "
+                        f"SELECT a, b, amp, prior FROM edges WHERE b IN ({q})", (*chunk, *chunk)):
+                    edges[(a, b)] = prior + amp * factor
         for (a, b), w in edges.items():
             if w < min_weight:
                 continue
@@ -97,18 +101,19 @@ class Edges:
         q = ",".join("?" * len(ids))
         with self._snapshot():
             factor = self._factor(space.id, decay)
-            return {(a, b): amp * factor for a, b, amp in self.db.execute(
-                f"SELECT a, b, amp FROM edges WHERE a IN ({q}) AND b IN ({q})", (*ids, *ids))}
+            return {(a, b): prior + amp * factor for a, b, amp, prior in self.db.execute(
+                f"SELECT a, b, amp, prior FROM edges WHERE a IN ({q}) AND b IN ({q})", (*ids, *ids))}
 
     def edge_weight(self, space: Space, a: int, b: int, decay: float) -> float:
         a, b = min(a, b), max(a, b)
         with self._snapshot():
-            row = self.db.execute("SELECT amp FROM edges WHERE a=? AND b=?", (a, b)).fetchone()
-            return row[0] * self._factor(space.id, decay) if row else 0.0
+            row = self.db.execute("SELECT amp, prior FROM edges WHERE a=? AND b=?", (a, b)).fetchone()
+            return row[1] + row[0] * self._factor(space.id, decay) if row else 0.0
 
     def set_edges(self, space: Space, weights: dict[tuple[int, int], float], decay: float) -> None:
         """Write current weights for pairs, inside a write transaction. A pair whose node is gone (or in
-        another space) is skipped: the check runs in the transaction, so no edge can dangle."""
+        another space) is skipped: the check runs in the transaction, so no edge can dangle. An edge with a
+        fixed ``prior`` keeps it; its decaying part becomes ``max(0, weight - prior)``."""
         self.require_transaction("set_edges")
         factor = self._write_factor(space.id, decay)
         rows = []
@@ -119,12 +124,40 @@ class Edges:
             if not (amp >= 0 and math.isfinite(amp)):
                 raise StoreError(f"edge ({a}, {b}): weight {w!r} is not a finite non-negative number")
             a, b = min(a, b), max(a, b)
-            rows.append((a, b, space.id, amp, a, space.id, b, space.id))
+            rows.append((a, b, space.id, amp, a, space.id, b, space.id, factor))
         self.db.executemany(
             "INSERT INTO edges(a, b, space_id, amp) SELECT ?, ?, ?, ? "
             "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
             "AND EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
-            "ON CONFLICT(a, b) DO UPDATE SET amp = excluded.amp", rows)
+            "ON CONFLICT(a, b) DO UPDATE SET amp = max(0.0, excluded.amp - edges.prior / ?)", rows)
+
+    def set_priors(self, space: Space, weights: dict[tuple[int, int], float]) -> None:
+        """Give pairs a fixed prior weight (at least ``w``: an existing larger prior stays), inside a write
+        transaction; what Eq.1 learned on the edge is kept on top. Pairs whose node is gone are skipped."""
+        self.require_transaction("set_priors")
+        rows = []
+        for (a, b), w in weights.items():
+            if a == b:
+                continue
+            if not (w >= 0 and math.isfinite(w)):
+                raise StoreError(f"edge ({a}, {b}): prior {w!r} is not a finite non-negative number")
+            a, b = min(a, b), max(a, b)
+            rows.append((a, b, space.id, w, a, space.id, b, space.id))
+        self.db.executemany(
+            "INSERT INTO edges(a, b, space_id, amp, prior) SELECT ?, ?, ?, 0.0, ? "
+            "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
+            "AND EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
+            "ON CONFLICT(a, b) DO UPDATE SET prior = max(edges.prior, excluded.prior)", rows)
+
+    def edge_prior(self, space: Space, a: int, b: int) -> float:
+        a, b = min(a, b), max(a, b)
+        row = self.db.execute("SELECT prior FROM edges WHERE a=? AND b=?", (a, b)).fetchone()
+        return row[0] if row else 0.0
+
+    def edge_priors(self, space: Space) -> dict[tuple[int, int], float]:
+        """``{(a, b): prior}`` of the space's edges with a fixed prior weight."""
+        return {(a, b): p for a, b, p in self.db.execute(
+            "SELECT a, b, prior FROM edges WHERE space_id=? AND prior > 0", (space.id,))}
 
     def advance_step(self, space_id: int, decay: float) -> Space:
         """Bump the space's retrieval counter (every edge decays once), inside a transaction.
@@ -147,7 +180,8 @@ class Edges:
         if factor <= 0 or limit <= 0:  # factor 0: unreachable after _write_factor
             return 0
         cur = self.db.execute(
-            "DELETE FROM edges WHERE (a, b) IN (SELECT a, b FROM edges WHERE space_id=? AND amp < ? LIMIT ?)",
+            "DELETE FROM edges WHERE (a, b) IN (SELECT a, b FROM edges WHERE space_id=? AND prior = 0 AND amp < ? "
+            "LIMIT ?)",
             (space_id, PRUNE_WEIGHT / factor, limit))
         return cur.rowcount
 
@@ -159,22 +193,25 @@ class Edges:
     def refresh_space(self, space: Space) -> Space:
         return self._space_by_id(space.id)
 
-    def edge_strengths(self, space: Space, decay: float) -> dict[int, tuple[float, int]]:
-        """Eq.2 inputs for every node with edges: ``{node: (sum of current weights, degree)}``."""
+    def edge_strengths(self, space: Space, decay: float, with_priors: bool = False) -> dict[int, tuple[float, int]]:
+        """Eq.2 inputs for every node with edges: ``{node: (sum of current weights, degree)}``. Fixed priors
+        count only ``with_priors``: Eq.2 hubs measure what use taught (without fixed links, the decaying
+        ingest links count, as in the paper); forgetting's "weak" criterion counts them (a memory linked into
+        its conversation is not weak)."""
         with self._snapshot():
             factor = self._factor(space.id, decay)
             rows = self.db.execute(
-                """SELECT n, sum(amp), count(*) FROM (
-                       SELECT a AS n, amp FROM edges WHERE space_id = :s
-                       UNION ALL SELECT b AS n, amp FROM edges WHERE space_id = :s)
+                """SELECT n, sum(amp), count(*), sum(prior) FROM (
+                       SELECT a AS n, amp, prior FROM edges WHERE space_id = :s
+                       UNION ALL SELECT b AS n, amp, prior FROM edges WHERE space_id = :s)
                    GROUP BY n""", {"s": space.id}).fetchall()
-        return {n: (total * factor, deg) for n, total, deg in rows}
+        return {n: (total * factor + (prior if with_priors else 0.0), deg) for n, total, deg, prior in rows}
 
     def all_edges(self, space: Space, decay: float) -> list[tuple[int, int, float]]:
         with self._snapshot():
             factor = self._factor(space.id, decay)
-            return [(a, b, amp * factor) for a, b, amp in
-                    self.db.execute("SELECT a, b, amp FROM edges WHERE space_id=? ORDER BY a, b", (space.id,))]
+            return [(a, b, prior + amp * factor) for a, b, amp, prior in self.db.execute(
+                "SELECT a, b, amp, prior FROM edges WHERE space_id=? ORDER BY a, b", (space.id,))]
 
     def count_edges(self, space_id: int) -> int:
         return self.db.execute("SELECT count(*) FROM edges WHERE space_id=?", (space_id,)).fetchone()[0]

@@ -37,7 +37,8 @@ class Integrity:
                                        "WHERE n.id = e.a) OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = e.b)",
             "passage vectors without node": "SELECT count(*) FROM node_passage p WHERE NOT EXISTS "
                                             "(SELECT 1 FROM nodes n WHERE n.id = p.node_id)",
-            "negative or non-finite weights": "SELECT count(*) FROM edges WHERE NOT (amp >= 0 AND amp < 1e300)",
+            "negative or non-finite weights": "SELECT count(*) FROM edges WHERE NOT (amp >= 0 AND amp < 1e300) "
+                                              "OR NOT (prior >= 0 AND prior < 1e300)",
             "evidence with missing node": "SELECT count(*) FROM semantic_evidence s WHERE NOT EXISTS "
                                           "(SELECT 1 FROM nodes n WHERE n.id = s.node_id)",
             "hub rows with missing node": "SELECT count(*) FROM hubs h WHERE NOT EXISTS "

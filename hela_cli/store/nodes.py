@@ -128,6 +128,28 @@ class Nodes:
             row["keywords"] = row["keywords"].split() if row["keywords"] else []
             yield row
 
+    def keyword_docs(self, space_id: int) -> dict[int, tuple[str | None, list[str]]]:
+        """``{node: (session, keywords)}`` for every node of the space (cold-start keyword links)."""
+        return {nid: (session, kws.split() if kws else []) for nid, session, kws in self.db.execute(
+            "SELECT id, session, keywords FROM nodes WHERE space_id=?", (space_id,))}
+
+    def node_sessions(self, ids: Iterable[int]) -> dict[int, str | None]:
+        return {nid: session for nid, session in self.select_in("SELECT id, session FROM nodes WHERE id IN ({ids})",
+                                                                 list(ids))}
+
+    def consecutive_pairs(self, space_id: int) -> list[tuple[int, int]]:
+        """``(earlier, next)`` node ids of consecutive turns of each session, in ``ord`` order (the
+        conversation links ingest makes)."""
+        rows = self.db.execute("SELECT id, coalesce(session, '') FROM nodes WHERE space_id=? ORDER BY ord, id",
+                               (space_id,)).fetchall()
+        last: dict[str, int] = {}
+        out = []
+        for nid, session in rows:
+            if session in last:
+                out.append((last[session], nid))
+            last[session] = nid
+        return out
+
     def count_nodes(self, space_id: int) -> int:
         return self.db.execute("SELECT count(*) FROM nodes WHERE space_id=?", (space_id,)).fetchone()[0]
 

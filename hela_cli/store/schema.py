@@ -193,6 +193,16 @@ def _m9_reembed_stage(db: "Database") -> None:
         """)
 
 
+def _m10_edge_prior(db: "Database") -> None:
+    # Fixed prior weight of an edge (issue 17): what ingest links (consecutive turns, cold-start keyword
+    # links) weigh, which Eq.1's global decay does not erode; the decaying amplitude holds only what Eq.1
+    # learned. Current weight = prior + amp * decay^(step - base_step). Pruning looks for learned-only edges
+    # (prior 0) with a small amp, so the index leads with (space_id, prior).
+    db.execute("ALTER TABLE edges ADD COLUMN prior REAL NOT NULL DEFAULT 0")
+    db.execute("CREATE INDEX edges_space_prior_amp ON edges(space_id, prior, amp)")
+    db.execute("DROP INDEX edges_space_amp")
+
+
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
 
 def _m6_asks_log_memories_view(db: "Database") -> None:
@@ -216,6 +226,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0007_edges_space_amp", _m7_edges_space_amp),
     ("0008_node_passage", _m8_node_passage),
     ("0009_reembed_stage", _m9_reembed_stage),
+    ("0010_edge_prior", _m10_edge_prior),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -99,6 +99,19 @@ class Search:
                 cache[t] = n
         return out
 
+    def term_postings(self, space_id: int, terms: Sequence[str], max_df: int) -> dict[str, list[int]]:
+        """The memories holding each keyword, for keywords held by at most ``max_df`` memories of the space
+        (rarer ones are left out after reading ``max_df + 1`` postings). One FTS5 query per term."""
+        out: dict[str, list[int]] = {}
+        for t in dict.fromkeys(terms):
+            if not t:
+                continue
+            ids = [r[0] for r in self.db.execute("SELECT rowid FROM node_fts WHERE node_fts MATCH ? LIMIT ?",
+                                                 (_fts_phrase(f"s{space_id}_{t}"), max_df + 1))]
+            if len(ids) <= max_df:
+                out[t] = ids
+        return out
+
     def speaker_counts(self, space_id: int) -> dict[str, int]:
         """``{speaker: number of memories}`` of the space, cached per space until its nodes change."""
         cache = self._space_cache(space_id, "speakers")
