@@ -10,6 +10,9 @@ ingested with ``ingest_conversations`` and the default config (turn + previous t
 * ``batched``: today's ``LlamaEmbedder.embed`` (texts sorted by token count, several per ``llama_decode``,
   flash attention).
 
+``--rules`` compares embedding-text rules (named configuration overrides, see ``RULES``) in the same
+run, interleaved with the modes: e.g. ``--modes batched --rules old,default``.
+
 Reported per run: wall seconds, turns/s, embedder tokens/s (tokens the embedder saw, each text cut at its
 context window), the share of wall time spent inside ``embed`` and process CPU seconds (less sensitive to
 other processes than wall time on a shared machine). Model load is excluded. Medians over the rounds.
@@ -33,9 +36,23 @@ sys.path.insert(0, str(REPO))
 
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.formats import Conversation, parse_file  # noqa: E402
-from hela_cli.ingest import embedding_text, ingest_conversations  # noqa: E402
+from hela_cli.ingest import embedding_texts, ingest_conversations  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
+
+
+#: rule name -> configuration overrides
+RULES: dict[str, dict[str, Any]] = {
+    "default": {},
+    # before issue 16's round 3: preceding turn first, the 512-token window cuts the end
+    "old": {"ingest.embed_tokens": 0},
+    # the same order with a 256-token window (the embedder's window cuts the end at 256)
+    "window256": {"ingest.embed_tokens": 0, "models.embed_ctx": 256},
+    "budget256": {"ingest.embed_tokens": 256},
+    "budget192": {"ingest.embed_tokens": 192},
+    "budget128": {"ingest.embed_tokens": 128},
+    "turn-only": {"ingest.context_window": 0, "ingest.embed_tokens": 0},
+}
 
 
 class OneAtATime:
@@ -45,6 +62,7 @@ class OneAtATime:
         from llama_cpp import Llama
 
         self.model_id, self.dim, self.n_ctx, self.path = emb.model_id, emb.dim, emb.n_ctx, emb.path
+        self.count_tokens = emb.count_tokens
         self._llm = Llama(model_path=str(emb.path), verbose=False, embedding=True, n_ctx=emb.n_ctx,
                           n_batch=emb.n_ctx, n_ubatch=emb.n_ctx, n_threads=emb._llm.n_threads)
 
@@ -58,7 +76,8 @@ class Timed:
 
     def __init__(self, inner: Any):
         self.inner, self.seconds = inner, 0.0
-        self.model_id, self.dim = inner.model_id, inner.dim
+        self.model_id, self.dim, self.n_ctx = inner.model_id, inner.dim, inner.n_ctx
+        self.count_tokens = inner.count_tokens  # the embedding-text rule counts with the embedder's tokenizer
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         t = time.perf_counter()
@@ -87,8 +106,7 @@ def load(kind: str, path: str, limit: int) -> list[Conversation]:
 def embed_tokens(convs: Sequence[Conversation], emb: Any, cfg: Config) -> int:
     n = 0
     for c in convs:
-        for i in range(len(c.turns)):
-            text = embedding_text(c.turns, i, cfg.ingest.context_window, cfg.ingest.max_turn_chars)
+        for text in embedding_texts(c.turns, range(len(c.turns)), emb, cfg):
             n += min(len(emb._llm.tokenize(text.encode("utf-8", "replace"))), emb.n_ctx)
     return n
 
@@ -100,13 +118,20 @@ def main() -> None:
     ap.add_argument("--lme", default=None, help="LongMemEval file (e.g. ../shared/data/longmemeval_s_dev30.json)")
     ap.add_argument("--lme-items", type=int, default=1, help="first N haystacks of it [1]")
     ap.add_argument("--modes", default="one_at_a_time,batched")
+    ap.add_argument("--rules", default="default", help=f"embedding-text rules, of {','.join(RULES)} [default]")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
 
-    cfg = Config()
-    emb = Memory(cfg).embedder
-    embedders = {"batched": emb, "one_at_a_time": OneAtATime(emb)}
+    rules = args.rules.split(",")
+    modes = args.modes.split(",")
+    cfgs = {r: Config().replace(**RULES[r]) for r in rules}
+    base: dict[int, Any] = {}  # embed_ctx -> LlamaEmbedder
+    for r in rules:
+        ctx = cfgs[r].models.embed_ctx
+        if ctx not in base:
+            base[ctx] = Memory(cfgs[r]).embedder
+    embedders = {(m, ctx): (e if m == "batched" else OneAtATime(e)) for ctx, e in base.items() for m in modes}
     sets = []
     if args.locomo:
         sets.append(("locomo", load("locomo", args.locomo, args.locomo_turns)))
@@ -116,31 +141,38 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name, convs in sets:
             turns = sum(len(c.turns) for c in convs)
-            tokens = embed_tokens(convs, emb, cfg)
+            tokens = {r: embed_tokens(convs, base[cfgs[r].models.embed_ctx], cfgs[r]) for r in rules}
             for rep in range(args.reps):
-                for mode in args.modes.split(","):
-                    db = Path(tmp) / f"{name}-{mode}-{rep}.db"
-                    store = Store(db)
-                    timed = Timed(embedders[mode])
-                    c0, t0 = time.process_time(), time.perf_counter()
-                    summary = ingest_conversations(store, timed, convs, cfg)
-                    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-                    store.close()
-                    assert summary["nodes_added"] == turns, summary
-                    row = {"set": name, "mode": mode, "rep": rep, "turns": turns, "tokens": tokens,
-                           "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "embed_s": round(timed.seconds, 2),
-                           "turns_per_s": round(turns / wall, 1), "tokens_per_s": round(tokens / wall),
-                           "embed_share": round(timed.seconds / wall, 3)}
-                    results.append(row)
-                    print(json.dumps(row), flush=True)
+                for rule in rules:
+                    cfg = cfgs[rule]
+                    for mode in modes:
+                        db = Path(tmp) / f"{name}-{rule}-{mode}-{rep}.db"
+                        store = Store(db)
+                        timed = Timed(embedders[(mode, cfg.models.embed_ctx)])
+                        c0, t0 = time.process_time(), time.perf_counter()
+                        summary = ingest_conversations(store, timed, convs, cfg)
+                        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                        store.close()
+                        db.unlink()
+                        assert summary["nodes_added"] == turns, summary
+                        row = {"set": name, "rule": rule, "mode": mode, "rep": rep, "turns": turns,
+                               "tokens": tokens[rule], "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+                               "embed_s": round(timed.seconds, 2), "turns_per_s": round(turns / wall, 1),
+                               "tokens_per_s": round(tokens[rule] / wall), "tokens_per_cpu_s": round(tokens[rule] / cpu),
+                               "embed_share": round(timed.seconds / wall, 3),
+                               "loadavg": Path("/proc/loadavg").read_text().split()[0]}
+                        results.append(row)
+                        print(json.dumps(row), flush=True)
     print("medians:")
     for name, _ in sets:
-        for mode in args.modes.split(","):
-            rows = [r for r in results if r["set"] == name and r["mode"] == mode]
-            print(f"  {name:7s} {mode:14s} {statistics.median(r['turns_per_s'] for r in rows):7.1f} turns/s "
-                  f"{statistics.median(r['tokens_per_s'] for r in rows):7.0f} tokens/s "
-                  f"cpu {statistics.median(r['cpu_s'] for r in rows):6.1f} s  embed share "
-                  f"{statistics.median(r['embed_share'] for r in rows):.2f}")
+        for rule in rules:
+            for mode in modes:
+                rows = [r for r in results if r["set"] == name and r["mode"] == mode and r["rule"] == rule]
+                print(f"  {name:7s} {rule:10s} {mode:14s} {statistics.median(r['turns_per_s'] for r in rows):7.1f} "
+                      f"turns/s {statistics.median(r['tokens_per_s'] for r in rows):7.0f} tokens/s "
+                      f"cpu {statistics.median(r['cpu_s'] for r in rows):6.1f} s  "
+                      f"{rows[0]['tokens'] / rows[0]['turns']:.0f} tokens a turn  embed share "
+                      f"{statistics.median(r['embed_share'] for r in rows):.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
 
