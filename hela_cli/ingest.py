@@ -47,10 +47,11 @@ def embedding_text(turns: Sequence[Turn], i: int, window: int, max_chars: int, b
 
     With a token ``budget`` (> 0) and ``count`` (text -> tokens the embedder sees, special tokens
     included) the text fits in ``budget`` tokens and the turn itself has priority: it gets what it needs
-    (a turn over the budget keeps its start, cut at a word where one fits), and the preceding turns share
-    what is left, nearest first, each keeping its *end* (the words right before the turn) with its
-    "Speaker:" label; a preceding turn that does not fit at all is left out, and so are the ones before
-    it. When everything fits the text is the same as without a budget. ``budget`` 0: no budget (the
+    (its first ``max_chars`` characters; a turn over the budget keeps its start, cut between words), and
+    the preceding turns share what is left, nearest first, each keeping its *end* (the words right
+    before the turn: at most its last ``max_chars`` characters) with its "Speaker:" label; a preceding
+    turn that does not fit at all is left out, and so are the ones before it. When everything fits (and no
+    turn is over ``max_chars``) the text is the same as without a budget. ``budget`` 0: no budget (the
     embedder's window cuts the text's end, which can cut the turn itself after a long preceding turn)."""
     def line(t: Turn) -> str:
         return f"{t.speaker}: {t.text[:max_chars]}"
@@ -70,47 +71,53 @@ def embedding_text(turns: Sequence[Turn], i: int, window: int, max_chars: int, b
         def fits(x: str) -> bool:
             return count("\n".join([x, *reversed(kept), own])) <= budget
 
-        full = line(t)
-        if fits(full):
-            kept.append(full)
+        label, end = f"{t.speaker}: ", t.text[-max_chars:]
+        if fits(label + end):
+            kept.append(label + end)
             continue
-        label = f"{t.speaker}: "
-        tail = _fit(t.text[:max_chars], lambda x: fits(label + x), keep_end=True)
+        tail = _fit(end, lambda x: fits(label + x), keep_end=True)
         if tail:
             kept.append(label + tail)
         break
     return "\n".join([*reversed(kept), own])
 
 
+LONG_WORD = 32  # characters: a "word" this long (a URL, a script written without spaces) may be cut inside
+
+
 def _fit(text: str, fits: Callable[[str], bool], keep_end: bool) -> str:
-    """The longest start (or end, ``keep_end``) of ``text`` that ``fits``, cut between words; when not
-    even one word fits (a long word, or a script written without spaces), cut between characters.
-    ``fits`` must grow monotonically with the text (binary search); "" when nothing fits."""
+    """The longest start (or end, ``keep_end``) of ``text`` that ``fits``, cut between words; a word next
+    to the cut that is longer than ``LONG_WORD`` characters (a URL, a script written without spaces) or
+    the very first word kept is cut between characters instead. ``fits`` must grow with the text (binary
+    search); "" when nothing fits."""
     words = list(re.finditer(r"\S+", text))
+    if not words:
+        return ""
     if keep_end:  # candidate cuts, from the shortest piece to the longest
-        order, piece = [w.start() for w in reversed(words)], (lambda c: text[c:].strip())
+        words = words[::-1]
+        order, piece = [w.start() for w in words], (lambda c: text[c:].strip())
     else:
         order, piece = [w.end() for w in words], (lambda c: text[:c].strip())
-    best = _longest(order, lambda c: fits(piece(c)))
-    if best is not None:
-        return piece(best)
-    if not order:
-        return ""
-    # not even the word nearest the kept side fits: cut inside it
-    w = words[-1] if keep_end else words[0]
-    inner = range(w.end() - 1, w.start(), -1) if keep_end else range(w.start() + 1, w.end())
-    best = _longest(list(inner), lambda c: fits(piece(c)))
-    return piece(best) if best is not None else ""
+    k = _longest(order, lambda c: fits(piece(c)))
+    if k == len(order) - 1:
+        return piece(order[k])
+    nxt = words[0 if k is None else k + 1]  # the first word that did not fit whole
+    if k is None or nxt.end() - nxt.start() > LONG_WORD:
+        inner = list(range(nxt.end() - 1, nxt.start(), -1) if keep_end else range(nxt.start() + 1, nxt.end()))
+        j = _longest(inner, lambda c: fits(piece(c)))
+        if j is not None:
+            return piece(inner[j])
+    return "" if k is None else piece(order[k])
 
 
 def _longest(cands: list[int], ok: Callable[[int], bool]) -> int | None:
-    """The last candidate (ordered from shortest to longest piece) for which ``ok`` holds, by binary
-    search; None when even the first fails."""
+    """Index of the last candidate (ordered from shortest to longest piece) for which ``ok`` holds, by
+    binary search; None when even the first fails."""
     lo, hi, best = 0, len(cands) - 1, None
     while lo <= hi:
         mid = (lo + hi) // 2
         if ok(cands[mid]):
-            best, lo = cands[mid], mid + 1
+            best, lo = mid, mid + 1
         else:
             hi = mid - 1
     return best
