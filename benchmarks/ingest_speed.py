@@ -111,6 +111,30 @@ def embed_tokens(convs: Sequence[Conversation], emb: Any, cfg: Config) -> int:
     return n
 
 
+def text_stats(convs: Sequence[Conversation], emb: Any, cfg: Config) -> dict[str, Any]:
+    """Embedding texts of a rule against the 'old' rule's: tokens the embedder sees (cut at its window),
+    texts that differ, turns whose own line is not whole within the window, CPU to build the texts."""
+    old_cfg = Config().replace(**RULES["old"])
+    turns = tokens = changed = own_cut = 0
+    cpu = 0.0
+    for c in convs:
+        idx = range(len(c.turns))
+        c0 = time.process_time()
+        texts = embedding_texts(c.turns, idx, emb, cfg)
+        cpu += time.process_time() - c0
+        for i, text, old in zip(idx, texts, embedding_texts(c.turns, idx, emb, old_cfg)):
+            toks = emb._llm.tokenize(text.encode("utf-8", "replace"))
+            seen = emb._llm.detokenize(toks[:emb.n_ctx]).decode("utf-8", "replace")
+            own = f"{c.turns[i].speaker}: {c.turns[i].text[:cfg.ingest.max_turn_chars]}"
+            own_seen = emb._llm.detokenize(emb._llm.tokenize(own.encode("utf-8", "replace"))).decode("utf-8", "replace")
+            turns += 1
+            tokens += min(len(toks), emb.n_ctx)
+            changed += text != old
+            own_cut += not " ".join(seen.split()).endswith(" ".join(own_seen.split()))
+    return {"turns": turns, "tokens_a_turn": round(tokens / turns, 1), "changed_vs_old": round(changed / turns, 3),
+            "turn_not_whole": round(own_cut / turns, 3), "build_cpu_ms_a_turn": round(cpu / turns * 1e3, 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--locomo", default=None, help="LoCoMo file (e.g. ../shared/data/locomo_dev.json)")
@@ -120,6 +144,9 @@ def main() -> None:
     ap.add_argument("--modes", default="one_at_a_time,batched")
     ap.add_argument("--rules", default="default", help=f"embedding-text rules, of {','.join(RULES)} [default]")
     ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--tokens-only", action="store_true",
+                    help="no ingest: per rule, tokens a turn, texts that differ from the 'old' rule, turns whose "
+                         "own line the embedder does not see whole, and the CPU time of building the texts")
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
 
@@ -137,6 +164,12 @@ def main() -> None:
         sets.append(("locomo", load("locomo", args.locomo, args.locomo_turns)))
     if args.lme:
         sets.append(("lme", load("lme", args.lme, args.lme_items)))
+    if args.tokens_only:
+        for name, convs in sets:
+            for rule in rules:
+                print(json.dumps({"set": name, "rule": rule,
+                                  **text_stats(convs, base[cfgs[rule].models.embed_ctx], cfgs[rule])}), flush=True)
+        return
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, convs in sets:
