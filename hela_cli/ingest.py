@@ -8,7 +8,8 @@
 * Long turns: the full text is stored and shown; the *embedding* sees the first
   ``ingest.max_turn_chars`` characters of each turn, and the whole embedding text (the turn with its
   preceding turn) is built within ``ingest.embed_tokens`` embedder tokens, the turn itself first (see
-  :func:`embedding_text`). The summary counts the turns cut by ``max_turn_chars``.
+  :func:`embedding_text`). The summary counts the turns whose embedding does not see them whole
+  (``embedding_truncated``; cut by ``max_turn_chars`` or by the token budget).
 """
 
 from __future__ import annotations
@@ -237,7 +238,8 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
             idx = range(start, min(start + bs, len(conv.turns)))
             new = [i for i in idx if hashes[i] not in existing]
             texts = embedding_texts(conv.turns, new, embedder, cfg)
-            truncated += sum(1 for i in new if len(conv.turns[i].text) > cfg.ingest.max_turn_chars)
+            truncated += sum(1 for i, tx in zip(new, texts)  # the turn's own line not whole in its text
+                             if not tx.endswith(f"{conv.turns[i].speaker}: {conv.turns[i].text}"))
             vectors = embedder.embed(texts) if new else None
             passages = embed_passages(embedder, [(i, conv.turns[i].speaker, conv.turns[i].text) for i in new],
                                       cfg.ingest.passage_chars) if cfg.ingest.passage_chars > 0 else {}

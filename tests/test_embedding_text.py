@@ -155,7 +155,8 @@ def test_real_tokenizer_budget_and_ingest(embedder, make_memory, tmp_path):
     f.write_text("".join(json.dumps({"role": t.speaker, "content": t.text, "timestamp": "2024-01-01T00:00:00Z"})
                          + "\n" for t in turns))
     mem = make_memory()
-    mem.ingest([f], space="s")
+    summary = mem.ingest([f], space="s")
+    assert summary["embedding_truncated"] == 1  # the long answer; the question is embedded whole
     sp = mem.store.require_space("s")
     nodes = sorted(mem.store.iter_nodes(sp.id), key=lambda n: n["id"])
     vec = mem.store.node_vectors([nodes[1]["id"]], sp.id)[nodes[1]["id"]]
