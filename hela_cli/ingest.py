@@ -87,10 +87,10 @@ LONG_WORD = 32  # characters: a "word" this long (a URL, a script written withou
 
 
 def _fit(text: str, fits: Callable[[str], bool], keep_end: bool) -> str:
-    """The longest start (or end, ``keep_end``) of ``text`` that ``fits``, cut between words; a word next
-    to the cut that is longer than ``LONG_WORD`` characters (a URL, a script written without spaces) or
-    the very first word kept is cut between characters instead. ``fits`` must grow with the text (binary
-    search); "" when nothing fits."""
+    """The longest start (or end, ``keep_end``) of ``text`` that ``fits``, cut between words. The first
+    word left out is cut between characters instead when it is longer than ``LONG_WORD`` characters (a
+    URL, a script written without spaces) or when no word fits whole. ``fits`` must grow with the text
+    (binary search); "" when nothing fits."""
     words = list(re.finditer(r"\S+", text))
     if not words:
         return ""
