@@ -169,3 +169,11 @@ def test_real_tokenizer_budget_and_ingest(embedder, make_memory, tmp_path):
     nid = mem.add("s2", "What temperature did you say for the sourdough?", speaker="user", session="x")
     v2 = mem.store.node_vectors([nid], mem.store.require_space("s2").id)[nid]
     assert float(v2 @ embedder.embed([out])[0]) > 0.999
+
+
+def test_long_word_next_to_the_cut_is_cut_inside_short_words_are_not():
+    url = "https://example.org/" + "x" * 200
+    out = embedding_text([T("A", "see " + url + " later")], 0, 1, 2000, 100, chars)
+    assert out == ("A: see " + url)[:98]                      # fills the budget inside the URL
+    out = embedding_text([T("A", "see the " + "longish " * 30)], 0, 1, 2000, 40, chars)
+    assert out.split()[-1] == "longish" and chars(out) <= 40  # ends on a whole word
