@@ -37,7 +37,8 @@ class ModelsConfig:
 class IngestConfig:
     initial_weight: float = 0.5       # weight linking consecutive turns of a session (measured; see BENCHMARKS.md)
     context_window: int = 1           # embed a turn together with this many preceding turns
-    max_turn_chars: int = 2000        # longer turns are embedded from their first N chars (text kept whole)
+    max_turn_chars: int = 2000        # longer turns are embedded from their first N chars (text kept whole;
+                                      # as context of the next turn: their last N, when embed_tokens > 0)
     embed_tokens: int = 256           # embedding text budget (embedder tokens): the turn first, then the end of
                                       # its preceding turn(s); 0: no budget (context first, the window cuts the end)
     passage_chars: int = 0            # turns longer than this also get passage vectors (passages <= N chars); 0: off
