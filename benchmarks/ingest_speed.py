@@ -191,7 +191,8 @@ def main() -> None:
                         row = {"set": name, "rule": rule, "mode": mode, "rep": rep, "turns": turns,
                                "tokens": tokens[rule], "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
                                "embed_s": round(timed.seconds, 2), "turns_per_s": round(turns / wall, 1),
-                               "tokens_per_s": round(tokens[rule] / wall), "tokens_per_cpu_s": round(tokens[rule] / cpu),
+                               "tokens_per_s": round(tokens[rule] / wall),
+                               "tokens_per_cpu_s": round(tokens[rule] / cpu),
                                "embed_share": round(timed.seconds / wall, 3),
                                "loadavg": Path("/proc/loadavg").read_text().split()[0]}
                         results.append(row)
