@@ -10,8 +10,11 @@ ingested with ``ingest_conversations`` and the default config (turn + previous t
 * ``batched``: today's ``LlamaEmbedder.embed`` (texts sorted by token count, several per ``llama_decode``,
   flash attention).
 
-``--embedders minilm,e5-small`` compares embedders instead (each in the ``batched`` mode, interleaved; an
-alias of ``hela models pull`` or a GGUF path; tokens counted by each model's own tokenizer, prefix included).
+``--embedders minilm,e5-small`` compares embedders instead of modes (each in the ``batched`` mode, interleaved;
+an alias of ``hela models pull`` or a GGUF path; tokens counted by each model's own tokenizer, prefix included).
+
+``--rules`` compares embedding-text rules (named configuration overrides, see ``RULES``) in the same
+run, interleaved with the modes: e.g. ``--modes batched --rules old,default``.
 
 Reported per run: wall seconds, turns/s, embedder tokens/s (tokens the embedder saw, each text cut at its
 context window), the share of wall time spent inside ``embed`` and process CPU seconds (less sensitive to
@@ -36,9 +39,23 @@ sys.path.insert(0, str(REPO))
 
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.formats import Conversation, parse_file  # noqa: E402
-from hela_cli.ingest import embedding_text, ingest_conversations  # noqa: E402
+from hela_cli.ingest import embedding_texts, ingest_conversations  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
+
+
+#: rule name -> configuration overrides
+RULES: dict[str, dict[str, Any]] = {
+    "default": {},
+    # before issue 16's round 3: preceding turn first, the 512-token window cuts the end
+    "old": {"ingest.embed_tokens": 0},
+    # the same order with a 256-token window (the embedder's window cuts the end at 256)
+    "window256": {"ingest.embed_tokens": 0, "models.embed_ctx": 256},
+    "budget256": {"ingest.embed_tokens": 256},
+    "budget192": {"ingest.embed_tokens": 192},
+    "budget128": {"ingest.embed_tokens": 128},
+    "turn-only": {"ingest.context_window": 0, "ingest.embed_tokens": 0},
+}
 
 
 class OneAtATime:
@@ -48,6 +65,7 @@ class OneAtATime:
         from llama_cpp import Llama
 
         self.model_id, self.dim, self.n_ctx, self.path = emb.model_id, emb.dim, emb.n_ctx, emb.path
+        self.count_tokens = emb.count_tokens
         self._llm = Llama(model_path=str(emb.path), verbose=False, embedding=True, n_ctx=emb.n_ctx,
                           n_batch=emb.n_ctx, n_ubatch=emb.n_ctx, n_threads=emb._llm.n_threads)
 
@@ -61,7 +79,8 @@ class Timed:
 
     def __init__(self, inner: Any):
         self.inner, self.seconds = inner, 0.0
-        self.model_id, self.dim = inner.model_id, inner.dim
+        self.model_id, self.dim, self.n_ctx = inner.model_id, inner.dim, inner.n_ctx
+        self.count_tokens = inner.count_tokens  # the embedding-text rule counts with the embedder's tokenizer
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         t = time.perf_counter()
@@ -90,11 +109,34 @@ def load(kind: str, path: str, limit: int) -> list[Conversation]:
 def embed_tokens(convs: Sequence[Conversation], emb: Any, cfg: Config) -> int:
     n = 0
     for c in convs:
-        for i in range(len(c.turns)):
-            text = getattr(emb, "passage_prefix", "") + embedding_text(c.turns, i, cfg.ingest.context_window,
-                                                                       cfg.ingest.max_turn_chars)
+        for text in embedding_texts(c.turns, range(len(c.turns)), emb, cfg):
+            text = getattr(emb, "passage_prefix", "") + text
             n += min(len(emb._llm.tokenize(text.encode("utf-8", "replace"))), emb.n_ctx)
     return n
+
+
+def text_stats(convs: Sequence[Conversation], emb: Any, cfg: Config) -> dict[str, Any]:
+    """Embedding texts of a rule against the 'old' rule's: tokens the embedder sees (cut at its window),
+    texts that differ, turns whose own line is not whole within the window, CPU to build the texts."""
+    old_cfg = Config().replace(**RULES["old"])
+    turns = tokens = changed = own_cut = 0
+    cpu = 0.0
+    for c in convs:
+        idx = range(len(c.turns))
+        c0 = time.process_time()
+        texts = embedding_texts(c.turns, idx, emb, cfg)
+        cpu += time.process_time() - c0
+        for i, text, old in zip(idx, texts, embedding_texts(c.turns, idx, emb, old_cfg)):
+            toks = emb._llm.tokenize(text.encode("utf-8", "replace"))
+            seen = emb._llm.detokenize(toks[:emb.n_ctx]).decode("utf-8", "replace")
+            own = f"{c.turns[i].speaker}: {c.turns[i].text[:cfg.ingest.max_turn_chars]}"
+            own_seen = emb._llm.detokenize(emb._llm.tokenize(own.encode("utf-8", "replace"))).decode("utf-8", "replace")
+            turns += 1
+            tokens += min(len(toks), emb.n_ctx)
+            changed += text != old
+            own_cut += not " ".join(seen.split()).endswith(" ".join(own_seen.split()))
+    return {"turns": turns, "tokens_a_turn": round(tokens / turns, 1), "changed_vs_old": round(changed / turns, 3),
+            "turn_not_whole": round(own_cut / turns, 3), "build_cpu_ms_a_turn": round(cpu / turns * 1e3, 2)}
 
 
 def main() -> None:
@@ -106,54 +148,81 @@ def main() -> None:
     ap.add_argument("--modes", default="one_at_a_time,batched")
     ap.add_argument("--embedders", default=None, help="compare these embedders (aliases or GGUF paths), "
                     "batched mode, instead of --modes")
+    ap.add_argument("--rules", default="default", help=f"embedding-text rules, of {','.join(RULES)} [default]")
     ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--tokens-only", action="store_true",
+                    help="no ingest: per rule, tokens a turn, texts that differ from the 'old' rule, turns whose "
+                         "own line the embedder does not see whole, and the CPU time of building the texts")
     ap.add_argument("--json", default=None, help="write the results here")
     args = ap.parse_args()
 
-    cfg = Config()
-    if args.embedders:
-        embedders = {name: Memory(cfg.replace(**{"models.embedder": name})).embedder
-                     for name in args.embedders.split(",")}
-        args.modes = args.embedders
+    rules = args.rules.split(",")
+    modes = args.modes.split(",")
+    cfgs = {r: Config().replace(**RULES[r]) for r in rules}
+    base: dict[int, Any] = {}  # embed_ctx -> LlamaEmbedder
+    for r in rules:
+        ctx = cfgs[r].models.embed_ctx
+        if ctx not in base:
+            base[ctx] = Memory(cfgs[r]).embedder
+    if args.embedders:   # one "mode" per embedder, each batched
+        modes = args.embedders.split(",")
+        embedders = {(name, ctx): Memory(cfgs[r].replace(**{"models.embedder": name})).embedder
+                     for name in modes for r in rules for ctx in [cfgs[r].models.embed_ctx]}
     else:
-        emb = Memory(cfg).embedder
-        embedders = {"batched": emb, "one_at_a_time": OneAtATime(emb)}
+        embedders = {(m, ctx): (e if m == "batched" else OneAtATime(e)) for ctx, e in base.items() for m in modes}
     sets = []
     if args.locomo:
         sets.append(("locomo", load("locomo", args.locomo, args.locomo_turns)))
     if args.lme:
         sets.append(("lme", load("lme", args.lme, args.lme_items)))
+    if args.tokens_only:
+        for name, convs in sets:
+            for rule in rules:
+                print(json.dumps({"set": name, "rule": rule,
+                                  **text_stats(convs, base[cfgs[rule].models.embed_ctx], cfgs[rule])}), flush=True)
+        return
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, convs in sets:
             turns = sum(len(c.turns) for c in convs)
-            counted = {m: embed_tokens(convs, e, cfg) for m, e in embedders.items() if hasattr(e, "path")
-                       and not isinstance(e, OneAtATime)}
+            if args.embedders:   # each embedder's own tokenizer (and prefix)
+                tokens = {(r, m): embed_tokens(convs, embedders[(m, cfgs[r].models.embed_ctx)], cfgs[r])
+                          for r in rules for m in modes}
+            else:
+                tokens = {(r, m): embed_tokens(convs, base[cfgs[r].models.embed_ctx], cfgs[r])
+                          for r in rules for m in modes}
             for rep in range(args.reps):
-                for mode in args.modes.split(","):
-                    tokens = counted.get(mode) or next(iter(counted.values()))
-                    db = Path(tmp) / f"{name}-{mode}-{rep}.db"
-                    store = Store(db)
-                    timed = Timed(embedders[mode])
-                    c0, t0 = time.process_time(), time.perf_counter()
-                    summary = ingest_conversations(store, timed, convs, cfg)
-                    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-                    store.close()
-                    assert summary["nodes_added"] == turns, summary
-                    row = {"set": name, "mode": mode, "rep": rep, "turns": turns, "tokens": tokens,
-                           "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "embed_s": round(timed.seconds, 2),
-                           "turns_per_s": round(turns / wall, 1), "tokens_per_s": round(tokens / wall),
-                           "embed_share": round(timed.seconds / wall, 3)}
-                    results.append(row)
-                    print(json.dumps(row), flush=True)
+                for rule in rules:
+                    cfg = cfgs[rule]
+                    for mode in modes:
+                        db = Path(tmp) / f"{name}-{rule}-{mode}-{rep}.db"
+                        store = Store(db)
+                        timed = Timed(embedders[(mode, cfg.models.embed_ctx)])
+                        c0, t0 = time.process_time(), time.perf_counter()
+                        summary = ingest_conversations(store, timed, convs, cfg)
+                        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+                        store.close()
+                        db.unlink()
+                        assert summary["nodes_added"] == turns, summary
+                        row = {"set": name, "rule": rule, "mode": mode, "rep": rep, "turns": turns,
+                               "tokens": tokens[(rule, mode)], "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+                               "embed_s": round(timed.seconds, 2), "turns_per_s": round(turns / wall, 1),
+                               "tokens_per_s": round(tokens[(rule, mode)] / wall),
+                               "tokens_per_cpu_s": round(tokens[(rule, mode)] / cpu),
+                               "embed_share": round(timed.seconds / wall, 3),
+                               "loadavg": Path("/proc/loadavg").read_text().split()[0]}
+                        results.append(row)
+                        print(json.dumps(row), flush=True)
     print("medians:")
     for name, _ in sets:
-        for mode in args.modes.split(","):
-            rows = [r for r in results if r["set"] == name and r["mode"] == mode]
-            print(f"  {name:7s} {mode:14s} {statistics.median(r['turns_per_s'] for r in rows):7.1f} turns/s "
-                  f"{statistics.median(r['tokens_per_s'] for r in rows):7.0f} tokens/s "
-                  f"cpu {statistics.median(r['cpu_s'] for r in rows):6.1f} s  embed share "
-                  f"{statistics.median(r['embed_share'] for r in rows):.2f}")
+        for rule in rules:
+            for mode in modes:
+                rows = [r for r in results if r["set"] == name and r["mode"] == mode and r["rule"] == rule]
+                print(f"  {name:7s} {rule:10s} {mode:14s} {statistics.median(r['turns_per_s'] for r in rows):7.1f} "
+                      f"turns/s {statistics.median(r['tokens_per_s'] for r in rows):7.0f} tokens/s "
+                      f"cpu {statistics.median(r['cpu_s'] for r in rows):6.1f} s  "
+                      f"{rows[0]['tokens'] / rows[0]['turns']:.0f} tokens a turn  embed share "
+                      f"{statistics.median(r['embed_share'] for r in rows):.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
 

@@ -51,7 +51,7 @@ from hela_cli.bench import (BASELINES, _fingerprint, _RecordWriter, _retrieved, 
 from hela_cli.config import Config
 from hela_cli.errors import InputError, StoreError
 from hela_cli.formats import Conversation, parse_date, parse_file
-from hela_cli.ingest import embedding_text, ingest_conversations
+from hela_cli.ingest import embedding_texts, ingest_conversations
 from hela_cli.metrics import locomo_f1_score, normalize_answer
 
 __all__ = ["QUESTION_TYPES", "ABSTAIN_PHRASES", "LmeItem", "load_items", "score_item", "summarize_lme",
@@ -222,8 +222,8 @@ def _embed_tokens(item: LmeItem, embedder: Any, cfg: Config) -> int | None:
         return None
     cap = int(getattr(embedder, "n_ctx", 0) or 0)
     total = 0
-    for i in range(len(item.conv.turns)):
-        n = count(embedding_text(item.conv.turns, i, cfg.ingest.context_window, cfg.ingest.max_turn_chars))
+    for text in embedding_texts(item.conv.turns, range(len(item.conv.turns)), embedder, cfg):
+        n = count(text)
         total += min(n, cap) if cap else n
     return total
 

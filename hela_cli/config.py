@@ -37,7 +37,10 @@ class ModelsConfig:
 class IngestConfig:
     initial_weight: float = 0.5       # weight linking consecutive turns of a session (measured; see BENCHMARKS.md)
     context_window: int = 1           # embed a turn together with this many preceding turns
-    max_turn_chars: int = 2000        # longer turns are embedded from their first N chars (text kept whole)
+    max_turn_chars: int = 2000        # longer turns are embedded from their first N chars (text kept whole;
+                                      # as context of the next turn: their last N, when embed_tokens > 0)
+    embed_tokens: int = 256           # embedding text budget (embedder tokens): the turn first, then the end of
+                                      # its preceding turn(s); 0: no budget (context first, the window cuts the end)
     passage_chars: int = 0            # turns longer than this also get passage vectors (passages <= N chars); 0: off
     batch_size: int = 64              # turns per transaction / embedding batch
     associate: bool = False           # "association on ingest": co-activate a new turn with similar old ones
@@ -186,7 +189,7 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "models.n_threads": (0, None, False), "models.chat_ctx": (16, None, False),
     "models.embed_ctx": (8, None, False),
     "ingest.initial_weight": (0, 1e250, False), "ingest.context_window": (0, None, False),
-    "ingest.max_turn_chars": (1, None, False),
+    "ingest.max_turn_chars": (1, None, False), "ingest.embed_tokens": (0, None, False),
     "ingest.passage_chars": (0, None, False), "ingest.batch_size": (1, None, False),
     "ingest.associate_top": (0, None, False), "ingest.associate_min_sim": (-1, 1, False),
     "ingest.keyword_links": (0, None, False), "ingest.keyword_link_weight": (0, 1e250, False),

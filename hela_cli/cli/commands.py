@@ -266,8 +266,10 @@ def ingest(
                        f"duplicates, {len(summary['spaces'])} space(s): {', '.join(summary['spaces'])} "
                        f"in {summary['seconds']:.1f}s"))
     if summary["embedding_truncated"]:
+        ing = mem.config.ingest
+        budget = f" or {ing.embed_tokens} embedder tokens" if ing.embed_tokens > 0 else ""
         console.print(text(f"note: {summary['embedding_truncated']} long turn(s) were embedded from their first "
-                           f"{mem.config.ingest.max_turn_chars} characters (full text stored)"), style="yellow")
+                           f"{ing.max_turn_chars} characters{budget} (full text stored)"), style="yellow")
 
 
 @app.command()
