@@ -178,6 +178,34 @@ def _m8_node_passage(db: "Database") -> None:
         """)
 
 
+def _m9_sign_blocks(db: "Database") -> None:
+    # The persisted sign-bit index of large spaces (store/vectors.py, store/vector_index.py): a cold
+    # process read 1M vectors through sqlite-vec in ~1 s per question, or loaded the in-process index in
+    # 14.5 s. Per space, the centre its bits are taken against and the nodes_version they match (older:
+    # stale, rebuilt on the next search), its node count; per block of up to 4,096 nodes (ordered by id, range lo..hi),
+    # the ids (int64) and the bits (word-major uint64) as BLOBs. A cache: dropping the rows is harmless.
+    _script(db, """
+        CREATE TABLE sign_state(
+            space_id INTEGER PRIMARY KEY,
+            version INTEGER NOT NULL,
+            dim INTEGER NOT NULL,
+            n INTEGER NOT NULL,                     -- nodes in the blocks (the space's count when current)
+            built_n INTEGER NOT NULL,               -- nodes when the centre was taken (rebuilt past 2x)
+            center BLOB NOT NULL
+        );
+        CREATE TABLE sign_blocks(
+            id INTEGER PRIMARY KEY,
+            space_id INTEGER NOT NULL,
+            lo INTEGER NOT NULL,
+            hi INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            ids BLOB NOT NULL,
+            bits BLOB NOT NULL
+        );
+        CREATE INDEX sign_blocks_space_lo ON sign_blocks(space_id, lo);
+        """)
+
+
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
 
 def _m6_asks_log_memories_view(db: "Database") -> None:
@@ -200,6 +228,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0006_asks_log_memories_view", _m6_asks_log_memories_view),
     ("0007_edges_space_amp", _m7_edges_space_amp),
     ("0008_node_passage", _m8_node_passage),
+    ("0009_sign_blocks", _m9_sign_blocks),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
