@@ -68,7 +68,11 @@ def test_sign_words_are_the_centred_signs_word_major():
 def test_candidates_are_the_hamming_nearest():
     v = _clustered(3000, dim=128, seed=3, noise=0.3)
     center = v.mean(axis=0)
-    idx = SignIndex(np.arange(3000) + 5, sign_words(v, center), center)
+    words = sign_words(v, center)
+    ids = np.arange(3000) + 5
+    cuts = [(0, 1000), (1000, 2500), (2500, 3000)]   # blocks of different sizes, as stored
+    idx = SignIndex.from_blocks([block_bytes(ids[a:b], words[:, a:b]) for a, b in cuts], 128, center)
+    assert idx.n == 3000
     q = v[11]
     got = idx.candidates(q, 200)
     assert len(got) == 200 and len(set(got.tolist())) == 200
