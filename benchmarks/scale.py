@@ -291,9 +291,11 @@ def child_cold(db: str, qfile: str, i: int) -> None:
     import_ms = (time.perf_counter() - t_imp) * 1000
     qs = json.loads(Path(qfile).read_text())
     text, vec = qs[i]["text"], np.asarray(qs[i]["vector"], dtype=np.float32)
-    cfg = Config()
+    from hela_cli.config import load_config
+
+    cfg = load_config(None)  # HELA_RETRIEVAL_SIGN_INDEX_MIN / _SIGN_RESCORE from the environment apply
     t = time.perf_counter()
-    store = Store(db)
+    store = Store(db, sign_index_min=cfg.retrieval.sign_index_min, sign_rescore=cfg.retrieval.sign_rescore)
     sp = store.require_space(SPACE)
     open_ms = (time.perf_counter() - t) * 1000
     t, c = time.perf_counter(), time.process_time()

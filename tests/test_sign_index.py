@@ -185,3 +185,13 @@ def test_sign_settings_are_validated(key, value):
     with pytest.raises(HelaError, match=key):
         load_config(None, env={key: value})
     assert load_config(None, env={}).retrieval.sign_index_min == 20_000
+
+
+def test_hamming_nearest_picks_the_smallest():
+    from hela_cli.store.vector_index import hamming_nearest
+
+    ham = np.random.default_rng(8).integers(0, 40, 10_000).astype(np.uint16)
+    for n in (1, 37, 500, 9_999, 10_000, 20_000):
+        got = hamming_nearest(ham, n)
+        assert len(got) == min(n, len(ham)) and len(set(got.tolist())) == len(got)
+        assert np.array_equal(np.sort(ham[got]), np.sort(ham)[:len(got)])
