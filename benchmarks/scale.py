@@ -433,6 +433,8 @@ def main() -> None:
     ap.add_argument("--child-cold", nargs=3, help=argparse.SUPPRESS)
     ap.add_argument("--cold", type=int, default=11, help="fresh processes of one retrieval each per size [11]")
     ap.add_argument("--no-sqlite-vec", action="store_true", help="skip the sqlite-vec (pre-0009) latency row")
+    ap.add_argument("--cold-only", action="store_true",
+                    help="only the persisted sign bits: build, cold processes, recall (sizes above 20k)")
     args = ap.parse_args()
     if args.child_retrieve:
         return child_retrieve(args.child_retrieve)
@@ -495,6 +497,9 @@ def main() -> None:
                 log(f"  cold processes (persisted sign bits): {r['cold']}")
                 r["sign_recall_at_100"] = sign_recall(path, data, 20)
                 log(f"  sign bits recall@100 vs exact: {r['sign_recall_at_100']}")
+                if args.cold_only:
+                    results["sizes"][str(n)] = r
+                    continue
                 if not args.no_sqlite_vec:
                     r["retrieve_sqlite_vec"] = latency(path, data, cfg, args.queries if n < 1_000_000 else
                                                        min(args.queries, 50), vector_cache=False,
