@@ -48,8 +48,8 @@ def _int8(block: np.ndarray, center: np.ndarray) -> tuple[np.ndarray, np.ndarray
 def hamming_nearest(ham: np.ndarray, n: int) -> np.ndarray:
     """Positions of the ``n`` smallest of ``ham`` (small non-negative integers), in no particular order;
     ties at the border go to the lower positions. A histogram finds the border distance, then everything
-    below it plus enough at it: no sort, and cheaper than ``argpartition`` (measured at 100k values: 0.5
-    vs 5 ms on a busy machine)."""
+    below it plus enough at it: no sort, and ~3x cheaper than ``argpartition`` (measured, 2,000 of
+    binomial distances: 0.28 vs 0.85 ms CPU at 100k values, 2.3 vs 7.2 ms at 1M)."""
     if n >= len(ham):
         return np.arange(len(ham))
     border = int(np.searchsorted(np.cumsum(np.bincount(ham)), n))
