@@ -181,29 +181,17 @@ def _m8_node_passage(db: "Database") -> None:
 def _m9_sign_blocks(db: "Database") -> None:
     # The persisted sign-bit index of large spaces (store/vectors.py, store/vector_index.py): a cold
     # process read 1M vectors through sqlite-vec in ~1 s per question, or loaded the in-process index in
-    # 14.5 s. Per space, the centre its bits are taken against and the nodes_version they match (older:
-    # stale, rebuilt on the next search), its node count; per block of up to 4,096 nodes (ordered by id, range lo..hi),
-    # the ids (int64) and the bits (word-major uint64) as BLOBs. A cache: dropping the rows is harmless.
-    _script(db, """
-        CREATE TABLE sign_state(
-            space_id INTEGER PRIMARY KEY,
-            version INTEGER NOT NULL,
-            dim INTEGER NOT NULL,
-            n INTEGER NOT NULL,                     -- nodes in the blocks (the space's count when current)
-            built_n INTEGER NOT NULL,               -- nodes when the centre was taken (rebuilt past 2x)
-            center BLOB NOT NULL
-        );
-        CREATE TABLE sign_blocks(
-            id INTEGER PRIMARY KEY,
-            space_id INTEGER NOT NULL,
-            lo INTEGER NOT NULL,
-            hi INTEGER NOT NULL,
-            n INTEGER NOT NULL,
-            ids BLOB NOT NULL,
-            bits BLOB NOT NULL
-        );
-        CREATE INDEX sign_blocks_space_lo ON sign_blocks(space_id, lo);
-        """)
+    # 14.5 s. Per space, the centre its bits are taken against, the nodes_version they match (older:
+    # stale, rebuilt on the next search) and its node count; per block of up to 4,096 nodes (ordered by
+    # id, range lo..hi), the ids (int64) and the bits (word-major uint64) as BLOBs. Derived data: deleting
+    # a space's state row makes the next search rebuild its blocks.
+    ints = ("space_id", "version", "dim", "n", "built_n")
+    db["sign_state"].create({**{c: int for c in ints}, "center": bytes}, pk="space_id",
+                            not_null={*ints, "center"})
+    cols = ("space_id", "lo", "hi", "n")
+    db["sign_blocks"].create({"id": int, **{c: int for c in cols}, "ids": bytes, "bits": bytes}, pk="id",
+                             not_null={*cols, "ids", "bits"})
+    db["sign_blocks"].create_index(["space_id", "lo"], index_name="sign_blocks_space_lo")
 
 
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
