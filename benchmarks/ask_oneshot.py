@@ -37,18 +37,21 @@ def run(root: str, args: list[str]) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--db", required=True)
+    ap.add_argument("--db", required=True, help="database; comma-separated: one per root (a checkout whose "
+                                                 "schema is older needs its own copy)")
     ap.add_argument("--space", required=True)
     ap.add_argument("--roots", default=".", help="comma-separated checkout roots to compare [.]")
     ap.add_argument("--runs", type=int, default=7)
     a = ap.parse_args()
     roots = [os.path.abspath(r) for r in a.roots.split(",")]
+    dbs = a.db.split(",")
+    db_of = dict(zip(roots, dbs if len(dbs) == len(roots) else [a.db] * len(roots)))
     res: dict[str, list[tuple[float, float]]] = {r: [] for r in roots}
     ver: dict[str, list[tuple[float, float]]] = {r: [] for r in roots}
     for i in range(a.runs + 1):
         for r in roots:
             q = QUESTIONS[i % len(QUESTIONS)]
-            m = run(r, ["--db", a.db, "ask", q, "--space", a.space, "--no-llm", "--no-learn", "--json"])
+            m = run(r, ["--db", db_of[r], "ask", q, "--space", a.space, "--no-llm", "--no-learn", "--json"])
             v = run(r, ["--version"])
             if i:
                 res[r].append(m)

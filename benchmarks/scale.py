@@ -21,6 +21,17 @@ What it measures, on this machine, in one run (see BENCHMARKS.md for recorded nu
   learning, no writes), reported as the ratio naive / hela.
 * **peak RSS** (VmHWM) of a fresh process doing one retrieval on the N-node database, and of a full
   ``Memory.ask`` with the real default models (embedder + chat) on the ingested conversation.
+* **cold process** (sizes above 20k): the sign bits persisted in the file (migration 0009) are built once
+  (``sign_build``: seconds, peak RSS of this process, file size before / after), then ``--cold`` fresh
+  processes each run ONE retrieval (the default store: sign bits above 20k, learning on). Reported
+  separately: ``query_ms`` (inside the process: ``retrieve`` called on an opened store, so it includes
+  reading the space's bits from the file, the Hamming scan, the exact rescoring, keyword search,
+  spreading and the Hebbian write; not Python start, imports or opening the file), ``open_ms`` (opening
+  the store), ``retrieve_import_ms`` (importing the retrieval module, after the script's own imports of
+  numpy and the store) and ``process_wall_ms`` (spawn to exit as this script sees it: Python start, every
+  import, reading the query, opening, the retrieval, exit), with the children's CPU seconds.
+  ``sqlite_vec`` is the same retrieval through sqlite-vec's brute force (``sign_index_min`` raised), the
+  pre-0009 default, and ``sign_recall_at_100`` the sign path's top 100 against sqlite-vec's exact top 100.
 * **ingest** turns/s with the real default embedder on ``--ingest-file`` (default
   ``sample_data/conversation.json``; model load time excluded).
 
@@ -154,13 +165,14 @@ def pct(values: list[float], p: float) -> float:
     return float(np.percentile(np.asarray(values), p)) if values else float("nan")
 
 
-def latency(path: Path, data: Synthetic, cfg: Config, queries: int, vector_cache: bool) -> dict[str, Any]:
+def latency(path: Path, data: Synthetic, cfg: Config, queries: int, vector_cache: bool,
+            **store_kw: Any) -> dict[str, Any]:
     from hela_cli.retrieval import retrieve
 
     qs = data.queries(queries + 5)
     totals: list[float] = []
     parts: dict[str, list[float]] = {}
-    with Store(path, vector_cache=vector_cache) as store:
+    with Store(path, vector_cache=vector_cache, **store_kw) as store:
         emb = NoEmbedder()
         t0 = time.perf_counter()
         first = retrieve(store, store.require_space(SPACE), emb, qs[0][0], cfg, query_vector=qs[0][1])
@@ -271,6 +283,92 @@ def child_retrieve(db: str) -> None:
     print(json.dumps({"peak_rss_mb": round(vm_hwm_mb(), 1), "before_mb": round(base, 1)}))
 
 
+def child_cold(db: str, qfile: str, i: int) -> None:
+    """One retrieval in a fresh process (query ``i`` of ``qfile``); prints timings and peak RSS."""
+    t_imp = time.perf_counter()
+    from hela_cli.retrieval import retrieve
+
+    import_ms = (time.perf_counter() - t_imp) * 1000
+    qs = json.loads(Path(qfile).read_text())
+    text, vec = qs[i]["text"], np.asarray(qs[i]["vector"], dtype=np.float32)
+    from hela_cli.config import load_config
+
+    cfg = load_config(None)  # HELA_RETRIEVAL_SIGN_INDEX_MIN / _SIGN_RESCORE from the environment apply
+    t = time.perf_counter()
+    store = Store(db, sign_index_min=cfg.retrieval.sign_index_min, sign_rescore=cfg.retrieval.sign_rescore)
+    sp = store.require_space(SPACE)
+    open_ms = (time.perf_counter() - t) * 1000
+    t, c = time.perf_counter(), time.process_time()
+    res = retrieve(store, sp, NoEmbedder(), text, cfg, query_vector=vec)
+    query_ms = (time.perf_counter() - t) * 1000
+    query_cpu_ms = (time.process_time() - c) * 1000
+    store.close()
+    print(json.dumps({"query_ms": round(query_ms, 1), "query_cpu_ms": round(query_cpu_ms, 1),
+                      "open_ms": round(open_ms, 1),
+                      "retrieve_import_ms": round(import_ms, 1), "parts_ms": res.timings_ms,
+                      "peak_rss_mb": round(vm_hwm_mb(), 1)}))
+
+
+def cold(path: Path, data: Synthetic, work: Path, runs: int) -> dict[str, Any]:
+    """The persisted sign bits: one-off build, then ``runs`` fresh processes of one retrieval each."""
+    import resource
+
+    out: dict[str, Any] = {}
+    rss0 = vm_hwm_mb()
+    with Store(path) as store:
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # sizes without the write-ahead log
+        size0 = db_bytes(path)
+        sp = store.require_space(SPACE)
+        out["bits_present_before"] = bool(store.db.execute("SELECT count(*) FROM sign_state").fetchone()[0])
+        t = time.perf_counter()
+        store._sign_index(sp.id)
+        build_s = time.perf_counter() - t
+        store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        out["sign_build"] = {"seconds": round(build_s, 2),
+                             "bytes_before": size0, "bytes_after": db_bytes(path),
+                             "file_delta_mb": round((db_bytes(path) - size0) / 1e6, 1),
+                             "delta_bytes_per_node": round((db_bytes(path) - size0) / data.n, 1),
+                             "peak_rss_mb_parent": round(max(vm_hwm_mb(), rss0), 1)}
+    qs = data.queries(runs, seed=31)
+    qfile = work / "cold-queries.json"
+    qfile.write_text(json.dumps([{"text": t, "vector": v.tolist()} for t, v in qs]))
+    rows, walls, cpus = [], [], []
+    for i in range(runs):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        proc = subprocess.run([sys.executable, __file__, "--child-cold", str(path), str(qfile), str(i)],
+                              capture_output=True, text=True, check=False)
+        walls.append((time.perf_counter() - t) * 1000)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
+        if proc.returncode != 0:
+            raise SystemExit(f"cold child failed: {proc.stderr.strip().splitlines()[-1:]}")
+        rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    qfile.unlink(missing_ok=True)
+    med = lambda key: round(pct([r[key] for r in rows], 50), 1)  # noqa: E731
+    parts = {k: round(pct([r["parts_ms"][k] for r in rows if k in r["parts_ms"]], 50), 1)
+             for k in rows[0]["parts_ms"] if k != "total"}
+    out.update({"runs": runs, "query_ms_p50": med("query_ms"), "query_cpu_ms_p50": med("query_cpu_ms"), "query_ms_max": round(max(r["query_ms"] for r in rows), 1),
+                "open_ms_p50": med("open_ms"), "retrieve_import_ms_p50": med("retrieve_import_ms"),
+                "process_wall_ms_p50": round(pct(walls, 50), 1), "process_cpu_s_p50": round(pct(cpus, 50), 3),
+                "peak_rss_mb_max": max(r["peak_rss_mb"] for r in rows), "parts_p50_ms": parts})
+    return out
+
+
+def sign_recall(path: Path, data: Synthetic, queries: int, k: int = 100) -> dict[str, Any]:
+    """recall@k of the persisted sign bits (default store) against sqlite-vec's exact KNN."""
+    qs = data.queries(queries, seed=123)
+    with Store(path, sign_index_min=10 ** 12) as exact, Store(path) as signs:
+        sp = exact.require_space(SPACE)
+        recalls = []
+        for _, vec in qs:
+            truth = {n for n, _ in exact.knn(sp.id, vec, k)}
+            got = {n for n, _ in signs.knn(sp.id, vec, k)}
+            recalls.append(len(truth & got) / k)
+    return {"k": k, "queries": len(recalls), "recall": round(float(np.mean(recalls)), 4),
+            "min": round(float(np.min(recalls)), 4)}
+
+
 def child_ask(db: str, space: str, question: str) -> None:
     from hela_cli.memory import Memory
 
@@ -332,11 +430,18 @@ def main() -> None:
     ap.add_argument("--json", dest="json_out", default=None, help="also write the results to this JSON file")
     ap.add_argument("--child-retrieve", help=argparse.SUPPRESS)
     ap.add_argument("--child-ask", nargs=3, help=argparse.SUPPRESS)
+    ap.add_argument("--child-cold", nargs=3, help=argparse.SUPPRESS)
+    ap.add_argument("--cold", type=int, default=11, help="fresh processes of one retrieval each per size [11]")
+    ap.add_argument("--no-sqlite-vec", action="store_true", help="skip the sqlite-vec (pre-0009) latency row")
+    ap.add_argument("--cold-only", action="store_true",
+                    help="only the persisted sign bits: build, cold processes, recall (sizes above 20k)")
     args = ap.parse_args()
     if args.child_retrieve:
         return child_retrieve(args.child_retrieve)
     if args.child_ask:
         return child_ask(*args.child_ask)
+    if args.child_cold:
+        return child_cold(args.child_cold[0], args.child_cold[1], int(args.child_cold[2]))
 
     def log(s: str) -> None:
         print(s, file=sys.stderr, flush=True)
@@ -385,8 +490,22 @@ def main() -> None:
             r: dict[str, Any] = {"build_s": round(build_s, 1), "reused_db": reused, "file_mb": round(size / 1e6, 1),
                                  "bytes_per_node": round(size / n)}
             log(f"  build {build_s:.0f}s, {size / 1e6:.0f} MB, {size / n:.0f} B/node")
-            r["retrieve_default"] = latency(path, data, cfg, args.queries if n < 1_000_000 else
-                                               min(args.queries, 50), vector_cache=False)
+            from hela_cli.store.vector_index import EXACT_LIMIT
+
+            if n > EXACT_LIMIT:  # the persisted sign bits: built once here, then cold processes
+                r["cold"] = cold(path, data, work, args.cold)
+                log(f"  cold processes (persisted sign bits): {r['cold']}")
+                r["sign_recall_at_100"] = sign_recall(path, data, 20)
+                log(f"  sign bits recall@100 vs exact: {r['sign_recall_at_100']}")
+                if args.cold_only:
+                    results["sizes"][str(n)] = r
+                    continue
+                if not args.no_sqlite_vec:
+                    r["retrieve_sqlite_vec"] = latency(path, data, cfg, args.queries if n < 1_000_000 else
+                                                       min(args.queries, 50), vector_cache=False,
+                                                       sign_index_min=10 ** 12)
+                    log(f"  retrieve (sqlite-vec, the pre-0009 default): {r['retrieve_sqlite_vec']}")
+            r["retrieve_default"] = latency(path, data, cfg, args.queries, vector_cache=False)
             log(f"  retrieve (default store): {r['retrieve_default']}")
             r["retrieve_vector_cache"] = latency(path, data, cfg, args.queries, vector_cache=True)
             log(f"  retrieve (vector_cache): {r['retrieve_vector_cache']}")
@@ -397,6 +516,8 @@ def main() -> None:
             if n <= args.naive_max:
                 nv = naive(work / f"naive-{n}.json", data, cfg, args.naive_queries)
                 nv["ratio_vs_default_p50"] = round(nv["p50_ms"] / r["retrieve_default"]["p50_ms"], 1)
+                if "retrieve_sqlite_vec" in r:
+                    nv["ratio_vs_sqlite_vec_p50"] = round(nv["p50_ms"] / r["retrieve_sqlite_vec"]["p50_ms"], 1)
                 nv["ratio_vs_vector_cache_p50"] = round(nv["p50_ms"] / r["retrieve_vector_cache"]["p50_ms"], 1)
                 r["naive"] = nv
                 (work / f"naive-{n}.json").unlink(missing_ok=True)

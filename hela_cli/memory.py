@@ -42,8 +42,9 @@ class Memory:
     def _open_store(self, must_exist: bool) -> Store:
         """``must_exist``: reads (ask, consolidate, forget) must not create an empty database."""
         if self._store is None:
-            self._store = Store.open(self.config.db, must_exist=must_exist,
-                                     vector_cache=self.config.retrieval.vector_cache)
+            r = self.config.retrieval
+            self._store = Store.open(self.config.db, must_exist=must_exist, vector_cache=r.vector_cache,
+                                     sign_index_min=r.sign_index_min, sign_rescore=r.sign_rescore)
         return self._store
 
     def close(self) -> None:

@@ -29,16 +29,23 @@ class Connection:
     """Opens the file and owns the connection, transactions, migrations, meta and spaces."""
 
     def __init__(self, path: str | Path = ":memory:", vector_cache: bool = False,
-                 progress: Callable[[str], None] | None = _stderr_line):
+                 progress: Callable[[str], None] | None = _stderr_line, sign_index_min: int = 20_000,
+                 sign_rescore: int = 2000):
         """``progress``: where an upgrade of an existing database reports its steps (stderr; None: silent).
         ``vector_cache``: keep each space's vectors in memory for KNN at any size (long-lived processes;
         see :mod:`hela_cli.store.vector_index`). Off: spaces up to 20k nodes still use the exact in-process index,
-        larger ones are searched by sqlite-vec (best for one-shot CLI calls: nothing to load)."""
+        larger ones are searched by the sign bits persisted in the file (see :mod:`hela_cli.store.vector_index`).
+        ``sign_index_min``: spaces with more nodes than this use the persisted sign bits (when
+        ``vector_cache`` is off); ``sign_rescore``: how many of their Hamming-nearest candidates are rescored
+        exactly (``retrieval.sign_index_min`` / ``retrieval.sign_rescore``)."""
         self.path = str(path)
         self._in_tx = False
         self._sdb: Database | None = None
         self.progress = progress
         self.vector_cache = vector_cache
+        self.sign_index_min = sign_index_min
+        self.sign_rescore = sign_rescore
+        self._signs: dict[int, tuple[int, Any]] = {}
         self._indexes: dict[int, tuple[int, Any]] = {}
         self._sizes: dict[int, tuple[int, int]] = {}
         self._caches: dict[tuple[int, str], tuple[int, dict[int, Any]]] = {}
@@ -91,7 +98,8 @@ class Connection:
                 delay = min(2 * delay, 0.05)
 
     @classmethod
-    def open(cls, path: str | Path | None = None, *, must_exist: bool = True, vector_cache: bool = False) -> Any:
+    def open(cls, path: str | Path | None = None, *, must_exist: bool = True, vector_cache: bool = False,
+             **kw: Any) -> Any:
         """Open ``path`` (default: the user's ``hela.db``). ``must_exist``: a missing file is a
         :class:`StoreError` ("no database yet") instead of a new empty database - reads never create one."""
         from hela_cli.paths import default_db_path
@@ -99,7 +107,7 @@ class Connection:
         p = Path(path).expanduser() if path not in (None, "") else default_db_path()
         if must_exist and str(path) != ":memory:" and not p.exists():
             raise StoreError(f"{p}: no database yet (run `hela ingest` or `hela add` first)")
-        return cls(str(path) if str(path) == ":memory:" else p, vector_cache=vector_cache)
+        return cls(str(path) if str(path) == ":memory:" else p, vector_cache=vector_cache, **kw)
 
     @classmethod
     def memory(cls) -> "Connection":

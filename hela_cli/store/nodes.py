@@ -71,6 +71,8 @@ class Nodes:
         self.db.executemany("INSERT INTO node_fts(rowid, terms) VALUES (?, ?)",
                             [(new[h], _fts_terms(space_id, row.get("keywords", []))) for h, (row, _) in fresh.items()])
         self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
+        self._signs_after_write(space_id, add=(np.array([new[h] for h in fresh], dtype=np.int64),
+                                               np.array([vec for _, vec in fresh.values()], dtype=np.float32)))
         ids, placed = [], set()
         for row in rows:
             h = row["hash"]
@@ -165,9 +167,12 @@ class Nodes:
         Call inside a transaction.
         """
         self.require_transaction("delete_nodes")
-        spaces = {r[0] for r in self.select_in("SELECT DISTINCT space_id FROM nodes WHERE id IN ({ids})", ids)}
-        self.db.executemany("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id = ?",
-                            [(s,) for s in sorted(spaces)])
+        by_space: dict[int, list[int]] = {}
+        for nid, sid in self.select_in("SELECT id, space_id FROM nodes WHERE id IN ({ids})", ids):
+            by_space.setdefault(sid, []).append(nid)
+        for sid in sorted(by_space):
+            self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id = ?", (sid,))
+            self._signs_after_write(sid, remove=by_space[sid])
         for nid in ids:
             self.db.execute("UPDATE semantic SET forgotten_evidence = forgotten_evidence + 1 "
                             "WHERE id IN (SELECT semantic_id FROM semantic_evidence WHERE node_id=?)", (nid,))

@@ -45,6 +45,18 @@ def _int8(block: np.ndarray, center: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return q8, scale.astype(np.float32)
 
 
+def hamming_nearest(ham: np.ndarray, n: int) -> np.ndarray:
+    """Positions of the ``n`` smallest of ``ham`` (small non-negative integers), in no particular order;
+    ties at the border go to the lower positions. A histogram finds the border distance, then everything
+    below it plus enough at it: no sort, and ~3x cheaper than ``argpartition`` (measured, 2,000 of
+    binomial distances: 0.28 vs 0.85 ms CPU at 100k values, 2.3 vs 7.2 ms at 1M)."""
+    if n >= len(ham):
+        return np.arange(len(ham))
+    border = int(np.searchsorted(np.cumsum(np.bincount(ham)), n))
+    below = np.flatnonzero(ham < border)
+    return np.concatenate([below, np.flatnonzero(ham == border)[:n - len(below)]])
+
+
 class VectorIndex:
     def __init__(self, ids: np.ndarray, vectors: np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray],
                  exact_limit: int | None = None, rescore: int = 2000):
@@ -131,9 +143,84 @@ class VectorIndex:
         for row, qw in zip(self.words, qwords):
             np.bitwise_xor(row, qw, out=tmp)
             ham += np.bitwise_count(tmp)
-        c = min(self.n, max(self.rescore, k))
-        cand = np.argpartition(ham, c - 1)[:c]
+        cand = hamming_nearest(ham, min(self.n, max(self.rescore, k)))
         sims = _matvec(self.q8[cand].astype(np.float32), q) * self.scale[cand] + float(self.center @ q)
         order = np.argsort(-sims, kind="stable")[:k]
         return [(int(self.ids[cand[i]]), float(sims[i])) for i in order]
 
+
+
+# ------------------------------------------------------------------ the persisted sign-bit index
+# A one-shot process (``hela ask``) cannot afford to load or build the index above: 14.5 s at 1M nodes.
+# The store keeps each large space's sign bits in the database instead (``sign_blocks``, migration 0009:
+# 48 bytes a node for 384-d, in blocks of ``SIGN_BLOCK`` nodes, so a cold load reads ~250 rows at 1M),
+# and a query is a Hamming scan of the bits followed by an exact float32 rescoring of the best candidates
+# read by id. These are the pure parts (no SQL): bits of vectors, blocks as bytes, the scan.
+
+SIGN_BLOCK = 4096  # nodes per stored block: an append rewrites at most one block (~230 kB at 384-d)
+
+
+def sign_words(vectors: np.ndarray, center: np.ndarray) -> np.ndarray:
+    """Sign bits of ``vectors - center`` as ``(words, n)`` uint64, word-major (one row per 64 dimensions,
+    zero-padded): the layout the scan reads, and the layout of a stored block."""
+    vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, len(center))
+    nwords = -(-len(center) // 64)
+    bits = np.zeros((len(vectors), nwords * 8), dtype=np.uint8)
+    packed = np.packbits(vectors > center, axis=1)
+    bits[:, :packed.shape[1]] = packed
+    return np.ascontiguousarray(bits.view(np.uint64).T)
+
+
+def block_bytes(ids: np.ndarray, words: np.ndarray) -> tuple[bytes, bytes]:
+    """A block's ``ids`` (int64) and ``bits`` (word-major uint64) columns."""
+    return np.asarray(ids, dtype=np.int64).tobytes(), np.ascontiguousarray(words, dtype=np.uint64).tobytes()
+
+
+def block_arrays(ids: bytes, bits: bytes, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse of :func:`block_bytes`: ``(ids, words)``."""
+    id_arr = np.frombuffer(ids, dtype=np.int64)
+    return id_arr, np.frombuffer(bits, dtype=np.uint64).reshape(-(-dim // 64), len(id_arr))
+
+
+class SignIndex:
+    """The loaded sign bits of one space: proposes Hamming-nearest candidates for exact rescoring.
+
+    Kept as the blocks read from the file (zero-copy views of the fetched BLOBs) and scanned block by
+    block: a fresh process pays for every new page it touches, and concatenating 1M nodes' bits into one
+    array (48 MB) plus full-length temporaries cost more than the scan (measured: 1.0 s of a 2.0 s cold
+    query on a busy machine); a block's temporaries (4,096 x 6 words) stay in the CPU cache."""
+
+    def __init__(self, blocks: list[tuple[np.ndarray, np.ndarray]], center: np.ndarray):
+        self.blocks = blocks                      # [(ids int64, words (nwords, n) uint64)]
+        self.center = np.asarray(center, dtype=np.float32)
+        sizes = [len(b[0]) for b in blocks]
+        self.starts = np.cumsum([0, *sizes])[:-1]  # position of each block's first node
+        self.n = int(sum(sizes))
+
+    @classmethod
+    def from_blocks(cls, blocks: Iterable[tuple[bytes, bytes]], dim: int, center: np.ndarray) -> "SignIndex":
+        return cls([block_arrays(i, b, dim) for i, b in blocks], center)
+
+    @property
+    def ids(self) -> np.ndarray:
+        return np.concatenate([b[0] for b in self.blocks]) if self.blocks else np.zeros(0, dtype=np.int64)
+
+    def candidates(self, q: np.ndarray, n: int) -> np.ndarray:
+        """Ids of the ``n`` nodes whose bits are nearest to the query's (ties at the border broken by
+        position), in no particular order."""
+        if n >= self.n:
+            return self.ids
+        qwords = sign_words(np.asarray(q, dtype=np.float32)[None, :], self.center)
+        ham = np.empty(self.n, dtype=np.uint16)
+        width = max(len(b[0]) for b in self.blocks)
+        tmp = np.empty((len(qwords), width), dtype=np.uint64)
+        cnt = np.empty((len(qwords), width), dtype=np.uint8)
+        for (ids, words), start in zip(self.blocks, self.starts):
+            m = len(ids)
+            np.bitwise_xor(words, qwords, out=tmp[:, :m])
+            np.bitwise_count(tmp[:, :m], out=cnt[:, :m])
+            np.sum(cnt[:, :m], axis=0, dtype=np.uint16, out=ham[start:start + m])
+        pos = hamming_nearest(ham, n)
+        block = np.searchsorted(self.starts, pos, side="right") - 1
+        return np.array([self.blocks[b][0][p - self.starts[b]] for b, p in zip(block.tolist(), pos.tolist())],
+                        dtype=np.int64)

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 
-from hela_cli.store.base import _blob, _fts_phrase
+from hela_cli.store.base import _blob, _fts_phrase, sqlite3
 
 
 class Search:
@@ -21,20 +21,30 @@ class Search:
                 "SELECT node_id, embedding FROM node_emb WHERE node_id IN ({ids})", missing)})
 
     def knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Nearest nodes of the space by cosine: ``[(node_id, cosine_similarity)]``, best first."""
+        """Nearest nodes of the space by cosine: ``[(node_id, cosine_similarity)]``, best first.
+
+        Policy: with ``vector_cache``, the in-process index; otherwise spaces above ``sign_index_min``
+        nodes use the sign bits persisted in the file (exact rescoring of ``sign_rescore`` candidates),
+        spaces up to 20k nodes the exact in-process index, and sqlite-vec's brute force the rest (spaces
+        between the two limits when ``sign_index_min`` is raised, or a read-only file whose bits are stale)."""
         if k <= 0:
             return []
-        if self.embedder_info() is not None and (self.vector_cache or self._small_space(space_id)):
-            index = self._vector_index(space_id)
-            if index.exact:
-                return index.knn(vector, k)
-            # quantized index: it proposes k + 20 ids; the stored float32 vectors give the exact cosines
-            # and the final top k (int8 rounding can swap near-ties at the border)
-            hits = index.knn(vector, k + 20)
-            vecs = self.node_vectors([nid for nid, _ in hits], space_id)
-            q = np.asarray(vector, dtype=np.float32)
-            exact = [(nid, float(np.dot(vecs[nid], q))) for nid, _ in hits if nid in vecs]
-            return sorted(exact, key=lambda t: (-t[1], t[0]))[:k]
+        if self.embedder_info() is not None:
+            if not self.vector_cache and self._space_size(space_id) > self.sign_index_min:
+                hits = self._sign_knn(space_id, vector, k)
+                if hits is not None:
+                    return hits
+            elif self.vector_cache or self._small_space(space_id):
+                index = self._vector_index(space_id)
+                if index.exact:
+                    return index.knn(vector, k)
+                # quantized index: it proposes k + 20 ids; the stored float32 vectors give the exact cosines
+                # and the final top k (int8 rounding can swap near-ties at the border)
+                hits = index.knn(vector, k + 20)
+                vecs = self.node_vectors([nid for nid, _ in hits], space_id)
+                q = np.asarray(vector, dtype=np.float32)
+                exact = [(nid, float(np.dot(vecs[nid], q))) for nid, _ in hits if nid in vecs]
+                return sorted(exact, key=lambda t: (-t[1], t[0]))[:k]
         rows = self.db.execute(
             "SELECT node_id, distance FROM node_vec WHERE embedding MATCH ? AND k = ? AND space_id = ?",
             (_blob(vector), int(k), space_id)).fetchall()
@@ -49,12 +59,19 @@ class Search:
         is exact (same results as sqlite-vec), loads in milliseconds and answers in ~2 ms instead of ~16."""
         from hela_cli.store.vector_index import EXACT_LIMIT
 
+        return self._space_size(space_id) <= EXACT_LIMIT
+
+    def _space_size(self, space_id: int) -> int:
+        """The space's node count, cached until its nodes change. A current ``sign_state`` row holds it
+        (``count(*)`` over a 1M-node space reads its whole index)."""
         version = self._nodes_version(space_id)
         cached = self._sizes.get(space_id)
         if cached is None or cached[0] != version:
-            cached = (version, self.count_nodes(space_id))
+            row = self.db.execute("SELECT n FROM sign_state WHERE space_id=? AND version=?",
+                                  (space_id, version)).fetchone()
+            cached = (version, row[0] if row else self.count_nodes(space_id))
             self._sizes[space_id] = cached
-        return cached[1] <= EXACT_LIMIT
+        return cached[1]
 
     def _vector_index(self, space_id: int) -> Any:
         from hela_cli.store.vector_index import VectorIndex
@@ -69,6 +86,162 @@ class Search:
             cached = (version, VectorIndex.from_rows(rows, info[1]))
             self._indexes[space_id] = cached
         return cached[1]
+
+    # ---------------------------------------------------------------- the persisted sign-bit index
+    def _sign_knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]] | None:
+        """KNN through the persisted sign bits: the ``sign_rescore`` Hamming-nearest nodes, rescored with
+        their stored float32 vectors (exact cosines; only the candidate set is approximate). None when
+        the bits are stale and cannot be rebuilt (a read-only file): the caller falls back to sqlite-vec."""
+        from hela_cli.store.vector_index import _matvec
+
+        index = self._sign_index(space_id)
+        if index is None:
+            return None
+        q = np.asarray(vector, dtype=np.float32)
+        cand = index.candidates(q, max(self.sign_rescore, k))
+        ids: list[int] = []
+        blobs: list[bytes] = []
+        for nid, blob in self.select_in("SELECT node_id, embedding FROM node_emb WHERE node_id IN ({ids})",
+                                        cand.tolist()):
+            ids.append(nid)
+            blobs.append(blob)
+        if not ids:
+            return []
+        sims = _matvec(np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1), q)
+        k = min(k, len(ids))
+        top = np.argpartition(-sims, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+        return sorted(((ids[i], float(sims[i])) for i in top), key=lambda t: (-t[1], t[0]))
+
+    def _sign_index(self, space_id: int) -> Any:
+        """The space's sign bits loaded from the file (cached until its nodes change); rebuilt first when
+        missing or stale (``sign_state.version`` behind ``nodes_version``, another embedder's width, or
+        the space grown past twice the size its centre was taken at). None if a rebuild cannot be written."""
+        from hela_cli.store.vector_index import SignIndex
+
+        info = self.embedder_info()
+        assert info is not None
+        dim = info[1]
+        version = self._nodes_version(space_id)
+        cached = self._signs.get(space_id)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        for attempt in range(2):
+            with self._snapshot():  # state and blocks from one snapshot
+                version = self._nodes_version(space_id)
+                state = self.db.execute("SELECT version, dim, n, built_n, center FROM sign_state WHERE space_id=?",
+                                        (space_id,)).fetchone()
+                fresh = state is not None and state[0] == version and state[1] == dim and state[2] <= 2 * state[3]
+                if fresh:
+                    index = SignIndex.from_blocks(self.db.execute(
+                        "SELECT ids, bits FROM sign_blocks WHERE space_id=? ORDER BY lo", (space_id,)),
+                        dim, np.frombuffer(state[4], dtype=np.float32))
+            if fresh:
+                self._signs = {space_id: (version, index)}  # one space's bits at a time
+                return index
+            if attempt == 0 and not self._build_signs(space_id, dim):
+                return None
+        return None  # pragma: no cover - a writer changed the space between the rebuild and the load
+
+    def _build_signs(self, space_id: int, dim: int) -> bool:
+        """(Re)write the space's sign bits from ``node_emb``: two passes (the centre is the mean of all its
+        vectors, then each block's bits). False when the file cannot be written (read-only)."""
+        from hela_cli.store.vector_index import SIGN_BLOCK, block_bytes, sign_words
+
+        def chunks() -> Any:
+            cur = self.db.execute("SELECT node_id, embedding FROM node_emb WHERE space_id=? ORDER BY node_id",
+                                  (space_id,))
+            while True:
+                rows = cur.fetchmany(SIGN_BLOCK)
+                if not rows:
+                    return
+                yield (np.array([r[0] for r in rows], dtype=np.int64),
+                       np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim))
+
+        size = self._space_size(space_id)
+        if size >= 200_000 and self.progress is not None:  # 28 s at 1M nodes (measured): say so
+            self.progress(f"{self.path}: indexing the {size:,} memories of this space for search (once)")
+        try:
+            with self.transaction():
+                row = self.db.execute("SELECT version, dim, n, built_n FROM sign_state WHERE space_id=?",
+                                      (space_id,)).fetchone()
+                if row is not None and row[0] == self._nodes_version(space_id) and row[1] == dim \
+                        and row[2] <= 2 * row[3]:
+                    return True  # another process rebuilt them while this one waited for the lock
+                total = np.zeros(dim, dtype=np.float64)
+                n = 0
+                for _, vecs in chunks():
+                    total += vecs.sum(axis=0, dtype=np.float64)
+                    n += len(vecs)
+                center = (total / max(n, 1)).astype(np.float32)
+                self.db.execute("DELETE FROM sign_blocks WHERE space_id=?", (space_id,))
+                for ids, vecs in chunks():
+                    self.db.execute("INSERT INTO sign_blocks(space_id, lo, hi, n, ids, bits) VALUES (?,?,?,?,?,?)",
+                                    (space_id, int(ids[0]), int(ids[-1]), len(ids),
+                                     *block_bytes(ids, sign_words(vecs, center))))
+                self.db.execute("INSERT OR REPLACE INTO sign_state(space_id, version, dim, n, built_n, center) "
+                                "VALUES (?,?,?,?,?,?)", (space_id, self._nodes_version(space_id), dim, n, n,
+                                                         center.tobytes()))
+        except sqlite3.OperationalError as e:
+            if "readonly" in str(e) or "read-only" in str(e):
+                return False
+            raise
+        return True
+
+    def _signs_after_write(self, space_id: int, add: tuple[np.ndarray, np.ndarray] | None = None,
+                           remove: Sequence[int] = ()) -> None:
+        """Keep the space's persisted bits current through a node write: call inside the write transaction
+        right after its one ``nodes_version`` bump, with the nodes it added (``(ids, vectors)``) or removed.
+        Bits already stale stay stale (the next search rebuilds them); so do bits an append cannot keep in
+        id order."""
+        from hela_cli.store.vector_index import SIGN_BLOCK, block_arrays, block_bytes, sign_words
+
+        state = self.db.execute("SELECT version, dim, n, center FROM sign_state WHERE space_id=?",
+                                (space_id,)).fetchone()
+        version = self._nodes_version(space_id)
+        if state is None or state[0] != version - 1:
+            return
+        dim, n, center = state[1], state[2], np.frombuffer(state[3], dtype=np.float32)
+        if remove:
+            blocks: dict[int, list[int]] = {}
+            for nid in sorted(set(remove)):
+                row = self.db.execute("SELECT id FROM sign_blocks WHERE space_id=? AND lo<=? AND hi>=? "
+                                      "ORDER BY lo DESC LIMIT 1", (space_id, nid, nid)).fetchone()
+                if row:
+                    blocks.setdefault(row[0], []).append(nid)
+            for bid, gone in blocks.items():
+                ids_b, bits_b = self.db.execute("SELECT ids, bits FROM sign_blocks WHERE id=?", (bid,)).fetchone()
+                ids, words = block_arrays(ids_b, bits_b, dim)
+                keep = ~np.isin(ids, gone)
+                n -= int((~keep).sum())
+                if not keep.any():
+                    self.db.execute("DELETE FROM sign_blocks WHERE id=?", (bid,))
+                    continue
+                ids, words = ids[keep], words[:, keep]
+                self.db.execute("UPDATE sign_blocks SET lo=?, hi=?, n=?, ids=?, bits=? WHERE id=?",
+                                (int(ids[0]), int(ids[-1]), len(ids), *block_bytes(ids, words), bid))
+        if add is not None and len(add[0]):
+            order = np.argsort(add[0], kind="stable")
+            new_ids = np.asarray(add[0], dtype=np.int64)[order]
+            new_words = sign_words(np.asarray(add[1], dtype=np.float32)[order], center)
+            last = self.db.execute("SELECT id, hi, ids, bits FROM sign_blocks WHERE space_id=? ORDER BY lo DESC "
+                                   "LIMIT 1", (space_id,)).fetchone()
+            if last is not None and new_ids[0] <= last[1]:
+                return  # not an append in id order: leave the bits stale
+            if last is not None:
+                ids, words = block_arrays(last[2], last[3], dim)
+                room = SIGN_BLOCK - len(ids)
+                if room > 0:
+                    ids = np.concatenate([ids, new_ids[:room]])
+                    words = np.concatenate([words, new_words[:, :room]], axis=1)
+                    self.db.execute("UPDATE sign_blocks SET hi=?, n=?, ids=?, bits=? WHERE id=?",
+                                    (int(ids[-1]), len(ids), *block_bytes(ids, words), last[0]))
+                    new_ids, new_words = new_ids[room:], new_words[:, room:]
+            for i in range(0, len(new_ids), SIGN_BLOCK):
+                ids, words = new_ids[i:i + SIGN_BLOCK], new_words[:, i:i + SIGN_BLOCK]
+                self.db.execute("INSERT INTO sign_blocks(space_id, lo, hi, n, ids, bits) VALUES (?,?,?,?,?,?)",
+                                (space_id, int(ids[0]), int(ids[-1]), len(ids), *block_bytes(ids, words)))
+            n += len(add[0])
+        self.db.execute("UPDATE sign_state SET version=?, n=? WHERE space_id=?", (version, n, space_id))
 
     def keyword_search(self, space_id: int, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """Nodes of the space matching any term, ``[(node_id, bm25)]`` with bm25 >= 0, best first."""
@@ -135,6 +308,7 @@ class Search:
                                 [(nid, i, space_id, _blob(v)) for i, v in enumerate(vecs)])
         if passages:
             self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
+            self._signs_after_write(space_id)
 
     def passage_cosines(self, space_id: int, vector: np.ndarray) -> dict[int, float]:
         """``{node_id: best cosine of its passages}`` for every node of the space that has passage vectors.
