@@ -197,14 +197,18 @@ def index_recall(path: Path, data: Synthetic, queries: int, k: int = 100) -> dic
 
     if data.n <= EXACT_LIMIT:
         return None
-    qs = data.queries(queries, seed=123)
     with Store(path) as exact, Store(path, vector_cache=True) as cached:
-        sp = exact.require_space(SPACE)
-        recalls = []
-        for _, vec in qs:
-            truth = {n for n, _ in exact.knn(sp.id, vec, k)}
-            got = {n for n, _ in cached.knn(sp.id, vec, k)}
-            recalls.append(len(truth & got) / k)
+        return _knn_recall(exact, cached, data, queries, k)
+
+
+def _knn_recall(exact: Store, other: Store, data: Synthetic, queries: int, k: int) -> dict[str, Any]:
+    """recall@k of ``other``'s KNN against ``exact``'s on the synthetic queries."""
+    sp = exact.require_space(SPACE)
+    recalls = []
+    for _, vec in data.queries(queries, seed=123):
+        truth = {n for n, _ in exact.knn(sp.id, vec, k)}
+        got = {n for n, _ in other.knn(sp.id, vec, k)}
+        recalls.append(len(truth & got) / k)
     return {"k": k, "queries": len(recalls), "recall": round(float(np.mean(recalls)), 4),
             "min": round(float(np.min(recalls)), 4)}
 
@@ -357,16 +361,8 @@ def cold(path: Path, data: Synthetic, work: Path, runs: int) -> dict[str, Any]:
 
 def sign_recall(path: Path, data: Synthetic, queries: int, k: int = 100) -> dict[str, Any]:
     """recall@k of the persisted sign bits (default store) against sqlite-vec's exact KNN."""
-    qs = data.queries(queries, seed=123)
     with Store(path, sign_index_min=10 ** 12) as exact, Store(path) as signs:
-        sp = exact.require_space(SPACE)
-        recalls = []
-        for _, vec in qs:
-            truth = {n for n, _ in exact.knn(sp.id, vec, k)}
-            got = {n for n, _ in signs.knn(sp.id, vec, k)}
-            recalls.append(len(truth & got) / k)
-    return {"k": k, "queries": len(recalls), "recall": round(float(np.mean(recalls)), 4),
-            "min": round(float(np.min(recalls)), 4)}
+        return _knn_recall(exact, signs, data, queries, k)
 
 
 def child_ask(db: str, space: str, question: str) -> None:

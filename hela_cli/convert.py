@@ -75,6 +75,29 @@ class _Files:
             raise ModelError(f"{self.label}: {name} is not valid JSON ({e})") from None
 
 
+def _temp_beside(out_path: Path) -> Path:
+    """A new user-only temporary file next to ``out_path`` (its folder created), to be renamed into place."""
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        os.chmod(tmp, 0o600)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def _write_gguf(w: Any, tmp: Path, out_path: Path) -> None:
+    """Write a prepared GGUF writer to ``tmp`` and move it into place (the caller removes ``tmp`` on error)."""
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    os.replace(tmp, out_path)
+
+
 def _zip_files(label: str, zf: zipfile.ZipFile, depth: int = 0) -> _Files:
     names = [n for n in zf.namelist() if not n.endswith("/")]
     st = sorted((n for n in names if posixpath.basename(n) == "model.safetensors"),
@@ -330,12 +353,8 @@ def _convert(files: _Files, out_path: Path) -> Path:
         if not np.isfinite(weights[src]).all():
             raise ModelError(f"{label}: tensor {src} holds NaN or infinite values")
 
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = _temp_beside(out_path)
     try:
-        os.chmod(tmp, 0o600)
         w = gguf.GGUFWriter(tmp, "bert")
         w.add_name("all-MiniLM-L6-v2")
         w.add_context_length(hp["max_position_embeddings"])
@@ -366,11 +385,7 @@ def _convert(files: _Files, out_path: Path) -> Path:
                 w.add_tensor(dst, arr.astype(np.float16))
             else:
                 w.add_tensor(dst, np.ascontiguousarray(arr, dtype=np.float32))
-        w.write_header_to_file()
-        w.write_kv_data_to_file()
-        w.write_tensors_to_file()
-        w.close()
-        os.replace(tmp, out_path)
+        _write_gguf(w, tmp, out_path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -541,12 +556,8 @@ def convert_e5_q4(source: str | Path, out_path: str | Path, member: str = "nanoe
                 plan.append((f"blk.{i}.{dst}.weight", r.f32(f"l{i}.{src}.w", (H,))))
                 plan.append((f"blk.{i}.{dst}.bias", r.f32(f"l{i}.{src}.b", (H,))))
 
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".tmp", dir=out_path.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = _temp_beside(out_path)
     try:
-        os.chmod(tmp, 0o600)
         w = gguf.GGUFWriter(tmp, "bert")
         w.add_name(name)
         w.add_context_length(r.MAXP)
@@ -583,11 +594,7 @@ def convert_e5_q4(source: str | Path, out_path: str | Path, member: str = "nanoe
                      raw_dtype=gguf.GGMLQuantizationType.Q4_0)
         for dst, arr in plan:
             w.add_tensor(dst, np.ascontiguousarray(arr))
-        w.write_header_to_file()
-        w.write_kv_data_to_file()
-        w.write_tensors_to_file()
-        w.close()
-        os.replace(tmp, out_path)
+        _write_gguf(w, tmp, out_path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
