@@ -330,9 +330,10 @@ def link_keywords(store: Store, space: str, cfg: Config, node_ids: Sequence[int]
         return 0
     with store.transaction():
         fresh = store.refresh_space(sp)
-        have = (lambda p: store.edge_prior(fresh, p[0], p[1])) if ic.fixed_links else \
-            (lambda p: store.edge_weight(fresh, p[0], p[1], h.decay))
-        updates = {p: ic.keyword_link_weight for p in pairs if have(p) < ic.keyword_link_weight}
+        have = store.pair_weights(fresh, pairs, h.decay)
+        part = 0 if ic.fixed_links else 1   # what a link must exceed: the fixed prior, else the current weight
+        updates = {p: ic.keyword_link_weight for p in pairs
+                   if have.get((min(p), max(p)), (0.0, 0.0))[part] < ic.keyword_link_weight}
         if updates:
             write_links(store, fresh, updates, cfg)
     return len(updates)
@@ -345,7 +346,8 @@ def write_links(store: Store, space: Any, links: dict[tuple[int, int], float], c
     if cfg.ingest.fixed_links:
         # an edge that already weighs something (a link written before fixed links, or learned weight) keeps
         # its total: the prior takes the link's part, only the excess stays as decaying learned weight
-        now = {p: w for p in links if (w := store.edge_weight(space, p[0], p[1], cfg.hebbian.decay)) > 0}
+        weights = store.pair_weights(space, links, cfg.hebbian.decay)
+        now = {p: w for p in links if (w := weights.get((min(p), max(p)), (0.0, 0.0))[1]) > 0}
         store.set_priors(space, links)
         if now:
             store.set_edges(space, {p: max(w, links[p]) for p, w in now.items()}, cfg.hebbian.decay)
@@ -362,8 +364,13 @@ def link_conversation(store: Store, space: str, cfg: Config) -> int:
     w0, decay = cfg.ingest.initial_weight, cfg.hebbian.decay
     with store.transaction():
         fresh = store.refresh_space(sp)
-        pairs = {p: w0 for p in store.consecutive_pairs(sp.id) if store.edge_weight(fresh, p[0], p[1], decay) < w0
-                 or (cfg.ingest.fixed_links and store.edge_prior(fresh, p[0], p[1]) < w0)}
+        consecutive = store.consecutive_pairs(sp.id)
+        have = store.pair_weights(fresh, consecutive, decay)
+        pairs = {}
+        for p in consecutive:
+            prior, weight = have.get((min(p), max(p)), (0.0, 0.0))
+            if weight < w0 or (cfg.ingest.fixed_links and prior < w0):
+                pairs[p] = w0
         if pairs:
             write_links(store, fresh, pairs, cfg)
     return len(pairs)

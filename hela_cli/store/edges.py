@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from hela_cli.errors import StoreError
 from hela_cli.store.base import PRUNE_PER_STEP, PRUNE_WEIGHT, REBASE_BELOW, Space
@@ -148,6 +148,19 @@ class Edges:
             "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
             "AND EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
             "ON CONFLICT(a, b) DO UPDATE SET prior = max(edges.prior, excluded.prior)", rows)
+
+    def pair_weights(self, space: Space, pairs: Iterable[tuple[int, int]],
+                     decay: float) -> dict[tuple[int, int], tuple[float, float]]:
+        """``{(a, b): (prior, current weight)}`` (a < b) of the existing edges among ``pairs``: one read per 500
+        smaller ends instead of a query per pair (ingest writes links for every batch)."""
+        want = {(min(a, b), max(a, b)) for a, b in pairs if a != b}
+        if not want:
+            return {}
+        with self._snapshot():
+            factor = self._factor(space.id, decay)
+            return {(a, b): (prior, prior + amp * factor) for a, b, amp, prior in self.select_in(
+                "SELECT a, b, amp, prior FROM edges WHERE a IN ({ids})", sorted({a for a, _ in want}))
+                if (a, b) in want}
 
     def edge_prior(self, space: Space, a: int, b: int) -> float:
         a, b = min(a, b), max(a, b)
