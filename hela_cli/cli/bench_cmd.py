@@ -84,8 +84,13 @@ def render_summary(s: dict[str, Any]) -> None:
         line += f", retrieval {tm['retrieval_ms_mean']:.0f} ms/question"
     if tm.get("generate_ms_mean") is not None:
         line += f", answer {tm['generate_ms_mean'] / 1000:.1f} s/question"
+    _footer(line, s.get("notes", []))
+
+
+def _footer(line: str, notes: list[str]) -> None:
+    """The dim timing line under a summary table, then the run's notes."""
     console.print(text(line), style="dim")
-    for note in s.get("notes", []):
+    for note in notes:
         console.print(text(f"note: {note}"), style="yellow")
 
 
@@ -245,9 +250,7 @@ def render_lme(s: dict[str, Any]) -> None:
                                                       else "") + ")")
     if ing["cached"]:
         line += f"; {ing['cached']} items from the cache"
-    console.print(text(line), style="dim")
-    for note in s.get("notes", []):
-        console.print(text(f"note: {note}"), style="yellow")
+    _footer(line, s.get("notes", []))
 
 
 @bench_app.command("longmemeval")
