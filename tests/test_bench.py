@@ -114,6 +114,18 @@ def _strip(rec):
     return {k: v for k, v in rec.items() if k not in ("retrieval_ms", "generate_ms", "consolidate_ms")}
 
 
+class Stop(Exception):
+    pass
+
+
+def stop_after(n):
+    """A progress callback that interrupts a run once ``n`` questions are done."""
+    def progress(done, total, label):
+        if done >= n and ":" not in label:
+            raise Stop
+    return progress
+
+
 def test_cli_retrieval_only_json(cli_env, locomo_file, tmp_path):
     rec_path, out_path = tmp_path / "records.jsonl", tmp_path / "summary.json"
     res = runner.invoke(app, ["bench", "locomo", str(locomo_file), "--retrieval-only", "--json",
@@ -238,15 +250,6 @@ def test_resume_after_interruption_matches_uninterrupted(locomo_file, cfg, embed
     kw = dict(retrieval_only=True, cfg=cfg, embedder=embedder, k=2, forget_every=3)
     straight_path = tmp_path / "straight.jsonl"
     straight = run_locomo(locomo_file, records=straight_path, **kw)
-
-    class Stop(Exception):
-        pass
-
-    def stop_after(n):
-        def progress(done, total, label):
-            if done >= n and ":" not in label:
-                raise Stop
-        return progress
 
     part = tmp_path / "part.jsonl"
     with pytest.raises(Stop):  # interrupted in the middle of the first conversation
@@ -432,15 +435,6 @@ def test_test_retest_passes(locomo_file, cfg, embedder, tmp_path):
     assert any(r["retrieved"] != p1[(r["sample"], r["qa_index"])] for r in recs if r["pass"] == 2)
     nolearn = run_locomo(locomo_file, passes=2, variant="no-learn", **kw)
     assert nolearn["by_pass"]["1"]["per_category"] == nolearn["by_pass"]["2"]["per_category"]
-
-    class Stop(Exception):
-        pass
-
-    def stop_after(n):
-        def progress(done, total, label):
-            if done >= n and ":" not in label:
-                raise Stop
-        return progress
 
     part = tmp_path / "part.jsonl"
     with pytest.raises(Stop):   # interrupted in pass 2 of the first conversation
