@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from hela_cli.dates import epoch, format_iso, parse_date, parse_time_value
 from hela_cli.formats import (
@@ -186,18 +186,26 @@ def _chatgpt_text(content: dict, place: str) -> str | None:
     return "\n".join(s.strip() for s in out if s.strip())
 
 
-def parse_chatgpt(obj: Any, name: str) -> list[Conversation]:
-    convs: list[tuple[float, Conversation]] = []
+def _conversations(obj: Any, id_keys: tuple[str, ...], title_key: str,
+                   id_label: str) -> Iterator[tuple[int, dict, str, str, str]]:
+    """The conversation objects of a ChatGPT / Claude export: ``(number, object, id, title, place)``, each
+    checked to be an object with an id seen once (``place`` names it in errors)."""
     seen: dict[str, int] = {}
     for ci, c in enumerate(_top_list(obj, "conversations"), start=1):
         place = f"conversation {ci}"
         _want_dict(c, place, "a conversation object")
-        cid = _req_id(c, ("id", "conversation_id"), place)
-        title = (_opt_str(c, "title", place) or "").strip() or "untitled"
+        cid = _req_id(c, id_keys, place)
+        title = (_opt_str(c, title_key, place) or "").strip() or "untitled"
         place = f"conversation {ci} ({_label(title)})"
         if cid in seen:
-            raise _Bad(place, f"duplicate conversation id {_show(cid)} (also conversation {seen[cid]})")
+            raise _Bad(place, f"duplicate {id_label} {_show(cid)} (also conversation {seen[cid]})")
         seen[cid] = ci
+        yield ci, c, cid, title, place
+
+
+def parse_chatgpt(obj: Any, name: str) -> list[Conversation]:
+    convs: list[tuple[float, Conversation]] = []
+    for ci, c, cid, title, place in _conversations(obj, ("id", "conversation_id"), "title", "conversation id"):
         if "mapping" not in c:
             raise _Bad(place, "missing 'mapping'")
         mapping = c["mapping"]
@@ -271,16 +279,7 @@ def _claude_text(msg: dict, place: str) -> str:
 
 def parse_claude(obj: Any, name: str) -> list[Conversation]:
     convs: list[tuple[float, Conversation]] = []
-    seen: dict[str, int] = {}
-    for ci, c in enumerate(_top_list(obj, "conversations"), start=1):
-        place = f"conversation {ci}"
-        _want_dict(c, place, "a conversation object")
-        cid = _req_id(c, ("uuid",), place)
-        title = (_opt_str(c, "name", place) or "").strip() or "untitled"
-        place = f"conversation {ci} ({_label(title)})"
-        if cid in seen:
-            raise _Bad(place, f"duplicate uuid {_show(cid)} (also conversation {seen[cid]})")
-        seen[cid] = ci
+    for ci, c, cid, title, place in _conversations(obj, ("uuid",), "name", "uuid"):
         if "chat_messages" not in c:
             raise _Bad(place, "missing 'chat_messages'")
         messages = _want_list(c["chat_messages"], place, "chat_messages")
