@@ -187,8 +187,8 @@ def _chatgpt_text(content: dict, place: str) -> str | None:
 
 
 def _conversations(obj: Any, id_keys: tuple[str, ...], title_key: str,
-                   id_label: str) -> Iterator[tuple[int, dict, str, str, str]]:
-    """The conversation objects of a ChatGPT / Claude export: ``(number, object, id, title, place)``, each
+                   id_label: str) -> Iterator[tuple[dict, str, str, str]]:
+    """The conversation objects of a ChatGPT / Claude export: ``(object, id, title, place)``, each
     checked to be an object with an id seen once (``place`` names it in errors)."""
     seen: dict[str, int] = {}
     for ci, c in enumerate(_top_list(obj, "conversations"), start=1):
@@ -200,12 +200,12 @@ def _conversations(obj: Any, id_keys: tuple[str, ...], title_key: str,
         if cid in seen:
             raise _Bad(place, f"duplicate {id_label} {_show(cid)} (also conversation {seen[cid]})")
         seen[cid] = ci
-        yield ci, c, cid, title, place
+        yield c, cid, title, place
 
 
 def parse_chatgpt(obj: Any, name: str) -> list[Conversation]:
     convs: list[tuple[float, Conversation]] = []
-    for ci, c, cid, title, place in _conversations(obj, ("id", "conversation_id"), "title", "conversation id"):
+    for c, cid, title, place in _conversations(obj, ("id", "conversation_id"), "title", "conversation id"):
         if "mapping" not in c:
             raise _Bad(place, "missing 'mapping'")
         mapping = c["mapping"]
@@ -279,7 +279,7 @@ def _claude_text(msg: dict, place: str) -> str:
 
 def parse_claude(obj: Any, name: str) -> list[Conversation]:
     convs: list[tuple[float, Conversation]] = []
-    for ci, c, cid, title, place in _conversations(obj, ("uuid",), "name", "uuid"):
+    for c, cid, title, place in _conversations(obj, ("uuid",), "name", "uuid"):
         if "chat_messages" not in c:
             raise _Bad(place, "missing 'chat_messages'")
         messages = _want_list(c["chat_messages"], place, "chat_messages")
