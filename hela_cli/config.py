@@ -71,6 +71,7 @@ class RetrievalConfig:
     semantic_min_confidence: float = 0.5  # traits the distiller rated below this stay out of the context
     learn: bool = True                # apply Eq.1 after each retrieval
     vector_cache: bool = False        # in-process vector index at any size (long-lived processes); off: only up to 20k nodes
+    vector_cache_auto: int = 200_000  # ... and from a space's 2nd search in one process, up to this many nodes (0: never)
     sign_index_min: int = 20_000      # spaces above this many nodes search the sign bits persisted in the file
     sign_rescore: int = 2000          # ... and rescore this many Hamming-nearest candidates exactly
     passages: bool = True             # a memory's cosine is the best of its main and passage vectors (when stored)
@@ -202,6 +203,7 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "retrieval.keyword_candidates": (0, None, False), "retrieval.semantic_k": (0, None, False),
     "retrieval.semantic_min_confidence": (0, 1, False),
     "retrieval.date_prior": (0, 1, False), "retrieval.sign_index_min": (0, None, False),
+    "retrieval.vector_cache_auto": (0, None, False),
     "retrieval.sign_rescore": (1, None, False), "retrieval.date_slack_days": (0, None, False),
     # any decay in (0, 1] works (edge amplitudes are rebased before the factor can underflow); weights are
     # stored as weight / factor with factor >= 2^-64, so a weight above ~1e288 could not be stored: the

@@ -174,7 +174,7 @@ class LlamaEmbedder:
 
     def __init__(self, path: str | Path, model_id: str | None = None, n_ctx: int = 512, n_threads: int = 0):
         path = Path(path)
-        meta = check_gguf(path, prefix="hela.")
+        meta = check_gguf(path, prefix="hela.", cache=True)
         arch = meta.get("general.architecture", "?")
         if f"{arch}.pooling_type" not in meta:
             raise ModelError(f"{path}: '{arch}' model has no pooling type, so it is not a sentence-embedding "
@@ -242,7 +242,7 @@ class LlamaChat:
     def __init__(self, path: str | Path, model_id: str | None = None, n_ctx: int = 4096, n_threads: int = 0,
                  flash_attn: bool = True):
         path = Path(path)
-        meta = check_gguf(path)
+        meta = check_gguf(path, cache=True)
         arch = meta.get("general.architecture", "?")
         if f"{arch}.pooling_type" in meta and arch in ("bert", "nomic-bert", "jina-bert-v2", "t5encoder"):
             raise ModelError(f"{path}: '{arch}' is an embedding model, not a chat model")

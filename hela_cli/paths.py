@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 
 def data_dir() -> Path:
@@ -32,3 +33,33 @@ def ensure_private_dir(path: Path) -> Path:
         finally:
             os.umask(old)
     return path
+
+
+def file_cache(source: Path, what: str) -> Path:
+    """A cache file in the data dir for something derived from ``source`` (a model file), keyed by its
+    name, size and mtime so that a changed or truncated file never meets a stale entry."""
+    st = Path(source).stat()
+    return data_dir() / "cache" / f"{Path(source).name}.{st.st_size}.{st.st_mtime_ns}.{what}.json"
+
+
+def read_cache(cache: Path) -> Any:
+    """The JSON in ``cache``, or None when it is missing or unreadable."""
+    import json
+
+    try:
+        return json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_cache(cache: Path, data: Any) -> None:
+    """Write ``data`` as JSON atomically; a read-only home just means no cache."""
+    import json
+
+    try:
+        ensure_private_dir(cache.parent)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, cache)
+    except OSError:
+        pass

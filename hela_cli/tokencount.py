@@ -12,8 +12,6 @@ llama.cpp's on real text.
 
 from __future__ import annotations
 
-import json
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -84,13 +82,6 @@ class BpeCounter:
         return n + self._count_plain(text[pos:])
 
 
-def _cache_file(path: Path) -> Path:
-    from hela_cli.paths import data_dir
-
-    st = path.stat()
-    return data_dir() / "cache" / f"{path.name}.{st.st_size}.{st.st_mtime_ns}.tokenizer.json"
-
-
 def _read_tokenizer(path: Path) -> dict[str, Any] | None:
     from hela_cli.gguf import check_gguf
 
@@ -109,25 +100,16 @@ def _read_tokenizer(path: Path) -> dict[str, Any] | None:
 
 def token_counter(path: str | Path) -> BpeCounter | None:
     """A Python token counter for the GGUF at ``path``, or None when its tokenizer is not handled here."""
+    from hela_cli.paths import file_cache, read_cache, write_cache
+
     path = Path(path)
-    cache = _cache_file(path)
-    try:
-        data = json.loads(cache.read_text(encoding="utf-8"))
-        if data.get("v") != _CACHE_VERSION:
-            raise ValueError("old cache")
-    except (OSError, ValueError):
+    cache = file_cache(path, "tokenizer")
+    data = read_cache(cache)
+    if not isinstance(data, dict) or data.get("v") != _CACHE_VERSION:
         data = _read_tokenizer(path)  # raises ModelError for a corrupt file
         if data is None:
             return None
-        try:
-            from hela_cli.paths import ensure_private_dir
-
-            ensure_private_dir(cache.parent)
-            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-            os.replace(tmp, cache)
-        except OSError:  # a read-only home: count without caching
-            pass
+        write_cache(cache, data)  # a read-only home: count without caching
     if data.get("pre") not in _PRE:
         return None
     return BpeCounter(data["merges"], data["specials"], data["pre"])

@@ -5,6 +5,14 @@ commands of ``bench``, ``consolidate`` / ``forget`` / ``inspect`` / ``export`` i
 :mod:`.inspect_cmd`; terminal rendering in :mod:`.render` and :mod:`.explain`.
 """
 
-from hela_cli.cli.commands import app, main
+import os
+
+# numpy's OpenBLAS starts a worker thread per core at import and they spin: 85 instead of 175 ms of CPU for
+# `import numpy` with one thread (idle machine). hela's own matrix work runs on one thread anyway (see
+# hela_cli.store.vector_index._matvec); a user's explicit setting wins. Set before anything imports numpy.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from hela_cli.cli.commands import app, main  # noqa: E402
+
 
 __all__ = ["app", "main"]

@@ -25,19 +25,33 @@ def _stderr_line(line: str) -> None:
     print(f"hela: {line}", file=sys.stderr, flush=True)
 
 
+def _vec0_path() -> str:
+    """sqlite-vec's loadable extension, as ``sqlite_vec.loadable_path()`` gives it, without importing the
+    package: its ``__init__`` imports the standard library's sqlite3 (for type hints), 15 ms of every
+    one-shot command (measured with ``python -X importtime``)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise StoreError("sqlite-vec is not installed; install hela with its dependencies")
+    return os.path.normpath(os.path.join(list(spec.submodule_search_locations)[0], "vec0"))
+
+
 class Connection:
     """Opens the file and owns the connection, transactions, migrations, meta and spaces."""
 
     def __init__(self, path: str | Path = ":memory:", vector_cache: bool = False,
                  progress: Callable[[str], None] | None = _stderr_line, sign_index_min: int = 20_000,
-                 sign_rescore: int = 2000):
+                 sign_rescore: int = 2000, vector_cache_auto: int = 0):
         """``progress``: where an upgrade of an existing database reports its steps (stderr; None: silent).
         ``vector_cache``: keep each space's vectors in memory for KNN at any size (long-lived processes;
         see :mod:`hela_cli.store.vector_index`). Off: spaces up to 20k nodes still use the exact in-process index,
         larger ones are searched by the sign bits persisted in the file (see :mod:`hela_cli.store.vector_index`).
         ``sign_index_min``: spaces with more nodes than this use the persisted sign bits (when
         ``vector_cache`` is off); ``sign_rescore``: how many of their Hamming-nearest candidates are rescored
-        exactly (``retrieval.sign_index_min`` / ``retrieval.sign_rescore``)."""
+        exactly (``retrieval.sign_index_min`` / ``retrieval.sign_rescore``). ``vector_cache_auto``: a space
+        of at most this many nodes searched a second time through this connection gets the in-process index
+        from then on, as with ``vector_cache`` (0: never; ``retrieval.vector_cache_auto``)."""
         self.path = str(path)
         self._in_tx = False
         self._sdb: Database | None = None
@@ -45,8 +59,10 @@ class Connection:
         self.vector_cache = vector_cache
         self.sign_index_min = sign_index_min
         self.sign_rescore = sign_rescore
+        self.vector_cache_auto = vector_cache_auto
+        self._searches: dict[int, int] = {}
         self._signs: dict[int, tuple[int, Any]] = {}
-        self._indexes: dict[int, tuple[int, Any]] = {}
+        self._indexes: dict[int, tuple[int, Any, Any, Any]] = {}  # space -> (version, index, embedder, stamps)
         self._sizes: dict[int, tuple[int, int]] = {}
         self._caches: dict[tuple[int, str], tuple[int, dict[int, Any]]] = {}
         if self.path != ":memory:":
@@ -114,11 +130,9 @@ class Connection:
         return cls(":memory:")
 
     def _load_vec(self) -> None:
-        import sqlite_vec
-
         try:
             self.db.enable_load_extension(True)
-            sqlite_vec.load(self.db)
+            self.db.load_extension(_vec0_path())
             self.db.enable_load_extension(False)
         except AttributeError:  # pragma: no cover
             raise StoreError("this Python's sqlite3 cannot load extensions; install hela with its "

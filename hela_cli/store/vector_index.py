@@ -65,6 +65,7 @@ class VectorIndex:
         self.ids = np.asarray(ids, dtype=np.int64)
         self.n = len(self.ids)
         self.rescore = rescore
+        self.exact_limit = exact_limit
         self.exact = self.n <= exact_limit and not isinstance(vectors, tuple)
         if self.exact:
             self.f32 = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -122,6 +123,25 @@ class VectorIndex:
             return cls(id_arr, quant, exact_limit=exact_limit, **kw)
         mat = np.concatenate(exact_blocks) if exact_blocks else np.zeros((0, dim), dtype=np.float32)
         return cls(id_arr, mat, exact_limit=exact_limit, **kw)
+
+    def updated(self, keep: np.ndarray, ids: np.ndarray, vectors: np.ndarray) -> "VectorIndex | None":
+        """A new index of the rows where ``keep`` is true plus ``(ids, vectors)`` (float32 rows), without
+        reading anything else: what a long-lived process needs after a few writes. A quantized index keeps
+        its centre (new rows are quantized against it). None when the result would cross ``exact_limit``
+        either way: build it again with :meth:`from_rows`."""
+        ids = np.asarray(ids, dtype=np.int64)
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(len(ids), (self.f32 if self.exact else self.q8).shape[1])
+        all_ids = np.concatenate([self.ids[keep], ids])
+        if self.exact:
+            if len(all_ids) > self.exact_limit:
+                return None
+            return VectorIndex(all_ids, np.concatenate([self.f32[keep], vectors]), exact_limit=self.exact_limit,
+                               rescore=self.rescore)
+        if len(all_ids) <= self.exact_limit:
+            return None
+        q8, scale = _int8(vectors, self.center)
+        return VectorIndex(all_ids, (np.concatenate([self.q8[keep], q8]), np.concatenate([self.scale[keep], scale]),
+                                     self.center), exact_limit=self.exact_limit, rescore=self.rescore)
 
     def knn(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
         """``[(node_id, cosine)]`` best first (vectors are unit length)."""
