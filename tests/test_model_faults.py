@@ -144,6 +144,27 @@ def test_every_truncation_point_is_a_model_error(tmp_path):
     assert check_gguf(p)["general.architecture"] == "bert"
 
 
+def test_cached_check_never_vouches_for_a_changed_file(tmp_path, monkeypatch):
+    """``check_gguf(cache=True)`` (every model load) answers from the user's cache only for the very file it
+    walked: after the file is cut in place, the walk runs again and refuses it."""
+    import hela_cli.gguf as gguf
+
+    monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
+    p = tmp_path / "m.gguf"
+    p.write_bytes(MINILM.read_bytes())
+    first = check_gguf(p, prefix="hela.", cache=True)
+    assert first["general.architecture"] == "bert" and list((tmp_path / "home" / "cache").glob("m.gguf.*"))
+    walks = []
+    real = gguf._scan_gguf
+    monkeypatch.setattr(gguf, "_scan_gguf", lambda *a, **k: walks.append(1) or real(*a, **k))
+    assert check_gguf(p, prefix="hela.", cache=True) == first and not walks    # from the cache
+    data = p.read_bytes()
+    p.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelError, match="corrupt or truncated"):
+        check_gguf(p, prefix="hela.", cache=True)
+    assert walks
+
+
 def test_chat_model_given_as_embedder(db, tmp_path):
     src = tmp_path / "new.jsonl"
     messages_file(src, 3, "new")
