@@ -34,8 +34,8 @@ class Edges:
     # ---------------------------------------------------------------- snapshot / factor
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[None]:
-        """Run the enclosed reads in one read transaction (or in the caller's write transaction)."""
-        if self._in_tx:
+        """Run the enclosed reads in one read transaction (or in the caller's transaction, read or write)."""
+        if self._in_tx or self.db.in_transaction:
             yield
             return
         self.db.execute("BEGIN")
