@@ -7,8 +7,10 @@ ingested with ``ingest_conversations`` and the default config (turn + previous t
 
 * ``one_at_a_time``: the embedding path before batching: llama-cpp-python's ``Llama.embed`` called once
   per text, plain attention (what ``LlamaEmbedder.embed`` did up to commit 4b13683);
+* ``one_context``: the batching below on one llama.cpp context with every thread (up to issue 16's round 4);
 * ``batched``: today's ``LlamaEmbedder.embed`` (texts sorted by token count, several per ``llama_decode``,
-  flash attention).
+  flash attention; with two or more threads, half of a batch's decodes on a second context in a second
+  thread).
 
 ``--embedders minilm,e5-small`` compares embedders instead of modes (each in the ``batched`` mode, interleaved;
 an alias of ``hela models pull`` or a GGUF path; tokens counted by each model's own tokenizer, prefix included).
@@ -72,6 +74,16 @@ class OneAtATime:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return np.asarray([self._llm.embed(t if t.strip() else ".", normalize=True, truncate=True)
                            for t in texts], dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def one_context(emb: Any) -> Any:
+    """Today's batching on one llama.cpp context with every thread (the embedder before issue 16's round
+    4, which runs half of a batch's decodes on a second context)."""
+    from hela_cli.models import LlamaEmbedder
+
+    e = LlamaEmbedder(emb.path, emb.model_id, n_ctx=emb.n_ctx, n_threads=emb.n_threads)
+    e._embed_groups = lambda texts, groups, out: [e._embed_group(e._llm, texts, g, out) for g in groups]
+    return e
 
 
 class Timed:
@@ -145,7 +157,7 @@ def main() -> None:
     ap.add_argument("--locomo-turns", type=int, default=700, help="first N turns of it [700]")
     ap.add_argument("--lme", default=None, help="LongMemEval file (e.g. ../shared/data/longmemeval_s_dev30.json)")
     ap.add_argument("--lme-items", type=int, default=1, help="first N haystacks of it [1]")
-    ap.add_argument("--modes", default="one_at_a_time,batched")
+    ap.add_argument("--modes", default="one_context,batched", help="of one_at_a_time, one_context, batched")
     ap.add_argument("--embedders", default=None, help="compare these embedders (aliases or GGUF paths), "
                     "batched mode, instead of --modes")
     ap.add_argument("--rules", default="default", help=f"embedding-text rules, of {','.join(RULES)} [default]")
@@ -169,7 +181,8 @@ def main() -> None:
         embedders = {(name, ctx): Memory(cfgs[r].replace(**{"models.embedder": name})).embedder
                      for name in modes for r in rules for ctx in [cfgs[r].models.embed_ctx]}
     else:
-        embedders = {(m, ctx): (e if m == "batched" else OneAtATime(e)) for ctx, e in base.items() for m in modes}
+        wrap = {"batched": lambda e: e, "one_context": one_context, "one_at_a_time": OneAtATime}
+        embedders = {(m, ctx): wrap[m](e) for ctx, e in base.items() for m in modes}
     sets = []
     if args.locomo:
         sets.append(("locomo", load("locomo", args.locomo, args.locomo_turns)))

@@ -62,3 +62,30 @@ def test_batched_vectors_match_sentence_transformers(embedder):
 
 def test_empty_batch(embedder):
     assert embedder.embed([]).shape == (0, embedder.dim)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_two_contexts_give_the_vectors_of_one(embedder, single, threads):
+    """With two or more threads a batch of several decodes runs half on a second context in a second
+    thread; the vectors, their order and the errors are those of one context."""
+    from hela_cli.models import LlamaEmbedder
+
+    emb = LlamaEmbedder(embedder.path, n_threads=threads)
+    texts = _texts() * 3
+    got = emb.embed(texts)
+    assert (emb._peer is not None) == (threads >= 2)   # loaded by the first batch of several decodes
+    want = np.stack([single(t) for t in texts])
+    assert (got * want).sum(axis=1).min() >= 0.999
+    assert float(emb.embed_query([texts[4]])[0] @ got[4]) >= 0.999   # one text: the main context alone
+
+
+def test_a_failure_on_the_second_context_is_raised(embedder, monkeypatch):
+    from hela_cli.models import LlamaEmbedder
+
+    emb = LlamaEmbedder(embedder.path, n_threads=2)
+    emb.embed(_texts())                      # the second context exists now
+    monkeypatch.setattr(emb._peer, "embed", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("peer broke")))
+    with pytest.raises(RuntimeError, match="peer broke"):
+        emb.embed(_texts())
+    monkeypatch.undo()
+    assert emb.embed(_texts()).shape[0] == len(_texts())   # both contexts usable afterwards
