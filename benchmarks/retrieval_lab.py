@@ -4,6 +4,7 @@
     python benchmarks/retrieval_lab.py eval VARIANT [VARIANT ...]  # evidence recall per variant
     python benchmarks/retrieval_lab.py retest [VARIANT]              # LoCoMo asked twice (test-retest, issue 17)
     python benchmarks/retrieval_lab.py ranks [VARIANT]               # where evidence ranks by S_base
+    python benchmarks/retrieval_lab.py misses [VARIANT]              # where missed evidence lies (links, rank)
     python benchmarks/retrieval_lab.py cosines                       # the embedder's cosine scale (LoCoMo)
     python benchmarks/retrieval_lab.py list                        # the named variants
 
@@ -452,6 +453,47 @@ def evidence_ranks(out: Path, cfg: Config, emb: Any, depth: int = 200) -> dict[s
             for name, r in ranks.items()}
 
 
+def evidence_misses(out: Path, cfg: Config, emb: Any, depth: int = 200) -> dict[str, dict[str, int]]:
+    """Where the LoCoMo evidence that a retrieval (learning off) misses lies: per category, evidence turns
+    found, and the missed ones by whether the graph links them to one of the ten base memories (a
+    conversation link, else a keyword link, else not linked: what spreading could reach at all) and by
+    their rank by S_base (spreading off, ``depth`` memories): 14-30, 31-100, beyond."""
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    deep = cfg.replace(**{"retrieval.k": depth, "retrieval.m": 0, "retrieval.spreading": False,
+                          "retrieval.vector_candidates": 3000, "retrieval.keyword_candidates": 3000})
+    link_prior = cfg.ingest.initial_weight
+    stats: dict[str, dict[str, int]] = {}
+    for c in convs:
+        with Store(out / f"locomo_{c.name}.db") as st:
+            sp = st.require_space(str(c.name))
+            node_of = {sid: nid for nid, sid in st.db.execute("SELECT id, source_id FROM nodes WHERE space_id=?",
+                                                                 (sp.id,))}
+            adj: dict[int, dict[int, float]] = {}
+            for a, b, prior in st.db.execute("SELECT a, b, prior FROM edges WHERE space_id=?", (sp.id,)):
+                adj.setdefault(a, {})[b] = prior
+                adj.setdefault(b, {})[a] = prior
+            for qa in c.qa:
+                q = str(qa["question"])
+                got = retrieve(st, sp, emb, q, cfg, learn=False, query_vector=qv[q]).memories
+                found = {m["source_id"] for m in got}
+                base = [node_of[m["source_id"]] for m in got if m["path"] == "base"][:cfg.retrieval.k]
+                order = [m["source_id"] for m in retrieve(st, sp, emb, q, deep, learn=False,
+                                                          query_vector=qv[q]).memories]
+                row = stats.setdefault(CATEGORY_NAMES.get(_category(qa) or 0, "?"), {})
+                for g in evidence_ids(qa.get("evidence")):
+                    if g in found or g not in node_of:
+                        key = "found" if g in found else "not stored"
+                    else:
+                        priors = [adj.get(node_of[g], {}).get(b) for b in base]
+                        kind = ("conversation link" if link_prior in priors else
+                                "keyword link" if any(p is not None for p in priors) else "not linked")
+                        rank = order.index(g) + 1 if g in order else depth + 1
+                        key = f"missed, {kind}, rank {'14-30' if rank <= 30 else '31-100' if rank <= 100 else '>100'}"
+                    row[key] = row.get(key, 0) + 1
+    return {name: dict(sorted(row.items())) for name, row in stats.items()}
+
+
 def cosine_scale(out: Path, emb: Any) -> dict[str, float]:
     """The embedder's cosine scale on LoCoMo (question vs every memory of its conversation): medians over
     questions of the mean and standard deviation of all cosines, of the evidence turns' cosine, and of the
@@ -505,7 +547,7 @@ def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None =
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "ranks", "cosines", "list"])
+    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "ranks", "misses", "cosines", "list"])
     ap.add_argument("variants", nargs="*")
     ap.add_argument("--dir", default="/tmp/hela-lab")
     ap.add_argument("--budget", type=int, nargs=2, metavar=("K", "M"),
@@ -541,6 +583,12 @@ if __name__ == "__main__":
             r = {"variant": name, "evidence within top 13/20/30/50/100/200 by S_base":
                  evidence_ranks(Path(args.dir), cfg.replace(**VARIANTS[name][0]), emb)}
             print(json.dumps(r), flush=True)
+    elif args.cmd == "misses":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        for name in args.variants or ["new-defaults"]:
+            print(json.dumps({"variant": name, "evidence": evidence_misses(Path(args.dir),
+                                                                           cfg.replace(**VARIANTS[name][0]), emb)}),
+                  flush=True)
     elif args.cmd == "cosines":
         emb = Memory(cfg, store=Store(":memory:")).embedder
         print(json.dumps({"embedder": emb.model_id, **cosine_scale(Path(args.dir), emb)}), flush=True)
