@@ -154,3 +154,31 @@ def test_the_setting_is_validated_and_defaults_on():
     assert load_config(None, env={"HELA_RETRIEVAL_VECTOR_CACHE_AUTO": "0"}).retrieval.vector_cache_auto == 0
     with pytest.raises(HelaError, match="vector_cache_auto"):
         load_config(None, env={"HELA_RETRIEVAL_VECTOR_CACHE_AUTO": "-5"})
+
+
+def test_appends_refresh_without_the_node_list_and_deletes_read_it(tmp_path, small_limit, monkeypatch):
+    path = tmp_path / "d.db"
+    v = _unit(800, seed=6)
+    s, sp = _store(path, vector_cache_auto=10_000)
+    with s.transaction():
+        ids = s.insert_nodes(sp.id, _rows(0, 500), v[:500])
+    s.knn(sp.id, v[0], 3)
+    s.knn(sp.id, v[1], 3)
+    other = Store(path, sign_index_min=100, sign_rescore=200)
+    reads = []
+    real = Store._node_stamps
+    monkeypatch.setattr(Store, "_node_stamps", lambda self, sid: reads.append(sid) or real(self, sid))
+    with other.transaction():                          # appends only: the aggregate and the new rows
+        more = other.insert_nodes(sp.id, _rows(500, 540, tag="a"), v[500:540])
+    assert s.knn(sp.id, v[520], 1)[0][0] == more[20] and not reads
+    assert s._indexes[sp.id][1].n == 540
+    with other.transaction():                          # a delete in the middle: the whole list
+        other.delete_nodes([ids[100]])
+    assert ids[100] not in {n for n, _ in s.knn(sp.id, v[100], 5)} and reads
+    assert s._indexes[sp.id][1].n == 539
+    reads.clear()
+    with other.transaction():                          # appends again, after the delete
+        last = other.insert_nodes(sp.id, _rows(540, 560, tag="b"), v[540:560])
+    assert s.knn(sp.id, v[555], 1)[0][0] == last[15] and not reads
+    other.close()
+    s.close()

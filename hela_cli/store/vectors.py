@@ -120,11 +120,18 @@ class Search:
     def _refreshed_index(self, space_id: int, index: Any, stamps: tuple[np.ndarray, np.ndarray] | None,
                          dim: int) -> tuple[Any, Any]:
         """The cached index brought up to date after writes: rows of deleted nodes dropped, new nodes'
-        vectors read and added (:meth:`VectorIndex.updated`). Reading the node list is ~50 ms at 100k
-        nodes where a rebuild reads every vector (~1 s). ``(None, None)`` when a rebuild is due (no
+        vectors read and added (:meth:`VectorIndex.updated`). After inserts only, one aggregate and the new
+        rows (:meth:`_appended_stamps`); otherwise the whole node list (~110 ms at 100k nodes), where a
+        rebuild reads every vector (~1 s). ``(None, None)`` when a rebuild is due (no
         stamps, or more than a quarter of the space changed)."""
         if stamps is None:
             return None, None
+        appended = self._appended_stamps(space_id, *stamps)
+        if appended is not None:  # only inserts since: no need to read the whole node list
+            keep = np.ones(index.n, dtype=bool)
+            new_ids = appended[0]
+            ids, created = np.concatenate([stamps[0], appended[0]]), np.concatenate([stamps[1], appended[1]])
+            return self._index_with(index, keep, new_ids, dim, ids, created)
         ids, created = self._node_stamps(space_id)
         pos = np.searchsorted(stamps[0], index.ids)  # the index's rows against the stamps it was built with
         pos = np.minimum(pos, max(len(stamps[0]) - 1, 0))
@@ -133,7 +140,28 @@ class Search:
         keep = (ids[now_pos] == index.ids) & (created[now_pos] == old_created) if len(ids) else \
             np.zeros(index.n, dtype=bool)
         new_mask = ~np.isin(ids, index.ids[keep])
-        new_ids = ids[new_mask]
+        return self._index_with(index, keep, ids[new_mask], dim, ids, created)
+
+    def _appended_stamps(self, space_id: int, ids: np.ndarray, created: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The stamps of nodes added after the ones in ``(ids, created)`` when nothing else changed (no node
+        deleted, no id given again): the rows up to the newest known id still count and sum their
+        ``created_at`` (microseconds modulo a prime, integers: exact, no overflow) as before. One aggregate over the space in SQLite
+        (~10 ms at 100k nodes) and an id range, instead of the whole list (~110 ms). None otherwise."""
+        top = int(ids[-1]) if len(ids) else 0
+        n, total = self.db.execute(
+            "SELECT count(*), coalesce(sum(CAST(created_at * 1000000 AS INTEGER) % 1000000007), 0) FROM nodes "
+            "WHERE space_id = ? AND id <= ?", (space_id, top)).fetchone()
+        if n != len(ids) or total != int(((created * 1e6).astype(np.int64) % 1000000007).sum()):
+            return None
+        rows = self.db.execute("SELECT id, created_at FROM nodes WHERE space_id = ? AND id > ? ORDER BY id",
+                               (space_id, top)).fetchall()
+        return (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.float64))
+
+    def _index_with(self, index: Any, keep: np.ndarray, new_ids: np.ndarray, dim: int, ids: np.ndarray,
+                    created: np.ndarray) -> tuple[Any, Any]:
+        """``index`` without the rows ``keep`` drops and with the vectors of ``new_ids``; ``(None, None)``
+        when a rebuild is due (a quarter of the space changed, or a node lacks its vector)."""
         if len(new_ids) + int((~keep).sum()) > max(index.n, 1) // 4:
             return None, None
         vecs = self.node_vectors(new_ids.tolist()) if len(new_ids) else {}
