@@ -82,6 +82,17 @@ def _store(path, **kw):
     return s, s.ensure_space("s")
 
 
+def _indexed(path, v, n):
+    """A store whose space holds the first ``n`` of ``v`` and has been searched twice (index kept)."""
+    s, sp = _store(path, vector_cache_auto=10_000)
+    with s.transaction():
+        ids = s.insert_nodes(sp.id, _rows(0, n), v[:n])
+    s.knn(sp.id, v[0], 3)
+    s.knn(sp.id, v[1], 3)
+    assert sp.id in s._indexes
+    return s, sp, ids
+
+
 def test_second_search_keeps_the_index_and_writes_refresh_it(tmp_path, small_limit, monkeypatch):
     path = tmp_path / "a.db"
     v = _unit(900, seed=3)
@@ -120,11 +131,7 @@ def test_second_search_keeps_the_index_and_writes_refresh_it(tmp_path, small_lim
 def test_many_changes_rebuild_and_results_match_a_fresh_store(tmp_path, small_limit):
     path = tmp_path / "b.db"
     v = _unit(1000, seed=4)
-    s, sp = _store(path, vector_cache_auto=10_000)
-    with s.transaction():
-        ids = s.insert_nodes(sp.id, _rows(0, 400), v[:400])
-    s.knn(sp.id, v[0], 5)
-    s.knn(sp.id, v[1], 5)
+    s, sp, ids = _indexed(path, v, 400)
     with s.transaction():
         s.insert_nodes(sp.id, _rows(400, 1000), v[400:])  # more than a quarter: rebuilt
     fresh, _ = _store(path, vector_cache=True)
@@ -159,11 +166,7 @@ def test_the_setting_is_validated_and_defaults_on():
 def test_appends_refresh_without_the_node_list_and_deletes_read_it(tmp_path, small_limit, monkeypatch):
     path = tmp_path / "d.db"
     v = _unit(800, seed=6)
-    s, sp = _store(path, vector_cache_auto=10_000)
-    with s.transaction():
-        ids = s.insert_nodes(sp.id, _rows(0, 500), v[:500])
-    s.knn(sp.id, v[0], 3)
-    s.knn(sp.id, v[1], 3)
+    s, sp, ids = _indexed(path, v, 500)
     other = Store(path, sign_index_min=100, sign_rescore=200)
     reads = []
     real = Store._node_stamps
