@@ -122,8 +122,8 @@ class Search:
         """The cached index brought up to date after writes: rows of deleted nodes dropped, new nodes'
         vectors read and added (:meth:`VectorIndex.updated`). After inserts only, one aggregate and the new
         rows (:meth:`_appended_stamps`); otherwise the whole node list (~110 ms at 100k nodes), where a
-        rebuild reads every vector (~1 s). ``(None, None)`` when a rebuild is due (no
-        stamps, or more than a quarter of the space changed)."""
+        rebuild reads every vector (~1 s). ``(None, None)`` when a rebuild is due (no stamps, or more than
+        a quarter of the space changed)."""
         if stamps is None:
             return None, None
         appended = self._appended_stamps(space_id, *stamps)
@@ -146,8 +146,10 @@ class Search:
                          ) -> tuple[np.ndarray, np.ndarray] | None:
         """The stamps of nodes added after the ones in ``(ids, created)`` when nothing else changed (no node
         deleted, no id given again): the rows up to the newest known id still count and sum their
-        ``created_at`` (microseconds modulo a prime, integers: exact, no overflow) as before. One aggregate over the space in SQLite
-        (~10 ms at 100k nodes) and an id range, instead of the whole list (~110 ms). None otherwise."""
+        ``created_at`` as before (microseconds modulo a prime: integers, exact, no overflow). One aggregate
+        in SQLite (~25 ms at 100k nodes) and an id range, instead of the whole list (~110 ms). A node's
+        vector never changes in place (only ``hela reembed`` rewrites vectors, and it rebinds the
+        embedder, which rebuilds the index). None otherwise."""
         top = int(ids[-1]) if len(ids) else 0
         n, total = self.db.execute(
             "SELECT count(*), coalesce(sum(CAST(created_at * 1000000 AS INTEGER) % 1000000007), 0) FROM nodes "
