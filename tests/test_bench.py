@@ -159,6 +159,20 @@ def test_cli_retrieval_only_json(cli_env, locomo_file, tmp_path):
     assert not (cli_env / "hela.db").exists()  # HELA_DB (the user's database) is never touched
 
 
+def test_root_db_keeps_the_spaces(cli_env, locomo_file, tmp_path):
+    """`hela --db X bench locomo ...` keeps the conversation's space in X, like the bench's own --db (it was
+    ignored while typer's vendored click and the real click's ParameterSource were compared)."""
+    from hela_cli.store import Store
+
+    db = tmp_path / "kept.db"
+    res = runner.invoke(app, ["--db", str(db), "bench", "locomo", str(locomo_file), "--retrieval-only",
+                              "--samples", "pair-b", "--limit", "1"])
+    assert res.exit_code == 0, res.output
+    with Store(db) as s:
+        assert [r["name"] for r in s.spaces()] == ["pair-b"]
+    assert not (cli_env / "hela.db").exists()
+
+
 def test_cli_human_table_and_errors(cli_env, locomo_file):
     res = runner.invoke(app, ["bench", "locomo", str(locomo_file), "--retrieval-only", "--samples", "pair-b",
                               "--limit", "2"])

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-import click
 import typer
 
 from hela_cli.errors import HelaError, InputError
+from hela_cli.cli.clicklib import core as click_core
 from hela_cli.cli.render import clean, console, err_console, print_json, text
 
 bench_app = typer.Typer(no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
@@ -30,7 +30,7 @@ def _explicit_root_db(ctx: typer.Context) -> Optional[str]:
         source = root.get_parameter_source("db")
     except Exception:  # noqa: BLE001 - older click
         return None
-    if source == click.core.ParameterSource.COMMANDLINE:
+    if source == click_core.ParameterSource.COMMANDLINE:
         return root.params.get("db")
     return None
 

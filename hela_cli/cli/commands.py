@@ -11,25 +11,18 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-import click
 import typer
 from typer.core import TyperGroup
 
 from hela_cli import __version__
 from hela_cli.config import Config, load_config
 from hela_cli.errors import HelaError
+from hela_cli.cli.clicklib import core as click_core, exceptions as click_exceptions
 from hela_cli.cli.render import citation_lines, clean, console, err_console, fmt_ts, print_json, table, text
 
-
-try:  # typer >= 0.2x vendors its own copy of click: its usage errors are not click's classes
-    from typer._click import exceptions as _tclick
-except ImportError:  # pragma: no cover - older typer raises click's own exceptions
-    _tclick = click.exceptions
-
-_NO_ARGS_HELP = (click.exceptions.NoArgsIsHelpError, _tclick.NoArgsIsHelpError)
-_USAGE_ERRORS = (click.UsageError, _tclick.UsageError)
-_PASS_THROUGH = (click.exceptions.Exit, click.exceptions.Abort, click.ClickException, _tclick.ClickException,
-                 typer.Exit, typer.Abort)
+_NO_ARGS_HELP = (click_exceptions.NoArgsIsHelpError,)
+_USAGE_ERRORS = (click_exceptions.UsageError,)
+_PASS_THROUGH = (click_exceptions.ClickException, typer.Exit, typer.Abort)
 
 
 def _error_line(message: str, code: int) -> typer.Exit:
@@ -49,7 +42,7 @@ def _usage_exit(e: Exception) -> typer.Exit:
 class HelaGroup(TyperGroup):
     """Top-level group: maps errors to one line + exit code, never a traceback."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: click_core.Context, args: list[str]) -> list[str]:
         try:
             return super().parse_args(ctx, args)
         except _NO_ARGS_HELP:
@@ -57,7 +50,7 @@ class HelaGroup(TyperGroup):
         except _USAGE_ERRORS as e:  # a bad global option: one line, exit 2
             raise _usage_exit(e) from None
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: click_core.Context) -> Any:
         try:
             return super().invoke(ctx)
         except HelaError as e:
