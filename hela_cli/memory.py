@@ -86,9 +86,6 @@ class Memory:
         """Tokens as the chat model counts them (its vocabulary only is loaded when no chat is needed)."""
         if self._chat is not None:
             return self._chat.count_tokens(text)
-        return self._token_counter().count_tokens(text)
-
-    def _token_counter(self) -> Any:
         if self._tokenizer is None:  # a cached copy of the vocabulary; llama.cpp's only for other tokenizers
             from hela_cli.models import VocabTokenizer
             from hela_cli.tokencount import token_counter
@@ -96,32 +93,7 @@ class Memory:
             path, _ = resolve_model(self.config.models.chat, self.model_dir, "chat",
                                     self.config.models.search_paths)
             self._tokenizer = token_counter(path) or VocabTokenizer(path)
-        return self._tokenizer
-
-    def _retrieve_and_load_counter(self, question: str, space: str, now: float | None) -> Retrieval:
-        """:meth:`retrieve` with the token counter loaded on a second thread meanwhile. Loading the embedder
-        is mostly llama.cpp (which releases the GIL), loading the counter pure Python: side by side a one-shot
-        ``hela ask --no-llm`` took 0.54 instead of 0.60 s (medians of 21 paired runs, ratio 0.88; BENCHMARKS.md
-        "Speed round 4"). Errors of either are raised here, the retrieval's first."""
-        import threading
-
-        failure: list[BaseException] = []
-
-        def load() -> None:
-            try:
-                self._token_counter()
-            except BaseException as e:  # noqa: BLE001 - re-raised on the calling thread
-                failure.append(e)
-
-        loader = threading.Thread(target=load, name="hela-token-counter", daemon=True)
-        loader.start()
-        try:
-            res = self.retrieve(question, space, now=now, learn=False)
-        finally:
-            loader.join()
-        if failure:
-            raise failure[0]
-        return res
+        return self._tokenizer.count_tokens(text)
 
     # ---------------------------------------------------------------- operations
     def ingest(self, paths: Sequence[str | Path], fmt: str = "auto", space: str | None = None,
@@ -228,10 +200,7 @@ class Memory:
         learn = self.config.retrieval.learn if learn is None else learn
         if llm:
             self.chat  # noqa: B018 - load (and validate) the chat model before retrieving
-        if llm or self._tokenizer is not None or self._embedder is not None:
-            res = self.retrieve(question, space, now=now, learn=False)
-        else:
-            res = self._retrieve_and_load_counter(question, space, now)
+        res = self.retrieve(question, space, now=now, learn=False)
         messages = answer_messages(question, res.memories, res.semantic)
         context = "\n".join(m["content"] for m in messages)
         tokens = self.count_tokens(context)
