@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 from hela_cli.citations import select_citations
 from hela_cli.config import Config
-from hela_cli.errors import HelaError, StoreError
+from hela_cli.errors import HelaError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
 from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
@@ -94,6 +94,17 @@ class Memory:
                                     self.config.models.search_paths)
             self._tokenizer = token_counter(path) or VocabTokenizer(path)
         return self._tokenizer.count_tokens(text)
+
+    def _context_tokens_if_chat(self, context: str) -> int | None:
+        """Without an answer the chat model only counts the context's tokens: when no chat model can be
+        found (not downloaded, a path that does not exist) the count is None rather than a refusal, since
+        retrieval needs none. A chat model that is there but unreadable is still an error."""
+        if self._chat is None and self._tokenizer is None:
+            try:
+                resolve_model(self.config.models.chat, self.model_dir, "chat", self.config.models.search_paths)
+            except ModelError:
+                return None
+        return self.count_tokens(context)
 
     # ---------------------------------------------------------------- operations
     def ingest(self, paths: Sequence[str | Path], fmt: str = "auto", space: str | None = None,
@@ -194,7 +205,8 @@ class Memory:
         answer is learnt from, before a due consolidation (which can take a minute on a CPU) runs: ``hela
         ask`` prints it there. Returns the stable ``hela ask --json`` object, with ``consolidation`` filled
         in; ``citations`` are the memories the answer rests on (:func:`hela_cli.citations.select_citations`,
-        empty without an answer).
+        empty without an answer). Without ``llm``, ``context_tokens`` is None when no chat model is found
+        (retrieval alone needs none).
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
@@ -203,7 +215,7 @@ class Memory:
         res = self.retrieve(question, space, now=now, learn=False)
         messages = answer_messages(question, res.memories, res.semantic)
         context = "\n".join(m["content"] for m in messages)
-        tokens = self.count_tokens(context)
+        tokens = self.count_tokens(context) if llm else self._context_tokens_if_chat(context)
         answer = None
         timings = dict(res.timings_ms)
         if llm:

@@ -10,6 +10,7 @@ in-process through CliRunner.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import struct
@@ -171,6 +172,25 @@ def test_chat_model_given_as_embedder(db, tmp_path):
     before = snapshot(db)
     res = runner.invoke(app, ["ingest", str(src), "--space", "new"], env={"HELA_MODELS_EMBEDDER": str(SMOLLM)})
     refused(res, 3, "has no pooling type, so it is not a sentence-embedding model", before, db)
+
+
+@pytest.mark.parametrize("chat", ["/nonexistent/chat.gguf", "EMPTYDIR"])
+def test_retrieval_alone_needs_no_chat_model(db, tmp_path, chat):
+    """`ask --no-llm` with no chat model to be found (a missing path, or the default not downloaded): the
+    memories and context as always, `context_tokens` null, a plain line saying it was not counted."""
+    env = {"HELA_MODELS_CHAT": chat}
+    if chat == "EMPTYDIR":   # a model dir holding the embedder only: the default chat model is not downloaded
+        (tmp_path / "models").mkdir()
+        (tmp_path / "models" / MINILM.name).symlink_to(MINILM)
+        env = {"HELA_MODELS_DIR": str(tmp_path / "models")}
+    res = runner.invoke(app, ["ask", "hello", "--space", "base", "--no-llm", "--no-learn", "--json"], env=env)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["memories"] and out["context"] and out["context_tokens"] is None
+    res = runner.invoke(app, ["ask", "hello", "--space", "base", "--no-llm", "--no-learn"], env=env)
+    assert res.exit_code == 0 and "context tokens not counted (no chat model)" in res.stdout
+    res = runner.invoke(app, ["ask", "hello", "--space", "base", "--no-learn"], env=env)   # an answer does need it
+    assert res.exit_code == 3 and "chat model" in res.output
 
 
 def test_embedder_given_as_chat_model(db):

@@ -451,7 +451,9 @@ def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet:
                 for line in citation_lines(res["citations"], console.width):
                     console.print(text(line), soft_wrap=True)
         if explain or no_llm:
-            console.print(text(f"{len(res['memories'])} memories, {res['context_tokens']} context tokens, "
+            tokens = res["context_tokens"]
+            counted = f"{tokens} context tokens" if tokens is not None else "context tokens not counted (no chat model)"
+            console.print(text(f"{len(res['memories'])} memories, {counted}, "
                                f"{res['timings_ms']['total']:.0f} ms"), style="dim")
     sys.stdout.flush()  # out before a consolidation that may follow in this process
 
