@@ -235,7 +235,6 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
     for conv in convs:
         name = space or conv.name or "default"
         sp = store.ensure_space(name)
-        ids_added: list[int] = []
         hashes = [turn_hash(t, i) for i, t in enumerate(conv.turns)]
         existing = store.existing_hashes(sp.id, hashes)
         base_ord = store.next_ord(sp.id)
@@ -281,14 +280,13 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
                     keep = [k for k, n in enumerate(ids) if n != -1]  # keep ids and vectors aligned
                     _associate(store, fresh, [ids[k] for k in keep], vectors[keep] if keep else [], cfg)
             n_new = sum(1 for n in ids if n != -1)
-            ids_added.extend(n for n in ids if n != -1)
+            new_ids.setdefault(name, []).extend(n for n in ids if n != -1)
             added += n_new
             skipped += len(idx) - n_new
             done += len(idx)
             if progress:
                 progress(done, total)
         spaces[name] = spaces.get(name, 0) + len(conv.turns)
-        new_ids.setdefault(name, []).extend(n for n in ids_added)
     keyword_links = 0
     if cfg.ingest.keyword_links > 0:
         for name, nids in new_ids.items():

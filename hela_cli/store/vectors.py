@@ -30,12 +30,15 @@ class Search:
         if k <= 0:
             return []
         if self.embedder_info() is not None:
-            cache = self.vector_cache or self._cache_by_use(space_id)
-            if not cache and self._space_size(space_id) > self.sign_index_min:
+            from hela_cli.store.vector_index import EXACT_LIMIT
+
+            size = 0 if self.vector_cache else self._space_size(space_id)
+            cache = self.vector_cache or self._cache_by_use(space_id, size)
+            if not cache and size > self.sign_index_min:
                 hits = self._sign_knn(space_id, vector, k)
                 if hits is not None:
                     return hits
-            elif cache or self._small_space(space_id):
+            elif cache or size <= EXACT_LIMIT:   # up to 20k nodes the in-process index is exact and fast
                 index = self._vector_index(space_id)
                 if index.exact:
                     return index.knn(vector, k)
@@ -51,7 +54,7 @@ class Search:
             (_blob(vector), int(k), space_id)).fetchall()
         return [(nid, 1.0 - dist) for nid, dist in rows]
 
-    def _cache_by_use(self, space_id: int) -> bool:
+    def _cache_by_use(self, space_id: int, size: int) -> bool:
         """``vector_cache_auto``: from its second search through this connection, a space of at most that
         many nodes is searched with the in-process index (kept current by :meth:`_vector_index`). A one-shot
         command searches once and never pays the load (~1 s at 100k nodes); a long-lived process (library,
@@ -60,18 +63,11 @@ class Search:
         self._searches[space_id] = seen + 1
         if self.vector_cache_auto <= 0 or (seen == 0 and space_id not in self._indexes):
             return False
-        return self._space_size(space_id) <= self.vector_cache_auto
+        return size <= self.vector_cache_auto
 
     def _nodes_version(self, space_id: int) -> int:
         row = self.db.execute("SELECT nodes_version FROM spaces WHERE id=?", (space_id,)).fetchone()
         return row[0] if row else -1
-
-    def _small_space(self, space_id: int) -> bool:
-        """Spaces up to ``EXACT_LIMIT`` nodes use the in-process index even without ``vector_cache``: there it
-        is exact (same results as sqlite-vec), loads in milliseconds and answers in ~2 ms instead of ~16."""
-        from hela_cli.store.vector_index import EXACT_LIMIT
-
-        return self._space_size(space_id) <= EXACT_LIMIT
 
     def _space_size(self, space_id: int) -> int:
         """The space's node count, cached until its nodes change. A current ``sign_state`` row holds it
@@ -89,13 +85,14 @@ class Search:
         """The space's in-process index, built on first use and brought up to date after node writes."""
         from hela_cli.store.vector_index import EXACT_LIMIT, VectorIndex
 
+        cached = self._indexes.get(space_id)
+        if cached is not None and cached[0] == self._nodes_version(space_id):
+            return cached[1]   # every search of a small space comes here: no transaction for it
         info = self.embedder_info()
         assert info is not None
         with self._snapshot():  # the version, the node list and the vectors from one snapshot
             version = self._nodes_version(space_id)
             cached = self._indexes.get(space_id)
-            if cached is not None and cached[0] == version:
-                return cached[1]
             index, stamps = None, None
             if cached is not None and cached[2] == info and cached[1].n > EXACT_LIMIT:
                 index, stamps = self._refreshed_index(space_id, cached[1], cached[3], info[1])
