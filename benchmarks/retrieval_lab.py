@@ -50,7 +50,7 @@ from hela_cli.keywords import keywords  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
 from hela_cli.metrics import evidence_ids, evidence_recall  # noqa: E402
 from hela_cli.models import embed_queries  # noqa: E402
-from hela_cli.retrieval import learn_from, retrieve  # noqa: E402
+from hela_cli.retrieval import learn_from_memories, retrieve  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
 
 LOCOMO = "/work/shared/data/locomo_dev.json"
@@ -387,9 +387,7 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2, order: str = "data
                                 pair = (min(m["id"], src["id"]), max(m["id"], src["id"]))
                                 weights[pair] = st.edge_weight(sp, pair[0], pair[1], h.decay)
                         if cfg.retrieval.learn and res.memories:   # Eq.1, as retrieve(learn=True) applies it
-                            learn_from(st, sp, [m["id"] for m in res.memories], cfg, when=time.time(),
-                                       scores={m["id"]: m["base_score"] for m in res.memories},
-                                       spread_in=[m["id"] for m in res.memories if m["path"] == "hebbian"])
+                            learn_from_memories(st, sp, res.memories, cfg, when=time.time())
                         ev = qa.get("evidence")
                         spread_in = [m for m in res.memories if m["path"] != "base" and m["id"] not in ref]
                         learned_ids, link_ids, kw_ids = [], [], []

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> None:
     from hela_cli.forget import forget
     from hela_cli.ingest import ingest_conversations
     from hela_cli.memory import Memory
-    from hela_cli.retrieval import learn_from
+    from hela_cli.retrieval import learn_from_memories
     from hela_cli.store import Store
 
     cfg = load_config(None)
@@ -65,8 +65,7 @@ def run(args: argparse.Namespace) -> None:
                     out.flush()
                     print(conv.name, i, cat, rec["with"]["locomo_f1"], rec["without"]["locomo_f1"], flush=True)
                 if res.memories:   # as `hela bench`: learn, then a due auto-consolidation, forgetting every 50
-                    learn_from(store, store.require_space(conv.name), [m["id"] for m in res.memories], cfg,
-                               when=time.time())
+                    learn_from_memories(store, store.require_space(conv.name), res.memories, cfg, when=time.time())
                     mem.maybe_consolidate(conv.name)
                 if (i + 1) % 50 == 0:
                     forget(store, store.require_space(conv.name), cfg, apply=True)

@@ -21,7 +21,7 @@ from hela_cli.errors import HelaError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
 from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
-from hela_cli.retrieval import Retrieval, learn_from, retrieve
+from hela_cli.retrieval import Retrieval, learn_from_memories, retrieve
 from hela_cli.store import Store
 
 
@@ -227,10 +227,8 @@ class Memory:
         step = res.step
         if learn and res.memories:
             t2 = time.perf_counter()
-            step = learn_from(self.store, self.store.require_space(space), [m["id"] for m in res.memories],
-                              self.config, when=time.time(),
-                              scores={m["id"]: m["base_score"] for m in res.memories},
-                              spread_in=[m["id"] for m in res.memories if m["path"] == "hebbian"])
+            step = learn_from_memories(self.store, self.store.require_space(space), res.memories, self.config,
+                                       when=time.time())
             timings["learn"] = (time.perf_counter() - t2) * 1000
         timings["total"] = (time.perf_counter() - t0) * 1000
         result = {

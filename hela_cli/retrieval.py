@@ -180,13 +180,20 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     step = space.step
     if learn and memories:
         t3 = time.perf_counter()
-        step = learn_from(store, space, [m["id"] for m in memories], cfg, when=time.time(),
-                          scores={m["id"]: m["base_score"] for m in memories},
-                          spread_in=[m["id"] for m in memories if m["path"] == "hebbian"])
+        step = learn_from_memories(store, space, memories, cfg, when=time.time())
         timings["learn"] = (time.perf_counter() - t3) * 1000
     timings["total"] = (time.perf_counter() - t0) * 1000
     return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=step,
                      timings_ms=timings)
+
+
+def learn_from_memories(store: Store, space: Space, memories: list[dict[str, Any]], cfg: Config,
+                        when: float) -> int:
+    """:func:`learn_from` for the memories of a retrieval (``Retrieval.memories``): their ids, S_base scores
+    and which of them the spreading bonus brought in."""
+    return learn_from(store, space, [m["id"] for m in memories], cfg, when=when,
+                      scores={m["id"]: m["base_score"] for m in memories},
+                      spread_in=[m["id"] for m in memories if m["path"] == "hebbian"])
 
 
 def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, when: float,
