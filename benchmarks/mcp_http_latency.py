@@ -14,9 +14,9 @@ each mode runs on its own copy of that database file, so every mode starts from 
 * **http, 2 clients**: the same server, two client sessions sending their recalls at the same time.
 
 For each: the first ``recall`` (database open, embedder load, index load) apart, then p50 / p95 of the next
-``--queries`` recalls per client (end to end at the client), the wall time of that phase and the server
-process's CPU time per recall (``/proc/PID/stat``, utime + stime: steadier than wall times on a shared
-machine). The modes are run ``--rounds`` times in turn (stdio, http 1, http 2, stdio, ...) so that
+``--queries`` recalls per client (end to end at the client), the wall time of that phase and the CPU time
+per recall of the server process (``/proc/PID/stat``, utime + stime) and of the clients (this process,
+``getrusage``): steadier than wall times on a shared machine. The modes are run ``--rounds`` times in turn (stdio, http 1, http 2, stdio, ...) so that
 changes in machine load fall on all of them. Nothing is written into the repository.
 """
 
@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import secrets
 import shutil
 import socket
@@ -49,6 +50,11 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp_latency import SPACE, build, pct  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
+
+
+def self_cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def cpu_s(pid: int) -> float:
@@ -99,10 +105,10 @@ async def run_stdio(db: Path, first: str, questions: list[str]) -> dict[str, Any
         t = time.perf_counter()
         await timed_recalls(s, [first])
         first_ms = (time.perf_counter() - t) * 1000
-        c0, t0 = cpu_s(pid), time.perf_counter()
+        c0, s0, t0 = cpu_s(pid), self_cpu_s(), time.perf_counter()
         times = await timed_recalls(s, questions)
-        wall, cpu = time.perf_counter() - t0, cpu_s(pid) - c0
-    return summary("stdio, 1 client", first_ms, [times], wall, cpu)
+        wall, cpu, own = time.perf_counter() - t0, cpu_s(pid) - c0, self_cpu_s() - s0
+    return summary("stdio, 1 client", first_ms, [times], wall, cpu, own)
 
 
 def free_port() -> int:
@@ -152,25 +158,26 @@ async def run_http(db: Path, first: str, questions: list[str], clients: int, log
             for i in range(clients):
                 tg.start_soon(client, i)
             await ready.wait()
-            c0, t0 = cpu_s(proc.pid), time.perf_counter()
+            c0, s0, t0 = cpu_s(proc.pid), self_cpu_s(), time.perf_counter()
             go.set()
-        wall, cpu = time.perf_counter() - t0, cpu_s(proc.pid) - c0
+        wall, cpu, own = time.perf_counter() - t0, cpu_s(proc.pid) - c0, self_cpu_s() - s0
         out = err.read_text()
         if token in out:
             raise SystemExit("the token appeared in the server's output")
     finally:
         proc.terminate()
         proc.wait(60)
-    return summary(f"http, {clients} client{'s' if clients > 1 else ''}", results_first[0], results, wall, cpu)
+    return summary(f"http, {clients} client{'s' if clients > 1 else ''}", results_first[0], results, wall, cpu, own)
 
 
-def summary(mode: str, first_ms: float, per_client: list[list[float]], wall_s: float, cpu_s_: float
-            ) -> dict[str, Any]:
+def summary(mode: str, first_ms: float, per_client: list[list[float]], wall_s: float, server_cpu: float,
+            client_cpu: float) -> dict[str, Any]:
     allt = [t for ts in per_client for t in ts]
     return {"mode": mode, "first_recall_ms": round(first_ms, 1), "recalls": len(allt),
             "p50_ms": pct(allt, 50), "p95_ms": pct(allt, 95), "phase_wall_s": round(wall_s, 2),
             "recalls_per_s": round(len(allt) / wall_s, 1),
-            "server_cpu_ms_per_recall": round(1000 * cpu_s_ / len(allt), 1)}
+            "server_cpu_ms_per_recall": round(1000 * server_cpu / len(allt), 1),
+            "client_cpu_ms_per_recall": round(1000 * client_cpu / len(allt), 1)}
 
 
 def main() -> None:
@@ -211,7 +218,7 @@ def main() -> None:
                 runs.append(res)
                 log(f"  round {rnd + 1} {res['mode']}: first {res['first_recall_ms']:.0f} ms, p50 {res['p50_ms']} "
                     f"p95 {res['p95_ms']} ms, {res['recalls_per_s']}/s, server CPU {res['server_cpu_ms_per_recall']} "
-                    f"ms/recall")
+                    f"ms/recall, client CPU {res['client_cpu_ms_per_recall']} ms/recall")
     finally:
         if not a.dir:
             shutil.rmtree(tmp, ignore_errors=True)

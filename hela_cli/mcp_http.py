@@ -113,9 +113,9 @@ def resolve_token(token_file: str | None, loopback: bool, where: str,
     env = os.environ if env is None else env
     if token_file:
         path = Path(token_file).expanduser()
-        return Token(_read_token(path, f"--token-file {path}"), f"--token-file {path}")
+        return Token(_read_token(path, f"--token-file {path}"), f"from --token-file {path}")
     if env.get(TOKEN_ENV):
-        return Token(_check_token(env[TOKEN_ENV].strip(), f"environment {TOKEN_ENV}"), f"environment {TOKEN_ENV}")
+        return Token(_check_token(env[TOKEN_ENV].strip(), f"environment {TOKEN_ENV}"), f"from ${TOKEN_ENV}")
     if not loopback:
         raise InputError(f"refusing to serve on {where} (not a loopback address) without a token: give "
                          f"--token-file PATH or set {TOKEN_ENV}")
