@@ -159,10 +159,21 @@ def client_config(url: str, token: str) -> dict[str, Any]:
 
 
 def _listen(family: int, address: str, port: int, where: str) -> socket.socket:
+    """The listening socket, made here so that a busy port or a bad address is one line. Its protocol is
+    set to TCP explicitly: asyncio turns TCP_NODELAY on for accepted sockets only when ``sock.proto`` says
+    TCP, and ``socket.create_server`` leaves it 0. Without it the response body waits for the client's
+    delayed ACK: a trivial call took 44 ms instead of ~4 (keep-alive client, median of 40, busy machine)."""
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        return socket.create_server((address, port), family=family)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind((address, port))
+        sock.listen(2048)
     except OSError as e:
+        sock.close()
         raise InputError(f"--http {where}: cannot listen there ({e.strerror or e})") from None
+    return sock
 
 
 def serve_http(config: Config, address: str, token_file: str | None = None,

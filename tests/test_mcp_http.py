@@ -384,3 +384,30 @@ def test_static_token_verifier():
             assert await v.verify_token(wrong) is None
 
     anyio.run(main)
+
+
+def test_accepted_connections_get_tcp_nodelay():
+    """asyncio (as uvicorn runs it) sets TCP_NODELAY on accepted sockets only when the listening socket says
+    TCP; without it every response body waited ~40 ms for the client's delayed ACK."""
+    import asyncio
+
+    from hela_cli.mcp_http import _listen
+
+    sock = _listen(socket.AF_INET, "127.0.0.1", free_port(), "test")
+    seen: list[int] = []
+
+    class Probe(asyncio.Protocol):
+        def connection_made(self, transport: Any) -> None:
+            seen.append(transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    async def main() -> None:
+        server = await asyncio.get_running_loop().create_server(Probe, sock=sock)
+        async with server:
+            _, writer = await asyncio.open_connection(*sock.getsockname())
+            while not seen:
+                await asyncio.sleep(0.01)
+            writer.close()
+
+    asyncio.run(main())
+    assert seen == [1]
