@@ -190,7 +190,12 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
     family, numeric = resolve_host(host, port)
     where = f"{host}:{port}"
     token = resolve_token(token_file, is_loopback(numeric), where, env)
-    sock = _listen(family, numeric, port, where)
+    try:
+        sock = _listen(family, numeric, port, where)
+    except InputError:
+        if token.generated:  # never shown: the next start generates (and prints) a new one
+            token_path().unlink(missing_ok=True)
+        raise
     url = url_for(host, port)
 
     base = url[: -len(MCP_PATH)]

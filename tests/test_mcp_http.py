@@ -337,8 +337,11 @@ def test_busy_port_is_one_line(tmp_path):
         s.listen()
         port = s.getsockname()[1]
         r = hela(["mcp", "--http", f"127.0.0.1:{port}"], hela_env(tmp_path, HELA_MCP_TOKEN=TOKEN), timeout=120)
-    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
-    assert r.stderr.startswith(f"error: --http 127.0.0.1:{port}: cannot listen there (")
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+        assert r.stderr.startswith(f"error: --http 127.0.0.1:{port}: cannot listen there (")
+        r = hela(["mcp", "--http", f"127.0.0.1:{port}"], hela_env(tmp_path), timeout=120)  # no token given
+        assert r.returncode == 2 and "cannot listen there" in r.stderr
+    assert not (tmp_path / "home" / "mcp-token").exists()  # a token that was never shown is not kept
 
 
 # ------------------------------------------------------------------------------------- pure logic
