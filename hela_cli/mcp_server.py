@@ -185,7 +185,7 @@ def build_server(config: Config, **options: Any) -> Any:
                 raise HelaToolError(" ".join(str(e).split())) from None
 
     hela = HelaServer(config)
-    limiter = anyio.CapacityLimiter(1)  # one call at a time, all HTTP sessions too: one connection, one set of models
+    limiter = anyio.CapacityLimiter(1)  # one call at a time: one connection, one set of models
     background: list[Any] = []  # the lifespan's task group
 
     async def consolidate_due() -> None:
