@@ -334,9 +334,15 @@ class Memory:
         the exported space's name), all in one transaction; see :mod:`hela_cli.restore`. ``reembed``: embed
         the texts again with the configured embedder (required for an export from another embedder or one
         without vectors). The report's ``ids`` maps each exported memory id to its new id."""
-        from hela_cli.restore import import_export
+        from hela_cli.restore import import_export, load_export
 
-        return import_export(self.store, path, self.config, lambda: self.embedder, space=space, reembed=reembed)
+        t0 = time.perf_counter()
+        exp = load_export(path, reembed=reembed)  # checked before the database is opened or created
+        if space is not None:
+            Store.check_space_name(space)
+        rep = import_export(lambda: self.store, exp, self.config, lambda: self.embedder, space=space,
+                            reembed=reembed)
+        return {**rep, "seconds": round(time.perf_counter() - t0, 3)}
 
     def forget(self, space: str, *, apply: bool = False, now: float | None = None) -> dict[str, Any]:
         """Forgetting candidates (dry run) or their removal (``apply``); see :mod:`hela_cli.forget`."""

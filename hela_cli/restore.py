@@ -298,17 +298,25 @@ def reembed_export(exp: dict[str, Any], embedder: Embedder, cfg: Config) -> None
 
 
 # ----------------------------------------------------------------------------------- import
-def import_export(store: Store, path: str | Path, cfg: Config, embedder: Callable[[], Embedder],
+def load_export(path: str | Path, reembed: bool = False) -> dict[str, Any]:
+    """Read and check the export at ``path`` (every problem an ``InputError``; nothing is opened or
+    written). Without ``reembed`` its vectors are required."""
+    exp = check_export(read_export(path), str(Path(path).expanduser()), need_vectors=not reembed)
+    exp["file"] = str(Path(path).expanduser())
+    return exp
+
+
+def import_export(store: Callable[[], Store], exp: dict[str, Any], cfg: Config, embedder: Callable[[], Embedder],
                   space: str | None = None, reembed: bool = False) -> dict[str, Any]:
-    """Restore the export at ``path`` into ``space`` (default: the exported space's name), which must be
-    new or empty. ``embedder`` is called when the configured embedder is needed (to compare it with the
-    export's, or to re-embed). Returns ``{"space", "file", "memories", "edges", "semantic", "hubs",
-    "step", "embedder", "reembedded", "ids": {exported id: new id}, "seconds"}``."""
+    """Restore the export ``exp`` (:func:`load_export`) into ``space`` (default: the exported space's name),
+    which must be new or empty. ``store`` and ``embedder`` are called when needed (the database is opened,
+    or created, only once the file passed its checks). Returns ``{"space", "file", "memories", "edges",
+    "semantic", "hubs", "step", "embedder", "reembedded", "ids": {exported id: new id}, "seconds"}``."""
     t0 = time.perf_counter()
-    p = str(Path(path).expanduser())
-    exp = check_export(read_export(path), p, need_vectors=not reembed)
+    p = exp["file"]
     name = space or exp["name"] or "default"
-    store.check_space_name(name)
+    Store.check_space_name(name)
+    store = store()
     sp = store.get_space(name)
     if sp is not None and any(store.space_contents(sp.id).values()):
         held = store.space_contents(sp.id)
