@@ -79,7 +79,7 @@ def test_backup_export_import_round_trip_real_models(cli_env, monkeypatch, tmp_p
             s.set_edges(sp, {(1, 5): 0.4, (1, 7): 0.3, (5, 7): 0.2}, 0.995)
         assert s.passage_vectors(range(1, 50)), "the test needs passage vectors"
     rep = json.loads(run("consolidate", "--space", "t", "--json").stdout)
-    assert rep["distilled"] == 1
+    assert rep["distilled"] >= 1
     run("ask", QUESTIONS[3], "-s", "t", "--no-llm", "--json")  # learning after consolidation too
     with Store(db) as s:
         sp = s.require_space("t")
