@@ -197,6 +197,7 @@ def test_backup_is_consistent_while_processes_write(tmp_path, embedder):
             for i in range(1, k):  # each add's link to the previous live turn came with it
                 assert s.edge_prior(sp, live[f"live-{i - 1}"], live[f"live-{i}"]) > 0
             seen.add(k)
+    print(f"{len(copies)} copies; live turns in them: {sorted(seen)}")
     assert len(copies) >= 2 and max(seen) <= n_add
 
 
