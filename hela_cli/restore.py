@@ -298,6 +298,15 @@ def reembed_export(exp: dict[str, Any], embedder: Embedder, cfg: Config) -> None
 
 
 # ----------------------------------------------------------------------------------- import
+_HELD = {"nodes": "memories", "edges": "edges", "semantic": "semantic records", "hubs": "hub states",
+         "asks": "logged asks"}
+
+
+def _not_empty(name: str, held: dict[str, int]) -> StoreError:
+    what = ", ".join(f"{n} {_HELD[k]}" for k, n in held.items() if n)
+    return StoreError(f"space '{name}' is not empty ({what}); import into a new or empty space (-s NAME)")
+
+
 def load_export(path: str | Path, reembed: bool = False) -> dict[str, Any]:
     """Read and check the export at ``path`` (every problem an ``InputError``; nothing is opened or
     written). Without ``reembed`` its vectors are required."""
@@ -319,9 +328,7 @@ def import_export(store: Callable[[], Store], exp: dict[str, Any], cfg: Config, 
     store = store()
     sp = store.get_space(name)
     if sp is not None and any(store.space_contents(sp.id).values()):
-        held = store.space_contents(sp.id)
-        raise StoreError(f"space '{name}' is not empty ({held['nodes']} memories, {held['semantic']} semantic "
-                         f"records); import into a new or empty space (-s NAME)")
+        raise _not_empty(name, store.space_contents(sp.id))
     bound = store.embedder_info()
     emb = embedder()
     target = (emb.model_id, int(emb.dim))
@@ -352,7 +359,7 @@ def import_export(store: Callable[[], Store], exp: dict[str, Any], cfg: Config, 
         store.bind_embedder(*target)
         sp = store.ensure_space(name)
         if any(store.space_contents(sp.id).values()):  # another process wrote meanwhile
-            raise StoreError(f"space '{name}' is not empty; import into a new or empty space (-s NAME)")
+            raise _not_empty(name, store.space_contents(sp.id))
         rows = [{"text": n["text"], "speaker": n["speaker"], "role": n["role"], "ts": n["ts"],
                  "time_str": n["time_str"], "keywords": n["keywords"],
                  "source_id": n["source_id"] if n["source_id"] is not None else str(n["id"]),
