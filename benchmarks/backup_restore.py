@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -52,12 +54,22 @@ def backup_api(src: str, dest: Path) -> None:
 
 def steps(mem: Memory, space: str, work: Path, embedder_for_import: Any, cfg: Config,
           questions: list[str], query: Callable[[Memory, str, str], list[tuple[int, float]]]) -> dict[str, Any]:
-    out: dict[str, Any] = {"db_bytes": os.path.getsize(mem.store.path)}
+    # a memory with a unique text, deleted again: which copy still holds its bytes?
+    secret = "unique-deleted-text-4f1c9a"
+    sp = mem.store.require_space(space)
+    with mem.store.transaction():
+        nid = mem.store.insert_nodes(sp.id, [{"text": secret, "ts": 0.0, "ord": -1, "hash": secret}],
+                                     np.zeros((1, mem.store.embedder_info()[1]), dtype=np.float32) + 0.05)[0]
+    with mem.store.transaction():
+        mem.store.delete_nodes([nid])
     mem.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    out: dict[str, Any] = {"db_bytes": os.path.getsize(mem.store.path)}
     rep, out["backup_vacuum_into"] = timed(lambda: mem.backup(work / "vacuum.db"))
     out["backup_vacuum_into"]["bytes"] = rep["bytes"]
     _, out["backup_api"] = timed(lambda: backup_api(mem.store.path, work / "api.db"))
     out["backup_api"]["bytes"] = os.path.getsize(work / "api.db")
+    out["deleted_text_in"] = {f: secret.encode() in (work / f).read_bytes()
+                              for f in ("hela.db", "vacuum.db", "api.db")}
     sp = mem.store.require_space(space)
     data, out["export_json_vectors"] = timed(lambda: json.dumps(inspection.export_json(mem.store, sp, cfg,
                                                                                        vectors=True)))
@@ -109,7 +121,6 @@ def locomo(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def synthetic(args: argparse.Namespace) -> dict[str, Any]:
-    import numpy as np
     import scale
 
     data = scale.Synthetic(args.n)
