@@ -31,8 +31,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from hela_cli import inspection  # noqa: E402
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
-from hela_cli.retrieval import learn_from  # noqa: E402
-from hela_cli.store import Store, sqlite3  # noqa: E402
+from hela_cli.store import sqlite3  # noqa: E402
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, dict[str, float]]:

@@ -206,10 +206,10 @@ def check_export(data: Any, path: str, need_vectors: bool) -> dict[str, Any]:
         if (prior is None) != (amp is None):
             raise c.fail(w, "'prior' and 'amp' come together")
         edges.append({"pair": pair, "weight": weight, "prior": prior, "amp": amp})
-    raw = bool(edges) and all(e["amp"] is not None for e in edges)
-    if edges and not raw and any(e["amp"] is not None for e in edges):
+    raw = all(e["amp"] is not None for e in edges)
+    if not raw and any(e["amp"] is not None for e in edges):
         raise c.fail("edges", "some edges have 'prior' / 'amp' and some do not")
-    if raw and base_step is None:
+    if raw and edges and base_step is None:
         raise c.fail("space", "missing 'base_step' (needed with the edges' 'amp')")
 
     semantic = []

@@ -4,8 +4,6 @@ restored into a fresh file gives the same content (through the id mapping) and t
 from __future__ import annotations
 
 import json
-import re
-import sqlite3
 import subprocess
 import threading
 from pathlib import Path
