@@ -206,7 +206,7 @@ def _hash_memory(path: Path, hash_embedder, **changes: Any) -> Memory:
 
 
 def test_backup_holds_no_deleted_text_and_refuses_bad_destinations(tmp_path, hash_embedder):
-    secret = "zebra-pancake-7731"
+    secret = "zebra-pancake-7731 zebrapancake7731"
     with _hash_memory(tmp_path / "a.db", hash_embedder) as m:
         m.ingest([str(Path(__file__).resolve().parents[1] / "sample_data" / "conversation.json")], space="s")
         nid = m.add("s", f"my locker code is {secret}")
@@ -216,6 +216,7 @@ def test_backup_holds_no_deleted_text_and_refuses_bad_destinations(tmp_path, has
         assert rep["integrity"] == "ok" and rep["counts"]["nodes"] == m.store.count_nodes(1)
         data = (tmp_path / "b.db").read_bytes()
         assert secret.encode() not in data  # VACUUM INTO copies live rows only, not freed pages
+        assert b"zebrapancake7731" not in data  # nor the keyword-index terms FTS5 keeps after a delete
         with pytest.raises(StoreError, match=r"b\.db: already exists \(use --force to replace it\)$"):
             m.backup(tmp_path / "b.db")
         with pytest.raises(StoreError, match="no such directory"):
