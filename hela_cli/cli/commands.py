@@ -504,6 +504,11 @@ from hela_cli.cli.inspect_cmd import register as _register_inspect  # noqa: E402
 
 _register_inspect(app)
 
+# ----------------------------------------------------------------------------------- backup / import (backup_cmd.py)
+from hela_cli.cli.backup_cmd import register as _register_backup  # noqa: E402
+
+_register_backup(app)
+
 
 def main() -> None:
     app(prog_name="hela")
