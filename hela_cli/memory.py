@@ -326,3 +326,52 @@ class Memory:
         from hela_cli.forget import forget
 
         return forget(self.store, self._existing_space(space), self.config, apply=apply, now=now)
+
+    # ---------------------------------------------------------------- correcting memory (hela_cli/correct.py)
+    def memories(self, space: str, *, speaker: str | None = None, session: str | None = None, since: Any = None,
+                 until: Any = None, contains: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """The space's memories matching the filters, newest first (``hela memories``); dates: anything
+        ``hela add --time`` reads. No model is loaded."""
+        from hela_cli.correct import list_memories, parse_filters
+
+        filters = parse_filters(speaker=speaker, session=session, since=since, until=until, contains=contains)
+        return list_memories(self._open_store(True), self._existing_space(space),
+                             filters, limit)
+
+    def delete(self, space: str, ids: Sequence[int] = (), *, source_ids: Sequence[str] = (),
+               session: str | None = None, speaker: str | None = None, before: Any = None,
+               contains: str | None = None, confirm: bool = False) -> dict[str, Any]:
+        """Delete memories completely (see :mod:`hela_cli.store.correct`): by ``ids`` / ``source_ids`` (an
+        unknown one is an :class:`~hela_cli.errors.InputError`, nothing changed) or by filter, which needs
+        ``confirm=True``. No model is loaded."""
+        from hela_cli.correct import delete, parse_filters
+
+        filters = parse_filters(speaker=speaker, session=session, before=before, contains=contains)
+        return delete(self._open_store(True), self._existing_space(space), list(ids), list(source_ids), filters,
+                      confirm=confirm)
+
+    def edit(self, space: str, node_id: int | None = None, text: str = "", *, source_id: str | None = None
+             ) -> dict[str, Any]:
+        """Replace a memory's text, keeping its id, time, session, speaker and learned links; the previous
+        text goes to its history (:meth:`history`). Re-embeds with the configured embedder."""
+        from hela_cli.correct import edit
+
+        sp = self._existing_space(space)
+        if not isinstance(text, str) or not text.strip():
+            raise HelaError("the new text is empty (to remove a memory, delete it)", 2)
+        self._check_embedder()
+        return edit(self.store, self.embedder, sp, self.config, text, node_id=node_id, source_id=source_id)
+
+    def history(self, space: str, node_id: int | None = None, *, source_id: str | None = None) -> dict[str, Any]:
+        """A memory's earlier texts and its current one, oldest first."""
+        from hela_cli.correct import history
+
+        return history(self.store, self._existing_space(space), node_id=node_id, source_id=source_id)
+
+    def drop_space(self, space: str) -> dict[str, Any]:
+        """Delete a space and all it holds, completely."""
+        store = self._open_store(True)
+        return {"space": space, **store.drop_space(store.require_space(space).id)}
+
+    def rename_space(self, old: str, new: str) -> None:
+        self._open_store(True).rename_space(old, new)

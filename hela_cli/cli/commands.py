@@ -311,10 +311,18 @@ def reembed(
                            f"file, or HELA_MODELS_EMBEDDER={configured}"), style="yellow", soft_wrap=True)
 
 
-@app.command()
+spaces_app = typer.Typer(context_settings={"help_option_names": ["-h", "--help"]},
+                         help="List memory spaces (drop and rename them with the subcommands).")
+app.add_typer(spaces_app, name="spaces")
+
+
+@spaces_app.callback(invoke_without_command=True)
 def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List memory spaces with node, edge and semantic-record counts."""
     from hela_cli.store import Store
+
+    if ctx.invoked_subcommand is not None:
+        return
 
     cfg = _state(ctx).config()
     with Store.open(cfg.db) as s:
@@ -489,6 +497,11 @@ app.add_typer(bench_app, name="bench")
 from hela_cli.cli.inspect_cmd import register as _register_inspect  # noqa: E402
 
 _register_inspect(app)
+
+# ----------------------------------------------------------------------------------- memories / delete / edit / history (correct_cmd.py)
+from hela_cli.cli.correct_cmd import register as _register_correct  # noqa: E402
+
+_register_correct(app, spaces_app)
 
 
 def main() -> None:
