@@ -187,16 +187,24 @@ class Memory:
             self.store.bind_embedder(self.embedder.model_id, self.embedder.dim)
 
     def retrieve(self, question: str, space: str, *, now: float | None = None,
-                 learn: bool | None = None) -> Retrieval:
+                 learn: bool | None = None, speaker: str | None = None, session: str | None = None,
+                 since: Any = None, until: Any = None) -> Retrieval:
+        """Retrieval only. ``speaker``, ``session``, ``since`` / ``until`` (any date ``hela add --time``
+        reads) restrict the candidates before ranking."""
         if not question.strip():
             raise HelaError("the question is empty")
+        from hela_cli.correct import parse_filters
+
+        filters = parse_filters(speaker=speaker, session=session, since=since, until=until) or None
         sp = self._open_store(must_exist=True).require_space(space)
         self._check_embedder()
-        return retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn)
+        return retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn,
+                        filters=filters)
 
     def ask(self, question: str, space: str, *, now: float | None = None, llm: bool = True,
             learn: bool | None = None,
-            on_answer: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+            on_answer: Callable[[dict[str, Any]], None] | None = None, speaker: str | None = None,
+            session: str | None = None, since: Any = None, until: Any = None) -> dict[str, Any]:
         """Retrieve, answer with the chat model using prompt A.2, then learn (Eq.1), then run a due
         auto-consolidation.
 
@@ -212,7 +220,8 @@ class Memory:
         learn = self.config.retrieval.learn if learn is None else learn
         if llm:
             self.chat  # noqa: B018 - load (and validate) the chat model before retrieving
-        res = self.retrieve(question, space, now=now, learn=False)
+        res = self.retrieve(question, space, now=now, learn=False, speaker=speaker, session=session, since=since,
+                            until=until)
         messages = answer_messages(question, res.memories, res.semantic)
         context = "\n".join(m["content"] for m in messages)
         tokens = self.count_tokens(context) if llm else self._context_tokens_if_chat(context)

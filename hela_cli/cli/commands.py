@@ -419,6 +419,10 @@ def ask(
     explain: bool = typer.Option(False, "--explain", help="Show the score trace of every memory."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print the answer alone (no sources), for scripts."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    speaker: Optional[str] = typer.Option(None, "--speaker", help="Recall only what this speaker said."),
+    session: Optional[str] = typer.Option(None, "--session", help="Recall only from this session."),
+    since: Optional[str] = typer.Option(None, "--since", help="Recall only memories at or after this time."),
+    until: Optional[str] = typer.Option(None, "--until", help="Recall only memories at or before this time."),
 ) -> None:
     """Answer a question from memory, then the memories it rests on (retrieval learns from use unless
     --no-learn)."""
@@ -427,7 +431,8 @@ def ask(
     with mem:
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=False if no_learn else None,
-                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm, quiet))
+                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm, quiet),
+                      speaker=speaker, session=session, since=since, until=until)
     rep = res["consolidation"]
     if rep is not None and rep.get("error"):
         err_console.print(text(f"warning: auto-consolidation failed: {rep['error']}"), style="yellow",
@@ -475,7 +480,7 @@ def mcp(
     config: Optional[str] = typer.Option(None, "--config", metavar="PATH", help="YAML config file (as the "
                                          "global --config)."),
 ) -> None:
-    """Run the MCP server on stdio (tools: remember, recall, ask, forget, spaces, hubs)."""
+    """Run the MCP server on stdio (tools: remember, recall, ask, forget, spaces, hubs, memories, update, delete)."""
     try:
         from hela_cli.mcp_server import serve
     except ImportError as e:  # pragma: no cover - mcp is a dependency

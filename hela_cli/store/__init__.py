@@ -23,7 +23,7 @@ measured to matter or where sqlite-utils cannot go:
 
 from hela_cli.store.base import Space, sqlite3
 from hela_cli.store.connection import Connection
-from hela_cli.store.correct import Correct
+from hela_cli.store.correct import Correct, FilteredSearch
 from hela_cli.store.edges import Edges
 from hela_cli.store.integrity import Integrity
 from hela_cli.store.nodes import Nodes
@@ -33,7 +33,7 @@ from hela_cli.store.semantic import Semantic
 from hela_cli.store.vectors import Search
 
 
-class Store(Correct, Nodes, Search, Edges, Semantic, Reembed, Integrity, Connection):
+class Store(Correct, FilteredSearch, Nodes, Search, Edges, Semantic, Reembed, Integrity, Connection):
     """A hela database (``Correct``: list / complete delete / edit, store/correct.py). ``Store(":memory:")`` gives a throw-away in-memory one (tests)."""
 
 

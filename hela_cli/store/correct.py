@@ -388,3 +388,67 @@ class Correct:
 def _chunks(ids: Sequence[int], n: int = 500) -> Iterable[list[int]]:
     for i in range(0, len(ids), n):
         yield list(ids[i:i + n])
+
+
+class FilteredSearch:
+    """Recall filters (speaker, session, time window) applied in candidate selection: KNN over the matching
+    memories only, keyword search joined with them, the date window's memories among them."""
+
+    def knn_among(self, space_id: int, vector: np.ndarray, k: int, allowed: set[int]) -> list[tuple[int, float]]:
+        """Exact nearest of the ``allowed`` memories by cosine, best first. Up to the in-process index's
+        limit (20k nodes) the space's index is used with a mask; above, the allowed vectors are read by id
+        from ``node_emb`` (a filter narrows the space; a filter matching most of a large space reads most
+        of its vectors: ~1 s per 100k)."""
+        from hela_cli.store.vector_index import EXACT_LIMIT, _matvec
+
+        if k <= 0 or not allowed:
+            return []
+        q = np.asarray(vector, dtype=np.float32)
+        if self.embedder_info() is not None and self._space_size(space_id) <= EXACT_LIMIT:
+            index = self._vector_index(space_id)
+            if index.exact:
+                mask = np.isin(index.ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+                ids, mat = index.ids[mask], index.f32[mask]
+                if not len(ids):
+                    return []
+                sims = _matvec(mat, q)
+                kk = min(k, len(ids))
+                top = np.argpartition(-sims, kk - 1)[:kk] if kk < len(ids) else np.arange(len(ids))
+                return sorted(((int(ids[i]), float(sims[i])) for i in top), key=lambda t: (-t[1], t[0]))
+        best: list[tuple[int, float]] = []
+        ordered = sorted(allowed)
+        for i in range(0, len(ordered), 20_000):
+            rows = list(self.select_in("SELECT node_id, embedding FROM node_emb WHERE node_id IN ({ids})",
+                                       ordered[i:i + 20_000]))
+            if not rows:
+                continue
+            sims = _matvec(np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1), q)
+            best.extend((rows[j][0], float(sims[j])) for j in range(len(rows)))
+            best = sorted(best, key=lambda t: (-t[1], t[0]))[:k]
+        return best
+
+    def keyword_search_among(self, space_id: int, terms: Sequence[str], limit: int, **filters: Any
+                             ) -> list[tuple[int, float]]:
+        """:meth:`keyword_search` restricted to the memories matching ``filters`` (joined in the FTS5 query,
+        so the limit counts matching memories only)."""
+        from hela_cli.store.base import _fts_phrase
+
+        terms = [t for t in dict.fromkeys(terms) if t]
+        if not terms or limit <= 0:
+            return []
+        where, args = filter_clause(alias="n", **filters)
+        query = " OR ".join(_fts_phrase(f"s{space_id}_{t}") for t in terms)
+        rows = self.db.execute(
+            f"SELECT node_fts.rowid, -bm25(node_fts) FROM node_fts JOIN nodes n ON n.id = node_fts.rowid "
+            f"WHERE node_fts MATCH ? AND n.space_id = ?{where} ORDER BY bm25(node_fts) LIMIT ?",
+            (query, space_id, *args, int(limit))).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def nodes_in_window_among(self, space_id: int, start: float, end: float, limit: int, **filters: Any) -> list[int]:
+        """:meth:`nodes_in_window` among the memories matching ``filters``."""
+        where, args = filter_clause(**filters)
+        lo = start if start != float("-inf") else -1e300
+        hi = end if end != float("inf") else 1e300
+        return [r[0] for r in self.db.execute(
+            f"SELECT id FROM nodes WHERE space_id=? AND ts BETWEEN ? AND ?{where} ORDER BY ts LIMIT ?",
+            (space_id, lo, hi, *args, int(limit)))]
