@@ -33,6 +33,9 @@ import numpy as np
 from hela_cli.errors import InputError, StoreError
 from hela_cli.store.base import NODE_COLUMNS, _blob, _fts_terms, _node
 
+# Tombstones (ids and times only) are kept this long: longer than any consolidation or ask runs.
+TOMBSTONE_DAYS = 1.0
+
 # Probes of a deleted text searched for in the file bytes: its first PROBE_BYTES bytes, and for a longer
 # text also its middle and its end. Shorter texts than MIN_PROBE bytes are not searched for (they occur
 # in unrelated bytes by chance).
@@ -181,6 +184,26 @@ class Correct:
                                         "instr(coalesce(answer, ''), ?) > 0)", (space_id, t, t)).rowcount
         return {"semantic": records, "semantic_texts": record_texts, "hubs_reset": hubs_reset, "asks": asks}
 
+    def _tombstone(self, space_id: int, ids: Sequence[int]) -> None:
+        """Inside the write transaction: record that these memories were deleted or edited now, and drop
+        tombstones older than :data:`TOMBSTONE_DAYS`."""
+        now = time.time()
+        self.db.execute("DELETE FROM tombstones WHERE at < ?", (now - TOMBSTONE_DAYS * 86400,))
+        self.db.executemany("INSERT INTO tombstones(node_id, space_id, at) VALUES (?, ?, ?)",
+                            [(int(i), space_id, now) for i in ids])
+
+    def changed_since(self, ids: Iterable[int], since: float) -> list[int]:
+        """Those of ``ids`` deleted or edited at or after ``since`` (epoch seconds): a writer that read
+        them before must not write what it derived from them (call inside its write transaction)."""
+        return sorted({r[0] for r in self.select_in(
+            "SELECT node_id FROM tombstones WHERE at >= ? AND node_id IN ({ids})", list(ids), (since,))})
+
+    def deleted_ids(self, ids: Iterable[int]) -> list[int]:
+        """Those of ``ids`` that were deleted (tombstoned and no longer stored)."""
+        return sorted({r[0] for r in self.select_in(
+            "SELECT node_id FROM tombstones t WHERE node_id IN ({ids}) AND NOT EXISTS "
+            "(SELECT 1 FROM nodes n WHERE n.id = t.node_id)", list(ids))})
+
     def _drop_process_caches(self, space_id: int) -> None:
         """Forget every in-process copy of the space's vectors and rows at once (not at the next search)."""
         self._indexes.pop(space_id, None)
@@ -209,6 +232,7 @@ class Correct:
             list(self.select_in("DELETE FROM reembed_stage WHERE kind IN ('node', 'passage') AND id IN ({ids})",
                                 found))
             if found:
+                self._tombstone(space_id, found)
                 self.delete_nodes(found)   # rows, vectors, passages, FTS, edges, evidence, hubs, sign bits
         self._drop_process_caches(space_id)
         rep = {"deleted": found, "semantic": derived["semantic"], "asks": derived["asks"],
@@ -294,6 +318,7 @@ class Correct:
             self.db.execute("INSERT INTO history(node_id, space_id, text, speaker, edited_at) VALUES (?,?,?,?,?)",
                             (node_id, space_id, old, row[1], now))
             derived = self._purge_derived(space_id, [node_id], [old])
+            self._tombstone(space_id, [node_id])
             # created_at moves: another process's in-process index tells a changed row by (id, created_at)
             self.db.execute("UPDATE nodes SET text = ?, keywords = ?, created_at = max(?, created_at + 0.001) "
                             "WHERE id = ?", (text, " ".join(keywords), now, node_id))
@@ -367,7 +392,8 @@ class Correct:
                         "DELETE FROM semantic_vec WHERE semantic_id IN ({ids})",
                         "DELETE FROM semantic WHERE id IN ({ids})"):
                 list(self.select_in(sql, rest))
-            for table in ("asks", "hubs", "edges", "sign_blocks", "sign_state", "history", "node_passage"):
+            for table in ("asks", "hubs", "edges", "sign_blocks", "sign_state", "history", "node_passage",
+                          "tombstones"):
                 self.db.execute(f"DELETE FROM {table} WHERE space_id = ?", (space_id,))
             self.db.execute("DELETE FROM spaces WHERE id = ?", (space_id,))
         self._drop_process_caches(space_id)

@@ -228,6 +228,11 @@ def _m12_history(db: "Database") -> None:
                           "edited_at": float}, pk="id", not_null={"node_id", "space_id", "text", "edited_at"})
     db["history"].create_index(["node_id", "id"], index_name="history_node")
     db.execute("INSERT INTO node_fts(node_fts, rank) VALUES ('secure-delete', 1)")
+    # ids (no text) of memories deleted or edited, with when: a consolidation or an ask that read them
+    # before and writes after does not write records or log rows restating the old text (store/correct.py).
+    # Kept TOMBSTONE_DAYS.
+    db["tombstones"].create({"node_id": int, "space_id": int, "at": float}, not_null={"node_id", "space_id", "at"})
+    db["tombstones"].create_index(["node_id", "at"], index_name="tombstones_node")
 
 
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
