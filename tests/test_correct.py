@@ -279,3 +279,45 @@ def test_history_table_migration_and_fts_secure_delete(tmp_path):
         assert "0012_history" in s.applied_migrations()
         assert s.db.execute("SELECT v FROM node_fts_config WHERE k='secure-delete'").fetchone() == (1,)
         assert s.db.execute("PRAGMA secure_delete").fetchone() == (1,)
+
+
+def test_consolidation_that_read_a_memory_before_its_delete_writes_nothing_from_it(tmp_path, hash_embedder):
+    """The interleaving replayed: consolidation reads a hub's cluster, the chat model runs, another process
+    deletes a memory of that cluster, consolidation writes. No record restating it, no hub state."""
+    from tests.test_consolidate import ScriptedChat, good_reply
+
+    mem = _mem(tmp_path, hash_embedder, consolidation__delta_hub=0.01, consolidation__auto=False)
+    ids = _fill(mem)
+    for _ in range(5):
+        mem.retrieve("secret locker combination zanzibar garden", "x", learn=True)
+    victim = ids["b2"]
+    other = Store(mem.config.db)
+
+    def reply(messages, schema):
+        if victim in schema["properties"]["facts"]["items"]["properties"]["evidence"]["items"]["enum"]:
+            other.erase_nodes(other.require_space("x").id, [victim])   # `hela delete` meanwhile
+        return good_reply(messages, schema)
+
+    mem._chat = ScriptedChat(reply)
+    rep = mem.consolidate("x")
+    other.close()
+    skipped = [h for h in rep["hubs"] if h["status"].startswith("skipped: a memory of its cluster was deleted")]
+    assert skipped and all(victim in h["cluster"] for h in skipped)
+    sp = mem.store.require_space("x")
+    assert all(victim not in h["cluster"] for h in mem.store.hub_state(sp.id).values())
+    assert not any(r["hub_id"] in {h["hub"] for h in skipped} for r in mem.store.get_semantic(space_id=sp.id))
+    assert mem.store.integrity_problems() == []
+
+
+def test_an_ask_that_retrieved_a_memory_deleted_meanwhile_is_not_logged(tmp_path, hash_embedder):
+    mem = _mem(tmp_path, hash_embedder)
+    ids = _fill(mem)
+    res = mem.retrieve("secret locker combination zanzibar", "x", learn=False)
+    got = [m["id"] for m in res.memories]
+    assert ids["b2"] in got
+    with Store(mem.config.db) as other:
+        other.erase_nodes(other.require_space("x").id, [ids["b2"]])
+    sp = mem.store.require_space("x")
+    assert mem.store.log_ask(sp.id, "the combination?", "31-07-99 zanzibar", got, 1) is None
+    assert mem.store.asks(sp.id) == []
+    assert mem.store.log_ask(sp.id, "bread?", "rye", [ids["a2"]], 1) is not None
