@@ -67,21 +67,59 @@ def select(store: Store, space: Space, ids: Sequence[int] = (), source_ids: Sequ
     return [memory_row(n) for n in store.list_nodes(space.id, **filters)]
 
 
+def follower_vectors(store: Store, embedder: Embedder, space: Space, cfg: Config, ids: Sequence[int]
+                     ) -> dict[int, Any]:
+    """New vectors for the turns that had one of the memories ``ids`` in their embedding context (the next
+    ``ingest.context_window`` turns of its session), embedded as ingest would embed them without those
+    memories: a delete leaves no trace of the text in a neighbour's vector."""
+    from hela_cli.formats import Turn
+    from hela_cli.ingest import embedding_texts
+
+    window = cfg.ingest.context_window
+    if window <= 0 or not ids:
+        return {}
+    gone = set(ids)
+    nodes = store.get_nodes(ids)
+    followers: dict[int, dict[str, Any]] = {}
+    for nid in ids:
+        if nid in nodes:
+            for f in store.session_context(space.id, nodes[nid], 0, window, exclude=gone)[1]:
+                followers[f["id"]] = f
+
+    def turn(n: dict[str, Any]) -> Turn:
+        return Turn(n["speaker"] or "", n["text"], n["ts"], n["time_str"] or "", n["session"] or "",
+                    n["source_id"], n["role"])
+
+    texts = []
+    for f in followers.values():
+        prev = store.session_context(space.id, f, window, 0, exclude=gone)[0]
+        turns = [*(turn(n) for n in prev), turn(f)]
+        texts.extend(embedding_texts(turns, [len(turns) - 1], embedder, cfg))
+    if not texts:
+        return {}
+    return dict(zip(followers, embedder.embed(texts)))
+
+
 def delete(store: Store, space: Space, ids: Sequence[int] = (), source_ids: Sequence[str] = (),
-           filters: dict[str, Any] | None = None, confirm: bool = False) -> dict[str, Any]:
+           filters: dict[str, Any] | None = None, confirm: bool = False, embedder: Embedder | None = None,
+           cfg: Config | None = None) -> dict[str, Any]:
     """Delete memories completely (:meth:`hela_cli.store.Store.erase_nodes`). A delete by filter needs
-    ``confirm`` (a refusal says how many it selects); one that selects nothing deletes nothing.
-    Returns ``{"space", "selected": [memory rows], "deleted": [ids], "semantic", "asks", "hubs_reset",
-    "history", "scrub", "seconds"}``."""
+    ``confirm`` (a refusal says how many it selects); one that selects nothing deletes nothing. With an
+    ``embedder`` (and ``cfg``), the turns that had a deleted memory as embedding context are re-embedded
+    without it (:func:`follower_vectors`) in the same transaction.
+    Returns ``{"space", "selected": [memory rows], "deleted": [ids], "reembedded", "semantic", "asks",
+    "hubs_reset", "history", "scrub", "seconds"}``."""
     t0 = time.perf_counter()
     chosen = select(store, space, ids, source_ids, filters)
     if filters and chosen and not confirm:
         raise InputError(f"this filter selects {len(chosen)} memor{'y' if len(chosen) == 1 else 'ies'} of space "
                          f"'{space.name}'; confirm to delete them (--yes / confirm: true)")
     if not chosen:
-        return {"space": space.name, "selected": [], "deleted": [], "semantic": [], "asks": 0, "hubs_reset": 0,
-                "history": 0, "scrub": None, "seconds": round(time.perf_counter() - t0, 3)}
-    rep = store.erase_nodes(space.id, [m["id"] for m in chosen])
+        return {"space": space.name, "selected": [], "deleted": [], "reembedded": [], "semantic": [], "asks": 0,
+                "hubs_reset": 0, "history": 0, "scrub": None, "seconds": round(time.perf_counter() - t0, 3)}
+    chosen_ids = [m["id"] for m in chosen]
+    revectors = follower_vectors(store, embedder, space, cfg, chosen_ids) if embedder is not None and cfg else None
+    rep = store.erase_nodes(space.id, chosen_ids, revectors=revectors)
     return {"space": space.name, "selected": chosen, **rep, "seconds": round(time.perf_counter() - t0, 3)}
 
 
@@ -127,7 +165,7 @@ def edit(store: Store, embedder: Embedder, space: Space, cfg: Config, text: str,
 def history(store: Store, space: Space, node_id: int | None = None, source_id: str | None = None
             ) -> dict[str, Any]:
     """A memory's versions, oldest first, the current one last: ``{"id", "versions": [{"version", "text",
-    "speaker", "date", "current"}]}``; ``date`` of an earlier version: when it was replaced."""
+    "speaker", "replaced", "current"}]}``; ``replaced``: when that version was replaced."""
     nid = store.resolve_nodes(space.id, space.name, [node_id] if node_id is not None else [],
                               [source_id] if source_id is not None else [])[0]
     node = store.get_node(nid)

@@ -352,12 +352,24 @@ class Memory:
                contains: str | None = None, confirm: bool = False) -> dict[str, Any]:
         """Delete memories completely (see :mod:`hela_cli.store.correct`): by ``ids`` / ``source_ids`` (an
         unknown one is an :class:`~hela_cli.errors.InputError`, nothing changed) or by filter, which needs
-        ``confirm=True``. No model is loaded."""
+        ``confirm=True``. The embedder loads to re-embed the turns that had a deleted one as context; when
+        it cannot, the delete still happens and ``note`` says so."""
         from hela_cli.correct import delete, parse_filters
 
         filters = parse_filters(speaker=speaker, session=session, before=before, contains=contains)
-        return delete(self._open_store(True), self._existing_space(space), list(ids), list(source_ids), filters,
-                      confirm=confirm)
+        store, sp = self._open_store(True), self._existing_space(space)
+        embedder, note = None, None
+        if self.config.ingest.context_window > 0 and store.embedder_info() is not None:
+            try:  # the next turns were embedded with the deleted ones as context: re-embed them without
+                self._check_embedder()
+                embedder = self.embedder
+            except HelaError as e:
+                note = f"the turns after the deleted ones keep their vectors ({e.message})"
+        rep = delete(store, sp, list(ids), list(source_ids), filters, confirm=confirm, embedder=embedder,
+                     cfg=self.config)
+        if note and rep["deleted"]:
+            rep["note"] = note
+        return rep
 
     def edit(self, space: str, node_id: int | None = None, text: str = "", *, source_id: str | None = None
              ) -> dict[str, Any]:

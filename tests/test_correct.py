@@ -321,3 +321,20 @@ def test_an_ask_that_retrieved_a_memory_deleted_meanwhile_is_not_logged(tmp_path
     assert mem.store.log_ask(sp.id, "the combination?", "31-07-99 zanzibar", got, 1) is None
     assert mem.store.asks(sp.id) == []
     assert mem.store.log_ask(sp.id, "bread?", "rye", [ids["a2"]], 1) is not None
+
+
+def test_delete_reembeds_the_turn_that_had_it_as_context(tmp_path, hash_embedder):
+    mem = _mem(tmp_path, hash_embedder)
+    ids = _fill(mem)
+    store = mem.store
+    a2, b2 = store.get_node(ids["a2"]), store.get_node(ids["b2"])
+    with_ctx = hash_embedder.embed(embedding_texts(
+        [Turn("Ana", a2["text"], a2["ts"], "", "s2", None), Turn("Bo", b2["text"], b2["ts"], "", "s2", None)], [1],
+        hash_embedder, mem.config))[0]
+    assert np.allclose(store.node_vectors([ids["b2"]])[ids["b2"]], with_ctx)   # as ingest stored it
+    rep = mem.delete("x", [ids["a2"]])
+    assert rep["reembedded"] == [ids["b2"]] and "note" not in rep
+    alone = hash_embedder.embed(embedding_texts([Turn("Bo", b2["text"], b2["ts"], "", "s2", None)], [0], hash_embedder,
+                                                mem.config))[0]
+    assert np.allclose(store.node_vectors([ids["b2"]])[ids["b2"]], alone)       # no trace of the deleted turn
+    assert store.integrity_problems() == []

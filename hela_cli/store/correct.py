@@ -212,14 +212,17 @@ class Correct:
         for key in [k for k in self._caches if k[0] == space_id]:
             del self._caches[key]
 
-    def erase_nodes(self, space_id: int, ids: Sequence[int], scrub: bool = True) -> dict[str, Any]:
+    def erase_nodes(self, space_id: int, ids: Sequence[int], scrub: bool = True,
+                    revectors: dict[int, np.ndarray] | None = None) -> dict[str, Any]:
         """Delete the memories ``ids`` of the space completely (see the module docstring), in one write
         transaction (a savepoint inside the caller's), then, with ``scrub`` and outside any transaction,
         :meth:`scrub` the file of their texts. The public complete-deletion path (``hela delete``,
         ``spaces drop``, an import cleaning up). Ids of other spaces or unknown ids are ignored.
 
         Returns ``{"deleted": [ids], "semantic": [record ids], "asks": n, "hubs_reset": n,
-        "history": n, "scrub": {...} | None}``."""
+        "history": n, "scrub": {...} | None}``. ``revectors``: new vectors for remaining memories whose
+        embedding context held a deleted one (``hela_cli.correct.delete`` computes them), written in the
+        same transaction."""
         with self.transaction():
             rows = list(self.select_in("SELECT id, text FROM nodes WHERE space_id = ? AND id IN ({ids})",
                                        [int(i) for i in ids], (space_id,)))
@@ -231,11 +234,19 @@ class Correct:
                                           c).rowcount for c in _chunks(found))
             list(self.select_in("DELETE FROM reembed_stage WHERE kind IN ('node', 'passage') AND id IN ({ids})",
                                 found))
+            keep = {n: v for n, v in (revectors or {}).items() if n not in set(found)}
+            if keep and found:
+                keep = {r[0]: keep[r[0]] for r in self.select_in(
+                    "SELECT id FROM nodes WHERE space_id = ? AND id IN ({ids})", list(keep), (space_id,))}
+                self._write_vectors(space_id, keep, time.time())
+                self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id = ?", (space_id,))
+                self._signs_replace(space_id, keep)
             if found:
                 self._tombstone(space_id, found)
                 self.delete_nodes(found)   # rows, vectors, passages, FTS, edges, evidence, hubs, sign bits
         self._drop_process_caches(space_id)
-        rep = {"deleted": found, "semantic": derived["semantic"], "asks": derived["asks"],
+        rep = {"deleted": found, "reembedded": sorted(keep) if found else [], "semantic": derived["semantic"],
+               "asks": derived["asks"],
                "hubs_reset": derived["hubs_reset"], "history": history, "scrub": None}
         if scrub and found and not self._in_tx:
             rep["scrub"] = self.scrub([*texts, *derived["semantic_texts"]])
@@ -281,11 +292,17 @@ class Correct:
                 "seconds": round(time.perf_counter() - t0, 3)}
 
     # ---------------------------------------------------------------- edits
-    def session_context(self, space_id: int, node: dict[str, Any], before: int, after: int
-                        ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def session_context(self, space_id: int, node: dict[str, Any], before: int, after: int,
+                        exclude: Iterable[int] = ()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Up to ``before`` turns of the node's session preceding it (oldest first) and up to ``after``
-        following it (in order): an edit re-embeds the node with its preceding context as ingest does,
-        and the turns that had the node as context."""
+        following it (in order), leaving out the nodes ``exclude``: an edit re-embeds the node with its
+        preceding context as ingest does, and the turns that had the node as context."""
+        exclude = set(exclude)
+        if exclude:
+            prev, nxt = self.session_context(space_id, node, before + len(exclude), after + len(exclude))
+            prev = [n for n in prev if n["id"] not in exclude]
+            nxt = [n for n in nxt if n["id"] not in exclude]
+            return prev[len(prev) - before:] if before else [], nxt[:after]
         cols = ", ".join(NODE_COLUMNS)
         sess = node["session"]
         cond = "session IS ?" if sess is None else "session = ?"
@@ -323,14 +340,7 @@ class Correct:
             self.db.execute("UPDATE nodes SET text = ?, keywords = ?, created_at = max(?, created_at + 0.001) "
                             "WHERE id = ?", (text, " ".join(keywords), now, node_id))
             vecs = {node_id: vector, **(followers or {})}
-            for nid, vec in vecs.items():
-                self.db.execute("UPDATE node_emb SET embedding = ? WHERE node_id = ?", (_blob(vec), nid))
-                self.db.execute("DELETE FROM node_vec WHERE node_id = ?", (nid,))
-                self.db.execute("INSERT INTO node_vec(node_id, space_id, embedding) VALUES (?, ?, ?)",
-                                (nid, space_id, _blob(vec)))
-                if nid != node_id:
-                    self.db.execute("UPDATE nodes SET created_at = max(?, created_at + 0.001) WHERE id = ?",
-                                    (now, nid))
+            self._write_vectors(space_id, vecs, now)
             self.db.execute("DELETE FROM node_fts WHERE rowid = ?", (node_id,))
             self.db.execute("INSERT INTO node_fts(rowid, terms) VALUES (?, ?)",
                             (node_id, _fts_terms(space_id, keywords)))
@@ -344,6 +354,18 @@ class Correct:
         scrub = self.scrub([old, *derived["semantic_texts"]]) if not self._in_tx else None
         return {"id": node_id, "previous": old, "semantic": derived["semantic"], "asks": derived["asks"],
                 "hubs_reset": derived["hubs_reset"], "scrub": scrub}
+
+    def _write_vectors(self, space_id: int, vectors: dict[int, np.ndarray], now: float) -> None:
+        """Inside a write transaction: new vectors for existing nodes (``node_emb``, ``node_vec``); their
+        ``created_at`` moves, so another process's in-process index, which tells a changed row by
+        ``(id, created_at)``, reloads them. The caller bumps ``nodes_version`` and then calls
+        :meth:`_signs_replace`."""
+        for nid, vec in vectors.items():
+            self.db.execute("UPDATE node_emb SET embedding = ? WHERE node_id = ?", (_blob(vec), nid))
+            self.db.execute("DELETE FROM node_vec WHERE node_id = ?", (nid,))
+            self.db.execute("INSERT INTO node_vec(node_id, space_id, embedding) VALUES (?, ?, ?)",
+                            (nid, space_id, _blob(vec)))
+            self.db.execute("UPDATE nodes SET created_at = max(?, created_at + 0.001) WHERE id = ?", (now, nid))
 
     def _signs_replace(self, space_id: int, vectors: dict[int, np.ndarray]) -> None:
         """Keep the space's persisted sign bits current when nodes' vectors change in place (call right
