@@ -76,7 +76,7 @@ def delete_cmd(
     mem = _state(ctx).memory()
     with mem:
         if filters and not (ids or source_ids):
-            sp = mem._existing_space(space)
+            sp = mem.space(space)
             chosen = select(mem.store, sp, filters=filters)
             if not chosen:
                 _say(json_out, {"space": space, "selected": [], "deleted": []}, f"no memory in '{space}' matches; "
@@ -188,7 +188,7 @@ def spaces_drop(
     """Delete a space and everything in it, completely (as `hela delete`)."""
     mem = _state(ctx).memory()
     with mem:
-        n = mem.store.count_nodes(mem._existing_space(name).id)
+        n = mem.store.count_nodes(mem.space(name).id)
         if not yes:
             if json_out or not sys.stdin.isatty():
                 raise InputError(f"hela spaces drop: space '{name}' holds {n} memories; add --yes to delete it")
