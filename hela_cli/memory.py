@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 from hela_cli.citations import select_citations
 from hela_cli.config import Config
+from hela_cli.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
 from hela_cli.errors import HelaError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
@@ -65,6 +66,8 @@ class Memory:
 
     @property
     def embedder(self) -> Embedder:
+        if self._embedder is None and is_endpoint(self.config.models.embedder):
+            self._embedder = endpoint_embedder(self.config.models)
         if self._embedder is None:
             path, mid = resolve_model(self.config.models.embedder, self.model_dir, "embedder",
                                       self.config.models.search_paths)
@@ -74,6 +77,8 @@ class Memory:
 
     @property
     def chat(self) -> ChatModel:
+        if self._chat is None and not is_local_chat(self.config.models.chat):
+            self._chat = endpoint_chat(self.config.models)
         if self._chat is None:
             path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat",
                                       self.config.models.search_paths)
@@ -84,8 +89,8 @@ class Memory:
 
     def count_tokens(self, text: str) -> int:
         """Tokens as the chat model counts them (its vocabulary only is loaded when no chat is needed)."""
-        if self._chat is not None:
-            return self._chat.count_tokens(text)
+        if self._chat is not None or not is_local_chat(self.config.models.chat):
+            return self.chat.count_tokens(text)
         if self._tokenizer is None:  # a cached copy of the vocabulary; llama.cpp's only for other tokenizers
             from hela_cli.models import VocabTokenizer
             from hela_cli.tokencount import token_counter
@@ -99,6 +104,11 @@ class Memory:
         """Without an answer the chat model only counts the context's tokens: when no chat model can be
         found (not downloaded, a path that does not exist) the count is None rather than a refusal, since
         retrieval needs none. A chat model that is there but unreadable is still an error."""
+        if self._chat is None and not is_local_chat(self.config.models.chat):
+            try:
+                return self.count_tokens(context)
+            except ModelError:  # a server down, no client model: retrieval alone needs none
+                return None
         if self._chat is None and self._tokenizer is None:
             try:
                 resolve_model(self.config.models.chat, self.model_dir, "chat", self.config.models.search_paths)

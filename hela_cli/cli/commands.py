@@ -187,6 +187,9 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
            "models": rows, "found": found,
            "searched": [{"source": src, "path": str(d), "exists": d.is_dir()}
                         for src, d in search_dirs(cfg.models.search_paths)]}
+    from hela_cli.endpoints import configured_endpoints
+
+    out["endpoints"] = configured_endpoints(cfg.models)
     if json_out:
         print_json(out)
         return
@@ -214,6 +217,11 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
         console.print(text(f"no other GGUF found in: {where}" if where else
                            "no other GGUF searched for (models.search_paths: none)"), style="dim")
     console.print(text(f"configured: embedder={cfg.models.embedder} chat={cfg.models.chat}"))
+    for e in out["endpoints"]:
+        state = "answers" if e["answers"] else f"does not answer: {e['error']}"
+        listed = " (model not listed by the server)" if e["model_listed"] is False else ""
+        console.print(text(f"{e['kind']} endpoint {e['ref']}: {state}{listed}"),
+                      style=None if e["answers"] else "red", soft_wrap=True)
     if embed_info:
         console.print(text(f"database embedder: {embed_info[0]} ({embed_info[1]}-d)"))
 
