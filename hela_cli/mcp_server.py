@@ -18,14 +18,17 @@ import logging
 from pathlib import Path
 from typing import Annotated, Any, AsyncIterator, Callable
 
+from mcp.server.mcpserver import Context
 from pydantic import BaseModel, ConfigDict, Field
 
 from hela_cli import __version__
 from hela_cli.config import Config
 from hela_cli.dates import format_iso
+from hela_cli.endpoints import CLIENT
 from hela_cli.errors import HelaError, InputError
 from hela_cli.memory import Memory
 from hela_cli.paths import default_db_path
+from hela_cli.sampling import NO_SAMPLING, SamplingChat, client_samples
 
 logger = logging.getLogger("hela.mcp")
 
@@ -75,6 +78,20 @@ class HelaServer:
     def __init__(self, config: Config):
         self.memory = Memory(config)
         self.due: set[str] = set()  # spaces whose auto-consolidation may be due (after a learning ask)
+        self.session: Any = None  # the MCP session of the latest ask (models.chat: client samples through it)
+        self.client_samples = False
+        if config.models.chat == CLIENT:  # the client's model (hela_cli.sampling)
+            self.memory._chat = SamplingChat(lambda: self.session, n_ctx=config.models.chat_ctx)
+
+    def attach(self, ctx: Any) -> None:
+        """Remember the calling client's session and whether it lends its model (sampling)."""
+        if ctx is None:
+            return
+        try:
+            self.session, caps = ctx.session, ctx.client_capabilities
+        except (AttributeError, ValueError, LookupError):  # no request context (a direct call)
+            return
+        self.client_samples = client_samples(caps)
 
     # ------------------------------------------------------------------ tools (plain, synchronous)
     def remember(self, space: str, turns: list[TurnIn]) -> dict[str, Any]:
@@ -105,6 +122,8 @@ class HelaServer:
         """As ``hela ask``, except that a due auto-consolidation is left to :meth:`consolidate_due`, which
         the server runs after the answer is sent (it can take a minute with a small CPU model)."""
         mem = self.memory
+        if mem.config.models.chat == CLIENT and not self.client_samples:
+            raise HelaError(NO_SAMPLING)
         saved = mem.config
         mem.config = dataclasses.replace(saved, consolidation=dataclasses.replace(saved.consolidation, auto=False))
         try:
@@ -259,7 +278,9 @@ def build_server(config: Config) -> Any:
                              "the memories it came from.")
     async def ask(space: Space, question: Annotated[str, Field(min_length=1)],
                   learn: Annotated[bool, Field(description="Apply the Hebbian update (default true).")] = True,
-                  now: Annotated[str | None, Field(description="The present for time decay.")] = None) -> dict[str, Any]:
+                  now: Annotated[str | None, Field(description="The present for time decay.")] = None,
+                  ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        hela.attach(ctx)  # models.chat: client answers (and consolidates) through this client's sampling
         return await call(hela.ask, space=space, question=question, learn=learn, now=now)
 
     @server.tool(description="Forgetting: list the memories that are weak, idle and never used (dry run), or "
