@@ -18,7 +18,6 @@ import logging
 from pathlib import Path
 from typing import Annotated, Any, AsyncIterator, Callable
 
-from mcp.server.mcpserver import Context
 from pydantic import BaseModel, ConfigDict, Field
 
 from hela_cli import __version__
@@ -198,7 +197,7 @@ def build_server(config: Config) -> Any:
     """The SDK server (``mcp.server.mcpserver.MCPServer``) with hela's tools registered."""
     try:
         import anyio
-        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver import Context, MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
         from mcp.types import ToolAnnotations
     except ImportError as e:  # pragma: no cover - mcp is a dependency
@@ -223,6 +222,9 @@ def build_server(config: Config) -> Any:
                     raise HelaToolError(f"{name}: invalid arguments: {what}") from None
                 raise HelaToolError(" ".join(str(e).split())) from None
 
+    # the SDK resolves the `ctx: Context` annotation of the ask tool in this module's globals (imported here,
+    # not at the top: the library imports this module without the SDK's CLI stack)
+    globals()["Context"] = Context
     hela = HelaServer(config)
     limiter = anyio.CapacityLimiter(1)  # one call at a time: one connection, one set of models
     background: list[Any] = []  # the lifespan's task group

@@ -19,7 +19,7 @@ from hela_cli.citations import select_citations
 from hela_cli.config import Config
 from hela_cli.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
 from hela_cli.errors import HelaError, ModelError, StoreError
-from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
+from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, accepts_on_text, resolve_model
 from hela_cli.paths import model_dir
 from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
 from hela_cli.retrieval import Retrieval, learn_from_memories, retrieve
@@ -206,7 +206,8 @@ class Memory:
 
     def ask(self, question: str, space: str, *, now: float | None = None, llm: bool = True,
             learn: bool | None = None,
-            on_answer: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+            on_answer: Callable[[dict[str, Any]], None] | None = None,
+            on_text: Callable[[str], None] | None = None) -> dict[str, Any]:
         """Retrieve, answer with the chat model using prompt A.2, then learn (Eq.1), then run a due
         auto-consolidation.
 
@@ -216,7 +217,9 @@ class Memory:
         ask`` prints it there. Returns the stable ``hela ask --json`` object, with ``consolidation`` filled
         in; ``citations`` are the memories the answer rests on (:func:`hela_cli.citations.select_citations`,
         empty without an answer). Without ``llm``, ``context_tokens`` is None when no chat model is found
-        (retrieval alone needs none).
+        (retrieval alone needs none). ``on_text`` gets the answer as it is generated, in pieces that
+        join to the result's ``answer`` (the cleaned answer: :class:`hela_cli.streaming.AnswerStream`); with
+        a chat model that cannot stream, in one piece. The result holds the whole answer either way.
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
@@ -231,8 +234,24 @@ class Memory:
         if llm:
             t1 = time.perf_counter()
             a = self.config.answer
+            stream: dict[str, Any] = {}
+            if on_text is not None and accepts_on_text(self.chat):
+                from hela_cli.streaming import AnswerStream
+
+                shown = AnswerStream(res.memories)
+
+                def fed(piece: str) -> None:
+                    out = shown.feed(piece)
+                    if out:
+                        on_text(out)
+
+                stream["on_text"] = fed
             answer = clean_answer(self.chat.generate(messages, max_tokens=a.max_tokens, temperature=a.temperature,
-                                                     stop=ANSWER_STOP), res.memories)
+                                                     stop=ANSWER_STOP, **stream), res.memories)
+            if on_text is not None:
+                rest, consistent = shown.finish() if stream else (answer, True)
+                if rest:
+                    on_text(rest if consistent else "\n" + rest)
             timings["generate"] = (time.perf_counter() - t1) * 1000
         step = res.step
         if learn and res.memories:

@@ -424,10 +424,19 @@ def ask(
     --no-learn)."""
     st = _state(ctx)
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
+    streamed: list[str] = []  # plain output: the answer is printed as it is generated (equal to the final one)
+
+    def on_text(piece: str) -> None:
+        streamed.append(piece)
+        console.print(text(piece), style="bold", end="", soft_wrap=True)
+        console.file.flush()
+
+    plain = not (json_out or quiet or explain or no_llm)
     with mem:
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=False if no_learn else None,
-                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm, quiet))
+                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm, quiet, streamed=plain),
+                      on_text=on_text if plain else None)
     rep = res["consolidation"]
     if rep is not None and rep.get("error"):
         err_console.print(text(f"warning: auto-consolidation failed: {rep['error']}"), style="yellow",
@@ -437,7 +446,8 @@ def ask(
                                f"in {rep.get('seconds', 0):.0f} s"), style="dim")
 
 
-def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet: bool = False) -> None:
+def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet: bool = False,
+                  streamed: bool = False) -> None:
     if json_out:
         print_json(res)
     elif quiet:
@@ -453,7 +463,7 @@ def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet:
         if no_llm:
             console.print(text(res["context"]), soft_wrap=True)  # verbatim: no wrapping inserted
         else:
-            console.print(text(res["answer"] or ""), style="bold", soft_wrap=True)
+            console.print(text("" if streamed else res["answer"] or ""), style="bold", soft_wrap=True)
             if res.get("citations"):
                 console.print(text("sources:"), style="dim")
                 for line in citation_lines(res["citations"], console.width):
