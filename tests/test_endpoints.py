@@ -193,3 +193,27 @@ def test_library_faults_are_model_errors(fault_server):
     with pytest.raises(ModelError, match="HTTP 500"):
         OpenAIEmbedder(f"openai:e@{fault_server}/500/v1")
     assert Config().models.timeout == 120.0
+
+
+# ----------------------------------------------------------------------------------- bench --reader
+def test_bench_reader_answers_with_the_given_model(cli_env, llama_server, monkeypatch, tmp_path):
+    from tests.test_bench import QA_A, SESSIONS_A, _sample
+    from tests.test_bench_longmemeval import MINI
+
+    monkeypatch.setenv("HELA_API_KEY", SERVER_KEY)
+    ref = f"openai:smollm2@{llama_server}"
+    locomo = tmp_path / "tiny_locomo.json"
+    locomo.write_text(json.dumps([_sample("pair-a", ("Priya", "Tomas"), SESSIONS_A, QA_A)]))
+    rec = tmp_path / "qa.jsonl"
+    res = cli("bench", "locomo", str(locomo), "--limit", "2", "--reader", ref, "--records", str(rec), "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["models"]["chat"] == ref
+    answers = [json.loads(line) for line in rec.read_text().splitlines()]
+    assert answers and all("prediction" in a for a in answers) and any(a["prediction"] for a in answers)
+    res = cli("bench", "longmemeval", str(MINI), "--limit", "1", "--reader", ref, "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["models"]["chat"] == ref
+    bad = cli("bench", "locomo", str(locomo), "--reader", "client")
+    assert bad.exit_code == 2 and "only inside `hela mcp`" in bad.output
+    down = cli("bench", "locomo", str(locomo), "--limit", "1", "--reader", f"openai:smollm2@{dead_url()}")
+    assert down.exit_code == 3 and "cannot connect" in down.output and SERVER_KEY not in down.output
