@@ -67,3 +67,37 @@ def test_cli_ask_streams_and_prints_the_answer_once(cli_env):
     assert lines[0] == as_json["answer"]  # streamed, then the sources: the answer is not printed twice
     assert len(lines) == 1 or lines[1] == "sources:"
     assert quiet.stdout.strip() == as_json["answer"]
+
+
+class _StreamingChat:
+    model_id, n_ctx = "scripted-stream", 4096
+
+    def __init__(self, raw):
+        self.raw = raw
+
+    def count_tokens(self, text):
+        return len(text.split())
+
+    def generate(self, messages, *, max_tokens=256, temperature=0.0, json_schema=None, stop=None, on_text=None):
+        for ch in self.raw:
+            if on_text is not None:
+                on_text(ch)
+        return self.raw.strip()
+
+
+class _WholeChat(_StreamingChat):
+    def generate(self, messages, *, max_tokens=256, temperature=0.0, json_schema=None, stop=None):
+        return self.raw.strip()
+
+
+def test_library_on_text_pieces_join_to_the_answer(make_memory, hash_embedder, tmp_path):
+    conv = tmp_path / "c.jsonl"
+    conv.write_text(json.dumps({"role": "user", "name": "Caroline", "content": "I adopted Tofu.",
+                                "timestamp": "2023-05-08T10:00:00Z"}) + "\n")
+    for chat in (_StreamingChat("Answer: [8 May 2023] Caroline: Tofu, a greyhound\nQuestion: more?"),
+                 _WholeChat("Caroline: Tofu")):
+        mem = make_memory(embedder=hash_embedder, chat=chat, ingest=[conv])
+        pieces: list[str] = []
+        res = mem.ask("What is the dog's name?", "default", on_text=pieces.append, learn=False)
+        assert "".join(pieces) == res["answer"] and res["answer"].startswith("Tofu")
+        assert (len(pieces) > 1) == (type(chat) is _StreamingChat)
