@@ -220,9 +220,14 @@ class _Client:
                     r.read()
                     raise self._status(r.status_code, r.text)
                 kind = r.headers.get("content-type", "")
-                if "json" in kind and "event-stream" not in kind:  # a server that ignores stream: true
+                if "event-stream" not in kind:
                     r.read()
-                    yield {"whole": r.json()}
+                    try:  # a server that ignores stream: true answers with the whole reply
+                        whole = r.json()
+                    except ValueError:
+                        raise ModelError(f"{self.ep.ref}: the reply to {path} is not JSON (HTTP {r.status_code}, "
+                                         f"{kind or 'no content type'}; server-sent events were asked for)") from None
+                    yield {"whole": whole}
                     return
                 for line in r.iter_lines():
                     if not line.startswith("data:"):

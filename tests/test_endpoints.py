@@ -152,7 +152,7 @@ def _state(db):
     ("slow", 3, "no reply within 0.5 s (models.timeout)"),
     ("500", 3, "HTTP 500: model crashed"),
     ("400", 3, "HTTP 400: bad request"),
-    ("html", 3, "is not JSON (HTTP 200, text/html)"),
+    ("html", 3, "is not JSON (HTTP 200, text/html"),
     ("echo401", 2, "HTTP 401: invalid key: Bearer *** (check HELA_API_KEY"),
 ])
 def test_a_failed_answer_is_one_line_and_writes_nothing(demo_db, fault_server, monkeypatch, fault, code, words):
@@ -161,13 +161,14 @@ def test_a_failed_answer_is_one_line_and_writes_nothing(demo_db, fault_server, m
     monkeypatch.setenv("HELA_MODELS_TIMEOUT", "0.5")
     monkeypatch.setenv("HELA_DEBUG", "1")  # a traceback would escape: none may
     before = _state(demo_db)
-    res = cli("ask", "What is the name of Jonas's dog?", "--space", "demo")
-    assert res.exit_code == code, res.output
-    lines = res.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"error: openai:smollm2@{base}: ")
-    assert words in res.output
-    assert SERVER_KEY not in res.output
-    assert _state(demo_db) == before  # no ask logged, no learning step, no access counted
+    for mode in ([], ["--json"]):  # streamed (plain) and whole (--json) answers
+        res = cli("ask", "What is the name of Jonas's dog?", "--space", "demo", *mode)
+        assert res.exit_code == code, res.output
+        lines = res.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"error: openai:smollm2@{base}: ")
+        assert words in res.output
+        assert SERVER_KEY not in res.output
+        assert _state(demo_db) == before  # no ask logged, no learning step, no access counted
     assert SERVER_KEY.encode() not in demo_db.read_bytes()
 
 
