@@ -254,7 +254,9 @@ def _content(ep: Endpoint, reply: Any) -> str:
 
 
 class _Counter:
-    """Token counts from the server's tokenizer if it has one, else :func:`estimate_tokens`."""
+    """Token counts from the server's tokenizer if it has one, else :func:`estimate_tokens`. Which one is
+    found on first use by asking each tokenizer route to count the word "hela" (so no memory text goes to
+    a route the server may not have)."""
 
     def __init__(self, client: _Client):
         self._client = client
@@ -264,26 +266,31 @@ class _Counter:
     def exact(self) -> bool:
         return self.method in ("extras", "tokenize")
 
-    def count(self, text: str) -> int:
+    def _ask(self, method: str, text: str) -> int:
         c, ep = self._client, self._client.ep
-        if self.method in (None, "extras"):
-            try:
-                n = c.post_json("extras/tokenize/count", {"input": text, "model": ep.model}, root=True)["count"]
-                self.method = "extras"
-                return int(n)
-            except (HelaError, KeyError, TypeError, ValueError) as e:
-                if self.method == "extras" or _unreachable(e):
-                    raise
-        if self.method in (None, "tokenize"):
-            try:
-                n = len(c.post_json("tokenize", {"content": text}, root=True)["tokens"])
-                self.method = "tokenize"
-                return n
-            except (HelaError, KeyError, TypeError, ValueError) as e:
-                if self.method == "tokenize" or _unreachable(e):
-                    raise
-        self.method = "estimate"
-        return estimate_tokens(text)
+        try:
+            if method == "extras":  # llama-cpp-python
+                return int(c.post_json("extras/tokenize/count", {"input": text, "model": ep.model}, root=True)["count"])
+            return len(c.post_json("tokenize", {"content": text}, root=True)["tokens"])  # llama.cpp llama-server
+        except (KeyError, TypeError, ValueError):
+            raise ModelError(f"{ep.ref}: the reply of its tokenizer ({method}) has no token count") from None
+
+    def count(self, text: str) -> int:
+        if self.method is None:
+            for method in ("extras", "tokenize"):
+                try:
+                    self._ask(method, "hela")
+                except HelaError as e:
+                    if _unreachable(e):
+                        raise
+                    continue
+                self.method = method
+                break
+            else:
+                self.method = "estimate"
+        if self.method == "estimate":
+            return estimate_tokens(text)
+        return self._ask(self.method, text)
 
 
 def _unreachable(e: BaseException) -> bool:

@@ -194,6 +194,11 @@ def test_library_faults_are_model_errors(fault_server):
     with pytest.raises(ModelError, match="HTTP 500"):
         OpenAIEmbedder(f"openai:e@{fault_server}/500/v1")
     assert Config().models.timeout == 120.0
+    # a server without a tokenizer route: the high estimate (one token per 3 UTF-8 bytes)
+    chat = OpenAIChat(f"openai:m@{fault_server}/500/v1")
+    assert chat.count_tokens("x" * 30) == 10 and chat._counter.method == "estimate" and not chat._counter.exact
+    with pytest.raises(ModelError, match="cannot connect"):
+        OpenAIChat(f"openai:m@{dead_url()}").count_tokens("hello")
 
 
 # ----------------------------------------------------------------------------------- bench --reader
