@@ -58,6 +58,8 @@ class ChatModel(Protocol):
     # generated (streaming) and still returns the whole text; callers pass it only to models that take it
     # (:func:`accepts_on_text`).
 
+    def count_tokens(self, text: str) -> int: ...
+
 
 def accepts_on_text(model: Any) -> bool:
     """Whether a chat model's ``generate`` streams through an ``on_text`` callback."""
@@ -67,8 +69,6 @@ def accepts_on_text(model: Any) -> bool:
         return "on_text" in inspect.signature(model.generate).parameters
     except (TypeError, ValueError, AttributeError):
         return False
-
-    def count_tokens(self, text: str) -> int: ...
 
 
 @dataclass(frozen=True)
