@@ -153,7 +153,8 @@ class _Client:
                 request.headers["Authorization"] = f"Bearer {key}"
             return request
 
-        # loopback: no proxy from the environment (it would take the request off the machine)
+        # loopback: no proxy from the environment (it would take the request off the machine); redirects are
+        # not followed (one to another host would send the text there)
         self._http = httpx.Client(base_url=ep.base_url + "/", timeout=timeout, auth=auth,
                                   trust_env=not ep.loopback)
 
@@ -172,8 +173,8 @@ class _Client:
         detail = body
         try:
             obj = json.loads(body)
-            err = obj.get("error", obj.get("detail", obj)) if isinstance(obj, dict) else obj
-            detail = err.get("message", err) if isinstance(err, dict) else err
+            found = obj.get("error", obj.get("detail", obj)) if isinstance(obj, dict) else obj
+            detail = found.get("message", found) if isinstance(found, dict) else found
         except (ValueError, AttributeError):
             pass
         msg = f"{self.ep.ref}: HTTP {status}: {scrub(str(detail)) or 'no detail'}"
