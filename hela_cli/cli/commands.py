@@ -490,6 +490,10 @@ from hela_cli.cli.inspect_cmd import register as _register_inspect  # noqa: E402
 
 _register_inspect(app)
 
+from hela_cli.cli.ui_cmd import register as _register_ui  # noqa: E402
+
+_register_ui(app)
+
 
 def main() -> None:
     app(prog_name="hela")

@@ -22,6 +22,7 @@ measured to matter or where sqlite-utils cannot go:
 """
 
 from hela_cli.store.base import Space, sqlite3
+from hela_cli.store.browse import Browse, NodeFilter, database_kind
 from hela_cli.store.connection import Connection
 from hela_cli.store.edges import Edges
 from hela_cli.store.integrity import Integrity
@@ -32,8 +33,8 @@ from hela_cli.store.semantic import Semantic
 from hela_cli.store.vectors import Search
 
 
-class Store(Nodes, Search, Edges, Semantic, Reembed, Integrity, Connection):
+class Store(Nodes, Search, Edges, Semantic, Reembed, Integrity, Browse, Connection):
     """A hela database. ``Store(":memory:")`` gives a throw-away in-memory one (tests)."""
 
 
-__all__ = ["FTS_TOKENIZER", "MIGRATIONS", "SCHEMA_VERSION", "Space", "Store", "sqlite3"]
+__all__ = ["FTS_TOKENIZER", "MIGRATIONS", "NodeFilter", "SCHEMA_VERSION", "Space", "Store", "database_kind", "sqlite3"]
