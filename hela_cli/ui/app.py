@@ -190,7 +190,7 @@ def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: boo
         node_id = int_param(request, "id", -1)
         data = views.hub_graph(store, sp, mem.config, node_id)
         data["svg"] = graph.neighbourhood_svg(data, lambda i: url("/graph", space=sp.name, id=i))
-        return page(request, "graph.html", space=sp.name, g=data)
+        return page(request, "graph.html", space=sp.name, g=data, weak=views.WEAK_LINK)
 
     def semantic(request: Request) -> Response:
         sp = views.space(store, request.query_params.get("space", ""))

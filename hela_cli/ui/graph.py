@@ -19,6 +19,7 @@ from typing import Any, Sequence
 
 from hela_cli.inspection import escape, preview
 
+LABELLED_EDGES = 14   # spreading edges whose weight is written on the line (the strongest contributions)
 EDGE_DASH = {"spread": "", "conversation": "", "keyword": "7 4", "learned": "2 3", "match": "1 4"}
 
 
@@ -98,13 +99,13 @@ def _legend_items(items: Sequence[tuple[str, str, str]], x: float, y: float) -> 
     return out
 
 
-def recall_svg(data: dict[str, Any], href: Any, width: int = 760, height: int = 620) -> str:
+def recall_svg(data: dict[str, Any], href: Any, width: int = 900, height: int = 700) -> str:
     """The recall graph: the question in the centre, base hits on the inner ring (rank order, sized by
     S_base), memories that came by the Hebbian path and spreading sources outside the result on the outer
     ring next to their sources, spreading edges with their weights. ``href(node_id)`` gives each link."""
     nodes, edges = data["nodes"], data["edges"]
-    cx, cy = width / 2, (height - 70) / 2 + 10
-    r1, r2 = min(cx, cy) * 0.45, min(cx, cy) * 0.85
+    cx, cy = width / 2, (height - 100) / 2 + 6
+    r1, r2 = min(cx, cy) * 0.55, min(cx, cy) * 0.9
     base = [n for n in nodes if n["role"] == "base"]
     outer = [n for n in nodes if n["role"] != "base"]
     pos: dict[int, tuple[float, float]] = {}
@@ -130,6 +131,8 @@ def recall_svg(data: dict[str, Any], href: Any, width: int = 760, height: int = 
         x, y = pos[n["id"]]
         body.append(_edge(cx, cy, x, y, "match", 1.0, "", f"question matched memory {n['id']} "
                           f"(S_base {_fmt(n['base_score'])})", "q", n["id"]))
+    # weights are labelled on the strongest contributions only (a learned space links most pairs weakly)
+    labelled = {id(e) for e in sorted(edges, key=lambda e: -e["contribution"])[:LABELLED_EDGES]}
     for e in edges:
         if e["source"] not in pos or e["target"] not in pos:
             continue
@@ -137,7 +140,8 @@ def recall_svg(data: dict[str, Any], href: Any, width: int = 760, height: int = 
         w = e["weight"] or 0.0
         tip = (f"spreading {e['source']} -> {e['target']}: edge weight {_fmt(w)} (fixed {_fmt(e.get('prior'))}, "
                f"learned {_fmt(e.get('learned'))}), contribution +{_fmt(e['contribution'])}")
-        body.append(_edge(x1, y1, x2, y2, "spread", 1 + 5 * min(1.0, w), f"{w:.2f}", tip, e["source"], e["target"]))
+        body.append(_edge(x1, y1, x2, y2, "spread", 0.6 + 5 * min(1.0, w), f"{w:.2f}" if id(e) in labelled else "",
+                          tip, e["source"], e["target"]))
     body.append("</g>")
     body.append(f'<g class="node question" data-id="q"><circle class="mark" cx="{cx:.1f}" cy="{cy:.1f}" r="16"/>'
                 f'<text class="node-label" x="{cx:.1f}" y="{cy + 5:.1f}" text-anchor="middle">?</text>'
@@ -170,12 +174,12 @@ def recall_svg(data: dict[str, Any], href: Any, width: int = 760, height: int = 
     return _svg(width, height, f"recall graph: {data['question']}", desc, body, legend, "recall-graph")
 
 
-def neighbourhood_svg(data: dict[str, Any], href: Any, width: int = 760, height: int = 640) -> str:
+def neighbourhood_svg(data: dict[str, Any], href: Any, width: int = 900, height: int = 720) -> str:
     """A memory's neighbourhood: the centre, its cluster on the inner ring and other neighbours on the outer
     ring (strongest first, clockwise), every edge among them styled by kind with its weight."""
     nodes, edges = data["nodes"], data["edges"]
-    cx, cy = width / 2, (height - 70) / 2 + 10
-    r1, r2 = min(cx, cy) * 0.5, min(cx, cy) * 0.86
+    cx, cy = width / 2, (height - 120) / 2 + 6
+    r1, r2 = min(cx, cy) * 0.5, min(cx, cy) * 0.9
     centre = [n for n in nodes if n["role"] == "centre"]
     inner = [n for n in nodes if n["role"] == "cluster"]
     outer = [n for n in nodes if n["role"] == "other"]

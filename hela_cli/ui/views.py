@@ -21,6 +21,7 @@ from hela_cli.store import NodeFilter, Space, Store
 PAGE_SIZE = 50
 MAX_PAGE = 200
 HUB_GRAPH_MAX = 40          # nodes of a hub's neighbourhood graph (the hub, its cluster, then strongest others)
+WEAK_LINK = 0.1            # learned links between two neighbours below this are not drawn (counted)
 RECALL_EXTRA_SOURCES = 12   # spreading sources outside the final set drawn in a recall graph
 
 
@@ -176,10 +177,13 @@ def hub_graph(store: Store, sp: Space, cfg: Config, node_id: int) -> dict[str, A
     among = store.edges_among(sp, order, decay)
     parts = store.edge_parts(sp, list(among), decay)
     sessions = {i: store.session_neighbours(i) for i in order}
-    edges = []
+    edges, hidden = [], 0
     for (a, b), w in sorted(among.items()):
         prior, learned = parts.get((a, b), (0.0, w))
         kind = link_kind(b, prior, sessions.get(a, (None, None)))
+        if node_id not in (a, b) and kind == "learned" and w < WEAK_LINK:
+            hidden += 1   # weak learned links between two neighbours: counted, not drawn
+            continue
         edges.append({"source": a, "target": b, "weight": w, "prior": prior, "learned": learned, "kind": kind})
     strength = sum(w for _, w in nbrs)
     cl = set(cluster)
@@ -188,7 +192,7 @@ def hub_graph(store: Store, sp: Space, cfg: Config, node_id: int) -> dict[str, A
               "timestamp": rows.get(i, {}).get("ts"),
               "weight": next((w for j, w in nbrs if j == i), None)} for i in order if i in rows]
     return {"id": node_id, "space": sp.name, "nodes": nodes, "edges": edges, "degree": len(nbrs),
-            "strength": strength, "cluster": cluster, "shown": len(nodes)}
+            "strength": strength, "cluster": cluster, "shown": len(nodes), "hidden_links": hidden}
 
 
 def semantic(store: Store, sp: Space, page: int = 1, size: int = PAGE_SIZE) -> dict[str, Any]:
