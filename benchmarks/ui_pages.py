@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
+from urllib.parse import quote
 
 import numpy as np
 
@@ -37,7 +38,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from scale import DIM, FAKE_EMBEDDER, SPACE, Synthetic, build  # noqa: E402
 
 from hela_cli.config import Config  # noqa: E402
-from hela_cli.store import Store  # noqa: E402
+from hela_cli.store import BrowseStore, Store  # noqa: E402
 
 
 class QueryEmbedder:
@@ -79,9 +80,9 @@ def use(path: Path, data: Synthetic, cfg: Config, learn: int, semantic: int, log
         return {"reused": False, "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def pages(store: Store, data: Synthetic, cfg: Config) -> list[tuple[str, str]]:
-    """(name, path) of every page, with ids picked from the data: the strongest hub, a node with many
-    edges, the last page of the list."""
+def pages(store: Store, data: Synthetic, cfg: Config, repeat: int) -> list[tuple[str, Any]]:
+    """(name, path or [paths]) of every page, with ids picked from the data: the strongest hub, the last
+    page of the list; recall asks ``repeat + 1`` different questions (the first one cold)."""
     from hela_cli.ui import views
 
     sp = store.require_space(SPACE)
@@ -89,7 +90,7 @@ def pages(store: Store, data: Synthetic, cfg: Config) -> list[tuple[str, str]]:
     hub = hubs[0]["id"] if hubs else 1
     n = store.count_nodes(sp.id)
     last = -(-n // views.PAGE_SIZE)
-    q = data.queries(1, seed=5)[0][0]
+    qs = [quote(t) for t, _ in data.queries(repeat + 1, seed=5)]
     kw = data.vocab[data.topics[0][0]]
     return [("spaces", "/"),
             ("memories, page 1", f"/memories?space={SPACE}"),
@@ -100,7 +101,7 @@ def pages(store: Store, data: Synthetic, cfg: Config) -> list[tuple[str, str]]:
             ("memories, text contains", f"/memories?space={SPACE}&contains={kw}"),
             ("memories, keyword search", f"/memories?space={SPACE}&q={kw}"),
             ("one memory (strongest hub)", f"/memory/{hub}"),
-            ("recall (learning off)", f"/recall?space={SPACE}&q={q}"),
+            ("recall (learning off), a new question each time", [f"/recall?space={SPACE}&q={q}" for q in qs]),
             ("hubs (top 30)", f"/hubs?space={SPACE}"),
             ("hub neighbourhood graph", f"/graph?space={SPACE}&id={hub}"),
             ("semantic records, page 1", f"/semantic?space={SPACE}"),
@@ -115,24 +116,28 @@ def measure(path: Path, data: Synthetic, cfg: Config, repeat: int) -> list[dict[
     from hela_cli.ui.app import create_app
 
     cfg = cfg.replace(db=str(path))
-    qs = data.queries(1, seed=5)
-    store = Store.open(path, vector_cache_auto=cfg.retrieval.vector_cache_auto,
-                       sign_index_min=cfg.retrieval.sign_index_min)
+    qs = data.queries(repeat + 1, seed=5)
+    r = cfg.retrieval
+    store = BrowseStore.open(path, vector_cache=r.vector_cache, sign_index_min=r.sign_index_min,
+                             sign_rescore=r.sign_rescore, vector_cache_auto=0)   # as hela ui opens it
     mem = Memory(cfg, store=store, embedder=QueryEmbedder(qs))
     client = TestClient(create_app(mem, "bench"))
     client.get("/static/ui.css?token=bench")
-    todo = pages(store, data, cfg)
+    todo = pages(store, data, cfg, repeat)
     out = []
-    for name, p in todo:
+    for name, ps in todo:
+        ps = ps if isinstance(ps, list) else [ps] * (repeat + 1)
+        p = ps[0]
         t0 = time.perf_counter()
         r = client.get(p)
         cold = time.perf_counter() - t0
         assert r.status_code == 200, (p, r.status_code, r.text[:300])
         warm = []
-        for _ in range(repeat):
+        for p in ps[1:]:
             t0 = time.perf_counter()
             r = client.get(p)
             warm.append(time.perf_counter() - t0)
+            assert r.status_code == 200, (p, r.status_code, r.text[:300])
         out.append({"page": name, "path": p, "bytes": len(r.content), "cold_ms": round(cold * 1000, 1),
                     "warm_median_ms": round(statistics.median(warm) * 1000, 1),
                     "warm_max_ms": round(max(warm) * 1000, 1)})

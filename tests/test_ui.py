@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from hela_cli.cli import app as cli_app
 from hela_cli.config import Config
 from hela_cli.memory import Memory
-from hela_cli.store import NodeFilter, Store, database_kind
+from hela_cli.store import BrowseStore, NodeFilter, Store, database_kind
 from hela_cli.ui import graph, views
 from hela_cli.ui.app import create_app
 
@@ -224,11 +224,38 @@ def test_browse_queries(tmp_path, hash_embedder):
     assert s.count_matching(sp.id, NodeFilter(contains="100%_")) == 0   # LIKE wildcards are literal
     f = NodeFilter(terms=("tofu",))
     assert s.count_matching(sp.id, f) == len(s.list_nodes(sp.id, f, 1000)) == len(s.keyword_search(sp.id, ["tofu"], 1000))
-    sessions = s.space_sessions(sp.id)
+    sessions = sorted({n["session"] for n in everything})
     assert len(sessions) == 4
-    one = s.list_nodes(sp.id, NodeFilter(session=sessions[-1]), 1000, newest_first=False)
-    assert s.session_neighbours(one[0]["id"])[0] is None and s.session_neighbours(one[1]["id"]) == (one[0]["id"], one[2]["id"])
-    assert s.session_neighbours(10**9) == (None, None)
+    one = s.list_nodes(sp.id, NodeFilter(session=sessions[0]), 1000, newest_first=False)
+    pos = s.node_positions([n["id"] for n in one])
+    assert [pos[n["id"]][1] for n in one] == sorted(pos[n["id"]][1] for n in one)
+    assert not s.turns_between(sp.id, sessions[0], pos[one[0]["id"]][1], pos[one[1]["id"]][1])
+    assert s.turns_between(sp.id, sessions[0], pos[one[0]["id"]][1], pos[one[2]["id"]][1])
+    assert not s.turns_between(sp.id, sessions[1], pos[one[0]["id"]][1], pos[one[2]["id"]][1])
+    mem.close()
+
+
+def test_cached_strengths_match_and_follow_writes(tmp_path, hash_embedder):
+    cfg = Config()
+    cfg.db = str(tmp_path / "c.db")
+    mem = Memory(cfg, store=Store.open(cfg.db, must_exist=False), embedder=hash_embedder)
+    mem.ingest([SAMPLE / "conversation.json"])
+    mem.retrieve("Tofu the greyhound", "demo", learn=True)
+    reader = BrowseStore.open(cfg.db)
+    sp = reader.require_space("demo")
+    for with_priors in (False, True):
+        want = mem.store.edge_strengths(sp, 0.995, with_priors)
+        got = reader.edge_strengths(sp, 0.995, with_priors)
+        assert got.keys() == want.keys()
+        assert all(got[n][1] == want[n][1] and got[n][0] == pytest.approx(want[n][0], abs=1e-9) for n in want)
+    first = reader.edge_strengths(sp, 0.995)
+    assert reader.edge_strengths(sp, 0.995) is first              # one read per database state
+    mem.retrieve("the apple cake recipe with cardamom", "demo", learn=True)   # another connection writes
+    after = reader.edge_strengths(sp, 0.995)
+    assert after is not first
+    want = mem.store.edge_strengths(sp, 0.995)
+    assert after.keys() == want.keys() and all(after[n][0] == pytest.approx(want[n][0]) for n in want)
+    reader.close()
     mem.close()
 
 

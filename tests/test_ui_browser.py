@@ -69,7 +69,7 @@ def server(tmp_path_factory, model_dir_path, embedder):
     assert oct(files[0].stat().st_mode & 0o777) == "0o600"
     cfg = Config()
     cfg.db = env["HELA_DB"]
-    yield {"embedder": embedder, "base": info["url"].split("?")[0], "url": info["url"], "db": env["HELA_DB"], "cfg": cfg,
+    yield {"embedder": embedder, "model_dir": model_dir_path, "base": info["url"].split("?")[0], "url": info["url"], "db": env["HELA_DB"], "cfg": cfg,
            "proc": proc, "token": info["url"].split("token=")[1], "url_file": files[0]}
     proc.send_signal(signal.SIGINT)   # Ctrl-C stops it
     try:
@@ -235,6 +235,19 @@ def test_keyboard_reaches_everything_with_visible_focus(page, server):
     page.keyboard.press("Tab")
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline == "solid"
+
+
+def test_pages_show_what_another_process_wrote(page, server):
+    page.goto(server["base"] + "memories?space=demo")
+    before = page.locator("#count").inner_text()
+    env = {**os.environ, "HELA_DB": server["db"], "HELA_MODELS_DIR": os.environ.get("HELA_MODELS_DIR", ""),
+           "HELA_HOME": str(Path(server["db"]).parent / "home")}
+    env["HELA_MODELS_DIR"] = str(server["model_dir"])
+    subprocess.run([sys.executable, "-m", "hela_cli", "add", "--space", "demo", "--speaker", "Maya",
+                    "Jonas bought a red kayak for the lake."], env=env, check=True, capture_output=True)
+    page.reload()
+    assert page.locator("#count").inner_text() != before
+    assert "red kayak" in page.locator("ol.memories li").first.inner_text()   # newest first
 
 
 @pytest.mark.parametrize("width", [1280, 420])

@@ -22,7 +22,7 @@ measured to matter or where sqlite-utils cannot go:
 """
 
 from hela_cli.store.base import Space, sqlite3
-from hela_cli.store.browse import Browse, NodeFilter, database_kind
+from hela_cli.store.browse import Browse, NodeFilter, StrengthCache, database_kind
 from hela_cli.store.connection import Connection
 from hela_cli.store.edges import Edges
 from hela_cli.store.integrity import Integrity
@@ -37,4 +37,8 @@ class Store(Nodes, Search, Edges, Semantic, Reembed, Integrity, Browse, Connecti
     """A hela database. ``Store(":memory:")`` gives a throw-away in-memory one (tests)."""
 
 
-__all__ = ["FTS_TOKENIZER", "MIGRATIONS", "NodeFilter", "SCHEMA_VERSION", "Space", "Store", "database_kind", "sqlite3"]
+class BrowseStore(StrengthCache, Store):
+    """A :class:`Store` for a long-lived reader (``hela ui``): Eq.2 strengths read once per database state."""
+
+
+__all__ = ["BrowseStore", "FTS_TOKENIZER", "MIGRATIONS", "NodeFilter", "SCHEMA_VERSION", "Space", "Store", "database_kind", "sqlite3"]

@@ -65,6 +65,13 @@ started it. Open the address with its token (<code>?token=...</code>) that <code
 URL file when it started.</p></main></body></html>"""
 
 
+def unexpected(e: Exception) -> str:
+    text = " ".join(str(e).split())[:300]
+    if "locked" in text.lower() or "busy" in text.lower():
+        return "the database stayed locked by another process for too long; try again"
+    return f"unexpected {e.__class__.__name__}: {text}"
+
+
 def _fmt_ts(ts: float | None) -> str:
     from datetime import datetime, timezone
 
@@ -96,7 +103,7 @@ def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: boo
 
     def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
         html = env.get_template(template).render(request=request, url=url, version=__version__, db=store.path,
-                                                 **ctx)
+                                                 status=status, **ctx)
         return HTMLResponse(html, status_code=status)
 
     def url(path: str, **params: Any) -> str:
@@ -112,6 +119,9 @@ def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: boo
                 back_space = request.query_params.get("space")
                 return page(request, "error.html", status=404 if "unknown" in e.message else 400,
                             message=e.message, space=back_space)
+            except Exception as e:  # noqa: BLE001 - a page, never a traceback (the database, a model fault)
+                return page(request, "error.html", status=500, message=unexpected(e),
+                            space=request.query_params.get("space"))
         handler.__name__ = fn.__name__
         return handler
 
@@ -167,6 +177,8 @@ def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: boo
             except HelaError as e:
                 return page(request, "error.html", status=404 if "unknown" in e.message else 400,
                             message=e.message, space=space_name)
+            except Exception as e:  # noqa: BLE001
+                return page(request, "error.html", status=500, message=unexpected(e), space=space_name)
 
         return await run_in_threadpool(run)
 

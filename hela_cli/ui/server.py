@@ -74,6 +74,7 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
     import uvicorn
 
     from hela_cli.memory import Memory
+    from hela_cli.store import BrowseStore
     from hela_cli.ui.app import create_app
 
     path = check_database(cfg)
@@ -95,8 +96,14 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
     sock.set_inheritable(True)
     real_port = sock.getsockname()[1]
 
-    mem = Memory(cfg)
-    mem._open_store(must_exist=True)
+    r = cfg.retrieval
+    # vector_cache_auto off: a space above 20k memories is searched through the sign bits persisted in the
+    # file on every recall, instead of loading the whole space into memory on its second recall (a pause
+    # of several seconds at 100k memories on a busy machine, in the middle of browsing; BENCHMARKS.md).
+    # retrieval.vector_cache: true still loads it (once, on the first recall).
+    store = BrowseStore.open(path, must_exist=True, vector_cache=r.vector_cache, sign_index_min=r.sign_index_min,
+                             sign_rescore=r.sign_rescore, vector_cache_auto=0)
+    mem = Memory(cfg, store=store)
     token = secrets.token_urlsafe(32)
     app = create_app(mem, token, cookie=f"hela-ui-{real_port}", learn_default=learn)
 

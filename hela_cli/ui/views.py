@@ -87,15 +87,27 @@ def memories(store: Store, sp: Space, f: NodeFilter, page: int = 1, size: int = 
     total = store.count_matching(sp.id, f)
     pg = Page(max(1, page), size, total)
     rows = store.list_nodes(sp.id, f, size, pg.offset, newest_first=not oldest_first)
-    return {"rows": rows, "page": pg, "speakers": sorted(store.speaker_counts(sp.id)),
-            "sessions": store.space_sessions(sp.id, 300)}
+    return {"rows": rows, "page": pg, "speakers": sorted(store.speaker_counts(sp.id))}
 
 
-def link_kind(other: int, prior: float, session_pair: tuple[int | None, int | None]) -> str:
+def conversation_links(store: Store, sp: Space, pairs: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The pairs that are consecutive turns of one session (what ingest links as conversation): same
+    session and no turn of it in between (a bounded range read per same-session pair)."""
+    pos = store.node_positions({i for p in pairs for i in p})
+    out = set()
+    for a, b in pairs:
+        if a in pos and b in pos and a != b and pos[a][0] == pos[b][0]:
+            lo, hi = sorted((pos[a][1], pos[b][1]))
+            if not store.turns_between(sp.id, pos[a][0], lo, hi):
+                out.add((a, b))
+    return out
+
+
+def link_kind(conversation: bool, prior: float) -> str:
     """How an edge came to be: ``conversation`` (the next or previous turn of the session, linked at
     ingest), ``keyword`` (a fixed prior between sessions: a cold-start keyword link) or ``learned``
     (weight only from use: Eq.1 after retrievals, or association on ingest)."""
-    if other in session_pair:
+    if conversation:
         return "conversation"
     if prior > 0:
         return "keyword"
@@ -104,18 +116,26 @@ def link_kind(other: int, prior: float, session_pair: tuple[int | None, int | No
 
 def memory(store: Store, cfg: Config, node_id: int) -> dict[str, Any]:
     """One memory (:func:`hela_cli.inspection.node`) whose neighbours carry their link kind and the
-    fixed / learned parts of their weight."""
+    fixed / learned parts of their weight; ``previous`` / ``next``: the neighbouring turns of its session
+    when they are linked to it (only the nearest linked turn on each side can be one)."""
     name = store.node_space_name(node_id)
     if name is None:
         raise StoreError(f"unknown memory id {node_id}")
     data = inspection.node(store, node_id, cfg)
     sp = store.require_space(name)
-    pair = store.session_neighbours(node_id)
     parts = {other: (prior, learned) for other, prior, learned in store.node_edges(sp, node_id, cfg.hebbian.decay)}
+    pos = store.node_positions({node_id, *parts})
+    session, ord_ = pos[node_id]
+    same = [(pos[j][1], j) for j in parts if j in pos and pos[j][0] == session]
+    before = max(((o, j) for o, j in same if o < ord_), default=None)
+    after = min(((o, j) for o, j in same if o > ord_), default=None)
+    candidates = [(node_id, t[1]) for t in (before, after) if t is not None]
+    conv = {b for _, b in conversation_links(store, sp, candidates)}
     for n in data["neighbours"]:
         prior, learned = parts.get(n["id"], (0.0, n["weight"]))
-        n.update(kind=link_kind(n["id"], prior, pair), prior=round(prior, 6), learned=round(learned, 6))
-    data["previous"], data["next"] = pair
+        n.update(kind=link_kind(n["id"] in conv, prior), prior=round(prior, 6), learned=round(learned, 6))
+    data["previous"] = before[1] if before is not None and before[1] in conv else None
+    data["next"] = after[1] if after is not None and after[1] in conv else None
     return data
 
 
@@ -176,11 +196,11 @@ def hub_graph(store: Store, sp: Space, cfg: Config, node_id: int) -> dict[str, A
     rows = store.get_nodes(order)
     among = store.edges_among(sp, order, decay)
     parts = store.edge_parts(sp, list(among), decay)
-    sessions = {i: store.session_neighbours(i) for i in order}
+    conv = conversation_links(store, sp, list(among))
     edges, hidden = [], 0
     for (a, b), w in sorted(among.items()):
         prior, learned = parts.get((a, b), (0.0, w))
-        kind = link_kind(b, prior, sessions.get(a, (None, None)))
+        kind = link_kind((a, b) in conv, prior)
         if node_id not in (a, b) and kind == "learned" and w < WEAK_LINK:
             hidden += 1   # weak learned links between two neighbours: counted, not drawn
             continue
