@@ -9,7 +9,8 @@ learning retrievals (many different questions, then five taken in turn, so that 
 edges, and ``--semantic`` semantic records citing retrieved memories are written. Each page is then asked
 through Starlette's TestClient (the whole app in process: token cookie, routing, handler, SQL, templates;
 no socket), once cold (the first request of a fresh app and store) and ``--repeat`` times warm; the table
-gives the cold time and the median and max of the warm ones. Recall questions come with their vectors
+gives the cold time and the median and max of the warm ones, each wall-clock with the process's CPU time
+in brackets (the CPU figure moves far less with the machine's load). Recall questions come with their vectors
 (an embedder stand-in returns the synthetic query vector: the real embedder's ~10-20 ms per question is
 not in these figures).
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -85,10 +87,10 @@ def pages(store: Store, data: Synthetic, cfg: Config, repeat: int) -> list[tuple
     page of the list; recall asks ``repeat + 1`` different questions (the first one cold)."""
     from hela_cli.ui import views
 
-    sp = store.require_space(SPACE)
-    hubs = views.hubs(store, sp, cfg, top=1)
+    with Store(store.path) as other:   # not the measured store: its caches stay cold
+        hubs = views.hubs(other, other.require_space(SPACE), cfg, top=1)
     hub = hubs[0]["id"] if hubs else 1
-    n = store.count_nodes(sp.id)
+    n = store.count_nodes(store.require_space(SPACE).id)
     last = -(-n // views.PAGE_SIZE)
     qs = [quote(t) for t, _ in data.queries(repeat + 1, seed=5)]
     kw = data.vocab[data.topics[0][0]]
@@ -128,19 +130,38 @@ def measure(path: Path, data: Synthetic, cfg: Config, repeat: int) -> list[dict[
     for name, ps in todo:
         ps = ps if isinstance(ps, list) else [ps] * (repeat + 1)
         p = ps[0]
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         r = client.get(p)
-        cold = time.perf_counter() - t0
+        cold, cold_cpu = time.perf_counter() - t0, time.process_time() - c0
         assert r.status_code == 200, (p, r.status_code, r.text[:300])
-        warm = []
+        warm, warm_cpu = [], []
         for p in ps[1:]:
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             r = client.get(p)
             warm.append(time.perf_counter() - t0)
+            warm_cpu.append(time.process_time() - c0)
             assert r.status_code == 200, (p, r.status_code, r.text[:300])
         out.append({"page": name, "path": p, "bytes": len(r.content), "cold_ms": round(cold * 1000, 1),
+                    "cold_cpu_ms": round(cold_cpu * 1000, 1),
                     "warm_median_ms": round(statistics.median(warm) * 1000, 1),
-                    "warm_max_ms": round(max(warm) * 1000, 1)})
+                    "warm_max_ms": round(max(warm) * 1000, 1),
+                    "warm_cpu_median_ms": round(statistics.median(warm_cpu) * 1000, 1)})
+    # another process learns (one retrieval with Eq.1): the next hubs / heatmap page reads the edges again
+    from hela_cli.retrieval import retrieve
+
+    for name, p in [("hubs, after another process learned", f"/hubs?space={SPACE}"),
+                    ("heatmap, after another process learned", f"/heatmap?space={SPACE}")]:
+        with Store(path) as other:
+            text, vec = data.queries(1, seed=11)[0]
+            retrieve(other, other.require_space(SPACE), QueryEmbedder([(text, vec)]), text, cfg,
+                     query_vector=vec, learn=True)
+        c0, t0 = time.process_time(), time.perf_counter()
+        r = client.get(p)
+        assert r.status_code == 200
+        out.append({"page": name, "path": p, "bytes": len(r.content),
+                    "cold_ms": round((time.perf_counter() - t0) * 1000, 1),
+                    "cold_cpu_ms": round((time.process_time() - c0) * 1000, 1), "warm_median_ms": None,
+                    "warm_max_ms": None, "warm_cpu_median_ms": None})
     mem.close()
     return out
 
@@ -183,11 +204,16 @@ def main() -> None:
         shape["hubs"] = len(views.hubs(s, s.require_space(SPACE), cfg, top=10**6))
     log(f"space: {shape}")
     results = measure(path, data, cfg, args.repeat)
-    print(f"| page | cold ms | warm median ms | warm max ms | KiB |\n|---|---|---|---|---|")
+    print("| page | cold ms (CPU) | warm median ms (CPU) | warm max ms | KiB |\n|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['page']} | {r['cold_ms']} | {r['warm_median_ms']} | {r['warm_max_ms']} | {r['bytes'] // 1024} |")
-    worst = max(results, key=lambda r: max(r["cold_ms"], r["warm_max_ms"]))
-    print(f"\nslowest: {worst['page']} ({max(worst['cold_ms'], worst['warm_max_ms'])} ms); space {shape}")
+        warm = f"{r['warm_median_ms']} ({r['warm_cpu_median_ms']})" if r["warm_median_ms"] is not None else "-"
+        print(f"| {r['page']} | {r['cold_ms']} ({r['cold_cpu_ms']}) | {warm} | {r['warm_max_ms'] or '-'} | "
+              f"{r['bytes'] // 1024} |")
+    def slowest(r: dict[str, Any]) -> float:
+        return max(r["cold_ms"], r["warm_max_ms"] or 0.0)
+
+    worst = max(results, key=slowest)
+    print(f"\nslowest: {worst['page']} ({slowest(worst)} ms); space {shape}; load average {os.getloadavg()}")
     if args.json:
         Path(args.json).write_text(json.dumps({"space": shape, "use": used, "pages": results}, indent=2))
     if not args.keep and not args.dir:

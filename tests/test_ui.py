@@ -298,3 +298,17 @@ def test_host_is_loopback_by_default():
 
     assert DEFAULT_HOST == "127.0.0.1" and is_loopback("127.0.0.1") and is_loopback("::1")
     assert is_loopback("localhost") and not is_loopback("0.0.0.0") and not is_loopback("192.168.1.2")
+
+
+def test_templates_and_static_files_are_packaged():
+    import fnmatch
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    st = pyproject["tool"]["setuptools"]
+    assert "hela_cli.ui" in st["packages"]
+    globs = st["package-data"]["hela_cli.ui"]
+    ui_dir = Path(__file__).resolve().parents[1] / "hela_cli" / "ui"
+    files = [p.relative_to(ui_dir).as_posix() for sub in ("templates", "static") for p in (ui_dir / sub).rglob("*")
+             if p.is_file()]
+    assert files and all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files), files

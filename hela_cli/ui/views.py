@@ -19,6 +19,7 @@ from hela_cli.keywords import keywords
 from hela_cli.store import NodeFilter, Space, Store
 
 PAGE_SIZE = 50
+MAX_NEIGHBOURS = 200        # neighbours listed on a memory's page (strongest first; the rest counted)
 MAX_PAGE = 200
 HUB_GRAPH_MAX = 40          # nodes of a hub's neighbourhood graph (the hub, its cluster, then strongest others)
 WEAK_LINK = 0.1            # learned links between two neighbours below this are not drawn (counted)
@@ -122,6 +123,8 @@ def memory(store: Store, cfg: Config, node_id: int) -> dict[str, Any]:
     if name is None:
         raise StoreError(f"unknown memory id {node_id}")
     data = inspection.node(store, node_id, cfg)
+    data["more_neighbours"] = max(0, len(data["neighbours"]) - MAX_NEIGHBOURS)
+    data["neighbours"] = data["neighbours"][:MAX_NEIGHBOURS]   # strongest first
     sp = store.require_space(name)
     parts = {other: (prior, learned) for other, prior, learned in store.node_edges(sp, node_id, cfg.hebbian.decay)}
     pos = store.node_positions({node_id, *parts})
