@@ -312,3 +312,50 @@ def test_templates_and_static_files_are_packaged():
     files = [p.relative_to(ui_dir).as_posix() for sub in ("templates", "static") for p in (ui_dir / sub).rglob("*")
              if p.is_file()]
     assert files and all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files), files
+
+
+def test_process_on_an_explicit_non_loopback_host_still_needs_the_token(tmp_path, hash_embedder):
+    """`hela ui --host 0.0.0.0`: says it is reachable beyond this machine, refuses requests without the
+    token, never prints the token, stops on Ctrl-C (exit 0) and removes its URL file. No model is loaded
+    until a recall."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.error
+    import urllib.request
+
+    cfg = Config()
+    cfg.db = str(tmp_path / "p.db")
+    mem = Memory(cfg, store=Store.open(cfg.db, must_exist=False), embedder=hash_embedder)
+    mem.add("demo", "a memory to serve")
+    mem.close()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HELA_")}
+    env.update(HELA_DB=cfg.db, HELA_HOME=str(tmp_path / "home"))
+    proc = subprocess.Popen([sys.executable, "-m", "hela_cli", "ui", "--no-browser", "--host", "0.0.0.0"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run_dir = tmp_path / "home" / "ui"
+    deadline = time.monotonic() + 120   # start-up on a busy machine: a wait, not a timing assert
+    while time.monotonic() < deadline and proc.poll() is None and not list(run_dir.glob("ui-*.json")):
+        time.sleep(0.05)
+    files = list(run_dir.glob("ui-*.json"))
+    try:
+        assert files, proc.communicate(timeout=5) if proc.poll() is not None else "no URL file"
+        info = json.loads(files[0].read_text())
+        token = info["url"].split("token=")[1]
+        base = f"http://127.0.0.1:{info['port']}/"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(base + "memories?space=demo")
+        assert refused.value.code == 403
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        page = opener.open(base + f"memories?space=demo&token={token}").read().decode()
+        assert "a memory to serve" in page
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "listening on 0.0.0.0, beyond this machine; the token is still required" in err
+    assert "hela ui: stopped" in err and token not in out + err
+    assert not files[0].exists()
