@@ -314,10 +314,11 @@ def test_templates_and_static_files_are_packaged():
     assert files and all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files), files
 
 
-def test_process_on_an_explicit_non_loopback_host_still_needs_the_token(tmp_path, hash_embedder):
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_process_on_an_explicit_non_loopback_host_still_needs_the_token(tmp_path, hash_embedder, stop):
     """`hela ui --host 0.0.0.0`: says it is reachable beyond this machine, refuses requests without the
-    token, never prints the token, stops on Ctrl-C (exit 0) and removes its URL file. No model is loaded
-    until a recall."""
+    token, never prints the token, stops on Ctrl-C (exit 0) or SIGTERM (143) and removes its URL file. No
+    model is loaded until a recall."""
     import json
     import os
     import signal
@@ -353,9 +354,11 @@ def test_process_on_an_explicit_non_loopback_host_still_needs_the_token(tmp_path
         page = opener.open(base + f"memories?space=demo&token={token}").read().decode()
         assert "a memory to serve" in page
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(getattr(signal, stop))
         out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
+    assert proc.returncode == (0 if stop == "SIGINT" else 128 + signal.SIGTERM), err
     assert "listening on 0.0.0.0, beyond this machine; the token is still required" in err
-    assert "hela ui: stopped" in err and token not in out + err
+    assert token not in out + err
+    if stop == "SIGINT":
+        assert "hela ui: stopped" in err
     assert not files[0].exists()

@@ -13,6 +13,7 @@ import ipaddress
 import json
 import os
 import secrets
+import signal
 import socket
 import webbrowser
 from dataclasses import dataclass
@@ -124,7 +125,13 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
             webbrowser.open(open_file.as_uri())
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                                 server_header=False)
-        uvicorn.Server(config).run(sockets=[sock])
+        # uvicorn shuts down on SIGINT / SIGTERM, restores the previous handlers and raises the signal again:
+        # SIGTERM's default action would end the process before the cleanup below removes the URL file
+        previous = signal.signal(signal.SIGTERM, _terminated)
+        try:
+            uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            signal.signal(signal.SIGTERM, previous)
     finally:
         for p in (url_file, open_file):
             try:
@@ -133,6 +140,10 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
                 pass
         sock.close()
         mem.close()
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
 
 
 def read_url_file(path: str | Path) -> dict[str, Any]:
