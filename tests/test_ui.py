@@ -362,3 +362,44 @@ def test_process_on_an_explicit_non_loopback_host_still_needs_the_token(tmp_path
     if stop == "SIGINT":
         assert "hela ui: stopped" in err
     assert not files[0].exists()
+
+
+def test_graph_svgs_tell_roles_and_kinds_apart_without_colour():
+    import xml.etree.ElementTree as ET
+
+    def node(i, role, **kw):
+        base = {"id": i, "role": role, "rank": i, "speaker": "Ann", "text": f"<memory {i}>", "timestamp": 0.0,
+                "session": "s", "score": 1.0, "base_score": 1.0 / i, "cos": 0.5, "keyword": 0.2, "time_factor": 1.0,
+                "spread_bonus": 0.0, "contribution": 0.3}
+        return {**base, **kw}
+
+    data = {"question": "what & why?", "nodes": [node(1, "base"), node(2, "base"), node(3, "hebbian"),
+                                                  node(4, "source")],
+            "edges": [{"source": 1, "target": 3, "weight": 0.8, "contribution": 0.6, "prior": 0.5, "learned": 0.3},
+                      {"source": 4, "target": 2, "weight": 0.2, "contribution": 0.1, "prior": 0.0, "learned": 0.2}]}
+    svg = graph.recall_svg(data, lambda i: f"/memory/{i}")
+    root = ET.fromstring(svg)   # well-formed, user text escaped
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    shapes = {a.get("data-id"): a[1].tag.split("}")[1] for a in root.iterfind(".//s:a", ns)}
+    assert shapes == {"1": "circle", "2": "circle", "3": "polygon", "4": "rect"}
+    radius = {a.get("data-id"): float(a[1].get("r")) for a in root.iterfind(".//s:a", ns) if a.get("data-role") == "base"}
+    assert radius["1"] > radius["2"]                                   # sized by S_base
+    labels = {a.get("data-id"): a.find("s:text", ns).text for a in root.iterfind(".//s:a", ns)}
+    assert labels["3"] == "3 H"                                        # the flipped path is labelled, not only coloured
+    widths = {(g.get("data-source"), g.get("data-target")): float(g.find("s:line", ns).get("stroke-width"))
+              for g in root.iterfind(".//s:g[@data-kind='spread']", ns)}
+    assert widths[("1", "3")] > widths[("4", "2")]                     # width follows the weight
+    assert "0.80" in svg and "what &amp; why?" in svg and "<memory" not in svg
+
+    hood = {"id": 1, "nodes": [{"id": 1, "role": "centre", "speaker": None, "text": "a", "weight": None},
+                               {"id": 2, "role": "cluster", "speaker": None, "text": "b", "weight": 0.6},
+                               {"id": 3, "role": "other", "speaker": None, "text": "c", "weight": 0.3},
+                               {"id": 4, "role": "other", "speaker": None, "text": "d", "weight": 0.2}],
+            "edges": [{"source": 1, "target": 2, "weight": 0.6, "prior": 0.5, "learned": 0.1, "kind": "conversation"},
+                      {"source": 1, "target": 3, "weight": 0.3, "prior": 0.25, "learned": 0.05, "kind": "keyword"},
+                      {"source": 1, "target": 4, "weight": 0.2, "prior": 0.0, "learned": 0.2, "kind": "learned"}]}
+    root = ET.fromstring(graph.neighbourhood_svg(hood, lambda i: f"/graph?id={i}"))
+    dash = {g.get("data-kind"): g.find("s:line", ns).get("stroke-dasharray")
+            for g in root.iterfind(".//s:g[@data-kind]", ns)}
+    assert dash == {"conversation": None, "keyword": "7 4", "learned": "2 3"}
+    assert [c.tag.split("}")[1] for c in root.find(".//s:a[@data-role='centre']", ns)].count("circle") == 2
