@@ -126,7 +126,7 @@ def recall_svg(data: dict[str, Any], href: Any, width: int = 900, height: int = 
     for n, a in zip(outer, _spread_angles(wanted, gap)):
         pos[n["id"]], angle[n["id"]] = (cx + r2 * math.cos(a), cy + r2 * math.sin(a)), a
     top = max((n["base_score"] for n in base), default=1.0) or 1.0
-    body = [f'<g class="edges">']
+    body = ['<g class="edges">']
     for n in base:   # the question matched each base hit
         x, y = pos[n["id"]]
         body.append(_edge(cx, cy, x, y, "match", 1.0, "", f"question matched memory {n['id']} "
