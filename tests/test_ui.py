@@ -213,20 +213,20 @@ def test_browse_queries(tmp_path, hash_embedder):
     mem.ingest([SAMPLE / "conversation.json"])
     s = mem.store
     sp = s.require_space("demo")
-    everything = s.list_nodes(sp.id, NodeFilter(), 1000)
-    assert len(everything) == s.count_matching(sp.id, NodeFilter()) == 83
-    pages = [n["id"] for off in range(0, 83, 10) for n in s.list_nodes(sp.id, NodeFilter(), 10, off)]
+    everything = s.browse_nodes(sp.id, NodeFilter(), 1000)
+    assert len(everything) == s.count_browse(sp.id, NodeFilter()) == 83
+    pages = [n["id"] for off in range(0, 83, 10) for n in s.browse_nodes(sp.id, NodeFilter(), 10, off)]
     assert pages == [n["id"] for n in everything]
     f = NodeFilter(speaker="Jonas", contains="TOFU")
-    got = s.list_nodes(sp.id, f, 100)
-    assert got and len(got) == s.count_matching(sp.id, f)
+    got = s.browse_nodes(sp.id, f, 100)
+    assert got and len(got) == s.count_browse(sp.id, f)
     assert all(n["speaker"] == "Jonas" and "tofu" in n["text"].lower() for n in got)
-    assert s.count_matching(sp.id, NodeFilter(contains="100%_")) == 0   # LIKE wildcards are literal
+    assert s.count_browse(sp.id, NodeFilter(contains="100%_")) == 0   # LIKE wildcards are literal
     f = NodeFilter(terms=("tofu",))
-    assert s.count_matching(sp.id, f) == len(s.list_nodes(sp.id, f, 1000)) == len(s.keyword_search(sp.id, ["tofu"], 1000))
+    assert s.count_browse(sp.id, f) == len(s.browse_nodes(sp.id, f, 1000)) == len(s.keyword_search(sp.id, ["tofu"], 1000))
     sessions = sorted({n["session"] for n in everything})
     assert len(sessions) == 4
-    one = s.list_nodes(sp.id, NodeFilter(session=sessions[0]), 1000, newest_first=False)
+    one = s.browse_nodes(sp.id, NodeFilter(session=sessions[0]), 1000, newest_first=False)
     pos = s.node_positions([n["id"] for n in one])
     assert [pos[n["id"]][1] for n in one] == sorted(pos[n["id"]][1] for n in one)
     assert not s.turns_between(sp.id, sessions[0], pos[one[0]["id"]][1], pos[one[1]["id"]][1])

@@ -124,7 +124,7 @@ class Browse:
     def _fts_query(self, space_id: int, terms: tuple[str, ...]) -> str:
         return " OR ".join(_fts_phrase(f"s{space_id}_{t}") for t in dict.fromkeys(terms) if t)
 
-    def list_nodes(self, space_id: int, f: NodeFilter, limit: int, offset: int = 0,
+    def browse_nodes(self, space_id: int, f: NodeFilter, limit: int, offset: int = 0,
                    newest_first: bool = True) -> list[dict[str, Any]]:
         """One page of the space's memories matching ``f``: by conversation order (newest first by default),
         or, with keyword ``terms``, best BM25 match first. LIMIT / OFFSET in SQL."""
@@ -139,7 +139,7 @@ class Browse:
             sql = f"SELECT {cols} FROM nodes n WHERE {where} ORDER BY n.ord {order}, n.id {order} LIMIT ? OFFSET ?"
         return [_node(r) for r in self.db.execute(sql, (*args, int(limit), int(offset)))]
 
-    def count_matching(self, space_id: int, f: NodeFilter) -> int:
+    def count_browse(self, space_id: int, f: NodeFilter) -> int:
         """How many memories of the space match ``f``."""
         where, args = self._filter_sql(space_id, f)
         if f.terms:

@@ -85,9 +85,9 @@ def memories(store: Store, sp: Space, f: NodeFilter, page: int = 1, size: int = 
              oldest_first: bool = False) -> dict[str, Any]:
     """One page of the space's memories matching ``f`` (LIMIT / OFFSET in SQL) with the match count."""
     size = max(1, min(MAX_PAGE, size))
-    total = store.count_matching(sp.id, f)
+    total = store.count_browse(sp.id, f)
     pg = Page(max(1, page), size, total)
-    rows = store.list_nodes(sp.id, f, size, pg.offset, newest_first=not oldest_first)
+    rows = store.browse_nodes(sp.id, f, size, pg.offset, newest_first=not oldest_first)
     return {"rows": rows, "page": pg, "speakers": sorted(store.speaker_counts(sp.id))}
 
 
