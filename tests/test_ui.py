@@ -63,6 +63,9 @@ def test_token_gate(tmp_path, hash_embedder):
     cookie = r.headers["set-cookie"]
     assert cookie.startswith(f"hela-ui-9={TOKEN}") and "HttpOnly" in cookie and "SameSite=strict" in cookie
     assert client.get("/").status_code == 200                        # the cookie opens every page now
+    foreign = client.post("/recall", data={"space": "demo", "q": "y", "learn": "1"},
+                          headers={"origin": "http://evil.example"})
+    assert foreign.status_code == 403                                 # a write from another site's page
     assert client.get("/static/ui.css").status_code == 200
     mem.close()
 

@@ -3,7 +3,8 @@
 Access: every request needs the session's token, given once as ``?token=`` (the page then sets a cookie
 named after the port and redirects to the same address without it, so the token stays out of history and
 referrers) or by that cookie. Anything else gets 403. The cookie is ``HttpOnly`` and ``SameSite=Strict``:
-another site cannot make the browser send it, so a learning recall (a POST) cannot be triggered from outside.
+another site cannot make the browser send it, and a POST whose ``Origin`` is another site is refused too, so
+a learning recall cannot be triggered from outside.
 
 The database: one connection with ``PRAGMA query_only`` on (this process writes nothing unless a learning
 recall is asked for, which lifts it for that call only), shared by the handlers under one lock (SQLite
@@ -52,6 +53,10 @@ class TokenGate:
             await resp(scope, receive, send)
             return
         have = req.cookies.get(self.cookie, "")
+        origin = req.headers.get("origin")
+        if req.method not in ("GET", "HEAD") and origin is not None and \
+                origin.split("://", 1)[-1] != req.headers.get("host", ""):
+            have = ""   # a write from another site's page: refused even if its browser sent the cookie
         if have and secrets.compare_digest(have.encode(), self.token.encode()):
             await self.app(scope, receive, send)
             return
