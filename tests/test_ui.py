@@ -406,3 +406,22 @@ def test_graph_svgs_tell_roles_and_kinds_apart_without_colour():
             for g in root.iterfind(".//s:g[@data-kind]", ns)}
     assert dash == {"conversation": None, "keyword": "7 4", "learned": "2 3"}
     assert [c.tag.split("}")[1] for c in root.find(".//s:a[@data-role='centre']", ns)].count("circle") == 2
+
+
+def test_space_names_with_url_characters(tmp_path, hash_embedder):
+    cfg = Config()
+    cfg.db = str(tmp_path / "n.db")
+    mem = Memory(cfg, store=Store.open(cfg.db, must_exist=False), embedder=hash_embedder)
+    name = "work/notes & ideas? #1 <x>"
+    mem.add(name, "Ann likes sailing on the lake", speaker="Ann")
+    mem.add(name, "Ann bought a new sail for the boat", speaker="Ann")
+    client = TestClient(create_app(mem, TOKEN, cookie="n"))
+    home = client.get(f"/?token={TOKEN}").text
+    link = re.search(r'href="(/memories\?space=[^"]+)"', home).group(1).replace("&amp;", "&")
+    listing = client.get(link)
+    assert listing.status_code == 200 and "Ann likes sailing" in listing.text and "&lt;x&gt;" in listing.text
+    for path in ("/recall", "/hubs", "/semantic", "/heatmap"):
+        r = client.get(path, params={"space": name, **({"q": "sailing"} if path == "/recall" else {})})
+        assert r.status_code == 200, path
+    assert "Ann likes sailing" in client.get("/recall", params={"space": name, "q": "sailing"}).text
+    mem.close()
