@@ -542,6 +542,10 @@ from hela_cli.cli.correct_cmd import register as _register_correct  # noqa: E402
 
 _register_correct(app, spaces_app)
 
+from hela_cli.cli.ui_cmd import register as _register_ui  # noqa: E402
+
+_register_ui(app)
+
 
 def main() -> None:
     app(prog_name="hela")
