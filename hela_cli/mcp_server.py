@@ -144,8 +144,10 @@ class HelaServer:
     def spaces(self) -> dict[str, Any]:
         mem = self.memory
         if mem._store is None:  # listing must not create an empty database as a side effect
+            from hela_cli.store.target import is_postgres
+
             path = Path(mem.config.db or default_db_path()).expanduser()
-            if mem.config.db != ":memory:" and not path.exists():
+            if mem.config.db != ":memory:" and not is_postgres(mem.config.db) and not path.exists():
                 return {"spaces": []}
         return {"spaces": [{"name": r["name"], "nodes": r["nodes"], "edges": r["edges"], "semantic": r["semantic"],
                             "retrievals": r["steps"], "first": _date(r["first_ts"]), "last": _date(r["last_ts"])}

