@@ -23,9 +23,11 @@ measured to matter or where sqlite-utils cannot go:
 
 from typing import Any
 
+from hela_cli.store.asks import AsksLog
 from hela_cli.store.base import Space, sqlite3
 from hela_cli.store.connection import Connection
 from hela_cli.store.edges import Edges
+from hela_cli.store.hubs import Hubs
 from hela_cli.store.integrity import Integrity
 from hela_cli.store.nodes import Nodes
 from hela_cli.store.reembed import Reembed
@@ -36,7 +38,7 @@ from hela_cli.store.transfer import Transfer
 from hela_cli.store.vectors import Search
 
 
-class Store(Transfer, Nodes, Search, Edges, Semantic, Reembed, Integrity, Connection):
+class Store(Transfer, Nodes, Search, Edges, Semantic, Hubs, AsksLog, Reembed, Integrity, Connection):
     """A hela database. ``Store(":memory:")`` gives a throw-away in-memory one (tests).
 
     ``Store("postgresql://user@host/db")`` (and ``Store.open`` of such a URL) gives the same API on

@@ -34,13 +34,16 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from hela_cli.errors import InputError, StoreError
-from hela_cli.store.base import NODE_COLUMNS, Space, _node
+from hela_cli.store.asks import AsksLog
+from hela_cli.store.base import Space
 from hela_cli.store.connection import Connection, _stderr_line
 from hela_cli.store.edges import Edges
+from hela_cli.store.hubs import Hubs
 from hela_cli.store.integrity import Integrity
 from hela_cli.store.nodes import Nodes
 from hela_cli.store.pg_schema import PG_MIGRATIONS
 from hela_cli.store.pg_search import PgSearch, as_array
+from hela_cli.store.search_state import SearchState
 from hela_cli.store.semantic import SEMANTIC_COLUMNS, Semantic
 from hela_cli.store.target import describe, scrub
 from hela_cli.store.transfer import Transfer
@@ -229,12 +232,7 @@ class PgConnection(Connection):
         self.sign_index_min = sign_index_min
         self.sign_rescore = sign_rescore
         self.vector_cache_auto = vector_cache_auto
-        self._searches: dict[int, int] = {}
-        self._signs: dict[int, tuple[int, Any]] = {}
-        self._indexes: dict[int, tuple[int, Any, Any, Any]] = {}
-        self._sizes: dict[int, tuple[int, int]] = {}
-        self._caches: dict[tuple[int, str], tuple[int, dict[int, Any]]] = {}
-        self._hnsw: dict[int, bool] = {}
+        self.search_state = SearchState()
         if hnsw_min is not None:
             self.hnsw_min = hnsw_min
         self.db = PgDB(conn, where, url)
@@ -371,7 +369,7 @@ class PgConnection(Connection):
                FROM spaces s ORDER BY s.name COLLATE "C" """)
 
 
-class PgStore(PgSearch, PgConnection, Transfer, Nodes, Search, Edges, Semantic, Integrity):
+class PgStore(PgSearch, PgConnection, Transfer, Nodes, Search, Edges, Semantic, Hubs, AsksLog, Integrity):
     """A hela database on Postgres + pgvector (``Store("postgresql://...")`` returns one)."""
 
     _GREATEST = "greatest"
