@@ -33,6 +33,9 @@ class Edges:
 
     # the two-argument maximum: SQLite's scalar max(), Postgres' greatest() (the rest of this SQL is shared)
     _GREATEST = "max"
+    # a sum of weights: SQLite (>= 3.43) sums floats with Kahan-Babuska-Neumaier compensation, so Eq.2's
+    # strengths do not depend on row order; Postgres sums them exactly as numeric (PgStore)
+    _FSUM = "sum({})"
 
     # ---------------------------------------------------------------- snapshot / factor
     @contextlib.contextmanager
@@ -217,7 +220,7 @@ class Edges:
         with self._snapshot():
             factor = self._factor(space.id, decay)
             rows = self.db.execute(
-                """SELECT n, sum(amp), count(*), sum(prior) FROM (
+                f"""SELECT n, {self._FSUM.format("amp")}, count(*), {self._FSUM.format("prior")} FROM (
                        SELECT a AS n, amp, prior FROM edges WHERE space_id = :s
                        UNION ALL SELECT b AS n, amp, prior FROM edges WHERE space_id = :s)
                    GROUP BY n""", {"s": space.id}).fetchall()

@@ -2,7 +2,8 @@
 
 Vectors (pgvector): a space up to ``hnsw_min`` memories is searched exactly (``ORDER BY embedding <=> q``
 over the space's rows, read through the ``(space_id, node_id)`` index: the same top k as SQLite's exact
-in-process index); a larger space gets its own partial HNSW index (``WHERE space_id = <id>``, cosine,
+in-process index; cosines are rounded to float32 as that index computes them, so near-ties between
+almost identical vectors break by node id on both backends); a larger space gets its own partial HNSW index (``WHERE space_id = <id>``, cosine,
 built once with ``CREATE INDEX CONCURRENTLY`` the first time it is searched past the limit), queried with
 the space id written into the statement so the planner can match the partial index. The limit is
 measured (BENCHMARKS.md, "Postgres backend").
@@ -22,6 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 BM25_K1 = 1.2
+RESCORE_EXTRA = 20   # candidates beyond k that pgvector proposes for the float32 rescoring (as the int8 index)
 BM25_B = 0.75
 _FTS_TOKEN = re.compile(r"\w+")
 
@@ -78,13 +80,27 @@ class PgSearch:
             dim, sid = int(info[1]), int(space_id)
             self._ef_search(k)
             rows = self.db.execute(
-                f"SELECT node_id, 1 - (embedding::vector({dim}) <=> ?) FROM node_emb WHERE space_id = {sid} "
-                f"ORDER BY embedding::vector({dim}) <=> ? LIMIT ?", (q, q, int(k))).fetchall()
+                f"SELECT node_id, (1 - (embedding::vector({dim}) <=> ?))::float4 FROM node_emb WHERE space_id = {sid} "
+                f"ORDER BY embedding::vector({dim}) <=> ? LIMIT ?", (q, q, int(k) + RESCORE_EXTRA)).fetchall()
         else:
             rows = self.db.execute(
-                "SELECT node_id, 1 - (embedding <=> ?) AS sim FROM node_emb WHERE space_id = ? "
-                "ORDER BY sim DESC, node_id LIMIT ?", (q, int(space_id), int(k))).fetchall()
-        return [(int(n), float(s)) for n, s in rows]
+                "SELECT node_id, (1 - (embedding <=> ?))::float4 AS sim FROM node_emb WHERE space_id = ? "
+                "ORDER BY sim DESC, node_id LIMIT ?", (q, int(space_id), int(k) + RESCORE_EXTRA)).fetchall()
+        return self._rescored([int(r[0]) for r in rows], q, k, space_id)
+
+    def _rescored(self, ids: list[int], q: np.ndarray, k: int, space_id: int) -> list[tuple[int, float]]:
+        """The candidates' cosines computed as SQLite's in-process index computes them (float32, the same
+        einsum), best first: pgvector's double-precision order can swap near-ties (turns embedded in one
+        batch differ by ~1e-7), which the float32 scores of the SQLite path do not see."""
+        from hela_cli.store.vector_index import _matvec
+
+        if not ids:
+            return []
+        vecs = self.node_vectors(ids, space_id)
+        ids = sorted(i for i in ids if i in vecs)
+        sims = _matvec(np.stack([vecs[i] for i in ids]), q)
+        order = np.argsort(-sims, kind="stable")[:k]
+        return [(ids[i], float(sims[i])) for i in order]
 
     def _ef_search(self, k: int) -> None:
         ef = min(1000, max(100, 2 * k))
@@ -126,7 +142,7 @@ class PgSearch:
             return []
         q = np.asarray(vector, dtype=np.float32)
         rows = self.db.execute(
-            "SELECT semantic_id, 1 - (embedding <=> ?) AS sim FROM semantic_emb WHERE space_id = ? "
+            "SELECT semantic_id, (1 - (embedding <=> ?))::float4 AS sim FROM semantic_emb WHERE space_id = ? "
             "ORDER BY sim DESC, semantic_id LIMIT ?", (q, int(space_id), int(k))).fetchall()
         return [(int(n), float(s)) for n, s in rows]
 

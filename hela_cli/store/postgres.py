@@ -373,6 +373,7 @@ class PgStore(PgSearch, PgConnection, Transfer, Nodes, Search, Edges, Semantic, 
     """A hela database on Postgres + pgvector (``Store("postgresql://...")`` returns one)."""
 
     _GREATEST = "greatest"
+    _FSUM = "sum(({})::numeric)::float8"
 
     # ---------------------------------------------------------------- what sqlite-utils does on SQLite
     def insert_nodes(self, space_id: int, rows: list[dict[str, Any]], vectors: np.ndarray) -> list[int]:
