@@ -163,7 +163,7 @@ class PgSearch:
                     key = term_key(k)
                     tf[key] = tf.get(key, 0) + 1
             rows.extend((space_id, t, nid, n, dl) for t, n in tf.items())
-        self.db.executemany("INSERT INTO node_terms(space_id, term, node_id, tf, dl) VALUES (?,?,?,?,?)", rows)
+        self.db.copy_rows("node_terms", ("space_id", "term", "node_id", "tf", "dl"), rows)
         self.db.execute("UPDATE spaces SET fts_docs = fts_docs + ?, fts_len = fts_len + ? WHERE id = ?",
                         (len(docs), total, space_id))
 

@@ -129,6 +129,22 @@ class PgDB:
         except psycopg.Error as e:
             raise self.error(e) from None
 
+    def copy_rows(self, table: str, columns: Sequence[str], rows: Any, types: Sequence[str] | None = None) -> None:
+        """Write rows with ``COPY ... FROM STDIN`` (the bulk inserts of ingest: keyword postings went from
+        6.0 to 2.3 s per 25k rows against pipelined INSERTs, busy machine). ``types``: binary COPY with these
+        column types (vectors: pgvector's text form costs ~2 ms per 384-d vector in Python)."""
+        import psycopg
+
+        binary = " (FORMAT BINARY)" if types else ""
+        try:
+            with self.conn.cursor().copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN{binary}") as cp:
+                if types:
+                    cp.set_types(list(types))
+                for row in rows:
+                    cp.write_row(row)
+        except psycopg.Error as e:
+            raise self.error(e) from None
+
     def dicts(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         cur = self.execute(sql, params)
         names = [d.name for d in cur.description]
@@ -388,17 +404,18 @@ class PgStore(PgSearch, PgConnection, Transfer, Nodes, Search, Edges, Semantic, 
         if not fresh:
             return [-1] * len(rows)
         with_id = all("id" in row for row, _ in fresh.values())  # hela copy keeps ids (store/transfer.py)
-        self.db.executemany(
-            f"INSERT INTO nodes({'id, ' if with_id else ''}space_id, text, speaker, role, ts, time_str, keywords, "
-            f"source_id, session, ord, hash, source, created_at) VALUES ({'?,' if with_id else ''}"
-            f"?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        self.db.copy_rows(
+            "nodes", (("id",) if with_id else ()) + ("space_id", "text", "speaker", "role", "ts", "time_str",
+                                                     "keywords", "source_id", "session", "ord", "hash", "source",
+                                                     "created_at"),
             [((row["id"],) if with_id else ()) + (
                 space_id, row["text"], row.get("speaker"), row.get("role"), row["ts"], row.get("time_str"),
                 " ".join(row.get("keywords", [])), row.get("source_id"), row.get("session"), row["ord"], row["hash"],
                 row.get("source"), now) for row, _ in fresh.values()])
         new = self.existing_hashes(space_id, list(fresh))
-        self.db.executemany("INSERT INTO node_emb(node_id, space_id, embedding) VALUES (?, ?, ?)",
-                            [(new[h], space_id, np.asarray(vec, dtype=np.float32)) for h, (_, vec) in fresh.items()])
+        self.db.copy_rows("node_emb", ("node_id", "space_id", "embedding"),
+                          [(new[h], space_id, np.asarray(vec, dtype=np.float32)) for h, (_, vec) in fresh.items()],
+                          types=("int8", "int8", "vector"))
         self._index_terms(space_id, {new[h]: row.get("keywords", []) for h, (row, _) in fresh.items()})
         self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
         ids, placed = [], set()
