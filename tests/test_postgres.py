@@ -54,6 +54,7 @@ def test_refused_connection_is_one_line_exit_2_without_the_password(tmp_path, mo
 def test_placeholders_are_translated_outside_literals():
     assert pg_sql("SELECT ? , :s, 'a?:b', x::text, 5 % 2 FROM t WHERE a=:s") == \
         "SELECT %s , %(s)s, 'a?:b', x::text, 5 %% 2 FROM t WHERE a=%(s)s"
+    assert pg_sql("SELECT 1 WHERE x LIKE 'a_%'") == "SELECT 1 WHERE x LIKE 'a_%%'"
     assert pg_sql("INSERT OR IGNORE INTO e(a) SELECT ?") == "INSERT INTO e(a) SELECT %s ON CONFLICT DO NOTHING"
 
 
@@ -227,3 +228,35 @@ def test_copy_round_trip_sqlite_postgres_sqlite_gives_the_same_export(tmp_path, 
     # a space that already holds memories is refused; nothing is written
     r = runner.invoke(app, ["copy", src, pg_url, "--space", "work"])
     assert r.exit_code == 4 and "already exists" in r.output
+
+
+# ----------------------------------------------------------------------------------- hela reembed
+def test_reembed_on_postgres_replaces_every_vector_and_the_binding(pg_url, hash_embedder):
+    from conftest import HashEmbedder
+
+    class Hash32(HashEmbedder):
+        model_id, dim = "test:hash-32", 32
+
+    mem = _memory(pg_url, hash_embedder)
+    mem.config.ingest.passage_chars = 30
+    for i, text in enumerate(TURNS):
+        mem.add("home", text, speaker="user", time=1_700_000_000.0 + 60 * i)
+    st = mem.store
+    sp = st.require_space("home")
+    with st.transaction():
+        st.insert_semantic(sp.id, "fact", "Ana", "Ana lives in Porto", 0.9, None, 3, [3],
+                           hash_embedder.embed(["Ana lives in Porto"])[0])
+    mem.close()
+    mem = _memory(pg_url, Hash32())
+    out = mem.reembed()
+    st = mem.store
+    assert st.embedder_info() == ("test:hash-32", 32)
+    assert out["vectors"]["node"] == len(TURNS) and out["vectors"]["semantic"] == 1
+    ids = [n["id"] for n in st.iter_nodes(sp.id)]
+    vecs = st.node_vectors(ids)
+    assert all(v.shape == (32,) for v in vecs.values())
+    q = Hash32().embed(["Where does Ana live?"])[0]
+    assert st.knn(sp.id, q, 1)[0][0] == ids[2]
+    assert st.semantic_vector(st.get_semantic(space_id=sp.id)[0]["id"]).shape == (32,)
+    assert st.integrity_problems() == []
+    mem.close()

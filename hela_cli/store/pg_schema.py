@@ -137,4 +137,14 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
                    (SELECT count(*) FROM edges e WHERE e.a = n.id OR e.b = n.id) AS edges
             FROM nodes n JOIN spaces s ON s.id = n.space_id
     """),
+    # `hela reembed`: vectors of another embedder staged batch by batch, swapped in at the end (reembed.py)
+    ("0002_reembed_stage", """
+        CREATE TABLE reembed_stage(
+            kind TEXT NOT NULL,
+            id BIGINT NOT NULL,
+            part INTEGER NOT NULL DEFAULT 0,
+            embedding BYTEA NOT NULL,
+            PRIMARY KEY(kind, id, part)
+        )
+    """),
 ]

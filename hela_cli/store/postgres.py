@@ -35,13 +35,14 @@ import numpy as np
 
 from hela_cli.errors import InputError, StoreError
 from hela_cli.store.asks import AsksLog
-from hela_cli.store.base import Space
+from hela_cli.store.base import Space, _blob
 from hela_cli.store.connection import Connection, _stderr_line
 from hela_cli.store.edges import Edges
 from hela_cli.store.hubs import Hubs
 from hela_cli.store.integrity import Integrity
 from hela_cli.store.nodes import Nodes
 from hela_cli.store.pg_schema import PG_MIGRATIONS
+from hela_cli.store.reembed import Reembed
 from hela_cli.store.pg_search import PgSearch, as_array
 from hela_cli.store.search_state import SearchState
 from hela_cli.store.semantic import SEMANTIC_COLUMNS, Semantic
@@ -67,8 +68,10 @@ def pg_sql(sql: str) -> str:
     def sub(m: re.Match) -> str:
         nonlocal ignore
         tok = m.group(0)
-        if tok[0] in "'\"" or tok == "::":
+        if tok == "::":
             return tok
+        if tok[0] in "'\"":
+            return tok.replace("%", "%%")   # psycopg reads every % of the statement, quoted or not
         if tok == "?":
             return "%s"
         if tok == "%":
@@ -351,8 +354,8 @@ class PgConnection(Connection):
             if info != (model_id, dim):
                 raise StoreError(
                     f"{self.path}: this database was built with embedder '{info[0]}' ({info[1]}-d); "
-                    f"the configured embedder is '{model_id}' ({dim}-d). Use the same embedder or another "
-                    f"database")
+                    f"the configured embedder is '{model_id}' ({dim}-d). Use the same embedder, another "
+                    f"database, or `hela reembed` to move this one to the configured embedder")
             return
         if not isinstance(dim, int) or dim <= 0:
             raise StoreError(f"invalid embedding dimension {dim!r}")
@@ -385,7 +388,7 @@ class PgConnection(Connection):
                FROM spaces s ORDER BY s.name COLLATE "C" """)
 
 
-class PgStore(PgSearch, PgConnection, Transfer, Nodes, Search, Edges, Semantic, Hubs, AsksLog, Integrity):
+class PgStore(PgSearch, PgConnection, Transfer, Nodes, Search, Edges, Semantic, Hubs, AsksLog, Reembed, Integrity):
     """A hela database on Postgres + pgvector (``Store("postgresql://...")`` returns one)."""
 
     _GREATEST = "greatest"
@@ -542,16 +545,53 @@ class PgStore(PgSearch, PgConnection, Transfer, Nodes, Search, Edges, Semantic, 
                     problems.append(f"{name}: {n}")
         return problems
 
-    # ---------------------------------------------------------------- not on Postgres (yet)
-    def _unsupported(self, what: str) -> StoreError:
-        return StoreError(f"{self.path}: {what} is not available on Postgres; `hela copy` the spaces to a "
-                          f"SQLite file, run it there and copy them back")
+    # ---------------------------------------------------------------- hela reembed (the SQLite flow, reembed.py)
+    def stage_vectors(self, kind: str, rows: Any) -> None:
+        self.require_transaction("stage_vectors")
+        if kind not in ("node", "passage", "semantic"):
+            raise StoreError(f"unknown vector kind {kind!r}")
+        self.db.executemany("INSERT INTO reembed_stage(kind, id, part, embedding) VALUES (?,?,?,?) "
+                            "ON CONFLICT(kind, id, part) DO UPDATE SET embedding = excluded.embedding",
+                            [(kind, int(i), int(p), _blob(v)) for i, p, v in rows])
 
-    def reembed_begin(self, model_id: str, dim: int) -> int:
-        raise self._unsupported("`hela reembed`")
-
-    def reembed_target(self) -> tuple[str, int] | None:
-        return None
+    def reembed_swap(self, model_id: str, dim: int) -> dict[str, Any] | None:
+        """As on SQLite: every vector replaced by its staged one and ``model_id`` bound, in one transaction;
+        the spaces' HNSW indexes (built for the old width) are dropped and rebuilt by the next search."""
+        if self.reembed_target() != (model_id, dim):
+            raise StoreError(f"no re-embed staged for '{model_id}' ({dim}-d)")
+        with self.transaction():
+            if any(self.reembed_missing().values()):
+                return None
+            previous = self.embedder_info()
+            db = self.db
+            for (name,) in db.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'node_emb_hnsw_%'"
+                                      ).fetchall():
+                db.execute(f'DROP INDEX IF EXISTS "{name}"')
+            db.execute("DELETE FROM meta WHERE key IN ('embed_model', 'embed_dim')")
+            self._set_meta("embed_model", model_id)
+            self._set_meta("embed_dim", str(dim))
+            for table, key, owner, kind in (("node_emb", "node_id", "nodes", "node"),
+                                            ("semantic_emb", "semantic_id", "semantic", "semantic")):
+                rows = [(i, sid, as_array(np.frombuffer(bytes(b), dtype=np.float32)))
+                        for i, sid, b in db.execute(
+                            f"SELECT s.id, o.space_id, s.embedding FROM reembed_stage s JOIN {owner} o ON o.id = s.id "
+                            f"WHERE s.kind = ?", (kind,)).fetchall()]
+                db.execute(f"DELETE FROM {table}")
+                db.copy_rows(table, (key, "space_id", "embedding"), rows, types=("int8", "int8", "vector"))
+            dropped = db.execute("SELECT count(DISTINCT node_id) FROM node_passage").fetchone()[0]
+            db.execute("DELETE FROM node_passage")
+            db.execute("INSERT INTO node_passage(node_id, idx, space_id, embedding) SELECT s.id, s.part, "
+                       "n.space_id, s.embedding FROM reembed_stage s JOIN nodes n ON n.id = s.id "
+                       "WHERE s.kind = 'passage'")
+            kept = db.execute("SELECT count(DISTINCT node_id) FROM node_passage").fetchone()[0]
+            counts = {k: db.execute("SELECT count(*) FROM reembed_stage WHERE kind=?", (k,)).fetchone()[0]
+                      for k in ("node", "passage", "semantic")}
+            db.execute("UPDATE spaces SET nodes_version = nodes_version + 1")
+            db.execute("DELETE FROM reembed_stage")
+            db.execute("DELETE FROM meta WHERE key IN ('reembed_model', 'reembed_dim')")
+        self.search_state.clear()
+        return {"previous": list(previous) if previous else None, "vectors": counts,
+                "passages_dropped": max(0, dropped - kept)}
 
 
 __all__ = ["PgDB", "PgStore", "connect", "pg_sql"]
