@@ -13,9 +13,7 @@ Tools: ``remember``, ``recall``, ``ask``, ``forget``, ``spaces``, ``hubs`` (sche
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
-from pathlib import Path
 from typing import Annotated, Any, AsyncIterator, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,7 +23,6 @@ from hela_cli.config import Config
 from hela_cli.dates import format_iso
 from hela_cli.errors import HelaError, InputError
 from hela_cli.memory import Memory
-from hela_cli.paths import default_db_path
 
 logger = logging.getLogger("hela.mcp")
 
@@ -85,14 +82,7 @@ class HelaServer:
 
     def recall(self, space: str, query: str, k: int | None = None, learn: bool = True, explain: bool = False,
                now: str | None = None) -> dict[str, Any]:
-        mem = self.memory
-        saved = mem.config
-        if k is not None:
-            mem.config = dataclasses.replace(saved, retrieval=dataclasses.replace(saved.retrieval, k=k))
-        try:
-            res = mem.retrieve(query, space, now=self._now(now), learn=learn)
-        finally:
-            mem.config = saved
+        res = self.memory.retrieve(query, space, k=k, now=self._now(now), learn=learn)
         out: dict[str, Any] = {"space": space, "query": query, "now": _date(res.now),
                                "memories": [_memory_out(m, explain) for m in res.memories],
                                "semantic": [_semantic_out(r) for r in res.semantic]}
@@ -104,13 +94,7 @@ class HelaServer:
     def ask(self, space: str, question: str, learn: bool = True, now: str | None = None) -> dict[str, Any]:
         """As ``hela ask``, except that a due auto-consolidation is left to :meth:`consolidate_due`, which
         the server runs after the answer is sent (it can take a minute with a small CPU model)."""
-        mem = self.memory
-        saved = mem.config
-        mem.config = dataclasses.replace(saved, consolidation=dataclasses.replace(saved.consolidation, auto=False))
-        try:
-            res = mem.ask(question, space, now=self._now(now), learn=learn)
-        finally:
-            mem.config = saved
+        res = self.memory.ask(question, space, now=self._now(now), learn=learn)
         if learn and res["memories"]:
             self.due.add(space)
         return {"space": space, "question": question, "answer": res["answer"],
@@ -125,7 +109,7 @@ class HelaServer:
         while self.due:
             space = self.due.pop()
             try:
-                rep = self.memory.maybe_consolidate(space)
+                rep = self.memory.consolidate_if_due(space)
             except Exception as e:  # noqa: BLE001 - a background step must not take the server down
                 rep = {"error": _error_line(e)}
             if rep is not None:
@@ -142,28 +126,21 @@ class HelaServer:
                 "removed": rep["removed"]}
 
     def spaces(self) -> dict[str, Any]:
-        mem = self.memory
-        if mem._store is None:  # listing must not create an empty database as a side effect
-            from hela_cli.store.target import is_postgres
-
-            path = Path(mem.config.db or default_db_path()).expanduser()
-            if mem.config.db != ":memory:" and not is_postgres(mem.config.db) and not path.exists():
-                return {"spaces": []}
         return {"spaces": [{"name": r["name"], "nodes": r["nodes"], "edges": r["edges"], "semantic": r["semantic"],
                             "retrievals": r["steps"], "first": _date(r["first_ts"]), "last": _date(r["last_ts"])}
-                           for r in mem.store.spaces()]}
+                           for r in self.memory.spaces()]}
 
     def hubs(self, space: str, top: int = 10) -> dict[str, Any]:
         from hela_cli.inspection import hubs
 
-        sp = self.memory._existing_space(space)
+        sp = self.memory.space(space)
         return {"space": space, "hubs": hubs(self.memory.store, sp, self.memory.config, top=top)}
 
     @staticmethod
     def _now(value: str | None) -> float | None:
         if value is None:
             return None
-        from hela_cli.ingest import parse_time
+        from hela_cli.dates import parse_time
 
         return parse_time(value, "now")[0]
 

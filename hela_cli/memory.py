@@ -20,9 +20,11 @@ from hela_cli.config import Config
 from hela_cli.errors import HelaError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
-from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
-from hela_cli.retrieval import Retrieval, learn_from_memories, retrieve
-from hela_cli.store import Store
+from hela_cli import prompts
+from hela_cli.paths import default_db_path
+from hela_cli.prompts import answer_messages
+from hela_cli.retrieval import Retrieval, learn_from_retrieval, retrieve
+from hela_cli.store import Space, Store
 
 
 class Memory:
@@ -186,33 +188,43 @@ class Memory:
         if info is not None:
             self.store.bind_embedder(self.embedder.model_id, self.embedder.dim)
 
-    def retrieve(self, question: str, space: str, *, now: float | None = None,
+    def retrieve(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
                  learn: bool | None = None) -> Retrieval:
+        """Dual-path retrieval (:func:`hela_cli.retrieval.retrieve`); ``k`` overrides ``retrieval.k`` for this
+        call. Learns from the result (Eq.1) unless ``learn`` (default ``retrieval.learn``) is off."""
         if not question.strip():
             raise HelaError("the question is empty")
-        sp = self._open_store(must_exist=True).require_space(space)
-        self._check_embedder()
-        return retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn)
+        return self._retrieve(self.space(space), question, self._config(k), now=now, learn=learn)
 
-    def ask(self, question: str, space: str, *, now: float | None = None, llm: bool = True,
-            learn: bool | None = None,
-            on_answer: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-        """Retrieve, answer with the chat model using prompt A.2, then learn (Eq.1), then run a due
-        auto-consolidation.
+    def _config(self, k: int | None) -> Config:
+        return self.config if k is None else self.config.replace(**{"retrieval.k": k})
+
+    def _retrieve(self, sp: Space, question: str, cfg: Config, *, now: float | None,
+                  learn: bool | None) -> Retrieval:
+        self._check_embedder()
+        return retrieve(self.store, sp, self.embedder, question, cfg, now=now, learn=learn)
+
+    def ask(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
+            llm: bool = True, learn: bool | None = None) -> dict[str, Any]:
+        """Retrieve, answer with the chat model using prompt A.2 (:func:`hela_cli.prompts.answer`), then
+        learn (Eq.1). Nothing else: a due auto-consolidation is the caller's to run, after it has shown the
+        answer (:meth:`consolidate_if_due`; it can take a minute on a CPU).
 
         Learning is applied only once everything else succeeded: a failed ask (a model fault, a
-        prompt over the context window) writes nothing. ``on_answer`` gets the result as soon as the
-        answer is learnt from, before a due consolidation (which can take a minute on a CPU) runs: ``hela
-        ask`` prints it there. Returns the stable ``hela ask --json`` object, with ``consolidation`` filled
-        in; ``citations`` are the memories the answer rests on (:func:`hela_cli.citations.select_citations`,
-        empty without an answer). Without ``llm``, ``context_tokens`` is None when no chat model is found
-        (retrieval alone needs none).
+        prompt over the context window) writes nothing. Returns the stable ``hela ask --json`` object
+        (``consolidation`` is None: a caller that runs one reports it); ``citations`` are the memories the
+        answer rests on (:func:`hela_cli.citations.select_citations`, empty without an answer). Without
+        ``llm``, ``context_tokens`` is None when no chat model is found (retrieval alone needs none).
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
         if llm:
             self.chat  # noqa: B018 - load (and validate) the chat model before retrieving
-        res = self.retrieve(question, space, now=now, learn=False)
+        if not question.strip():
+            raise HelaError("the question is empty")
+        sp = self.space(space)  # resolved once: retrieval, learning and the log use this space
+        cfg = self._config(k)
+        res = self._retrieve(sp, question, cfg, now=now, learn=False)
         messages = answer_messages(question, res.memories, res.semantic)
         context = "\n".join(m["content"] for m in messages)
         tokens = self.count_tokens(context) if llm else self._context_tokens_if_chat(context)
@@ -220,16 +232,11 @@ class Memory:
         timings = dict(res.timings_ms)
         if llm:
             t1 = time.perf_counter()
-            a = self.config.answer
-            answer = clean_answer(self.chat.generate(messages, max_tokens=a.max_tokens, temperature=a.temperature,
-                                                     stop=ANSWER_STOP), res.memories)
+            answer = prompts.answer(self.chat, messages, res.memories, cfg.answer)
             timings["generate"] = (time.perf_counter() - t1) * 1000
-        step = res.step
         if learn and res.memories:
-            t2 = time.perf_counter()
-            step = learn_from_memories(self.store, self.store.require_space(space), res.memories, self.config,
-                                       when=time.time())
-            timings["learn"] = (time.perf_counter() - t2) * 1000
+            learn_from_retrieval(self.store, sp, res, cfg)
+            timings["learn"] = res.timings_ms["learn"]
         timings["total"] = (time.perf_counter() - t0) * 1000
         result = {
             "question": question,
@@ -242,27 +249,31 @@ class Memory:
             "context_tokens": tokens,
             "query_keywords": res.query_keywords,
             "now": res.now,
-            "step": step,
+            "step": res.step,
             "timings_ms": {k: round(v, 2) for k, v in timings.items()},
             "consolidation": None,
         }
-        if self.config.answer.log and (llm or (learn and res.memories)):
-            self.store.log_ask(self.store.require_space(space).id, question, answer,
-                               [m["id"] for m in res.memories], step)
-        if on_answer is not None:
-            on_answer(result)
-        if llm and learn and res.memories:
-            result["consolidation"] = consolidation = self.maybe_consolidate(space)
-            if consolidation is not None:
-                timings["consolidate"] = consolidation.get("seconds", 0.0) * 1000
-                timings["total"] = (time.perf_counter() - t0) * 1000
-                result["timings_ms"] = {k: round(v, 2) for k, v in timings.items()}
+        if cfg.answer.log and (llm or (learn and res.memories)):
+            self.store.log_ask(sp.id, question, answer, [m["id"] for m in res.memories], res.step)
         return result
 
     # ---------------------------------------------------------------- consolidation / forgetting
-    def _existing_space(self, space: str) -> Any:
-        """The space, without creating an empty database as a side effect."""
-        return self._open_store(must_exist=True).require_space(space)
+    def space(self, name: str) -> Space:
+        """An existing space (:class:`~hela_cli.errors.StoreError` if the database or the space is
+        missing), without creating an empty database as a side effect."""
+        return self._open_store(must_exist=True).require_space(name)
+
+    _existing_space = space  # the earlier private name
+
+    def spaces(self) -> list[dict[str, Any]]:
+        """Every space with its counts (``Store.spaces``); an empty list, and no file created, when the
+        database does not exist yet."""
+        from hela_cli.store.target import is_postgres
+
+        if self._store is None and self.config.db != ":memory:" and not is_postgres(self.config.db):
+            if not Path(self.config.db or default_db_path()).expanduser().exists():
+                return []
+        return self.store.spaces()
 
     def consolidate(self, space: str, *, dry_run: bool = False, auto: bool = False,
                     max_hubs: int | None = None, progress: Callable[[int, int, Any], None] | None = None) -> dict[str, Any]:
@@ -280,20 +291,23 @@ class Memory:
         return consolidate(self.store, sp, self.config, embedder=embedder, chat=lambda: self.chat,
                            dry_run=dry_run, retry_failed=not auto, max_hubs=max_hubs, progress=progress)
 
-    def maybe_consolidate(self, space: str) -> dict[str, Any] | None:
-        """Auto-consolidation hook (after a learning ``ask``): runs when ``consolidation.auto`` is on and
-        ``consolidation.auto_every`` learning steps passed since the last run. Cheap when nothing is due
+    def consolidate_if_due(self, space: str) -> dict[str, Any] | None:
+        """Auto-consolidation, for callers to run after a learning ``ask`` with an answer (``hela ask`` after
+        printing it, the MCP server after sending it, ``hela bench``): runs when ``consolidation.auto`` is on
+        and ``consolidation.auto_every`` learning steps passed since the last run. Cheap when nothing is due
         or no hub needs distilling (one edge aggregate, no model). Returns a summary, or None if not due;
-        an error is reported in the summary instead of failing the ask that triggered it."""
+        an error is reported in the summary instead of being raised."""
         from hela_cli.consolidate import needs_auto
 
-        if not needs_auto(self.store.require_space(space), self.config):
+        if not needs_auto(self.space(space), self.config):
             return None
         try:
             rep = self.consolidate(space, auto=True, max_hubs=self.config.consolidation.max_hubs_per_run)
         except HelaError as e:
             return {"error": e.message, "seconds": 0.0}
         return {k: v for k, v in rep.items() if k != "hubs"}
+
+    maybe_consolidate = consolidate_if_due  # the earlier name
 
     def link(self, space: str, *, top_k: int | None = None, weight: float | None = None,
              min_score: float | None = None) -> dict[str, Any]:

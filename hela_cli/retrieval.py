@@ -177,14 +177,24 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
             if len(semantic) == r.semantic_k:
                 break
 
-    step = space.step
-    if learn and memories:
-        t3 = time.perf_counter()
-        step = learn_from_memories(store, space, memories, cfg, when=time.time())
-        timings["learn"] = (time.perf_counter() - t3) * 1000
+    res = Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=space.step,
+                    timings_ms=timings)
+    if learn:
+        learn_from_retrieval(store, space, res, cfg)
     timings["total"] = (time.perf_counter() - t0) * 1000
-    return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=step,
-                     timings_ms=timings)
+    return res
+
+
+def learn_from_retrieval(store: Store, space: Space, res: Retrieval, cfg: Config) -> None:
+    """The learning step of a retrieval, wherever it runs (:func:`retrieve` with ``learn``, or
+    ``Memory.ask`` once the answer is there): Eq.1 over ``res.memories`` (:func:`learn_from_memories`),
+    ``res.step`` set to the space's new step and ``res.timings_ms["learn"]`` to its time. Nothing without
+    memories."""
+    if not res.memories:
+        return
+    t0 = time.perf_counter()
+    res.step = learn_from_memories(store, space, res.memories, cfg, when=time.time())
+    res.timings_ms["learn"] = (time.perf_counter() - t0) * 1000
 
 
 def learn_from_memories(store: Store, space: Space, memories: list[dict[str, Any]], cfg: Config,

@@ -189,7 +189,7 @@ def test_ask_answers_before_a_due_consolidation(tmp_path, embedder, chat, monkey
         events.append(("consolidated", space, released.wait(120)))
         return {"error": "model fault in the fake", "seconds": 0.0}
 
-    monkeypatch.setattr(Memory, "maybe_consolidate", fake_consolidate)
+    monkeypatch.setattr(Memory, "consolidate_if_due", fake_consolidate)
 
     async def main() -> None:
         async with Client(server) as c:

@@ -92,7 +92,6 @@ class State:
     def __init__(self, db: Optional[str], config: Optional[str]):
         self.db = db
         self.config_path = config
-        self._memory: Any = None
 
     def config(self, **overrides: Any) -> Config:
         ov = dict(overrides)
@@ -419,10 +418,11 @@ def ask(
     st = _state(ctx)
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
     with mem:
+        learn = mem.config.retrieval.learn and not no_learn
+        res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=learn)
+        _print_answer(res, json_out, explain, no_llm, quiet)
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
-        res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=False if no_learn else None,
-                      on_answer=lambda r: _print_answer(r, json_out, explain, no_llm, quiet))
-    rep = res["consolidation"]
+        rep = mem.consolidate_if_due(space) if not no_llm and learn and res["memories"] else None
     if rep is not None and rep.get("error"):
         err_console.print(text(f"warning: auto-consolidation failed: {rep['error']}"), style="yellow",
                           soft_wrap=True)
