@@ -260,3 +260,26 @@ def test_reembed_on_postgres_replaces_every_vector_and_the_binding(pg_url, hash_
     assert st.semantic_vector(st.get_semantic(space_id=sp.id)[0]["id"]).shape == (32,)
     assert st.integrity_problems() == []
     mem.close()
+
+
+def test_large_spaces_get_their_own_hnsw_index(pg_url):
+    from hela_cli.store.postgres import PGVECTOR_MIN, _version_tuple
+
+    assert _version_tuple("0.6.2") < PGVECTOR_MIN <= _version_tuple("0.7.0") < _version_tuple("0.8.2")
+    rng = np.random.default_rng(2)
+    v = rng.standard_normal((300, 16)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    with Store(pg_url, hnsw_min=100, progress=None) as s:
+        s.bind_embedder("t", 16)
+        small, big = s.ensure_space("small"), s.ensure_space("big")
+        with s.transaction():
+            s.insert_nodes(small.id, [{"text": str(i), "ts": 0.0, "ord": i, "hash": str(i)} for i in range(50)], v[:50])
+            ids = s.insert_nodes(big.id, [{"text": str(i), "ts": 0.0, "ord": i, "hash": str(i)} for i in range(300)], v)
+        assert s.vector_index_kind(small.id) == "pgvector-exact"
+        assert s.vector_index_kind(big.id) == "pgvector-hnsw"
+        hits = s.knn(big.id, v[7], 10)
+        assert hits[0][0] == ids[7] and hits[0][1] == pytest.approx(1.0, abs=1e-6)
+        want = [ids[i] for i in np.argsort(-(v @ v[7]), kind="stable")[:10]]
+        assert len(set(n for n, _ in hits) & set(want)) >= 9
+        names = [r[0] for r in s.db.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'node_emb_hnsw%'")]
+        assert names == [f"node_emb_hnsw_{big.id}"]

@@ -210,6 +210,10 @@ def connect(url: str, *, must_exist: bool) -> tuple[Any, str, bool]:
 
         register_vector(conn)
         return conn, where, present
+    except psycopg.Error as e:  # e.g. a role that may not read the catalog: one line, never a traceback
+        with contextlib.suppress(Exception):
+            conn.close()
+        raise InputError(f"{where}: cannot use this database ({_first_line(e, url)})") from None
     except BaseException:
         with contextlib.suppress(Exception):
             conn.close()
