@@ -50,6 +50,36 @@ def knn_recall(url: str, data: scale.Synthetic, queries: int, k: int = 100) -> f
     return round(sum(got) / len(got), 4)
 
 
+def interleaved(url: str, data: scale.Synthetic, cfg: Config, queries: int) -> dict[str, Any]:
+    """p50 / p95 of ``retrieve`` (learning on) with pgvector's exact scan and with HNSW, the two asked in
+    turn question by question, so both see the same machine load (this machine's load varies by 10x)."""
+    from hela_cli.retrieval import retrieve
+
+    qs = data.queries(queries + 4)
+    emb = scale.NoEmbedder()
+    out: dict[str, Any] = {}
+    with Store(url, hnsw_min=10 ** 12) as exact, Store(url, hnsw_min=0, progress=None) as hnsw:
+        stores = {"exact": exact, "hnsw": hnsw}
+        times: dict[str, list[float]] = {k: [] for k in stores}
+        knn: dict[str, list[float]] = {k: [] for k in stores}
+        for i, (text, vec) in enumerate(qs):
+            for name, st in stores.items():
+                sp = st.require_space(scale.SPACE)
+                t = time.perf_counter()
+                st.knn(sp.id, vec, cfg.retrieval.vector_candidates)
+                k_ms = (time.perf_counter() - t) * 1000
+                t = time.perf_counter()
+                retrieve(st, sp, emb, text, cfg, query_vector=vec)
+                if i >= 4:  # warm-up
+                    times[name].append((time.perf_counter() - t) * 1000)
+                    knn[name].append(k_ms)
+        for name in stores:
+            out[name] = {"p50_ms": round(scale.pct(times[name], 50), 1), "p95_ms": round(scale.pct(times[name], 95), 1),
+                         "knn_p50_ms": round(scale.pct(knn[name], 50), 1),
+                         "knn_p95_ms": round(scale.pct(knn[name], 95), 1), "queries": len(times[name])}
+    return out
+
+
 def _writer(db: str, lo: int, hi: int, space: str, out: Any) -> None:
     cfg = Config()
     data = scale.Synthetic(hi)
@@ -90,7 +120,14 @@ def main() -> None:
     ap.add_argument("--server", default=None)
     ap.add_argument("--ingest", type=int, default=4000, help="memories per ingest run (0: skip)")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--interleave", default=None, metavar="URL", help="only: exact vs HNSW in turn on this "
+                    "database (built by an earlier run; its size from the scale_bench_n meta key)")
     args = ap.parse_args()
+    if args.interleave:
+        with Store(args.interleave) as s:
+            n = int(s.get_meta("scale_bench_n"))
+        print(json.dumps({"n": n, **interleaved(args.interleave, scale.Synthetic(n), Config(), args.queries)}))
+        return
     work = Path(tempfile.mkdtemp(prefix="hela-pgbench-"))
     server = args.server
     if server is None:
