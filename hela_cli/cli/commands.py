@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from hela_cli import __version__
 from hela_cli.config import Config, load_config
-from hela_cli.errors import HelaError
+from hela_cli.errors import HelaError, InputError
 from hela_cli.cli.clicklib import core as click_core, exceptions as click_exceptions
 from hela_cli.cli.render import citation_lines, clean, console, err_console, fmt_ts, print_json, table, text
 
@@ -312,10 +312,18 @@ def reembed(
                            f"file, or HELA_MODELS_EMBEDDER={configured}"), style="yellow", soft_wrap=True)
 
 
-@app.command()
+spaces_app = typer.Typer(context_settings={"help_option_names": ["-h", "--help"]},
+                         help="List memory spaces (drop and rename them with the subcommands).")
+app.add_typer(spaces_app, name="spaces")
+
+
+@spaces_app.callback(invoke_without_command=True)
 def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List memory spaces with node, edge and semantic-record counts."""
     from hela_cli.store import Store
+
+    if ctx.invoked_subcommand is not None:
+        return
 
     cfg = _state(ctx).config()
     with Store.open(cfg.db) as s:
@@ -412,6 +420,10 @@ def ask(
     explain: bool = typer.Option(False, "--explain", help="Show the score trace of every memory."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print the answer alone (no sources), for scripts."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    speaker: Optional[str] = typer.Option(None, "--speaker", help="Recall only what this speaker said."),
+    session: Optional[str] = typer.Option(None, "--session", help="Recall only from this session."),
+    since: Optional[str] = typer.Option(None, "--since", help="Recall only memories at or after this time."),
+    until: Optional[str] = typer.Option(None, "--until", help="Recall only memories at or before this time."),
 ) -> None:
     """Answer a question from memory, then the memories it rests on (retrieval learns from use unless
     --no-learn)."""
@@ -419,7 +431,8 @@ def ask(
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
     with mem:
         learn = mem.config.retrieval.learn and not no_learn
-        res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=learn)
+        res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=learn, speaker=speaker,
+                      session=session, since=since, until=until)
         _print_answer(res, json_out, explain, no_llm, quiet)
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         rep = mem.consolidate_if_due(space) if not no_llm and learn and res["memories"] else None
@@ -468,8 +481,15 @@ def mcp(
                                      "either place works)."),
     config: Optional[str] = typer.Option(None, "--config", metavar="PATH", help="YAML config file (as the "
                                          "global --config)."),
+    http: Optional[str] = typer.Option(None, "--http", metavar="HOST:PORT", help="Serve many clients over "
+                                       "streamable HTTP at http://HOST:PORT/mcp instead of stdio (bearer token "
+                                       "required)."),
+    token_file: Optional[str] = typer.Option(None, "--token-file", metavar="PATH", help="With --http: the "
+                                             "bearer token clients must send (else $HELA_MCP_TOKEN, else one "
+                                             "generated on loopback)."),
 ) -> None:
-    """Run the MCP server on stdio (tools: remember, recall, ask, forget, spaces, hubs)."""
+    """Run the MCP server on stdio, or over HTTP with --http (tools: remember, recall, ask, forget, spaces,
+    hubs, memories, update, delete)."""
     try:
         from hela_cli.mcp_server import serve
     except ImportError as e:  # pragma: no cover - mcp is a dependency
@@ -478,7 +498,14 @@ def mcp(
     st = _state(ctx)
     st.db = db or st.db
     st.config_path = config or st.config_path
-    serve(st.config())
+    if http is not None:
+        from hela_cli.mcp_http import serve_http
+
+        serve_http(st.config(), http, token_file)
+    elif token_file is not None:
+        raise InputError("--token-file needs --http HOST:PORT (the stdio server takes no token)")
+    else:
+        serve(st.config())
 
 
 # ----------------------------------------------------------------------------------- bench (cli_bench.py)
@@ -491,6 +518,16 @@ app.add_typer(bench_app, name="bench")
 from hela_cli.cli.inspect_cmd import register as _register_inspect  # noqa: E402
 
 _register_inspect(app)
+
+# ----------------------------------------------------------------------------------- backup / import (backup_cmd.py)
+from hela_cli.cli.backup_cmd import register as _register_backup  # noqa: E402
+
+_register_backup(app)
+
+# ----------------------------------------------------------------------------------- memories / delete / edit / history (correct_cmd.py)
+from hela_cli.cli.correct_cmd import register as _register_correct  # noqa: E402
+
+_register_correct(app, spaces_app)
 
 
 # ----------------------------------------------------------------------------------- copy (copy_cmd.py)

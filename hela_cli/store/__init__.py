@@ -24,8 +24,10 @@ measured to matter or where sqlite-utils cannot go:
 from typing import Any
 
 from hela_cli.store.asks import AsksLog
+from hela_cli.store.backup import Backup
 from hela_cli.store.base import Space, sqlite3
 from hela_cli.store.connection import Connection
+from hela_cli.store.correct import Correct, FilteredSearch
 from hela_cli.store.edges import Edges
 from hela_cli.store.hubs import Hubs
 from hela_cli.store.integrity import Integrity
@@ -38,8 +40,10 @@ from hela_cli.store.transfer import Transfer
 from hela_cli.store.vectors import Search
 
 
-class Store(Transfer, Nodes, Search, Edges, Semantic, Hubs, AsksLog, Reembed, Integrity, Connection):
-    """A hela database. ``Store(":memory:")`` gives a throw-away in-memory one (tests).
+class Store(Correct, FilteredSearch, Transfer, Nodes, Search, Edges, Semantic, Hubs, AsksLog, Reembed, Integrity, Backup,
+            Connection):
+    """A hela database (``Correct``: list / complete delete / edit, store/correct.py). ``Store(":memory:")``
+    gives a throw-away in-memory one (tests).
 
     ``Store("postgresql://user@host/db")`` (and ``Store.open`` of such a URL) gives the same API on
     Postgres + pgvector (:class:`hela_cli.store.postgres.PgStore`); a URL of another scheme is refused

@@ -11,9 +11,13 @@ from typing import Any, Sequence
 class AsksLog:
     """``asks`` rows, newest first per space."""
 
-    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int) -> int:
-        """Record one ask (``answer.log``), as `llm` logs prompts; returns its id."""
+    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int],
+                step: int) -> int | None:
+        """Record one ask (``answer.log``), as `llm` logs prompts; returns its id. Nothing is logged (None)
+        when one of its memories was deleted meanwhile (``hela delete``: the answer may restate it)."""
         with self.transaction():
+            if memories and self.deleted_ids(memories):
+                return None
             return self.sdb["asks"].insert({"space_id": space_id, "question": question, "answer": answer,
                                             "memories": json.dumps(list(memories)), "step": step,
                                             "created_at": time.time()}).last_pk

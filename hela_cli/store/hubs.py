@@ -16,7 +16,10 @@ class Hubs:
                 for r in self.sdb["hubs"].rows_where("space_id = ?", [space_id])}
 
     def set_hub_state(self, space_id: int, node_id: int, cluster: Sequence[int], step: int, status: str) -> None:
-        """Record a hub's consolidation state; nothing for a hub forgotten meanwhile (checked in the write)."""
+        """Record a hub's consolidation state; nothing for a hub forgotten meanwhile (checked in the write),
+        nor for a cluster holding a memory deleted meanwhile (``hela delete``)."""
+        if self.deleted_ids(cluster):
+            return
         self.db.execute("INSERT INTO hubs(node_id, space_id, cluster, distilled_step, status) SELECT ?,?,?,?,? "
                         "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=?) "
                         "ON CONFLICT(node_id) DO UPDATE SET cluster=excluded.cluster, "

@@ -147,4 +147,22 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
             PRIMARY KEY(kind, id, part)
         )
     """),
+    # `hela edit`'s previous texts and the tombstones of deleted / edited memories (store/correct.py)
+    ("0003_history", """
+        CREATE TABLE history(
+            id BIGSERIAL PRIMARY KEY,
+            node_id BIGINT NOT NULL,
+            space_id BIGINT NOT NULL,
+            text TEXT NOT NULL,
+            speaker TEXT,
+            edited_at DOUBLE PRECISION NOT NULL
+        );
+        CREATE INDEX history_node ON history(node_id, id);
+        CREATE TABLE tombstones(
+            node_id BIGINT NOT NULL,
+            space_id BIGINT NOT NULL,
+            at DOUBLE PRECISION NOT NULL
+        );
+        CREATE INDEX tombstones_node ON tombstones(node_id, at)
+    """),
 ]

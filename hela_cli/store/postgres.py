@@ -35,7 +35,9 @@ import numpy as np
 
 from hela_cli.errors import InputError, StoreError
 from hela_cli.store.asks import AsksLog
+from hela_cli.store.backup import Backup
 from hela_cli.store.base import Space, _blob
+from hela_cli.store.correct import Correct, FilteredSearch
 from hela_cli.store.connection import Connection, _stderr_line
 from hela_cli.store.edges import Edges
 from hela_cli.store.hubs import Hubs
@@ -392,7 +394,8 @@ class PgConnection(Connection):
                FROM spaces s ORDER BY s.name COLLATE "C" """)
 
 
-class PgStore(PgSearch, PgConnection, Transfer, Nodes, Search, Edges, Semantic, Hubs, AsksLog, Reembed, Integrity):
+class PgStore(PgSearch, PgConnection, Transfer, Correct, FilteredSearch, Nodes, Search, Edges, Semantic, Hubs, AsksLog,
+              Reembed, Integrity, Backup):
     """A hela database on Postgres + pgvector (``Store("postgresql://...")`` returns one)."""
 
     _GREATEST = "greatest"
@@ -493,8 +496,11 @@ class PgStore(PgSearch, PgConnection, Transfer, Nodes, Search, Edges, Semantic, 
                 for r in self.db.execute("SELECT node_id, cluster, distilled_step, status FROM hubs "
                                          "WHERE space_id = ?", (space_id,))}
 
-    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int) -> int:
+    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int],
+                step: int) -> int | None:
         with self.transaction():
+            if memories and self.deleted_ids(memories):
+                return None
             return self.db.execute(
                 "INSERT INTO asks(space_id, question, answer, memories, step, created_at) VALUES (?,?,?,?,?,?) "
                 "RETURNING id", (space_id, question, answer, json.dumps(list(memories)), step,
