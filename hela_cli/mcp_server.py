@@ -22,8 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from hela_cli import __version__
 from hela_cli.config import Config
 from hela_cli.dates import format_iso
+from hela_cli.endpoints import CLIENT
 from hela_cli.errors import HelaError, InputError
 from hela_cli.memory import Memory
+from hela_cli.sampling import NO_SAMPLING, SamplingChat, client_samples
 
 logger = logging.getLogger("hela.mcp")
 
@@ -73,6 +75,20 @@ class HelaServer:
     def __init__(self, config: Config):
         self.memory = Memory(config)
         self.due: set[str] = set()  # spaces whose auto-consolidation may be due (after a learning ask)
+        self.session: Any = None  # the MCP session of the latest ask (models.chat: client samples through it)
+        self.client_samples = False
+        if config.models.chat == CLIENT:  # the client's model (hela_cli.sampling)
+            self.memory._chat = SamplingChat(lambda: self.session, n_ctx=config.models.chat_ctx)
+
+    def attach(self, ctx: Any) -> None:
+        """Remember the calling client's session and whether it lends its model (sampling)."""
+        if ctx is None:
+            return
+        try:
+            self.session, caps = ctx.session, ctx.client_capabilities
+        except (AttributeError, ValueError, LookupError):  # no request context (a direct call)
+            return
+        self.client_samples = client_samples(caps)
 
     # ------------------------------------------------------------------ tools (plain, synchronous)
     def remember(self, space: str, turns: list[TurnIn]) -> dict[str, Any]:
@@ -120,6 +136,8 @@ class HelaServer:
     def ask(self, space: str, question: str, learn: bool = True, now: str | None = None) -> dict[str, Any]:
         """As ``hela ask``, except that a due auto-consolidation is left to :meth:`consolidate_due`, which
         the server runs after the answer is sent (it can take a minute with a small CPU model)."""
+        if self.memory.config.models.chat == CLIENT and not self.client_samples:
+            raise HelaError(NO_SAMPLING)
         res = self.memory.ask(question, space, now=self._now(now), learn=learn)
         if learn and res["memories"]:
             self.due.add(space)
@@ -185,7 +203,7 @@ def build_server(config: Config, **options: Any) -> Any:
     ``MCPServer`` (the HTTP server's ``token_verifier`` and ``auth``, see :mod:`hela_cli.mcp_http`)."""
     try:
         import anyio
-        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver import Context, MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
         from mcp.types import ToolAnnotations
     except ImportError as e:  # pragma: no cover - mcp is a dependency
@@ -210,6 +228,9 @@ def build_server(config: Config, **options: Any) -> Any:
                     raise HelaToolError(f"{name}: invalid arguments: {what}") from None
                 raise HelaToolError(" ".join(str(e).split())) from None
 
+    # the SDK resolves the `ctx: Context` annotation of the ask tool in this module's globals (imported here,
+    # not at the top: the library imports this module without the SDK's CLI stack)
+    globals()["Context"] = Context
     hela = HelaServer(config)
     limiter = anyio.CapacityLimiter(1)  # one call at a time: one connection, one set of models
     background: list[Any] = []  # the lifespan's task group
@@ -272,7 +293,9 @@ def build_server(config: Config, **options: Any) -> Any:
                              "the memories it came from.")
     async def ask(space: Space, question: Annotated[str, Field(min_length=1)],
                   learn: Annotated[bool, Field(description="Apply the Hebbian update (default true).")] = True,
-                  now: Annotated[str | None, Field(description="The present for time decay.")] = None) -> dict[str, Any]:
+                  now: Annotated[str | None, Field(description="The present for time decay.")] = None,
+                  ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        hela.attach(ctx)  # models.chat: client answers (and consolidates) through this client's sampling
         return await call(hela.ask, space=space, question=question, learn=learn, now=now)
 
     @server.tool(description="Forgetting: list the memories that are weak, idle and never used (dry run), or "

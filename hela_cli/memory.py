@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 from hela_cli.citations import select_citations
 from hela_cli.config import Config
+from hela_cli.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
 from hela_cli.errors import HelaError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
@@ -67,6 +68,8 @@ class Memory:
 
     @property
     def embedder(self) -> Embedder:
+        if self._embedder is None and is_endpoint(self.config.models.embedder):
+            self._embedder = endpoint_embedder(self.config.models)
         if self._embedder is None:
             path, mid = resolve_model(self.config.models.embedder, self.model_dir, "embedder",
                                       self.config.models.search_paths)
@@ -76,6 +79,8 @@ class Memory:
 
     @property
     def chat(self) -> ChatModel:
+        if self._chat is None and not is_local_chat(self.config.models.chat):
+            self._chat = endpoint_chat(self.config.models)
         if self._chat is None:
             path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat",
                                       self.config.models.search_paths)
@@ -86,8 +91,8 @@ class Memory:
 
     def count_tokens(self, text: str) -> int:
         """Tokens as the chat model counts them (its vocabulary only is loaded when no chat is needed)."""
-        if self._chat is not None:
-            return self._chat.count_tokens(text)
+        if self._chat is not None or not is_local_chat(self.config.models.chat):
+            return self.chat.count_tokens(text)
         if self._tokenizer is None:  # a cached copy of the vocabulary; llama.cpp's only for other tokenizers
             from hela_cli.models import VocabTokenizer
             from hela_cli.tokencount import token_counter
@@ -101,6 +106,11 @@ class Memory:
         """Without an answer the chat model only counts the context's tokens: when no chat model can be
         found (not downloaded, a path that does not exist) the count is None rather than a refusal, since
         retrieval needs none. A chat model that is there but unreadable is still an error."""
+        if self._chat is None and not is_local_chat(self.config.models.chat):
+            try:
+                return self.count_tokens(context)
+            except ModelError:  # a server down, no client model: retrieval alone needs none
+                return None
         if self._chat is None and self._tokenizer is None:
             try:
                 resolve_model(self.config.models.chat, self.model_dir, "chat", self.config.models.search_paths)
@@ -210,7 +220,7 @@ class Memory:
 
     def ask(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
             llm: bool = True, learn: bool | None = None, speaker: str | None = None, session: str | None = None,
-            since: Any = None, until: Any = None) -> dict[str, Any]:
+            since: Any = None, until: Any = None, on_text: Callable[[str], None] | None = None) -> dict[str, Any]:
         """Retrieve, answer with the chat model using prompt A.2 (:func:`hela_cli.prompts.answer`), then
         learn (Eq.1). Nothing else: a due auto-consolidation is the caller's to run, after it has shown the
         answer (:meth:`consolidate_if_due`; it can take a minute on a CPU).
@@ -221,6 +231,8 @@ class Memory:
         answer rests on (:func:`hela_cli.citations.select_citations`, empty without an answer). Without
         ``llm``, ``context_tokens`` is None when no chat model is found (retrieval alone needs none).
         ``speaker``, ``session``, ``since``, ``until``: recall filters, as in :meth:`retrieve`.
+        ``on_text`` gets the answer as it is generated, in pieces that join to the result's ``answer``
+        (streaming; see :func:`hela_cli.prompts.answer`).
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
@@ -239,7 +251,7 @@ class Memory:
         timings = dict(res.timings_ms)
         if llm:
             t1 = time.perf_counter()
-            answer = prompts.answer(self.chat, messages, res.memories, cfg.answer)
+            answer = prompts.answer(self.chat, messages, res.memories, cfg.answer, on_text=on_text)
             timings["generate"] = (time.perf_counter() - t1) * 1000
         if learn and res.memories:
             learn_from_retrieval(self.store, sp, res, cfg)

@@ -188,6 +188,9 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
            "models": rows, "found": found,
            "searched": [{"source": src, "path": str(d), "exists": d.is_dir()}
                         for src, d in search_dirs(cfg.models.search_paths)]}
+    from hela_cli.endpoints import configured_endpoints
+
+    out["endpoints"] = configured_endpoints(cfg.models)
     if json_out:
         print_json(out)
         return
@@ -215,6 +218,11 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
         console.print(text(f"no other GGUF found in: {where}" if where else
                            "no other GGUF searched for (models.search_paths: none)"), style="dim")
     console.print(text(f"configured: embedder={cfg.models.embedder} chat={cfg.models.chat}"))
+    for e in out["endpoints"]:
+        state = "answers" if e["answers"] else f"does not answer: {e['error']}"
+        listed = " (model not listed by the server)" if e["model_listed"] is False else ""
+        console.print(text(f"{e['kind']} endpoint {e['ref']}: {state}{listed}"),
+                      style=None if e["answers"] else "red", soft_wrap=True)
     if embed_info:
         console.print(text(f"database embedder: {embed_info[0]} ({embed_info[1]}-d)"))
 
@@ -429,11 +437,17 @@ def ask(
     --no-learn)."""
     st = _state(ctx)
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
+    # plain output: the answer is printed as it is generated (what is printed equals the final answer)
+    def on_text(piece: str) -> None:
+        console.print(text(piece), style="bold", end="", soft_wrap=True)
+        console.file.flush()
+
+    plain = not (json_out or quiet or explain or no_llm)
     with mem:
         learn = mem.config.retrieval.learn and not no_learn
         res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=learn, speaker=speaker,
-                      session=session, since=since, until=until)
-        _print_answer(res, json_out, explain, no_llm, quiet)
+                      session=session, since=since, until=until, on_text=on_text if plain else None)
+        _print_answer(res, json_out, explain, no_llm, quiet, streamed=plain)
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         rep = mem.consolidate_if_due(space) if not no_llm and learn and res["memories"] else None
     if rep is not None and rep.get("error"):
@@ -444,7 +458,8 @@ def ask(
                                f"in {rep.get('seconds', 0):.0f} s"), style="dim")
 
 
-def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet: bool = False) -> None:
+def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet: bool = False,
+                  streamed: bool = False) -> None:
     if json_out:
         print_json(res)
     elif quiet:
@@ -460,7 +475,7 @@ def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet:
         if no_llm:
             console.print(text(res["context"]), soft_wrap=True)  # verbatim: no wrapping inserted
         else:
-            console.print(text(res["answer"] or ""), style="bold", soft_wrap=True)
+            console.print(text("" if streamed else res["answer"] or ""), style="bold", soft_wrap=True)
             if res.get("citations"):
                 console.print(text("sources:"), style="dim")
                 for line in citation_lines(res["citations"], console.width):
@@ -528,6 +543,10 @@ _register_backup(app)
 from hela_cli.cli.correct_cmd import register as _register_correct  # noqa: E402
 
 _register_correct(app, spaces_app)
+
+from hela_cli.cli.ui_cmd import register as _register_ui  # noqa: E402
+
+_register_ui(app)
 
 
 # ----------------------------------------------------------------------------------- copy (copy_cmd.py)

@@ -26,6 +26,7 @@ from typing import Any
 from hela_cli.store.asks import AsksLog
 from hela_cli.store.backup import Backup
 from hela_cli.store.base import Space, sqlite3
+from hela_cli.store.browse import Browse, NodeFilter, StrengthCache, database_kind
 from hela_cli.store.connection import Connection
 from hela_cli.store.correct import Correct, FilteredSearch
 from hela_cli.store.edges import Edges
@@ -41,7 +42,7 @@ from hela_cli.store.vectors import Search
 
 
 class Store(Correct, FilteredSearch, Transfer, Nodes, Search, Edges, Semantic, Hubs, AsksLog, Reembed, Integrity, Backup,
-            Connection):
+            Browse, Connection):
     """A hela database (``Correct``: list / complete delete / edit, store/correct.py). ``Store(":memory:")``
     gives a throw-away in-memory one (tests).
 
@@ -67,4 +68,9 @@ class Store(Correct, FilteredSearch, Transfer, Nodes, Search, Edges, Semantic, H
         return super().open(path, must_exist=must_exist, vector_cache=vector_cache, **kw)
 
 
-__all__ = ["FTS_TOKENIZER", "MIGRATIONS", "SCHEMA_VERSION", "Space", "Store", "sqlite3"]
+
+class BrowseStore(StrengthCache, Store):
+    """A :class:`Store` for a long-lived reader (``hela ui``): Eq.2 strengths read once per database state."""
+
+
+__all__ = ["BrowseStore", "FTS_TOKENIZER", "MIGRATIONS", "NodeFilter", "SCHEMA_VERSION", "Space", "Store", "database_kind", "sqlite3"]

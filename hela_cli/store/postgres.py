@@ -37,6 +37,7 @@ from hela_cli.errors import InputError, StoreError
 from hela_cli.store.asks import AsksLog
 from hela_cli.store.backup import Backup
 from hela_cli.store.base import Space, _blob
+from hela_cli.store.browse import Browse
 from hela_cli.store.correct import Correct, FilteredSearch
 from hela_cli.store.connection import Connection, _stderr_line
 from hela_cli.store.edges import Edges
@@ -395,7 +396,7 @@ class PgConnection(Connection):
 
 
 class PgStore(PgSearch, PgConnection, Transfer, Correct, FilteredSearch, Nodes, Search, Edges, Semantic, Hubs, AsksLog,
-              Reembed, Integrity, Backup):
+              Reembed, Integrity, Backup, Browse):
     """A hela database on Postgres + pgvector (``Store("postgresql://...")`` returns one)."""
 
     _GREATEST = "greatest"
