@@ -225,13 +225,15 @@ def test_model_cache_is_user_only(sandbox, tmp_path):
 
 
 def test_no_network_or_telemetry_code_in_the_package():
-    """Static backstop: the only network use in hela is ``models pull`` shelling out to pip."""
+    """Static backstop: the only network use in hela is ``models pull`` shelling out to pip, and the
+    listening socket of the opt-in shared server (``hela mcp --http``), which connects nowhere."""
     pkg = REPO / "hela_cli"
+    allowed = {("mcp_http.py", "import socket")}
     offenders = []
     for p in sorted(pkg.glob("*.py")):
         src = p.read_text()
         for needle in ("import socket", "import requests", "import urllib.request", "from urllib.request",
                        "import http.client", "httpx", "urllib3", "telemetry", "sentry", "posthog", "analytics"):
-            if needle in src:
+            if needle in src and (p.name, needle) not in allowed:
                 offenders.append(f"{p.name}: {needle}")
     assert offenders == []
