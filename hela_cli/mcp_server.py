@@ -7,7 +7,8 @@ unexpected - comes back as an MCP tool error (``is_error``) carrying the CLI's o
 server keeps serving and never sends a traceback. The database is shared safely with CLI processes (WAL,
 ``BEGIN IMMEDIATE`` writes), as between any two hela processes.
 
-Tools: ``remember``, ``recall``, ``ask``, ``forget``, ``spaces``, ``hubs`` (schemas in README.md).
+Tools: ``remember``, ``recall``, ``ask``, ``forget``, ``spaces``, ``hubs``, ``memories``, ``update``,
+``delete`` (schemas in README.md).
 """
 
 from __future__ import annotations
@@ -81,8 +82,10 @@ class HelaServer:
         return {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
 
     def recall(self, space: str, query: str, k: int | None = None, learn: bool = True, explain: bool = False,
-               now: str | None = None) -> dict[str, Any]:
-        res = self.memory.retrieve(query, space, k=k, now=self._now(now), learn=learn)
+               now: str | None = None, speaker: str | None = None, session: str | None = None,
+               since: str | None = None, until: str | None = None) -> dict[str, Any]:
+        res = self.memory.retrieve(query, space, k=k, now=self._now(now), learn=learn, speaker=speaker,
+                                   session=session, since=since, until=until)
         out: dict[str, Any] = {"space": space, "query": query, "now": _date(res.now),
                                "memories": [_memory_out(m, explain) for m in res.memories],
                                "semantic": [_semantic_out(r) for r in res.semantic]}
@@ -90,6 +93,29 @@ class HelaServer:
             out["query_keywords"] = res.query_keywords
             out["timings_ms"] = {k: round(v, 2) for k, v in res.timings_ms.items()}
         return out
+
+    def memories(self, space: str, speaker: str | None = None, session: str | None = None,
+                 since: str | None = None, until: str | None = None, contains: str | None = None,
+                 limit: int | None = 50) -> dict[str, Any]:
+        rows = self.memory.memories(space, speaker=speaker, session=session, since=since, until=until,
+                                    contains=contains, limit=limit)
+        return {"space": space, "memories": [{k: v for k, v in r.items() if k != "timestamp"} for r in rows]}
+
+    def update(self, space: str, text: str, id: int | None = None, source_id: str | None = None) -> dict[str, Any]:
+        if (id is None) == (source_id is None):
+            raise InputError("update: give the memory's id or its source_id")
+        rep = self.memory.edit(space, id, text, source_id=source_id)
+        return {"space": space, "id": rep["id"], "source_id": rep["source_id"], "text": rep["text"],
+                "previous": rep["previous"], "semantic_deleted": rep["semantic"]}
+
+    def delete(self, space: str, ids: list[int] | None = None, source_ids: list[str] | None = None,
+               session: str | None = None, speaker: str | None = None, before: str | None = None,
+               contains: str | None = None, confirm: bool = False) -> dict[str, Any]:
+        rep = self.memory.delete(space, ids or [], source_ids=source_ids or [], session=session, speaker=speaker,
+                                 before=before, contains=contains, confirm=confirm)
+        scrub = rep.get("scrub")
+        return {"space": space, "deleted": rep["deleted"], "semantic_deleted": rep["semantic"],
+                "asks_deleted": rep["asks"], "bytes_verified": None if scrub is None else scrub["verified"]}
 
     def ask(self, space: str, question: str, learn: bool = True, now: str | None = None) -> dict[str, Any]:
         """As ``hela ask``, except that a due auto-consolidation is left to :meth:`consolidate_due`, which
@@ -233,8 +259,14 @@ def build_server(config: Config, **options: Any) -> Any:
                      learn: Annotated[bool, Field(description="Apply the Hebbian update (default true).")] = True,
                      explain: Annotated[bool, Field(description="Add the score trace of each memory.")] = False,
                      now: Annotated[str | None, Field(description="The present for time decay (default: the "
-                                                     "newest memory).")] = None) -> dict[str, Any]:
-        return await call(hela.recall, space=space, query=query, k=k, learn=learn, explain=explain, now=now)
+                                                     "newest memory).")] = None,
+                     speaker: Annotated[str | None, Field(description="Only this speaker's memories.")] = None,
+                     session: Annotated[str | None, Field(description="Only this session's memories.")] = None,
+                     since: Annotated[str | None, Field(description="Only memories at or after this date.")] = None,
+                     until: Annotated[str | None, Field(description="Only memories at or before this date.")] = None
+                     ) -> dict[str, Any]:
+        return await call(hela.recall, space=space, query=query, k=k, learn=learn, explain=explain, now=now,
+                          speaker=speaker, session=session, since=since, until=until)
 
     @server.tool(description="Answer a question from memory with the local chat model; returns the answer and "
                              "the memories it came from.")
@@ -258,6 +290,45 @@ def build_server(config: Config, **options: Any) -> Any:
                              "of many strong associations, with their clusters.", annotations=read_only)
     async def hubs(space: Space, top: Annotated[int, Field(ge=1, le=200)] = 10) -> dict[str, Any]:
         return await call(hela.hubs, space=space, top=top)
+
+    @server.tool(description="List memories of a space, newest first, with filters (as `hela memories`): id, "
+                             "source id, date, speaker, session, text.", annotations=read_only)
+    async def memories(space: Space,
+                       speaker: Annotated[str | None, Field(description="Only this speaker's memories.")] = None,
+                       session: Annotated[str | None, Field(description="Only this session.")] = None,
+                       since: Annotated[str | None, Field(description="Only at or after this date.")] = None,
+                       until: Annotated[str | None, Field(description="Only at or before this date.")] = None,
+                       contains: Annotated[str | None, Field(description="Only texts holding this (any case)."
+                                                             )] = None,
+                       limit: Annotated[int, Field(ge=1, le=1000, description="At most this many (default 50)."
+                                                   )] = 50) -> dict[str, Any]:
+        return await call(hela.memories, space=space, speaker=speaker, session=session, since=since, until=until,
+                          contains=contains, limit=limit)
+
+    @server.tool(description="Replace a memory's text (as `hela edit`): it keeps its id, time, session, speaker "
+                             "and learned links; the previous text goes to its history. Name it by id or "
+                             "source_id.")
+    async def update(space: Space, text: Annotated[str, Field(min_length=1, description="The new text.")],
+                     id: Annotated[int | None, Field(description="The memory id.")] = None,
+                     source_id: Annotated[str | None, Field(description="Or its source id.")] = None
+                     ) -> dict[str, Any]:
+        return await call(hela.update, space=space, text=text, id=id, source_id=source_id)
+
+    @server.tool(description="Delete memories completely (as `hela delete`): by ids or source_ids, or by filter "
+                             "(session, speaker, before, contains), which needs confirm=true. Also removes the "
+                             "asks that retrieved them and the semantic records citing them.",
+                 annotations=ToolAnnotations(destructiveHint=True))
+    async def delete(space: Space,
+                     ids: Annotated[list[int] | None, Field(description="Memory ids.")] = None,
+                     source_ids: Annotated[list[str] | None, Field(description="Source ids.")] = None,
+                     session: Annotated[str | None, Field(description="Filter: this session.")] = None,
+                     speaker: Annotated[str | None, Field(description="Filter: this speaker.")] = None,
+                     before: Annotated[str | None, Field(description="Filter: before this date.")] = None,
+                     contains: Annotated[str | None, Field(description="Filter: texts holding this.")] = None,
+                     confirm: Annotated[bool, Field(description="Required for a delete by filter.")] = False
+                     ) -> dict[str, Any]:
+        return await call(hela.delete, space=space, ids=ids, source_ids=source_ids, session=session,
+                          speaker=speaker, before=before, contains=contains, confirm=confirm)
 
     server.hela = hela  # type: ignore[attr-defined]
     return server

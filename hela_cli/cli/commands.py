@@ -310,10 +310,18 @@ def reembed(
                            f"file, or HELA_MODELS_EMBEDDER={configured}"), style="yellow", soft_wrap=True)
 
 
-@app.command()
+spaces_app = typer.Typer(context_settings={"help_option_names": ["-h", "--help"]},
+                         help="List memory spaces (drop and rename them with the subcommands).")
+app.add_typer(spaces_app, name="spaces")
+
+
+@spaces_app.callback(invoke_without_command=True)
 def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List memory spaces with node, edge and semantic-record counts."""
     from hela_cli.store import Store
+
+    if ctx.invoked_subcommand is not None:
+        return
 
     cfg = _state(ctx).config()
     with Store.open(cfg.db) as s:
@@ -410,6 +418,10 @@ def ask(
     explain: bool = typer.Option(False, "--explain", help="Show the score trace of every memory."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print the answer alone (no sources), for scripts."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    speaker: Optional[str] = typer.Option(None, "--speaker", help="Recall only what this speaker said."),
+    session: Optional[str] = typer.Option(None, "--session", help="Recall only from this session."),
+    since: Optional[str] = typer.Option(None, "--since", help="Recall only memories at or after this time."),
+    until: Optional[str] = typer.Option(None, "--until", help="Recall only memories at or before this time."),
 ) -> None:
     """Answer a question from memory, then the memories it rests on (retrieval learns from use unless
     --no-learn)."""
@@ -417,7 +429,8 @@ def ask(
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
     with mem:
         learn = mem.config.retrieval.learn and not no_learn
-        res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=learn)
+        res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=learn, speaker=speaker,
+                      session=session, since=since, until=until)
         _print_answer(res, json_out, explain, no_llm, quiet)
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         rep = mem.consolidate_if_due(space) if not no_llm and learn and res["memories"] else None
@@ -474,7 +487,7 @@ def mcp(
                                              "generated on loopback)."),
 ) -> None:
     """Run the MCP server on stdio, or over HTTP with --http (tools: remember, recall, ask, forget, spaces,
-    hubs)."""
+    hubs, memories, update, delete)."""
     try:
         from hela_cli.mcp_server import serve
     except ImportError as e:  # pragma: no cover - mcp is a dependency
@@ -503,6 +516,16 @@ app.add_typer(bench_app, name="bench")
 from hela_cli.cli.inspect_cmd import register as _register_inspect  # noqa: E402
 
 _register_inspect(app)
+
+# ----------------------------------------------------------------------------------- backup / import (backup_cmd.py)
+from hela_cli.cli.backup_cmd import register as _register_backup  # noqa: E402
+
+_register_backup(app)
+
+# ----------------------------------------------------------------------------------- memories / delete / edit / history (correct_cmd.py)
+from hela_cli.cli.correct_cmd import register as _register_correct  # noqa: E402
+
+_register_correct(app, spaces_app)
 
 
 def main() -> None:
