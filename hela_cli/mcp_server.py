@@ -180,8 +180,9 @@ def _error_line(e: BaseException) -> str:
     return f"unexpected {e.__class__.__name__}: {msg}"
 
 
-def build_server(config: Config) -> Any:
-    """The SDK server (``mcp.server.mcpserver.MCPServer``) with hela's tools registered."""
+def build_server(config: Config, **options: Any) -> Any:
+    """The SDK server (``mcp.server.mcpserver.MCPServer``) with hela's tools registered; ``options`` go to
+    ``MCPServer`` (the HTTP server's ``token_verifier`` and ``auth``, see :mod:`hela_cli.mcp_http`)."""
     try:
         import anyio
         from mcp.server.mcpserver import MCPServer
@@ -238,7 +239,8 @@ def build_server(config: Config) -> Any:
             yield None
             background.clear()
 
-    server = Server("hela", lifespan=lifespan, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = Server("hela", lifespan=lifespan, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
+                    **options)
     read_only = ToolAnnotations(readOnlyHint=True)
 
     @server.tool(description="Remember one or more conversation turns (as `hela add`): each becomes a memory "

@@ -340,6 +340,29 @@ class Memory:
                 "nodes": self.store.count_nodes(sp.id), "edges": self.store.count_edges(sp.id),
                 "seconds": round(_time.perf_counter() - t0, 3)}
 
+    def backup(self, dest: str | Path, *, force: bool = False) -> dict[str, Any]:
+        """A consistent, user-only copy of the whole database file at ``dest`` while other processes may
+        write (``VACUUM INTO`` in one read transaction, checked, then renamed into place); ``dest`` must not
+        exist unless ``force``. Returns ``{"path", "bytes", "integrity", "counts", "seconds"}``."""
+        t0 = time.perf_counter()
+        rep = self._open_store(must_exist=True).backup_to(dest, force=force)
+        return {**rep, "seconds": round(time.perf_counter() - t0, 3)}
+
+    def import_export(self, path: str | Path, *, space: str | None = None, reembed: bool = False) -> dict[str, Any]:
+        """Restore what ``hela export --format json --vectors`` wrote into a new or empty ``space`` (default:
+        the exported space's name), all in one transaction; see :mod:`hela_cli.restore`. ``reembed``: embed
+        the texts again with the configured embedder (required for an export from another embedder or one
+        without vectors). The report's ``ids`` maps each exported memory id to its new id."""
+        from hela_cli.restore import import_export, load_export
+
+        t0 = time.perf_counter()
+        exp = load_export(path, reembed=reembed)  # checked before the database is opened or created
+        if space is not None:
+            Store.check_space_name(space)
+        rep = import_export(lambda: self.store, exp, self.config, lambda: self.embedder, space=space,
+                            reembed=reembed)
+        return {**rep, "seconds": round(time.perf_counter() - t0, 3)}
+
     def forget(self, space: str, *, apply: bool = False, now: float | None = None) -> dict[str, Any]:
         """Forgetting candidates (dry run) or their removal (``apply``); see :mod:`hela_cli.forget`."""
         from hela_cli.forget import forget

@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from hela_cli import __version__
 from hela_cli.config import Config, load_config
-from hela_cli.errors import HelaError
+from hela_cli.errors import HelaError, InputError
 from hela_cli.cli.clicklib import core as click_core, exceptions as click_exceptions
 from hela_cli.cli.render import citation_lines, clean, console, err_console, fmt_ts, print_json, table, text
 
@@ -479,8 +479,15 @@ def mcp(
                                      "either place works)."),
     config: Optional[str] = typer.Option(None, "--config", metavar="PATH", help="YAML config file (as the "
                                          "global --config)."),
+    http: Optional[str] = typer.Option(None, "--http", metavar="HOST:PORT", help="Serve many clients over "
+                                       "streamable HTTP at http://HOST:PORT/mcp instead of stdio (bearer token "
+                                       "required)."),
+    token_file: Optional[str] = typer.Option(None, "--token-file", metavar="PATH", help="With --http: the "
+                                             "bearer token clients must send (else $HELA_MCP_TOKEN, else one "
+                                             "generated on loopback)."),
 ) -> None:
-    """Run the MCP server on stdio (tools: remember, recall, ask, forget, spaces, hubs, memories, update, delete)."""
+    """Run the MCP server on stdio, or over HTTP with --http (tools: remember, recall, ask, forget, spaces,
+    hubs, memories, update, delete)."""
     try:
         from hela_cli.mcp_server import serve
     except ImportError as e:  # pragma: no cover - mcp is a dependency
@@ -489,7 +496,14 @@ def mcp(
     st = _state(ctx)
     st.db = db or st.db
     st.config_path = config or st.config_path
-    serve(st.config())
+    if http is not None:
+        from hela_cli.mcp_http import serve_http
+
+        serve_http(st.config(), http, token_file)
+    elif token_file is not None:
+        raise InputError("--token-file needs --http HOST:PORT (the stdio server takes no token)")
+    else:
+        serve(st.config())
 
 
 # ----------------------------------------------------------------------------------- bench (cli_bench.py)
@@ -502,6 +516,11 @@ app.add_typer(bench_app, name="bench")
 from hela_cli.cli.inspect_cmd import register as _register_inspect  # noqa: E402
 
 _register_inspect(app)
+
+# ----------------------------------------------------------------------------------- backup / import (backup_cmd.py)
+from hela_cli.cli.backup_cmd import register as _register_backup  # noqa: E402
+
+_register_backup(app)
 
 # ----------------------------------------------------------------------------------- memories / delete / edit / history (correct_cmd.py)
 from hela_cli.cli.correct_cmd import register as _register_correct  # noqa: E402

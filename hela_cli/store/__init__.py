@@ -21,6 +21,7 @@ measured to matter or where sqlite-utils cannot go:
 * the edge writes of Eq.1 (one ``INSERT ... ON CONFLICT`` per learning step) and the O(1) global decay.
 """
 
+from hela_cli.store.backup import Backup
 from hela_cli.store.base import Space, sqlite3
 from hela_cli.store.connection import Connection
 from hela_cli.store.correct import Correct, FilteredSearch
@@ -33,7 +34,8 @@ from hela_cli.store.semantic import Semantic
 from hela_cli.store.vectors import Search
 
 
-class Store(Correct, FilteredSearch, Nodes, Search, Edges, Semantic, Reembed, Integrity, Connection):
+
+class Store(Correct, FilteredSearch, Nodes, Search, Edges, Semantic, Reembed, Integrity, Backup, Connection):
     """A hela database (``Correct``: list / complete delete / edit, store/correct.py). ``Store(":memory:")`` gives a throw-away in-memory one (tests)."""
 
 
