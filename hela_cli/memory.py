@@ -187,12 +187,47 @@ class Memory:
             self.store.bind_embedder(self.embedder.model_id, self.embedder.dim)
 
     def retrieve(self, question: str, space: str, *, now: float | None = None,
-                 learn: bool | None = None) -> Retrieval:
+                 learn: bool | None = None, log: bool = True) -> Retrieval:
+        """Retrieve (and, unless ``learn`` is False, learn: Eq.1 and the access counts). A learning retrieval
+        is logged (``log``) in the asks log; its id is ``recall_id``, which :meth:`reinforce` names. A
+        read-only one (``learn=False``) writes nothing and has no recall id."""
         if not question.strip():
             raise HelaError("the question is empty")
         sp = self._open_store(must_exist=True).require_space(space)
         self._check_embedder()
-        return retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn)
+        learn = self.config.retrieval.learn if learn is None else learn
+        res = retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn)
+        if learn and log and res.memories:
+            res.recall_id = self._log(sp.id, question, None, res.memories, res.step, "recall")
+        return res
+
+    def _log(self, space_id: int, question: str, answer: str | None, memories: list[dict[str, Any]], step: int,
+             kind: str) -> int:
+        """One asks-log row (the recall id). With ``answer.log`` off the row keeps no question or answer text,
+        only the retrieved ids and scores that feedback needs."""
+        from hela_cli.feedback import retrieval_record
+
+        keep = self.config.answer.log
+        return self.store.log_ask(space_id, question if keep else "", answer if keep else None,
+                                  [m["id"] for m in memories], step, kind=kind,
+                                  retrieval=retrieval_record(memories))
+
+    def reinforce(self, space: str, used: Sequence[int], *, recall_id: int | None = None) -> dict[str, Any]:
+        """Feedback: the memories of a recall (``recall_id``, default the space's most recent recall or
+        ask) that the caller used. Applies the feedback rule (:func:`hela_cli.dynamics.feedback_pairs`;
+        see :mod:`hela_cli.feedback`); no model is loaded. A recall takes feedback once. Raises
+        :class:`~hela_cli.errors.InputError`, writing nothing, for an unknown recall id, a recall of another
+        space, or memories that recall did not return. Returns ``{"space", "recall_id", "used",
+        "strengthened", "weakened", "step"}``."""
+        from hela_cli.feedback import apply_feedback, check_feedback
+
+        if isinstance(used, (str, bytes)) or not isinstance(used, Sequence):
+            raise HelaError("used must be a list of memory ids", 2)
+        sp = self._existing_space(space)
+        row, ids = check_feedback(self.store, sp, used, recall_id)
+        rep = apply_feedback(self.store, sp, row["retrieval"], ids, self.config, when=time.time(),
+                             recall_id=row["id"])
+        return {"space": space, "recall_id": row["id"], **rep}
 
     def ask(self, question: str, space: str, *, now: float | None = None, llm: bool = True,
             learn: bool | None = None,
@@ -212,7 +247,7 @@ class Memory:
         learn = self.config.retrieval.learn if learn is None else learn
         if llm:
             self.chat  # noqa: B018 - load (and validate) the chat model before retrieving
-        res = self.retrieve(question, space, now=now, learn=False)
+        res = self.retrieve(question, space, now=now, learn=False, log=False)
         messages = answer_messages(question, res.memories, res.semantic)
         context = "\n".join(m["content"] for m in messages)
         tokens = self.count_tokens(context) if llm else self._context_tokens_if_chat(context)
@@ -243,12 +278,20 @@ class Memory:
             "query_keywords": res.query_keywords,
             "now": res.now,
             "step": step,
+            "recall_id": None,
             "timings_ms": {k: round(v, 2) for k, v in timings.items()},
             "consolidation": None,
         }
-        if self.config.answer.log and (llm or (learn and res.memories)):
-            self.store.log_ask(self.store.require_space(space).id, question, answer,
-                               [m["id"] for m in res.memories], step)
+        recall_id = None
+        if (learn and res.memories) or (llm and self.config.answer.log):
+            # a learning ask always gets a row: its id is the recall id feedback names (answer.log off keeps no
+            # text in it)
+            recall_id = self._log(self.store.require_space(space).id, question, answer, res.memories, step, "ask")
+        result["recall_id"] = recall_id
+        if recall_id is not None and learn and self.config.answer.cite_feedback:
+            used = [c["id"] for c in result["citations"] if c["overlap"] > 0]
+            if used:
+                result["feedback"] = self.reinforce(space, used, recall_id=recall_id)
         if on_answer is not None:
             on_answer(result)
         if llm and learn and res.memories:

@@ -38,6 +38,7 @@ class Retrieval:
     now: float | None
     step: int
     timings_ms: dict[str, float] = field(default_factory=dict)
+    recall_id: int | None = None              # the asks-log row feedback names (Memory.retrieve fills it in)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -204,7 +205,9 @@ def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, whe
     ``hebbian.eta_by_score`` is set (:func:`hela_cli.dynamics.reinforcement`); without them every pair of
     the set is reinforced at ``eta`` (the paper). ``spread_in``: the memories the spreading bonus brought in
     (path ``hebbian``); with ``hebbian.learn_spread`` off they take no part in Eq.1 (an association that
-    brought a memory in is not reinforced by that same retrieval)."""
+    brought a memory in is not reinforced by that same retrieval). With ``hebbian.coretrieval`` off no pair is
+    reinforced and the step does not advance (learning comes from feedback, :mod:`hela_cli.feedback`); the
+    access is still recorded."""
     h = cfg.hebbian
     ids = list(dict.fromkeys(node_ids))
     skip = set() if h.learn_spread else set(spread_in)
@@ -214,6 +217,9 @@ def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, whe
     else:
         rates = reinforcement(s_base, h.eta, h.pair_margin, h.eta_by_score)
     with store.transaction():
+        if not h.coretrieval:   # learning from feedback only (hela_cli.feedback): the access is recorded
+            store.touch_nodes(ids, when)
+            return store.refresh_space(space).step
         fresh = store.advance_step(space.id, h.decay)   # every edge decays once (O(1))
         weights = store.edges_among(fresh, ids, h.decay)
         # current weights already include this step's decay; Eq.1 is decay*w_prev + eta = w_now + eta

@@ -490,6 +490,10 @@ from hela_cli.cli.inspect_cmd import register as _register_inspect  # noqa: E402
 
 _register_inspect(app)
 
+from hela_cli.cli.feedback_cmd import register as _register_feedback  # noqa: E402
+
+_register_feedback(app)
+
 
 def main() -> None:
     app(prog_name="hela")

@@ -100,20 +100,48 @@ class Semantic:
                         (node_id, space_id, json.dumps(list(cluster)), step, status, node_id))
 
     # ---------------------------------------------------------------- the asks log
-    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int) -> int:
-        """Record one ask (``answer.log``), as `llm` logs prompts; returns its id."""
+    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int, *,
+                kind: str = "ask", retrieval: Sequence[dict[str, Any]] | None = None) -> int:
+        """Record one ask or recall, as `llm` logs prompts; returns its id (the recall id feedback names).
+        ``retrieval``: the retrieved set as the feedback rule reads it (``[{id, base, path, from}]``)."""
         with self.transaction():
             return self.sdb["asks"].insert({"space_id": space_id, "question": question, "answer": answer,
                                             "memories": json.dumps(list(memories)), "step": step,
-                                            "created_at": time.time()}).last_pk
+                                            "created_at": time.time(), "kind": kind,
+                                            "retrieval": None if retrieval is None else json.dumps(list(retrieval))
+                                            }).last_pk
+
+    @staticmethod
+    def _ask_row(r: dict[str, Any]) -> dict[str, Any]:
+        r = dict(r)
+        for key in ("memories", "retrieval", "used"):
+            if r.get(key) is not None:
+                r[key] = json.loads(r[key])
+        return r
 
     def asks(self, space_id: int, limit: int = 20) -> list[dict[str, Any]]:
-        """The space's most recent asks, newest first (``memories`` decoded)."""
-        rows = list(self.sdb["asks"].rows_where("space_id = ?", [space_id], order_by="created_at desc, id desc",
-                                                limit=limit))
-        for r in rows:
-            r["memories"] = json.loads(r["memories"])
-        return rows
+        """The space's most recent asks and recalls, newest first (JSON columns decoded)."""
+        rows = self.sdb["asks"].rows_where("space_id = ?", [space_id], order_by="created_at desc, id desc",
+                                           limit=limit)
+        return [self._ask_row(r) for r in rows]
+
+    def get_ask(self, ask_id: int) -> dict[str, Any] | None:
+        """One row of the asks log by id (JSON columns decoded), or None."""
+        rows = list(self.sdb["asks"].rows_where("id = ?", [int(ask_id)]))
+        return self._ask_row(rows[0]) if rows else None
+
+    def latest_ask(self, space_id: int) -> dict[str, Any] | None:
+        """The space's most recent ask or recall, or None."""
+        rows = self.asks(space_id, limit=1)
+        return rows[0] if rows else None
+
+    def mark_feedback(self, ask_id: int, used: Sequence[int], when: float) -> bool:
+        """Record the feedback of one recall inside the write transaction; False if it already has feedback
+        (checked in the write, so two processes cannot both apply feedback to one recall)."""
+        self.require_transaction("mark_feedback")
+        cur = self.db.execute("UPDATE asks SET used=?, used_at=? WHERE id=? AND used IS NULL",
+                              (json.dumps(list(used)), when, int(ask_id)))
+        return cur.rowcount == 1
 
     def set_consolidated_step(self, space_id: int, step: int) -> None:
         self.db.execute("UPDATE spaces SET consolidated_step=? WHERE id=?", (step, space_id))

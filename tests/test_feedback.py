@@ -1,0 +1,185 @@
+"""Learning from use signals: the feedback rule (hand-computed values), the recall id of every learning
+recall / ask, ``Memory.reinforce`` / ``hela reinforce`` / MCP ``reinforce`` and their errors."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import stdio_client
+from typer.testing import CliRunner
+
+from hela_cli.cli import app
+from hela_cli.config import Config
+from hela_cli.dynamics import depressed_weight, feedback_pairs
+from hela_cli.errors import InputError
+from tests.conftest import SAMPLE
+
+S_BASE = {1: 2.0, 2: 1.5, 3: 1.2, 4: 0.9, 5: 0.4}
+
+
+# ----------------------------------------------------------------------------------- the rule (pure)
+def test_pairs_among_used_only():
+    strengthen, weaken = feedback_pairs(S_BASE, [4, 2], eta=0.5)
+    assert strengthen == {(2, 4): 0.5} and weaken == {}
+
+
+def test_used_tied_to_best_unused_base_hits():
+    # used 3 and 5; the 2 best unused by S_base are 1 (2.0) and 2 (1.5)
+    strengthen, _ = feedback_pairs(S_BASE, [5, 3], eta=0.5, anchors=2, anchor_eta=0.25)
+    assert strengthen == {(3, 5): 0.5, (1, 3): 0.25, (2, 3): 0.25, (1, 5): 0.25, (2, 5): 0.25}
+
+
+def test_anchor_rate_never_lowers_a_used_pair_and_ids_outside_are_ignored():
+    strengthen, _ = feedback_pairs({1: 1.0, 2: 0.5}, [1, 2, 99], eta=0.1, anchors=3, anchor_eta=0.3)
+    assert strengthen == {(1, 2): 0.1}   # both used: no anchor left; 99 was not retrieved
+
+
+def test_unused_spread_memory_is_weakened():
+    # 5 was brought in by spreading from 1 and 2 and not used: those edges keep 1 - 0.4 of their learned part
+    strengthen, weaken = feedback_pairs(S_BASE, [1], eta=0.5, spread_from={5: [1, 2], 4: [1]}, depress=0.4)
+    assert weaken == {(1, 5): 0.6, (2, 5): 0.6, (1, 4): 0.6}
+    assert feedback_pairs(S_BASE, [4], eta=0.5, spread_from={4: [1]}, depress=0.4)[1] == {}   # used: kept
+    assert strengthen == {}
+
+
+def test_nothing_used():
+    assert feedback_pairs(S_BASE, [], eta=0.5, anchors=3, anchor_eta=0.25) == ({}, {})
+
+
+def test_depressed_weight_keeps_the_prior():
+    assert depressed_weight(0.8, 0.5, 0.5) == pytest.approx(0.65)   # 0.5 + 0.3 * 0.5
+    assert depressed_weight(0.3, 0.5, 0.0) == 0.5                   # below its prior: the prior stays
+    assert depressed_weight(0.4, 0.0, 0.25) == pytest.approx(0.1)
+
+
+# ----------------------------------------------------------------------------------- library
+def _mem(make_memory, hash_embedder, **changes):
+    return make_memory(Config(), embedder=hash_embedder, ingest=[SAMPLE / "conversation.json"], **changes)
+
+
+def test_recall_reinforce_changes_exactly_the_rule_pairs(make_memory, hash_embedder):
+    m = _mem(make_memory, hash_embedder, hebbian__feedback_anchors=1)
+    res = m.retrieve("What is the name of Jonas's dog?", "demo")
+    assert isinstance(res.recall_id, int)
+    ids = [x["id"] for x in res.memories]
+    used = ids[2:4]
+    best_unused = ids[0]   # the first memory is the best by S_base
+    sp = m.store.require_space("demo")
+    pairs = [(min(a, b), max(a, b)) for a, b in ((used[0], used[1]), (used[0], best_unused),
+                                                 (used[1], best_unused))]
+    before = {p: m.store.edge_weight(sp, *p, m.config.hebbian.decay) for p in pairs}
+    edges = m.store.count_edges(sp.id)
+    rep = m.reinforce("demo", used, recall_id=res.recall_id)
+    assert rep["recall_id"] == res.recall_id and rep["used"] == used and rep["strengthened"] == 3
+    sp = m.store.require_space("demo")
+    assert rep["step"] == sp.step   # feedback does not advance the step
+    after = {p: m.store.edge_weight(sp, *p, m.config.hebbian.decay) for p in pairs}
+    assert after[pairs[0]] == pytest.approx(min(1.0, before[pairs[0]] + 0.5))
+    assert after[pairs[1]] == pytest.approx(min(1.0, before[pairs[1]] + 0.25))
+    assert after[pairs[2]] == pytest.approx(min(1.0, before[pairs[2]] + 0.25))
+    assert m.store.count_edges(sp.id) >= edges
+    row = m.store.get_ask(res.recall_id)
+    assert row["kind"] == "recall" and row["used"] == used and [r["id"] for r in row["retrieval"]] == ids
+
+
+def test_feedback_errors_write_nothing(make_memory, hash_embedder):
+    m = _mem(make_memory, hash_embedder)
+    m.ingest([SAMPLE / "chat.jsonl"])
+    other = m.retrieve("hello", [s["name"] for s in m.store.spaces() if s["name"] != "demo"][0])
+    res = m.retrieve("Where did Maya travel?", "demo")
+    sp = m.store.require_space("demo")
+    state = (m.store.all_edges(sp, m.config.hebbian.decay), sp.step)
+    returned = [x["id"] for x in res.memories]
+    stranger = next(i for i in range(1, 10_000) if i not in returned)
+    cases = [
+        ((["demo", returned[:1]], {"recall_id": 10_000}), "recall 10000: no such recall"),
+        ((["demo", returned[:1]], {"recall_id": other.recall_id}), "is a recall of another space"),
+        ((["demo", [returned[0], stranger]], {"recall_id": res.recall_id}), f"did not return memory {stranger}"),
+        ((["demo", ["x"]], {"recall_id": res.recall_id}), "is not a memory id"),
+    ]
+    for (args, kw), needle in cases:
+        with pytest.raises(InputError, match=needle):
+            m.reinforce(*args, **kw)
+    sp = m.store.require_space("demo")
+    assert (m.store.all_edges(sp, m.config.hebbian.decay), sp.step) == state
+    assert m.store.get_ask(res.recall_id)["used"] is None
+    m.reinforce("demo", returned[:2])          # default: the space's latest recall
+    with pytest.raises(InputError, match="already has feedback"):
+        m.reinforce("demo", returned[:2], recall_id=res.recall_id)
+
+
+def test_read_only_recall_has_no_recall_id(make_memory, hash_embedder):
+    m = _mem(make_memory, hash_embedder)
+    sp = m.store.require_space("demo")
+    assert m.retrieve("dog", "demo", learn=False).recall_id is None
+    assert m.store.asks(sp.id) == []
+
+
+def test_feedback_only_learning(make_memory, hash_embedder):
+    """hebbian.coretrieval off: a learning recall reinforces no pair and keeps the step; feedback does learn."""
+    m = _mem(make_memory, hash_embedder, hebbian__coretrieval=False)
+    sp = m.store.require_space("demo")
+    edges = m.store.all_edges(sp, m.config.hebbian.decay)
+    res = m.retrieve("What is the name of Jonas's dog?", "demo")
+    assert m.store.require_space("demo").step == sp.step
+    assert m.store.all_edges(sp, m.config.hebbian.decay) == edges
+    m.reinforce("demo", [x["id"] for x in res.memories[:2]], recall_id=res.recall_id)
+    assert m.store.all_edges(sp, m.config.hebbian.decay) != edges
+
+
+def test_answer_log_off_keeps_no_text(make_memory, hash_embedder):
+    m = _mem(make_memory, hash_embedder, answer__log=False)
+    out = m.ask("What is the name of Jonas's dog?", "demo", llm=False)
+    row = m.store.get_ask(out["recall_id"])
+    assert row["question"] == "" and row["answer"] is None and row["kind"] == "ask" and row["retrieval"]
+
+
+# ----------------------------------------------------------------------------------- CLI
+def test_cli_ask_json_then_reinforce(cli_env):
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", str(SAMPLE / "conversation.json")]).exit_code == 0
+    res = runner.invoke(app, ["ask", "What is the name of Jonas's dog?", "-s", "demo", "--no-llm", "--json"])
+    out = json.loads(res.stdout)
+    rid, ids = out["recall_id"], [m["id"] for m in out["memories"]]
+    assert isinstance(rid, int)
+    bad = runner.invoke(app, ["reinforce", "-s", "demo", "--recall", str(rid), str(ids[0]), "999999"])
+    assert bad.exit_code == 2 and "did not return memory 999999" in bad.output
+    assert len(bad.output.strip().splitlines()) == 1
+    bad = runner.invoke(app, ["reinforce", "-s", "demo", "--recall", "424242", str(ids[0])])
+    assert bad.exit_code == 2 and "recall 424242: no such recall" in bad.output
+    ok = runner.invoke(app, ["reinforce", "-s", "demo", "--recall", str(rid), str(ids[0]), str(ids[1]), "--json"])
+    assert ok.exit_code == 0, ok.output
+    rep = json.loads(ok.stdout)
+    assert rep["recall_id"] == rid and rep["used"] == ids[:2] and rep["strengthened"] >= 1
+
+
+# ----------------------------------------------------------------------------------- MCP
+def test_mcp_recall_then_reinforce(tmp_path):
+    from tests.test_mcp import TURNS, _call, _params
+
+    db = tmp_path / "mcp.db"
+    errlog = (tmp_path / "server.err").open("w")
+
+    async def main() -> None:
+        async with stdio_client(_params(tmp_path, db), errlog=errlog) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            err, out = await _call(s, "remember", {"space": "pets", "turns": TURNS})
+            err, out = await _call(s, "recall", {"space": "pets", "query": "What is the name of Alice's cat?"})
+            assert not err and isinstance(out["recall_id"], int)
+            rid, ids = out["recall_id"], [m["id"] for m in out["memories"]]
+            err, rep = await _call(s, "reinforce", {"space": "pets", "recall_id": rid, "used": ids[:2]})
+            assert not err and rep["recall_id"] == rid and rep["used"] == ids[:2] and rep["strengthened"] >= 1
+            err, msg = await _call(s, "reinforce", {"space": "pets", "recall_id": rid, "used": ids[:2]})
+            assert err and msg == f"recall {rid} already has feedback (memories {ids[:2]})"
+            err, out = await _call(s, "recall", {"space": "pets", "query": "marathon"})
+            err, msg = await _call(s, "reinforce", {"space": "pets", "recall_id": out["recall_id"], "used": [987654]})
+            assert err and msg.startswith(f"recall {out['recall_id']} did not return memory 987654")
+            err, msg = await _call(s, "reinforce", {"space": "pets", "recall_id": 31337, "used": ids[:1]})
+            assert err and msg.startswith("recall 31337: no such recall")
+
+    anyio.run(main)
+    errlog.close()
+    assert "Traceback" not in (tmp_path / "server.err").read_text()
