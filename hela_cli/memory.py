@@ -198,11 +198,11 @@ class Memory:
         learn = self.config.retrieval.learn if learn is None else learn
         res = retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn)
         if learn and log and res.memories:
-            res.recall_id = self._log(sp.id, question, None, res.memories, res.step, "recall")
+            res.recall_id = self._log(sp.id, question, None, res.memories, res.step, "recall", res.query_vector)
         return res
 
     def _log(self, space_id: int, question: str, answer: str | None, memories: list[dict[str, Any]], step: int,
-             kind: str) -> int:
+             kind: str, vector: Any = None) -> int:
         """One asks-log row (the recall id). With ``answer.log`` off the row keeps no question or answer text,
         only the retrieved ids and scores that feedback needs."""
         from hela_cli.feedback import retrieval_record
@@ -210,7 +210,7 @@ class Memory:
         keep = self.config.answer.log
         return self.store.log_ask(space_id, question if keep else "", answer if keep else None,
                                   [m["id"] for m in memories], step, kind=kind,
-                                  retrieval=retrieval_record(memories))
+                                  retrieval=retrieval_record(memories), vector=vector)
 
     def reinforce(self, space: str, used: Sequence[int], *, recall_id: int | None = None) -> dict[str, Any]:
         """Feedback: the memories of a recall (``recall_id``, default the space's most recent recall or
@@ -286,7 +286,8 @@ class Memory:
         if (learn and res.memories) or (llm and self.config.answer.log):
             # a learning ask always gets a row: its id is the recall id feedback names (answer.log off keeps no
             # text in it)
-            recall_id = self._log(self.store.require_space(space).id, question, answer, res.memories, step, "ask")
+            recall_id = self._log(self.store.require_space(space).id, question, answer, res.memories, step, "ask",
+                                  res.query_vector)
         result["recall_id"] = recall_id
         if recall_id is not None and learn and self.config.answer.cite_feedback:
             used = [c["id"] for c in result["citations"] if c["overlap"] > 0]

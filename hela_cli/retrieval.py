@@ -23,7 +23,7 @@ import numpy as np
 
 from hela_cli.config import Config
 from hela_cli.dynamics import (base_activation, dual_path, hebbian_update, idf, reinforcement,
-                               spread_activation, time_factor, weighted_keyword_match, window_factor)
+                               spread_activation, time_factor, trace_bonus, use_prior, weighted_keyword_match, window_factor)
 from hela_cli.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.query_time import question_window
@@ -39,6 +39,7 @@ class Retrieval:
     step: int
     timings_ms: dict[str, float] = field(default_factory=dict)
     recall_id: int | None = None              # the asks-log row feedback names (Memory.retrieve fills it in)
+    query_vector: np.ndarray | None = None    # the question's embedding (kept with the recall: a use trace)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -129,6 +130,18 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     timings["candidates"] = (time.perf_counter() - t1) * 1000
 
     t2 = time.perf_counter()
+    traced: dict[int, float] = {}
+    if r.trace_weight > 0:   # use traces: earlier similar recalls with feedback point at what they used
+        vecs, used_sets = store.use_traces(space.id)
+        if used_sets and vecs.shape[1] == len(q):
+            traced = trace_bonus((vecs @ q).tolist(), used_sets, r.trace_weight, r.trace_min_sim)
+            new = set(traced) - set(s_base)
+            if new:
+                nodes.update(store.node_features(new, space.id))
+                new &= set(nodes)
+                fill_cos(new)
+                s_base.update(s_base_of(new))
+            traced = {v: b for v, b in traced.items() if v in s_base}
     spreads: dict[int, Any] = {}
     edge_w: dict[tuple[int, int], float] = {}   # (source, target) -> the edge weight spreading used
     if r.spreading and s_base:
@@ -143,6 +156,11 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         spreads = spread_activation(s_base, nbrs, r.beta, r.theta)
         edge_w = {(i, j): w for i, lst in nbrs.items() for j, w in lst}
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
+    for v, b in traced.items():
+        s_final[v] = s_final.get(v, s_base[v]) + b
+    if r.use_prior > 0:   # memories earlier feedback reported as used compete better for the flipped slots
+        for v, n in store.used_counts(list(s_final)).items():
+            s_final[v] += use_prior(n, r.use_prior)
     chosen = dual_path(s_base, s_final, r.k, r.m)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
@@ -159,7 +177,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
             "timestamp": node["ts"], "time_str": node["time_str"], "session": node["session"],
             "path": path, "score": s_final[nid], "base_score": s_base[nid],
             "cos": c, "keyword": kw, "time_factor": tf,
-            "spread_bonus": sp.bonus if sp else 0.0,
+            "spread_bonus": sp.bonus if sp else 0.0, "trace_bonus": traced.get(nid, 0.0),
             "spread_from": [{"id": i, "contribution": w, "weight": edge_w.get((i, nid))}
                             for i, w in (sp.sources if sp else [])],
         })
@@ -185,7 +203,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         timings["learn"] = (time.perf_counter() - t3) * 1000
     timings["total"] = (time.perf_counter() - t0) * 1000
     return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=step,
-                     timings_ms=timings)
+                     timings_ms=timings, query_vector=q)
 
 
 def learn_from_memories(store: Store, space: Space, memories: list[dict[str, Any]], cfg: Config,

@@ -101,19 +101,22 @@ class Semantic:
 
     # ---------------------------------------------------------------- the asks log
     def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int, *,
-                kind: str = "ask", retrieval: Sequence[dict[str, Any]] | None = None) -> int:
+                kind: str = "ask", retrieval: Sequence[dict[str, Any]] | None = None,
+                vector: np.ndarray | None = None) -> int:
         """Record one ask or recall, as `llm` logs prompts; returns its id (the recall id feedback names).
-        ``retrieval``: the retrieved set as the feedback rule reads it (``[{id, base, path, from}]``)."""
+        ``retrieval``: the retrieved set as the feedback rule reads it (``[{id, base, path, from}]``);
+        ``vector``: the query vector (with feedback, the row becomes a use trace)."""
         with self.transaction():
             return self.sdb["asks"].insert({"space_id": space_id, "question": question, "answer": answer,
                                             "memories": json.dumps(list(memories)), "step": step,
                                             "created_at": time.time(), "kind": kind,
-                                            "retrieval": None if retrieval is None else json.dumps(list(retrieval))
-                                            }).last_pk
+                                            "retrieval": None if retrieval is None else json.dumps(list(retrieval)),
+                                            "vector": None if vector is None else _blob(vector)}).last_pk
 
     @staticmethod
     def _ask_row(r: dict[str, Any]) -> dict[str, Any]:
         r = dict(r)
+        r.pop("vector", None)
         for key in ("memories", "retrieval", "used"):
             if r.get(key) is not None:
                 r[key] = json.loads(r[key])
@@ -142,6 +145,26 @@ class Semantic:
         cur = self.db.execute("UPDATE asks SET used=?, used_at=? WHERE id=? AND used IS NULL",
                               (json.dumps(list(used)), when, int(ask_id)))
         return cur.rowcount == 1
+
+    def use_traces(self, space_id: int, limit: int = 5000) -> tuple[np.ndarray, list[list[int]]]:
+        """The space's use traces, newest first (at most ``limit``): recalls with feedback and a query vector.
+        Returns ``(vectors (n, dim) float32, used ids per trace)``; an empty (0, 0) matrix when there are none."""
+        rows = self.db.execute("SELECT vector, used FROM asks WHERE space_id=? AND used IS NOT NULL AND used != '[]' "
+                               "AND vector IS NOT NULL ORDER BY id DESC LIMIT ?", (space_id, int(limit))).fetchall()
+        if not rows:
+            return np.zeros((0, 0), dtype=np.float32), []
+        return (np.stack([np.frombuffer(v, dtype=np.float32) for v, _ in rows]),
+                [json.loads(u) for _, u in rows])
+
+    def mark_used(self, node_ids: Sequence[int]) -> None:
+        """Count one feedback use of each memory (inside the write transaction)."""
+        self.require_transaction("mark_used")
+        self.db.executemany("UPDATE nodes SET used_count = used_count + 1 WHERE id = ?", [(int(i),) for i in node_ids])
+
+    def used_counts(self, node_ids: Sequence[int]) -> dict[int, int]:
+        """``{id: used_count}`` of the memories among ``node_ids`` that feedback reported as used."""
+        return dict(self.select_in("SELECT id, used_count FROM nodes WHERE used_count > 0 AND id IN ({ids})",
+                                   list(node_ids)))
 
     def set_consolidated_step(self, space_id: int, step: int) -> None:
         self.db.execute("UPDATE spaces SET consolidated_step=? WHERE id=?", (step, space_id))
