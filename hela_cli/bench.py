@@ -328,25 +328,27 @@ class _Runner:
             out = self._forget(self.store, self.store.require_space(self.space), self.cfg, apply=True)
             self.forgotten += int(out.get("removed", 0))
 
-    def replay(self, question: str) -> list[dict[str, Any]]:
-        """Redo the graph side effects of an already recorded question (no answer generation); returns the
-        memories retrieved (for its feedback)."""
+    def replay(self, question: str) -> dict[str, Any]:
+        """Redo the graph side effects of an already recorded question (no answer generation); returns what
+        its feedback needs: ``memories``, ``query_vector`` / ``recall_id``."""
         if self.variant in BASELINES:
-            return []  # baselines do not change the store
+            return {"memories": []}  # baselines do not change the store
         if self.retrieval_only:
-            return self._retrieve(self.store, self.store.require_space(self.space), self.mem.embedder, question,
-                                  self.cfg).memories
+            res = self._retrieve(self.store, self.store.require_space(self.space), self.mem.embedder, question,
+                                 self.cfg)
+            return {"memories": res.memories, "query_vector": res.query_vector}
         # Memory.ask minus the answer: learning, then the auto-consolidation hook that a learning ask
         # with the LLM runs (distillation is deterministic: temperature 0, fixed seed)
         out = self.mem.ask(question, self.space, llm=False)
         if self.cfg.retrieval.learn and out["memories"]:
             self.mem.maybe_consolidate(self.space)
-        return out["memories"]
+        return {"memories": out["memories"], "recall_id": out["recall_id"]}
 
     def ask(self, question: str) -> dict[str, Any]:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         prediction = None
+        trace: dict[str, Any] = {}   # what the question's feedback needs: its asks-log row or its query vector
         if self.variant in BASELINES:
             memories = self._baseline(question)
             messages = answer_messages(question, memories, [])
@@ -369,8 +371,10 @@ class _Runner:
             memories, semantic_n = res.memories, len(res.semantic)
             messages = answer_messages(question, res.memories, res.semantic)
             tokens = self.count_tokens("\n".join(m["content"] for m in messages))
+            trace = {"query_vector": res.query_vector}
         else:
             out = self.mem.ask(question, self.space, llm=True)
+            trace = {"recall_id": out["recall_id"]}
             memories, semantic_n, prediction = out["memories"], len(out["semantic"]), out["answer"]
             tokens = out["context_tokens"]
             tm = out["timings_ms"]
@@ -381,7 +385,7 @@ class _Runner:
             if cons is not None:
                 timings["consolidate_ms"] = cons
         return {"memories": memories, "semantic": semantic_n, "prediction": prediction, "tokens": tokens,
-                **{k: round(v, 2) for k, v in timings.items()}}
+                **{k: round(v, 2) for k, v in timings.items()}, **trace}
 
 
 def _retrieved(memories: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -540,24 +544,34 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                 t1 = time.perf_counter()
                 history = EvidenceHistory()
 
-                def give_feedback(qa: Mapping[str, Any], memories: Sequence[Mapping[str, Any]], i: int, p: int
-                                  ) -> list[int]:
-                    """The question's simulated feedback, applied after it was scored (prequential)."""
-                    if fb_kind == "none":
-                        return []
-                    used = simulated_used(fb_kind, fb_p, memories, evidence_ids(qa.get("evidence")),
-                                          gold_answer(qa), str(qa.get("question", "")), seed=f"{name}:{i}:{p}")
-                    apply_feedback(store, store.require_space(name), retrieval_record(memories), used, vcfg,
-                                   when=time.time())
-                    return used
+                def give_feedback(qa: Mapping[str, Any], out: Mapping[str, Any], i: int, p: int,
+                                  scored: Callable[[list[int]], None] | None = None) -> None:
+                    """The question's simulated feedback, applied after it was scored (prequential), through the
+                    asks log as ``Memory.reinforce`` does (the row keeps the query vector: a use trace).
+                    ``scored(used)`` writes the question's record first."""
+                    memories = out["memories"]
+                    question = str(qa.get("question", ""))
+                    used = [] if fb_kind == "none" else simulated_used(
+                        fb_kind, fb_p, memories, evidence_ids(qa.get("evidence")), gold_answer(qa), question,
+                        seed=f"{name}:{i}:{p}")
+                    if scored is not None:
+                        scored(used)
+                    if fb_kind == "none" or not memories:
+                        return
+                    sp = store.require_space(name)
+                    record = retrieval_record(memories)
+                    rid = out.get("recall_id")
+                    if rid is None:
+                        rid = store.log_ask(sp.id, question, None, [m["id"] for m in memories], sp.step,
+                                            kind="recall", retrieval=record, vector=out.get("query_vector"))
+                    apply_feedback(store, sp, record, used, vcfg, when=time.time(), recall_id=rid)
 
                 for p, (i, qa) in ((p, q) for p in pass_range for q in questions):  # dataset order, per pass
                     overlap = history.overlaps(evidence_ids(qa.get("evidence"))) if p == 1 else None
                     if (name, i, p) in done or not scored(qa):
                         # answered before an interruption, or a category not scored: redo / do its learning
                         # so the graph stays in step
-                        mems = runner.replay(str(qa.get("question", "")))
-                        give_feedback(qa, mems, i, p)
+                        give_feedback(qa, runner.replay(str(qa.get("question", ""))), i, p)
                         runner.after_question()
                         if scored(qa):
                             replayed += 1
@@ -581,10 +595,13 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                         rec["pass"] = p
                     if overlap is not None:
                         rec["overlap"] = overlap
-                    if fb_kind != "none":   # scored above: now (and only now) its own feedback
-                        used_ids = set(give_feedback(qa, out["memories"], i, p))
-                        rec["used"] = [m["source_id"] for m in out["memories"] if m["id"] in used_ids]
-                    writer.write(rec)
+
+                    def write(used: list[int], rec: dict[str, Any] = rec, out: dict[str, Any] = out) -> None:
+                        if fb_kind != "none":
+                            rec["used"] = [m["source_id"] for m in out["memories"] if m["id"] in set(used)]
+                        writer.write(rec)
+
+                    give_feedback(qa, out, i, p, write)   # scored and written: now (and only now) its feedback
                     runner.after_question()
                     results.append(rec)
                     asked += 1

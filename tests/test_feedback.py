@@ -183,3 +183,60 @@ def test_mcp_recall_then_reinforce(tmp_path):
     anyio.run(main)
     errlog.close()
     assert "Traceback" not in (tmp_path / "server.err").read_text()
+
+
+# ----------------------------------------------------------------------------------- prequential bench
+from tests.test_bench import cfg, locomo_file  # noqa: E402,F401 - fixtures
+
+
+def test_bench_feedback_is_applied_after_the_question_is_scored(locomo_file, cfg, hash_embedder, tmp_path,  # noqa: F811
+                                                                monkeypatch):
+    import hela_cli.feedback as fb
+    from hela_cli.bench import run_locomo
+
+    records = tmp_path / "r.jsonl"
+    seen = []
+    real = fb.apply_feedback
+
+    def spy(store, space, retrieval, used, cfg_, when, recall_id=None):
+        written = [json.loads(line) for line in records.read_text().splitlines()]
+        seen.append((store.get_ask(recall_id)["question"], written[-1]["question"] if written else None, len(written)))
+        return real(store, space, retrieval, used, cfg_, when, recall_id=recall_id)
+
+    monkeypatch.setattr(fb, "apply_feedback", spy)
+    s = run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=hash_embedder, k=3, records=records,
+                   feedback="evidence", forget_every=0)
+    recs = [json.loads(line) for line in records.read_text().splitlines()]
+    assert s["feedback"] == "evidence (simulation)" and len(seen) == len(recs) == 10
+    # each question's feedback comes after its own record was written, and before the next question's
+    assert [(q, last, n) for q, last, n in seen] == [(r["question"], r["question"], i + 1) for i, r in enumerate(recs)]
+    for r in recs:
+        retrieved = {m["source_id"] for m in r["retrieved"]}
+        assert set(r["used"]) == retrieved & set(r["evidence"])
+    # pair-a: only the adversarial question's evidence D2:1 was evidence of an earlier question (the third)
+    assert [r["overlap"] for r in recs if r["sample"] == "pair-a"] == [False] * 5 + [True, False]
+    assert set(s["by_overlap"]) == {"overlap", "no overlap"}
+
+
+def test_bench_feedback_spec_errors(locomo_file, cfg, hash_embedder):  # noqa: F811
+    from hela_cli.bench import run_locomo
+
+    for bad in ("often", "noisy", "noisy:2", "evidence:0.5"):
+        with pytest.raises(InputError, match="--feedback"):
+            run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=hash_embedder, feedback=bad)
+
+
+def test_simulated_feedback_kinds():
+    from hela_cli.bench_feedback import EvidenceHistory, parse_feedback, simulated_used
+
+    mems = [{"id": i, "source_id": f"D1:{i}", "text": t, "speaker": "Ann", "timestamp": None}
+            for i, t in enumerate(["I adopted a kitten called Pebble", "Rain all day", "Pebble broke a bowl",
+                                   "Lunch was fine"], start=1)]
+    assert parse_feedback("noisy:0.5") == ("noisy", 0.5) and parse_feedback(None) == ("none", 0.0)
+    assert simulated_used("evidence", 0, mems, ["D1:3", "D1:1", "D9:9"]) == [1, 3]
+    assert simulated_used("answer", 0, mems, [], gold="Pebble", question="What is the kitten's name?") == [1, 3]
+    noisy = simulated_used("noisy", 0.5, mems, ["D1:1", "D1:3"], seed="x")
+    assert len(noisy) == 2 and len(set(noisy) & {1, 3}) == 1 and noisy == simulated_used(
+        "noisy", 0.5, mems, ["D1:1", "D1:3"], seed="x")
+    h = EvidenceHistory()
+    assert [h.overlaps(e) for e in (["a"], ["b"], ["b", "c"], [])] == [False, False, True, False]
