@@ -240,3 +240,48 @@ def test_simulated_feedback_kinds():
         "noisy", 0.5, mems, ["D1:1", "D1:3"], seed="x")
     h = EvidenceHistory()
     assert [h.overlaps(e) for e in (["a"], ["b"], ["b", "c"], [])] == [False, False, True, False]
+
+
+def test_longmemeval_feedback_after_its_only_question(tmp_path, model_dir_path, hash_embedder):
+    """LongMemEval: feedback (simulation) reaches the item's own memory after its single question is scored,
+    so it changes no score: the same memories as without feedback."""
+    from hela_cli.bench_longmemeval import run_longmemeval
+    from tests.test_bench_longmemeval import MINI
+
+    cfg = Config()
+    cfg.models.dir = str(model_dir_path)
+    kw = dict(variants=["full"], retrieval_only=True, k=2, cfg=cfg, embedder=hash_embedder)
+    plain = run_longmemeval(MINI, records=tmp_path / "a.jsonl", **kw)
+    fed = run_longmemeval(MINI, records=tmp_path / "b.jsonl", feedback="evidence", **kw)
+    a = [json.loads(x) for x in (tmp_path / "a.jsonl").read_text().splitlines()]
+    b = [json.loads(x) for x in (tmp_path / "b.jsonl").read_text().splitlines()]
+    assert [r["retrieved"] for r in a] == [r["retrieved"] for r in b]
+    assert all(set(r["used"]) <= {m["source_id"] for m in r["retrieved"]} for r in b)
+    assert any("simulation" in n for n in fed["notes"]) and not any("simulation" in n for n in plain["notes"])
+
+
+class _Tofu:
+    """A stand-in reader that always answers "Tofu"."""
+
+    model_id = "tofu"
+    n_ctx = 4096
+
+    def count_tokens(self, text):
+        return len(text.split())
+
+    def generate(self, messages, **kw):
+        return "Tofu"
+
+
+def test_cited_answer_as_feedback_switch(make_memory, hash_embedder):
+    """answer.cite_feedback: the citations sharing words with the answer are the used set of the ask."""
+    on = _mem(make_memory, hash_embedder, answer__cite_feedback=True)
+    on._chat = _Tofu()
+    out = on.ask("What is the name of Jonas's dog?", "demo")
+    cited = [c["id"] for c in out["citations"] if c["overlap"] > 0]
+    assert cited and out["feedback"]["used"] == cited
+    assert on.store.get_ask(out["recall_id"])["used"] == cited
+    off = _mem(make_memory, hash_embedder)
+    off._chat = _Tofu()
+    out = off.ask("What is the name of Jonas's dog?", "demo")
+    assert "feedback" not in out and off.store.get_ask(out["recall_id"])["used"] is None

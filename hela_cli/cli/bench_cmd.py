@@ -281,6 +281,8 @@ def bench_longmemeval(
                                              "this directory (keyed by item, embedder and ingest settings); "
                                              "later runs copy it instead of ingesting."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    feedback: str = typer.Option("none", "--feedback", help="Simulated use signals (a simulation), applied after "
+                                 "each item is scored: none|evidence|answer|noisy:P."),
 ) -> None:
     """Evaluate on LongMemEval: one fresh space per item, its question asked at the item's question_date."""
     from hela_cli.bench import VARIANTS
@@ -302,7 +304,8 @@ def bench_longmemeval(
     cfg = ctx.find_root().obj.config()
     summary = _progress_run(run_longmemeval, json_out, path=file, variants=variants, limit=limit,
                             per_type=per_type, item_ids=item_ids,
-                            retrieval_only=retrieval_only, k=k, cfg=cfg, records=records, cache_dir=cache_dir)
+                            retrieval_only=retrieval_only, k=k, cfg=cfg, records=records, cache_dir=cache_dir,
+                            feedback=feedback)
     if out is not None:
         try:
             out.write_text(json.dumps(summary, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
