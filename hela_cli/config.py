@@ -78,7 +78,6 @@ class RetrievalConfig:
     keyword_idf: bool = False         # weight each query keyword by its IDF in the space (speaker names included)
     date_prior: float = 0.5           # weight of the question's own time window (0: off), see dynamics.window_factor
     date_slack_days: float = 7.0      # ... memories up to this many days after the window still match fully
-    use_prior: float = 0.0            # flipped-path bonus of memories feedback reported as used (dynamics.use_prior)
     trace_weight: float = 1.0         # flipped-path bonus from similar earlier recalls to what they used (0: off)
     trace_min_sim: float = 0.5        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
                                       # cosine on the default embedder's scale, like theta)

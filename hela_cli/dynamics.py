@@ -12,7 +12,6 @@ Forget     ``sum w < delta_prune`` AND idle > delta_age AND never accessed      
 Links      cross-session prior edges from shared rare keywords (cold start)        :func:`keyword_partners`
 Eq.1 pairs which pairs of the final set Eq.1 reinforces, and by how much          :func:`reinforcement`
 Feedback   which pairs feedback on a recall strengthens / weakens (departure from Eq.1)  :func:`feedback_pairs`
-Use prior  flipped-path bonus of memories feedback reported as used                  :func:`use_prior`
 Traces     flipped-path bonus from earlier similar queries to what they used             :func:`trace_bonus`
 =========  =====================================================================  =====================
 """
@@ -121,15 +120,6 @@ def feedback_pairs(s_base: Mapping[int, float], used: Iterable[int], *, eta: flo
                 if src != v:
                     weaken[(min(v, src), max(v, src))] = 1.0 - min(1.0, depress)
     return strengthen, weaken
-
-
-def use_prior(used_count: int, gamma: float) -> float:
-    """Bonus to a candidate's score on the flipped path (Eq.5's m slots) for having been reported as used by
-    earlier feedback: ``gamma * (1 - 2^-used_count)`` (0 for a memory never used; half of ``gamma`` after one
-    use, saturating at ``gamma``). It does not touch ``S_base``, so the k base slots are unchanged."""
-    if gamma <= 0 or used_count <= 0:
-        return 0.0
-    return gamma * (1.0 - 0.5 ** used_count)
 
 
 def trace_bonus(similarities: Sequence[float], used: Sequence[Sequence[int]], weight: float,

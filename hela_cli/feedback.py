@@ -103,5 +103,4 @@ def apply_feedback(store: Store, space: Space, retrieval: Sequence[Mapping[str, 
         store.prune_edges(space.id, h.decay)
         if used:
             store.touch_nodes(list(used), when)
-            store.mark_used(list(used))
     return {"used": list(used), "strengthened": len(strengthen), "weakened": weakened, "step": fresh.step}

@@ -23,7 +23,7 @@ import numpy as np
 
 from hela_cli.config import Config
 from hela_cli.dynamics import (base_activation, dual_path, hebbian_update, idf, reinforcement,
-                               spread_activation, time_factor, trace_bonus, use_prior, weighted_keyword_match, window_factor)
+                               spread_activation, time_factor, trace_bonus, weighted_keyword_match, window_factor)
 from hela_cli.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.query_time import question_window
@@ -158,9 +158,6 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
     for v, b in traced.items():
         s_final[v] = s_final.get(v, s_base[v]) + b
-    if r.use_prior > 0:   # memories earlier feedback reported as used compete better for the flipped slots
-        for v, n in store.used_counts(list(s_final)).items():
-            s_final[v] += use_prior(n, r.use_prior)
     chosen = dual_path(s_base, s_final, r.k, r.m)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 

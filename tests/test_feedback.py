@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from hela_cli.cli import app
 from hela_cli.config import Config
-from hela_cli.dynamics import depressed_weight, feedback_pairs
+from hela_cli.dynamics import depressed_weight, feedback_pairs, trace_bonus
 from hela_cli.errors import InputError
 from tests.conftest import SAMPLE
 
@@ -53,6 +53,25 @@ def test_depressed_weight_keeps_the_prior():
     assert depressed_weight(0.8, 0.5, 0.5) == pytest.approx(0.65)   # 0.5 + 0.3 * 0.5
     assert depressed_weight(0.3, 0.5, 0.0) == 0.5                   # below its prior: the prior stays
     assert depressed_weight(0.4, 0.0, 0.25) == pytest.approx(0.1)
+
+
+def test_trace_bonus_hand_computed():
+    # min_sim 0.5, weight 1.0: sim 0.75 -> 0.5, sim 1.0 -> 1.0, sim 0.4 -> nothing; a memory takes the largest
+    assert trace_bonus([0.75, 1.0, 0.4], [[1, 2], [2], [3]], 1.0, 0.5) == {1: 0.5, 2: 1.0}
+    assert trace_bonus([0.9], [[1]], 0.0, 0.5) == {}
+
+
+def test_use_trace_reaches_a_later_similar_query(make_memory, hash_embedder):
+    m = _mem(make_memory, hash_embedder, hebbian__coretrieval=False)
+    res = m.retrieve("What is the name of Jonas's dog?", "demo")
+    used = res.memories[-1]["id"]   # the last memory of the set: the least likely to come back by base
+    m.reinforce("demo", [used], recall_id=res.recall_id)
+    again = m.retrieve("What is the name of Jonas's dog?", "demo", learn=False)
+    hit = {x["id"]: x for x in again.memories}
+    assert used in hit and hit[used]["trace_bonus"] == pytest.approx(m.config.retrieval.trace_weight)
+    m.config.retrieval.trace_weight = 0.0
+    off = m.retrieve("What is the name of Jonas's dog?", "demo", learn=False)
+    assert all(x["trace_bonus"] == 0.0 for x in off.memories)
 
 
 # ----------------------------------------------------------------------------------- library

@@ -230,8 +230,6 @@ def _m12_asks_feedback(db: "Database") -> None:
     db.execute("ALTER TABLE asks ADD COLUMN used_at REAL")
     # the query vector of the recall: a recall with feedback is a use trace (retrieval.trace_weight)
     db.execute("ALTER TABLE asks ADD COLUMN vector BLOB")
-    # how many feedback calls reported the memory as used (retrieval's use prior, `retrieval.use_prior`)
-    db.execute("ALTER TABLE nodes ADD COLUMN used_count INTEGER NOT NULL DEFAULT 0")
 
 
 FTS_TOKENIZER = "unicode61 tokenchars '_'"

@@ -156,16 +156,6 @@ class Semantic:
         return (np.stack([np.frombuffer(v, dtype=np.float32) for v, _ in rows]),
                 [json.loads(u) for _, u in rows])
 
-    def mark_used(self, node_ids: Sequence[int]) -> None:
-        """Count one feedback use of each memory (inside the write transaction)."""
-        self.require_transaction("mark_used")
-        self.db.executemany("UPDATE nodes SET used_count = used_count + 1 WHERE id = ?", [(int(i),) for i in node_ids])
-
-    def used_counts(self, node_ids: Sequence[int]) -> dict[int, int]:
-        """``{id: used_count}`` of the memories among ``node_ids`` that feedback reported as used."""
-        return dict(self.select_in("SELECT id, used_count FROM nodes WHERE used_count > 0 AND id IN ({ids})",
-                                   list(node_ids)))
-
     def set_consolidated_step(self, space_id: int, step: int) -> None:
         self.db.execute("UPDATE spaces SET consolidated_step=? WHERE id=?", (step, space_id))
 
