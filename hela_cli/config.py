@@ -79,7 +79,7 @@ class RetrievalConfig:
     date_prior: float = 0.5           # weight of the question's own time window (0: off), see dynamics.window_factor
     date_slack_days: float = 7.0      # ... memories up to this many days after the window still match fully
     trace_weight: float = 1.0         # flipped-path bonus from similar earlier recalls to what they used (0: off)
-    trace_min_sim: float = 0.5        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
+    trace_min_sim: float = 0.6        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
                                       # cosine on the default embedder's scale, like theta)
 
 
@@ -95,7 +95,7 @@ class HebbianConfig:
     # feedback on a recall (Memory.reinforce; docs/feedback.md; dynamics.feedback_pairs)
     feedback_eta: float = 0.5         # ... each pair of used memories gains this
     feedback_anchors: int = 10        # ... each used memory is tied to this many best unused memories by S_base
-    feedback_anchor_eta: float = 0.25  # ... at this rate
+    feedback_anchor_eta: float = 0.1  # ... at this rate
     feedback_depress: float = 1.0     # ... a memory spreading brought in and not used: its edges keep 1 - this
 
 
