@@ -80,7 +80,8 @@ def _mem(make_memory, hash_embedder, **changes):
 
 
 def test_recall_reinforce_changes_exactly_the_rule_pairs(make_memory, hash_embedder):
-    m = _mem(make_memory, hash_embedder, hebbian__feedback_anchors=1)
+    m = _mem(make_memory, hash_embedder, hebbian__feedback_anchors=1, hebbian__feedback_eta=0.5,
+             hebbian__feedback_anchor_eta=0.25)
     res = m.retrieve("What is the name of Jonas's dog?", "demo")
     assert isinstance(res.recall_id, int)
     ids = [x["id"] for x in res.memories]
@@ -97,8 +98,9 @@ def test_recall_reinforce_changes_exactly_the_rule_pairs(make_memory, hash_embed
     assert rep["step"] == sp.step   # feedback does not advance the step
     after = {p: m.store.edge_weight(sp, *p, m.config.hebbian.decay) for p in pairs}
     assert after[pairs[0]] == pytest.approx(min(1.0, before[pairs[0]] + 0.5))
-    assert after[pairs[1]] == pytest.approx(min(1.0, before[pairs[1]] + 0.25))
-    assert after[pairs[2]] == pytest.approx(min(1.0, before[pairs[2]] + 0.25))
+    anchor = m.config.hebbian.feedback_anchor_eta
+    assert after[pairs[1]] == pytest.approx(min(1.0, before[pairs[1]] + anchor))
+    assert after[pairs[2]] == pytest.approx(min(1.0, before[pairs[2]] + anchor))
     assert m.store.count_edges(sp.id) >= edges
     row = m.store.get_ask(res.recall_id)
     assert row["kind"] == "recall" and row["used"] == used and [r["id"] for r in row["retrieval"]] == ids
