@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hela_cli.config import load_config  # noqa: E402
 from hela_cli.metrics import amem_f1, gold_answer, locomo_f1  # noqa: E402
-from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer  # noqa: E402
+from hela_cli.prompts import answer, answer_messages  # noqa: E402
 
 NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
@@ -46,7 +46,6 @@ def run(args: argparse.Namespace) -> None:
             mem = Memory(cfg, store=store, embedder=embedder, chat=chat)
             embedder, chat = mem.embedder, mem.chat
             ingest_conversations(store, embedder, [conv], cfg, space=conv.name)
-            a = cfg.answer
             for i, qa in enumerate(conv.qa):
                 q = str(qa["question"])
                 res = mem.retrieve(q, conv.name, learn=False)
@@ -56,9 +55,7 @@ def run(args: argparse.Namespace) -> None:
                            "gold": gold_answer(qa), "records": [s["text"] for s in res.semantic]}
                     for name, sem in (("with", res.semantic), ("without", [])):
                         t = time.perf_counter()
-                        pred = clean_answer(chat.generate(answer_messages(q, res.memories, sem),
-                                                          max_tokens=a.max_tokens, temperature=a.temperature,
-                                                          stop=ANSWER_STOP), res.memories)
+                        pred = answer(chat, answer_messages(q, res.memories, sem), res.memories, cfg.answer)
                         rec[name] = {"prediction": pred, "locomo_f1": locomo_f1(pred, rec["gold"], cat),
                                      "amem_f1": amem_f1(pred, rec["gold"]), "s": round(time.perf_counter() - t, 2)}
                     out.write(json.dumps(rec) + "\n")
@@ -66,7 +63,7 @@ def run(args: argparse.Namespace) -> None:
                     print(conv.name, i, cat, rec["with"]["locomo_f1"], rec["without"]["locomo_f1"], flush=True)
                 if res.memories:   # as `hela bench`: learn, then a due auto-consolidation, forgetting every 50
                     learn_from_memories(store, store.require_space(conv.name), res.memories, cfg, when=time.time())
-                    mem.maybe_consolidate(conv.name)
+                    mem.consolidate_if_due(conv.name)
                 if (i + 1) % 50 == 0:
                     forget(store, store.require_space(conv.name), cfg, apply=True)
             store.close()

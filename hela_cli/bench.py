@@ -54,7 +54,7 @@ from hela_cli.keywords import keywords
 from hela_cli.metrics import (aggregate, amem_bleu1, amem_f1, evidence_ids, evidence_recall, gold_answer,
                               locomo_f1)
 from hela_cli.models import embed_queries
-from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
+from hela_cli.prompts import answer, answer_messages
 
 __all__ = ["VARIANTS", "BASELINES", "CATEGORY_NAMES", "run_locomo", "variant_config", "load_records",
            "summarize"]
@@ -337,11 +337,11 @@ class _Runner:
             res = self._retrieve(self.store, self.store.require_space(self.space), self.mem.embedder, question,
                                  self.cfg)
             return {"memories": res.memories, "query_vector": res.query_vector}
-        # Memory.ask minus the answer: learning, then the auto-consolidation hook that a learning ask
-        # with the LLM runs (distillation is deterministic: temperature 0, fixed seed)
+        # Memory.ask minus the answer: learning, then the auto-consolidation a learning ask with the
+        # LLM is followed by (distillation is deterministic: temperature 0, fixed seed)
         out = self.mem.ask(question, self.space, llm=False)
         if self.cfg.retrieval.learn and out["memories"]:
-            self.mem.maybe_consolidate(self.space)
+            self.mem.consolidate_if_due(self.space)
         return {"memories": out["memories"], "recall_id": out["recall_id"]}
 
     def ask(self, question: str) -> dict[str, Any]:
@@ -355,11 +355,7 @@ class _Runner:
             timings["retrieval_ms"] = (time.perf_counter() - t0) * 1000
             if not self.retrieval_only:
                 t1 = time.perf_counter()
-                a = self.cfg.answer
-                # exactly how Memory.ask answers: prompt A.2, stop sequences, first-line cleanup
-                prediction = clean_answer(self.mem.chat.generate(messages, max_tokens=a.max_tokens,
-                                                                 temperature=a.temperature, stop=ANSWER_STOP),
-                                          memories)
+                prediction = answer(self.mem.chat, messages, memories, self.cfg.answer)  # as Memory.ask answers
                 timings["generate_ms"] = (time.perf_counter() - t1) * 1000
             tokens = self.count_tokens("\n".join(m["content"] for m in messages))
             semantic_n = 0
@@ -378,12 +374,14 @@ class _Runner:
             memories, semantic_n, prediction = out["memories"], len(out["semantic"]), out["answer"]
             tokens = out["context_tokens"]
             tm = out["timings_ms"]
-            gen, cons = tm.get("generate"), tm.get("consolidate")
-            timings["retrieval_ms"] = tm.get("total", 0.0) - (gen or 0.0) - (cons or 0.0)
+            gen = tm.get("generate")
+            timings["retrieval_ms"] = tm.get("total", 0.0) - (gen or 0.0)
             if gen is not None:
                 timings["generate_ms"] = gen
-            if cons is not None:
-                timings["consolidate_ms"] = cons
+            if self.cfg.retrieval.learn and memories:  # as `hela ask` runs it, after the answer
+                rep = self.mem.consolidate_if_due(self.space)
+                if rep is not None:
+                    timings["consolidate_ms"] = rep.get("seconds", 0.0) * 1000
         return {"memories": memories, "semantic": semantic_n, "prediction": prediction, "tokens": tokens,
                 **{k: round(v, 2) for k, v in timings.items()}, **trace}
 

@@ -1,6 +1,6 @@
 """Dates: the one place that parses, converts and formats them.
 
-* Parsing input files (``formats.py``, ``exports.py``): :func:`parse_date` turns a date string into UTC
+* Parsing input files (the ``formats`` package): :func:`parse_date` turns a date string into UTC
   epoch seconds; :func:`parse_time_value` accepts an ISO string or epoch seconds; :func:`epoch` checks a
   broken-down date. Accepted strings (matched whole, case-insensitively, never fuzzily): ISO 8601
   (``2024-03-03``, ``2024-03-03 14:15``, ``2024-03-03T14:15:00Z``, ``...+02:00``), LongMemEval

@@ -17,12 +17,15 @@ from typing import Any, Callable, Sequence
 
 from hela_cli.citations import select_citations
 from hela_cli.config import Config
+from hela_cli.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
 from hela_cli.errors import HelaError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
-from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
-from hela_cli.retrieval import Retrieval, learn_from_memories, retrieve
-from hela_cli.store import Store
+from hela_cli import prompts
+from hela_cli.paths import default_db_path
+from hela_cli.prompts import answer_messages
+from hela_cli.retrieval import Retrieval, learn_from_retrieval, retrieve
+from hela_cli.store import Space, Store
 
 
 class Memory:
@@ -65,6 +68,8 @@ class Memory:
 
     @property
     def embedder(self) -> Embedder:
+        if self._embedder is None and is_endpoint(self.config.models.embedder):
+            self._embedder = endpoint_embedder(self.config.models)
         if self._embedder is None:
             path, mid = resolve_model(self.config.models.embedder, self.model_dir, "embedder",
                                       self.config.models.search_paths)
@@ -74,6 +79,8 @@ class Memory:
 
     @property
     def chat(self) -> ChatModel:
+        if self._chat is None and not is_local_chat(self.config.models.chat):
+            self._chat = endpoint_chat(self.config.models)
         if self._chat is None:
             path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat",
                                       self.config.models.search_paths)
@@ -84,8 +91,8 @@ class Memory:
 
     def count_tokens(self, text: str) -> int:
         """Tokens as the chat model counts them (its vocabulary only is loaded when no chat is needed)."""
-        if self._chat is not None:
-            return self._chat.count_tokens(text)
+        if self._chat is not None or not is_local_chat(self.config.models.chat):
+            return self.chat.count_tokens(text)
         if self._tokenizer is None:  # a cached copy of the vocabulary; llama.cpp's only for other tokenizers
             from hela_cli.models import VocabTokenizer
             from hela_cli.tokencount import token_counter
@@ -99,6 +106,11 @@ class Memory:
         """Without an answer the chat model only counts the context's tokens: when no chat model can be
         found (not downloaded, a path that does not exist) the count is None rather than a refusal, since
         retrieval needs none. A chat model that is there but unreadable is still an error."""
+        if self._chat is None and not is_local_chat(self.config.models.chat):
+            try:
+                return self.count_tokens(context)
+            except ModelError:  # a server down, no client model: retrieval alone needs none
+                return None
         if self._chat is None and self._tokenizer is None:
             try:
                 resolve_model(self.config.models.chat, self.model_dir, "chat", self.config.models.search_paths)
@@ -186,25 +198,30 @@ class Memory:
         if info is not None:
             self.store.bind_embedder(self.embedder.model_id, self.embedder.dim)
 
-    def retrieve(self, question: str, space: str, *, now: float | None = None,
-                 learn: bool | None = None, log: bool = True) -> Retrieval:
-        """Retrieve (and, unless ``learn`` is False, learn: Eq.1 and the access counts). A learning retrieval
-        is logged (``log``) in the asks log; its id is ``recall_id``, which :meth:`reinforce` names. A
-        read-only one (``learn=False``) writes nothing and has no recall id."""
+    def retrieve(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
+                 learn: bool | None = None, speaker: str | None = None, session: str | None = None,
+                 since: Any = None, until: Any = None, log: bool = True) -> Retrieval:
+        """Dual-path retrieval (:func:`hela_cli.retrieval.retrieve`); ``k`` overrides ``retrieval.k`` for this
+        call. Learns from the result (Eq.1) unless ``learn`` (default ``retrieval.learn``) is off.
+        ``speaker``, ``session``, ``since`` / ``until`` (any date ``hela add --time`` reads) restrict the
+        candidates before ranking (docs/correcting.md). A learning retrieval is logged (``log``) in the asks
+        log; its id is ``recall_id``, which :meth:`reinforce` names (docs/feedback.md). A read-only one
+        (``learn=False``) writes nothing and has no recall id."""
         if not question.strip():
             raise HelaError("the question is empty")
-        sp = self._open_store(must_exist=True).require_space(space)
-        self._check_embedder()
+        sp = self.space(space)
         learn = self.config.retrieval.learn if learn is None else learn
-        res = retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn)
+        res = self._retrieve(sp, question, self._config(k), now=now, learn=learn,
+                             filters=_recall_filters(speaker, session, since, until))
         if learn and log and res.memories:
             res.recall_id = self._log(sp.id, question, None, res.memories, res.step, "recall", res.query_vector)
         return res
 
     def _log(self, space_id: int, question: str, answer: str | None, memories: list[dict[str, Any]], step: int,
-             kind: str, vector: Any = None) -> int:
-        """One asks-log row (the recall id). With ``answer.log`` off the row keeps no question or answer text,
-        only the retrieved ids and scores that feedback needs."""
+             kind: str, vector: Any = None) -> int | None:
+        """One asks-log row (the recall id; None when one of the memories was deleted meanwhile). With
+        ``answer.log`` off the row keeps no question or answer text, only the retrieved ids and scores that
+        feedback needs."""
         from hela_cli.feedback import retrieval_record
 
         keep = self.config.answer.log
@@ -223,31 +240,46 @@ class Memory:
 
         if isinstance(used, (str, bytes)) or not isinstance(used, Sequence):
             raise HelaError("used must be a list of memory ids", 2)
-        sp = self._existing_space(space)
+        sp = self.space(space)
         row, ids = check_feedback(self.store, sp, used, recall_id)
         rep = apply_feedback(self.store, sp, row["retrieval"], ids, self.config, when=time.time(),
                              recall_id=row["id"])
         return {"space": space, "recall_id": row["id"], **rep}
 
-    def ask(self, question: str, space: str, *, now: float | None = None, llm: bool = True,
-            learn: bool | None = None,
-            on_answer: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-        """Retrieve, answer with the chat model using prompt A.2, then learn (Eq.1), then run a due
-        auto-consolidation.
+    def _config(self, k: int | None) -> Config:
+        return self.config if k is None else self.config.replace(**{"retrieval.k": k})
+
+    def _retrieve(self, sp: Space, question: str, cfg: Config, *, now: float | None,
+                  learn: bool | None, filters: dict[str, Any] | None = None) -> Retrieval:
+        self._check_embedder()
+        return retrieve(self.store, sp, self.embedder, question, cfg, now=now, learn=learn, filters=filters)
+
+    def ask(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
+            llm: bool = True, learn: bool | None = None, speaker: str | None = None, session: str | None = None,
+            since: Any = None, until: Any = None, on_text: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """Retrieve, answer with the chat model using prompt A.2 (:func:`hela_cli.prompts.answer`), then
+        learn (Eq.1). Nothing else: a due auto-consolidation is the caller's to run, after it has shown the
+        answer (:meth:`consolidate_if_due`; it can take a minute on a CPU).
 
         Learning is applied only once everything else succeeded: a failed ask (a model fault, a
-        prompt over the context window) writes nothing. ``on_answer`` gets the result as soon as the
-        answer is learnt from, before a due consolidation (which can take a minute on a CPU) runs: ``hela
-        ask`` prints it there. Returns the stable ``hela ask --json`` object, with ``consolidation`` filled
-        in; ``citations`` are the memories the answer rests on (:func:`hela_cli.citations.select_citations`,
-        empty without an answer). Without ``llm``, ``context_tokens`` is None when no chat model is found
-        (retrieval alone needs none).
+        prompt over the context window) writes nothing. Returns the stable ``hela ask --json`` object
+        (``consolidation`` is None: a caller that runs one reports it); ``citations`` are the memories the
+        answer rests on (:func:`hela_cli.citations.select_citations`, empty without an answer). Without
+        ``llm``, ``context_tokens`` is None when no chat model is found (retrieval alone needs none).
+        ``speaker``, ``session``, ``since``, ``until``: recall filters, as in :meth:`retrieve`.
+        ``on_text`` gets the answer as it is generated, in pieces that join to the result's ``answer``
+        (streaming; see :func:`hela_cli.prompts.answer`).
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
         if llm:
             self.chat  # noqa: B018 - load (and validate) the chat model before retrieving
-        res = self.retrieve(question, space, now=now, learn=False, log=False)
+        if not question.strip():
+            raise HelaError("the question is empty")
+        sp = self.space(space)  # resolved once: retrieval, learning and the log use this space
+        cfg = self._config(k)
+        res = self._retrieve(sp, question, cfg, now=now, learn=False,
+                             filters=_recall_filters(speaker, session, since, until))
         messages = answer_messages(question, res.memories, res.semantic)
         context = "\n".join(m["content"] for m in messages)
         tokens = self.count_tokens(context) if llm else self._context_tokens_if_chat(context)
@@ -255,16 +287,11 @@ class Memory:
         timings = dict(res.timings_ms)
         if llm:
             t1 = time.perf_counter()
-            a = self.config.answer
-            answer = clean_answer(self.chat.generate(messages, max_tokens=a.max_tokens, temperature=a.temperature,
-                                                     stop=ANSWER_STOP), res.memories)
+            answer = prompts.answer(self.chat, messages, res.memories, cfg.answer, on_text=on_text)
             timings["generate"] = (time.perf_counter() - t1) * 1000
-        step = res.step
         if learn and res.memories:
-            t2 = time.perf_counter()
-            step = learn_from_memories(self.store, self.store.require_space(space), res.memories, self.config,
-                                       when=time.time())
-            timings["learn"] = (time.perf_counter() - t2) * 1000
+            learn_from_retrieval(self.store, sp, res, cfg)
+            timings["learn"] = res.timings_ms["learn"]
         timings["total"] = (time.perf_counter() - t0) * 1000
         result = {
             "question": question,
@@ -277,36 +304,36 @@ class Memory:
             "context_tokens": tokens,
             "query_keywords": res.query_keywords,
             "now": res.now,
-            "step": step,
+            "step": res.step,
             "recall_id": None,
             "timings_ms": {k: round(v, 2) for k, v in timings.items()},
             "consolidation": None,
         }
-        recall_id = None
-        if (learn and res.memories) or (llm and self.config.answer.log):
+        if (learn and res.memories) or (llm and cfg.answer.log):
             # a learning ask always gets a row: its id is the recall id feedback names (answer.log off keeps no
             # text in it)
-            recall_id = self._log(self.store.require_space(space).id, question, answer, res.memories, step, "ask",
-                                  res.query_vector)
-        result["recall_id"] = recall_id
-        if recall_id is not None and learn and self.config.answer.cite_feedback:
+            result["recall_id"] = self._log(sp.id, question, answer, res.memories, res.step, "ask", res.query_vector)
+        if result["recall_id"] is not None and learn and cfg.answer.cite_feedback:
             used = [c["id"] for c in result["citations"] if c["overlap"] > 0]
             if used:
-                result["feedback"] = self.reinforce(space, used, recall_id=recall_id)
-        if on_answer is not None:
-            on_answer(result)
-        if llm and learn and res.memories:
-            result["consolidation"] = consolidation = self.maybe_consolidate(space)
-            if consolidation is not None:
-                timings["consolidate"] = consolidation.get("seconds", 0.0) * 1000
-                timings["total"] = (time.perf_counter() - t0) * 1000
-                result["timings_ms"] = {k: round(v, 2) for k, v in timings.items()}
+                result["feedback"] = self.reinforce(space, used, recall_id=result["recall_id"])
         return result
 
     # ---------------------------------------------------------------- consolidation / forgetting
-    def _existing_space(self, space: str) -> Any:
-        """The space, without creating an empty database as a side effect."""
-        return self._open_store(must_exist=True).require_space(space)
+    def space(self, name: str) -> Space:
+        """An existing space (:class:`~hela_cli.errors.StoreError` if the database or the space is
+        missing), without creating an empty database as a side effect."""
+        return self._open_store(must_exist=True).require_space(name)
+
+    _existing_space = space  # the earlier private name
+
+    def spaces(self) -> list[dict[str, Any]]:
+        """Every space with its counts (``Store.spaces``); an empty list, and no file created, when the
+        database does not exist yet."""
+        if self._store is None and self.config.db != ":memory:":
+            if not Path(self.config.db or default_db_path()).expanduser().exists():
+                return []
+        return self.store.spaces()
 
     def consolidate(self, space: str, *, dry_run: bool = False, auto: bool = False,
                     max_hubs: int | None = None, progress: Callable[[int, int, Any], None] | None = None) -> dict[str, Any]:
@@ -315,7 +342,7 @@ class Memory:
         ``auto`` (auto-consolidation) does not retry hubs that failed with an unchanged cluster."""
         from hela_cli.consolidate import consolidate
 
-        sp = self._existing_space(space)
+        sp = self.space(space)
 
         def embedder() -> Embedder:
             self._check_embedder()
@@ -324,20 +351,23 @@ class Memory:
         return consolidate(self.store, sp, self.config, embedder=embedder, chat=lambda: self.chat,
                            dry_run=dry_run, retry_failed=not auto, max_hubs=max_hubs, progress=progress)
 
-    def maybe_consolidate(self, space: str) -> dict[str, Any] | None:
-        """Auto-consolidation hook (after a learning ``ask``): runs when ``consolidation.auto`` is on and
-        ``consolidation.auto_every`` learning steps passed since the last run. Cheap when nothing is due
+    def consolidate_if_due(self, space: str) -> dict[str, Any] | None:
+        """Auto-consolidation, for callers to run after a learning ``ask`` with an answer (``hela ask`` after
+        printing it, the MCP server after sending it, ``hela bench``): runs when ``consolidation.auto`` is on
+        and ``consolidation.auto_every`` learning steps passed since the last run. Cheap when nothing is due
         or no hub needs distilling (one edge aggregate, no model). Returns a summary, or None if not due;
-        an error is reported in the summary instead of failing the ask that triggered it."""
+        an error is reported in the summary instead of being raised."""
         from hela_cli.consolidate import needs_auto
 
-        if not needs_auto(self.store.require_space(space), self.config):
+        if not needs_auto(self.space(space), self.config):
             return None
         try:
             rep = self.consolidate(space, auto=True, max_hubs=self.config.consolidation.max_hubs_per_run)
         except HelaError as e:
             return {"error": e.message, "seconds": 0.0}
         return {k: v for k, v in rep.items() if k != "hubs"}
+
+    maybe_consolidate = consolidate_if_due  # the earlier name
 
     def link(self, space: str, *, top_k: int | None = None, weight: float | None = None,
              min_score: float | None = None) -> dict[str, Any]:
@@ -357,7 +387,7 @@ class Memory:
         if cfg.ingest.keyword_links <= 0 and not cfg.ingest.fixed_links:
             raise InputError("nothing to link: ingest.fixed_links is off and ingest.keyword_links is 0 (give the "
                              "number of keyword partners per memory with --top-k)")
-        sp = self._existing_space(space)
+        sp = self.space(space)
         t0 = _time.perf_counter()
         conv = link_conversation(self.store, space, cfg) if cfg.ingest.fixed_links else 0
         n = link_keywords(self.store, space, cfg)
@@ -365,8 +395,99 @@ class Memory:
                 "nodes": self.store.count_nodes(sp.id), "edges": self.store.count_edges(sp.id),
                 "seconds": round(_time.perf_counter() - t0, 3)}
 
+    def backup(self, dest: str | Path, *, force: bool = False) -> dict[str, Any]:
+        """A consistent, user-only copy of the whole database file at ``dest`` while other processes may
+        write (``VACUUM INTO`` in one read transaction, checked, then renamed into place); ``dest`` must not
+        exist unless ``force``. Returns ``{"path", "bytes", "integrity", "counts", "seconds"}``."""
+        t0 = time.perf_counter()
+        rep = self._open_store(must_exist=True).backup_to(dest, force=force)
+        return {**rep, "seconds": round(time.perf_counter() - t0, 3)}
+
+    def import_export(self, path: str | Path, *, space: str | None = None, reembed: bool = False) -> dict[str, Any]:
+        """Restore what ``hela export --format json --vectors`` wrote into a new or empty ``space`` (default:
+        the exported space's name), all in one transaction; see :mod:`hela_cli.restore`. ``reembed``: embed
+        the texts again with the configured embedder (required for an export from another embedder or one
+        without vectors). The report's ``ids`` maps each exported memory id to its new id."""
+        from hela_cli.restore import import_export, load_export
+
+        t0 = time.perf_counter()
+        exp = load_export(path, reembed=reembed)  # checked before the database is opened or created
+        if space is not None:
+            Store.check_space_name(space)
+        rep = import_export(lambda: self.store, exp, self.config, lambda: self.embedder, space=space,
+                            reembed=reembed)
+        return {**rep, "seconds": round(time.perf_counter() - t0, 3)}
+
     def forget(self, space: str, *, apply: bool = False, now: float | None = None) -> dict[str, Any]:
         """Forgetting candidates (dry run) or their removal (``apply``); see :mod:`hela_cli.forget`."""
         from hela_cli.forget import forget
 
-        return forget(self.store, self._existing_space(space), self.config, apply=apply, now=now)
+        return forget(self.store, self.space(space), self.config, apply=apply, now=now)
+
+    # ---------------------------------------------------------------- correcting memory (hela_cli/correct.py)
+    def memories(self, space: str, *, speaker: str | None = None, session: str | None = None, since: Any = None,
+                 until: Any = None, contains: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """The space's memories matching the filters, newest first (``hela memories``); dates: anything
+        ``hela add --time`` reads. No model is loaded."""
+        from hela_cli.correct import list_memories, parse_filters
+
+        filters = parse_filters(speaker=speaker, session=session, since=since, until=until, contains=contains)
+        return list_memories(self._open_store(True), self.space(space),
+                             filters, limit)
+
+    def delete(self, space: str, ids: Sequence[int] = (), *, source_ids: Sequence[str] = (),
+               session: str | None = None, speaker: str | None = None, before: Any = None,
+               contains: str | None = None, confirm: bool = False) -> dict[str, Any]:
+        """Delete memories completely (see :mod:`hela_cli.store.correct`): by ``ids`` / ``source_ids`` (an
+        unknown one is an :class:`~hela_cli.errors.InputError`, nothing changed) or by filter, which needs
+        ``confirm=True``. The embedder loads to re-embed the turns that had a deleted one as context; when
+        it cannot, the delete still happens and ``note`` says so."""
+        from hela_cli.correct import delete, parse_filters
+
+        filters = parse_filters(speaker=speaker, session=session, before=before, contains=contains)
+        store, sp = self._open_store(True), self.space(space)
+        embedder, note = None, None
+        if self.config.ingest.context_window > 0 and store.embedder_info() is not None:
+            try:  # the next turns were embedded with the deleted ones as context: re-embed them without
+                self._check_embedder()
+                embedder = self.embedder
+            except HelaError as e:
+                note = f"the turns after the deleted ones keep their vectors ({e.message})"
+        rep = delete(store, sp, list(ids), list(source_ids), filters, confirm=confirm, embedder=embedder,
+                     cfg=self.config)
+        if note and rep["deleted"]:
+            rep["note"] = note
+        return rep
+
+    def edit(self, space: str, node_id: int | None = None, text: str = "", *, source_id: str | None = None
+             ) -> dict[str, Any]:
+        """Replace a memory's text, keeping its id, time, session, speaker and learned links; the previous
+        text goes to its history (:meth:`history`). Re-embeds with the configured embedder."""
+        from hela_cli.correct import edit
+
+        sp = self.space(space)
+        if not isinstance(text, str) or not text.strip():
+            raise HelaError("the new text is empty (to remove a memory, delete it)", 2)
+        self._check_embedder()
+        return edit(self.store, self.embedder, sp, self.config, text, node_id=node_id, source_id=source_id)
+
+    def history(self, space: str, node_id: int | None = None, *, source_id: str | None = None) -> dict[str, Any]:
+        """A memory's earlier texts and its current one, oldest first."""
+        from hela_cli.correct import history
+
+        return history(self.store, self.space(space), node_id=node_id, source_id=source_id)
+
+    def drop_space(self, space: str) -> dict[str, Any]:
+        """Delete a space and all it holds, completely."""
+        store = self._open_store(True)
+        return {"space": space, **store.drop_space(store.require_space(space).id)}
+
+    def rename_space(self, old: str, new: str) -> None:
+        self._open_store(True).rename_space(old, new)
+
+
+def _recall_filters(speaker: str | None, session: str | None, since: Any, until: Any) -> dict[str, Any] | None:
+    """Recall filters as :func:`hela_cli.retrieval.retrieve` takes them (None: no filter)."""
+    from hela_cli.correct import parse_filters
+
+    return parse_filters(speaker=speaker, session=session, since=since, until=until) or None

@@ -78,7 +78,10 @@ def _idf_weights(store: Store, space_id: int, q_kw: list[str], speaker_keywords:
 
 def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg: Config, *,
              now: float | None = None, learn: bool | None = None,
-             query_vector: np.ndarray | None = None) -> Retrieval:
+             query_vector: np.ndarray | None = None, filters: dict[str, Any] | None = None) -> Retrieval:
+    """``filters`` (``speaker``, ``session``, ``since``, ``until`` as UTC epoch seconds; see
+    :func:`hela_cli.correct.parse_filters`) restrict the candidates before ranking: KNN, keyword search,
+    passages, the date window and spreading see only the matching memories. None: the whole space."""
     r = cfg.retrieval
     learn = r.learn if learn is None else learn
     t0 = time.perf_counter()
@@ -88,18 +91,27 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     timings["embed"] = (time.perf_counter() - t0) * 1000
 
     t1 = time.perf_counter()
-    cos = dict(store.knn(space.id, q, r.vector_candidates))
-    bm25 = dict(store.keyword_search(space.id, q_kw, r.keyword_candidates))
+    allowed = set(store.filtered_ids(space.id, **filters)) if filters else None
+    if allowed is None:
+        cos = dict(store.knn(space.id, q, r.vector_candidates))
+        bm25 = dict(store.keyword_search(space.id, q_kw, r.keyword_candidates))
+    else:  # filters: candidates come from the matching memories only (not dropped after top-k)
+        cos = dict(store.knn_among(space.id, q, r.vector_candidates, allowed))
+        bm25 = dict(store.keyword_search_among(space.id, q_kw, r.keyword_candidates, **filters))
     now = now if now is not None else store.space_now(space.id)
     cand = set(cos) | set(bm25)
     # passage vectors of long turns: a memory's cosine is the best of its main and passage vectors, and
     # the best passages' memories join the candidates
     pcos = store.passage_cosines(space.id, q) if r.passages else {}
+    if allowed is not None:
+        pcos = {nid: c for nid, c in pcos.items() if nid in allowed}
     cand |= {nid for nid, _ in sorted(pcos.items(), key=lambda t: -t[1])[:r.vector_candidates]}
     window = question_window(question, now) if r.date_prior > 0 else None
     if window is not None:   # the memories of the window the question names join the candidates
         slack = r.date_slack_days * 86_400.0
-        cand |= set(store.nodes_in_window(space.id, window[0], window[1] + slack, r.vector_candidates))
+        cand |= set(store.nodes_in_window(space.id, window[0], window[1] + slack, r.vector_candidates)
+                    if allowed is None else store.nodes_in_window_among(
+                        space.id, window[0], window[1] + slack, r.vector_candidates, **filters))
     nodes = store.node_features(cand, space.id)     # scoring fields only; full rows for the final set below
     cand = set(nodes)  # a node forgotten by another process since the index was read is no candidate
 
@@ -135,6 +147,8 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         vecs, used_sets = store.use_traces(space.id)
         if used_sets and vecs.shape[1] == len(q):
             traced = trace_bonus((vecs @ q).tolist(), used_sets, r.trace_weight, r.trace_min_sim)
+            if allowed is not None:   # traces stay inside the filter too
+                traced = {v: b for v, b in traced.items() if v in allowed}
             new = set(traced) - set(s_base)
             if new:
                 nodes.update(store.node_features(new, space.id))
@@ -148,6 +162,9 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         sources = [i for i, s in s_base.items() if s > r.theta]
         nbrs = store.neighbours(space, sources, cfg.hebbian.decay) if sources else {}
         reached = {j for lst in nbrs.values() for j, _ in lst} - set(s_base)
+        if allowed is not None:   # spreading stays inside the filter too
+            reached &= allowed
+            nbrs = {i: [(j, w) for j, w in lst if j in allowed] for i, lst in nbrs.items()}
         if reached:
             nodes.update(store.node_features(reached, space.id))
             reached &= set(nodes)  # an edge may outlive its node by a moment (forgotten meanwhile)
@@ -193,14 +210,24 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
             if len(semantic) == r.semantic_k:
                 break
 
-    step = space.step
-    if learn and memories:
-        t3 = time.perf_counter()
-        step = learn_from_memories(store, space, memories, cfg, when=time.time())
-        timings["learn"] = (time.perf_counter() - t3) * 1000
+    res = Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=space.step,
+                    timings_ms=timings, query_vector=q)
+    if learn:
+        learn_from_retrieval(store, space, res, cfg)
     timings["total"] = (time.perf_counter() - t0) * 1000
-    return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=step,
-                     timings_ms=timings, query_vector=q)
+    return res
+
+
+def learn_from_retrieval(store: Store, space: Space, res: Retrieval, cfg: Config) -> None:
+    """The learning step of a retrieval, wherever it runs (:func:`retrieve` with ``learn``, or
+    ``Memory.ask`` once the answer is there): Eq.1 over ``res.memories`` (:func:`learn_from_memories`),
+    ``res.step`` set to the space's new step and ``res.timings_ms["learn"]`` to its time. Nothing without
+    memories."""
+    if not res.memories:
+        return
+    t0 = time.perf_counter()
+    res.step = learn_from_memories(store, space, res.memories, cfg, when=time.time())
+    res.timings_ms["learn"] = (time.perf_counter() - t0) * 1000
 
 
 def learn_from_memories(store: Store, space: Space, memories: list[dict[str, Any]], cfg: Config,

@@ -108,7 +108,7 @@ def test_ask_prints_the_answer_before_a_due_consolidation(cli_env, monkeypatch):
         events.append(("consolidated", space))
         return {"distilled": 2, "seconds": 3.0}
 
-    monkeypatch.setattr(Memory, "maybe_consolidate", fake_consolidate)
+    monkeypatch.setattr(Memory, "consolidate_if_due", fake_consolidate)
     res = run("ask", "What is the name of Jonas's dog?", "--space", "demo", "--json")
     assert events == ["printed", ("consolidated", "demo")]
     out = json.loads(res.stdout)

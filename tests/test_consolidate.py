@@ -282,23 +282,31 @@ def test_auto_consolidation_hook_and_switch(make_memory, tmp_path):
     chat = ScriptedChat(good_reply)
     mem, ids = hub_space(make_memory, tmp_path, chat, **{"consolidation.auto": True,
                                                       "consolidation.auto_every": 3})
-    results = [mem.ask("Tell me about Tofu the greyhound", "t") for _ in range(3)]
-    assert [r["consolidation"] is None for r in results] == [True, True, False]
-    ran = results[-1]["consolidation"]
-    assert ran["distilled"] >= 1 and "consolidate" in results[-1]["timings_ms"]
+
+    def ask(question: str = "Tell me about Tofu the greyhound", llm: bool = True):
+        res = mem.ask(question, "t", llm=llm)
+        assert res["consolidation"] is None and "consolidate" not in res["timings_ms"]  # the caller's step
+        return mem.consolidate_if_due("t")
+
+    reps = [ask() for _ in range(3)]
+    assert [r is None for r in reps] == [True, True, False]
+    assert reps[-1]["distilled"] >= 1
     assert mem.store.require_space("t").consolidated_step == 3
     # next due run with unchanged hubs: no model call
     calls = len(chat.calls)
-    out = [mem.ask("Tell me about Tofu the greyhound", "t") for _ in range(3)][-1]["consolidation"]
+    out = [ask() for _ in range(3)][-1]
     assert out is not None and out["model_calls"] == 0 and len(chat.calls) == calls + 3  # only the answers
-    # switched off, or retrieval-only asks: never
+    # switched off: never
     mem.config.consolidation.auto = False
-    assert all(mem.ask("Tofu?", "t")["consolidation"] is None for _ in range(4))
+    assert all(ask("Tofu?") is None for _ in range(4))
+    # ask alone never consolidates, even when one is due
     mem.config.consolidation.auto = True
-    assert all(mem.ask("Tofu?", "t", llm=False)["consolidation"] is None for _ in range(4))
+    before = mem.store.require_space("t").consolidated_step
+    for _ in range(4):
+        mem.ask("Tofu?", "t", llm=False)
+    assert mem.store.require_space("t").consolidated_step == before
+    assert mem.consolidate_if_due("t") is not None
 
-
-# ----------------------------------------------------------------------------------- the real model
 def test_coactivation_creates_hub_that_real_model_distils(make_memory, chat, tmp_path):
     class Counting:
         def __init__(self, inner):

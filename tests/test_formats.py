@@ -708,3 +708,15 @@ def test_messages_jsonl_roundtrip(msgs):
 
 def test_module_exports():
     assert set(formats.__all__) >= {"FORMATS", "Turn", "Conversation", "parse_file", "detect_format"}
+
+
+def test_every_format_is_a_registered_module_documented_for_users():
+    """One module per format, registered in PARSERS (``auto`` aside, FORMATS is the registry); each has
+    its section in docs/formats.md."""
+    import importlib
+
+    assert FORMATS == ("auto", *formats.PARSERS)
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "formats.md").read_text(encoding="utf-8")
+    for name, parse in formats.PARSERS.items():
+        assert parse is importlib.import_module(f"hela_cli.formats.{name}").parse
+        assert f"# `{name}`" in doc, name

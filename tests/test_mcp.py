@@ -67,7 +67,8 @@ def test_mcp_session(tmp_path):
         async with stdio_client(_params(tmp_path, db), errlog=errlog) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
             tools = {t.name: t for t in (await s.list_tools()).tools}
-            assert set(tools) == {"remember", "recall", "ask", "reinforce", "forget", "spaces", "hubs"}
+            assert set(tools) == {"remember", "recall", "ask", "reinforce", "forget", "spaces", "hubs", "memories",
+                                  "update", "delete"}
             assert {"space", "query", "k", "learn", "explain"} <= set(tools["recall"].input_schema["properties"])
             assert tools["remember"].input_schema["required"] == ["space", "turns"]
 
@@ -189,7 +190,7 @@ def test_ask_answers_before_a_due_consolidation(tmp_path, embedder, chat, monkey
         events.append(("consolidated", space, released.wait(120)))
         return {"error": "model fault in the fake", "seconds": 0.0}
 
-    monkeypatch.setattr(Memory, "maybe_consolidate", fake_consolidate)
+    monkeypatch.setattr(Memory, "consolidate_if_due", fake_consolidate)
 
     async def main() -> None:
         async with Client(server) as c:

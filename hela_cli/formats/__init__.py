@@ -1,0 +1,62 @@
+"""Conversation file parsers: one module per format, each registered in :data:`PARSERS`.
+
+``parse_file(path, fmt="auto")`` returns a list of :class:`Conversation`; every problem with the input
+raises :class:`hela_cli.errors.InputError` with a single line ``"FILE: PLACE: what is wrong"`` and nothing
+is returned (no partial data). ``detect_format(path)`` names the format ``auto`` would pick. The formats,
+their fields, the date rules and the detection rules are described for users in docs/formats.md.
+
+A format is a module with ``parse(src: Source) -> list[Conversation]`` (``src.text``, ``src.name``, and
+``src.document()``: the text as one JSON document, parsed at most once), registered below.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from hela_cli.dates import MAX_YEAR, MIN_YEAR, parse_date  # noqa: F401  (MIN_YEAR, MAX_YEAR: still imported from here)
+from hela_cli.formats import chatgpt, claude, locomo, longmemeval, messages, text, whatsapp
+from hela_cli.formats.base import Conversation, Source, Turn, _Bad, _error, _read_text, _show
+from hela_cli.formats.detect import _sniff, detect_format
+
+__all__ = [
+    "FORMATS",
+    "PARSERS",
+    "Turn",
+    "Conversation",
+    "Source",
+    "parse_file",
+    "detect_format",
+    "parse_date",
+]
+
+#: format name -> its parser (``parse(src) -> list[Conversation]``)
+PARSERS: dict[str, Callable[[Source], list[Conversation]]] = {
+    "locomo": locomo.parse,
+    "longmemeval": longmemeval.parse,
+    "messages": messages.parse,
+    "text": text.parse,
+    "chatgpt": chatgpt.parse,
+    "claude": claude.parse,
+    "whatsapp": whatsapp.parse,
+}
+
+FORMATS = ("auto", *PARSERS)
+
+
+def parse_file(path: str | Path, fmt: str = "auto") -> list[Conversation]:
+    """Parse a conversation file. Raises InputError("FILE: PLACE: what") on any bad input."""
+    name = str(path)
+    if fmt not in FORMATS:
+        raise _error(name, None, f"unknown format {_show(fmt)}; expected one of {', '.join(FORMATS)}")
+    src = Source(name, _read_text(path))
+    try:
+        if fmt == "auto":
+            fmt, document, ok = _sniff(src.text, name)
+            if ok:
+                src = Source(name, src.text, document)
+        return PARSERS[fmt](src)
+    except _Bad as b:
+        raise _error(name, b.place, b.what) from None
+    except RecursionError:
+        raise _error(name, "top level", "input nested too deeply") from None
