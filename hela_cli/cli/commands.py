@@ -501,8 +501,8 @@ def mcp(
                                              "bearer token clients must send (else $HELA_MCP_TOKEN, else one "
                                              "generated on loopback)."),
 ) -> None:
-    """Run the MCP server on stdio, or over HTTP with --http (tools: remember, recall, ask, forget, spaces,
-    hubs, memories, update, delete)."""
+    """Run the MCP server on stdio, or over HTTP with --http (tools: remember, recall, ask, reinforce,
+    forget, spaces, hubs, memories, update, delete)."""
     try:
         from hela_cli.mcp_server import serve
     except ImportError as e:  # pragma: no cover - mcp is a dependency
