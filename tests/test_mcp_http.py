@@ -33,7 +33,7 @@ from hela_cli.mcp_http import (StaticTokenVerifier, client_config, is_loopback, 
 from tests.reliability import PY, REPO, hela, hela_env
 
 TOKEN = "test-token-" + "x7Qp2" * 6
-TOOLS = {"remember", "recall", "ask", "forget", "spaces", "hubs"}
+TOOLS = {"remember", "recall", "ask", "reinforce", "forget", "spaces", "hubs", "memories", "update", "delete"}
 TURNS = [
     {"speaker": "Alice", "text": "I adopted a grey cat called Miso from the shelter", "time": "2024-05-01T10:00:00Z",
      "id": "m1"},
