@@ -25,11 +25,13 @@ class AsksLog:
         with self.transaction():
             if memories and self.deleted_ids(memories):
                 return None
-            return self.sdb["asks"].insert({"space_id": space_id, "question": question, "answer": answer,
-                                            "memories": json.dumps(list(memories)), "step": step,
-                                            "created_at": time.time(), "kind": kind,
-                                            "retrieval": None if retrieval is None else json.dumps(list(retrieval)),
-                                            "vector": None if vector is None else _blob(vector)}).last_pk
+            # plain SQL (not sqlite-utils): the same statement runs on SQLite and Postgres (store/postgres.py)
+            return self.db.execute(
+                "INSERT INTO asks(space_id, question, answer, memories, step, created_at, kind, retrieval, vector) "
+                "VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
+                (space_id, question, answer, json.dumps(list(memories)), step, time.time(), kind,
+                 None if retrieval is None else json.dumps(list(retrieval)),
+                 None if vector is None else _blob(vector))).fetchone()[0]
 
     @staticmethod
     def _ask_row(r: dict[str, Any]) -> dict[str, Any]:
@@ -42,13 +44,17 @@ class AsksLog:
 
     def asks(self, space_id: int, limit: int = 20) -> list[dict[str, Any]]:
         """The space's most recent asks and recalls, newest first (JSON columns decoded)."""
-        rows = self.sdb["asks"].rows_where("space_id = ?", [space_id], order_by="created_at desc, id desc",
-                                           limit=limit)
-        return [self._ask_row(r) for r in rows]
+        return [self._ask_row(r) for r in self._ask_dicts(
+            "SELECT * FROM asks WHERE space_id = ? ORDER BY created_at DESC, id DESC LIMIT ?", (space_id, limit))]
+
+    def _ask_dicts(self, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        cur = self.db.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur.fetchall()]
 
     def get_ask(self, ask_id: int) -> dict[str, Any] | None:
         """One row of the asks log by id (JSON columns decoded), or None."""
-        rows = list(self.sdb["asks"].rows_where("id = ?", [int(ask_id)]))
+        rows = self._ask_dicts("SELECT * FROM asks WHERE id = ?", (int(ask_id),))
         return self._ask_row(rows[0]) if rows else None
 
     def latest_ask(self, space_id: int) -> dict[str, Any] | None:
@@ -71,5 +77,5 @@ class AsksLog:
                                "AND vector IS NOT NULL ORDER BY id DESC LIMIT ?", (space_id, int(limit))).fetchall()
         if not rows:
             return np.zeros((0, 0), dtype=np.float32), []
-        return (np.stack([np.frombuffer(v, dtype=np.float32) for v, _ in rows]),
+        return (np.stack([np.frombuffer(bytes(v), dtype=np.float32) for v, _ in rows]),
                 [json.loads(u) for _, u in rows])

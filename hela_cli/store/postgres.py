@@ -497,23 +497,6 @@ class PgStore(PgSearch, PgConnection, Transfer, Correct, FilteredSearch, Nodes, 
                 for r in self.db.execute("SELECT node_id, cluster, distilled_step, status FROM hubs "
                                          "WHERE space_id = ?", (space_id,))}
 
-    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int],
-                step: int) -> int | None:
-        with self.transaction():
-            if memories and self.deleted_ids(memories):
-                return None
-            return self.db.execute(
-                "INSERT INTO asks(space_id, question, answer, memories, step, created_at) VALUES (?,?,?,?,?,?) "
-                "RETURNING id", (space_id, question, answer, json.dumps(list(memories)), step,
-                                 time.time())).fetchone()[0]
-
-    def asks(self, space_id: int, limit: int = 20) -> list[dict[str, Any]]:
-        rows = self.db.dicts("SELECT * FROM asks WHERE space_id = ? ORDER BY created_at DESC, id DESC LIMIT ?",
-                             (space_id, limit))
-        for r in rows:
-            r["memories"] = json.loads(r["memories"])
-        return rows
-
     # ---------------------------------------------------------------- hela copy
     def _put_semantic_vector(self, semantic_id: int, space_id: int, vector: np.ndarray) -> None:
         self.db.execute("INSERT INTO semantic_emb(semantic_id, space_id, embedding) VALUES (?,?,?)",

@@ -48,8 +48,8 @@ class Transfer:
             hubs = [tuple(r) for r in self.db.execute(
                 "SELECT node_id, cluster, distilled_step, status FROM hubs WHERE space_id=? ORDER BY node_id", (sid,))]
             asks = [tuple(r) for r in self.db.execute(
-                "SELECT id, question, answer, memories, step, created_at FROM asks WHERE space_id=? ORDER BY id",
-                (sid,))]
+                "SELECT id, question, answer, memories, step, created_at, kind, retrieval, used, used_at, vector "
+                "FROM asks WHERE space_id=? ORDER BY id", (sid,))]
         return {"name": name, "step": step, "base_step": base, "consolidated_step": cons, "nodes": nodes,
                 "vectors": vecs, "edges": edges, "passages": passages, "semantic": semantic, "hubs": hubs,
                 "asks": asks, "embedder": self.embedder_info()}
@@ -115,11 +115,21 @@ class Transfer:
                 [(idmap[h], sp.id, json.dumps([idmap.get(c, c) for c in json.loads(cluster)]), st, status)
                  for h, cluster, st, status in dump["hubs"] if h in idmap])
             keep_asks = self._ids_free("asks", [a[0] for a in dump["asks"]])
+            def ids(js: str | None) -> str | None:  # memory ids inside the asks log's JSON columns, mapped
+                if js is None:
+                    return None
+                v = json.loads(js)
+                if v and isinstance(v[0], dict):  # `retrieval`: [{id, base, path, from: [ids]}]
+                    return json.dumps([{**e, "id": idmap.get(e["id"], e["id"]),
+                                        "from": [idmap.get(f, f) for f in e.get("from") or []]} for e in v])
+                return json.dumps([idmap.get(m, m) for m in v])
+
             self.db.executemany(
-                f"INSERT INTO asks({'id, ' if keep_asks else ''}space_id, question, answer, memories, step, created_at) "
-                f"VALUES ({'?, ' if keep_asks else ''}?,?,?,?,?,?)",
-                [((aid,) if keep_asks else ()) + (sp.id, q, a, json.dumps([idmap.get(m, m) for m in json.loads(mem)]),
-                                                  st, ts) for aid, q, a, mem, st, ts in dump["asks"]])
+                f"INSERT INTO asks({'id, ' if keep_asks else ''}space_id, question, answer, memories, step, created_at, "
+                f"kind, retrieval, used, used_at, vector) VALUES ({'?, ' if keep_asks else ''}?,?,?,?,?,?,?,?,?,?,?)",
+                [((aid,) if keep_asks else ()) + (sp.id, q, a, ids(mem), st, ts, kind, ids(ret), ids(used), used_at,
+                                                  None if vec is None else bytes(vec))
+                 for aid, q, a, mem, st, ts, kind, ret, used, used_at, vec in dump["asks"]])
             self.db.execute("UPDATE spaces SET step=?, base_step=?, consolidated_step=? WHERE id=?",
                             (dump["step"], dump["base_step"], dump["consolidated_step"], sp.id))
             self._after_load()
