@@ -6,6 +6,7 @@
     python benchmarks/retrieval_lab.py ranks [VARIANT]               # where evidence ranks by S_base
     python benchmarks/retrieval_lab.py misses [VARIANT]              # where missed evidence lies (links, rank)
     python benchmarks/retrieval_lab.py cosines                       # the embedder's cosine scale (LoCoMo)
+    python benchmarks/retrieval_lab.py preq [VARIANT ...] --feedback evidence   # prequential feedback (simulation)
     python benchmarks/retrieval_lab.py list                        # the named variants
 
 Ingest is the expensive part (the embedder), so both dev files are ingested once into database files
@@ -428,6 +429,65 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2, order: str = "data
     return out_
 
 
+def prequential(out: Path, cfg: Config, emb: Any, feedback: str, passes: int = 2) -> dict[str, Any]:
+    """LoCoMo in dataset order with simulated feedback (:mod:`hela_cli.bench_feedback`, a simulation): each
+    question is retrieved (learning per ``cfg``) and scored, then its simulated feedback is applied through
+    :func:`hela_cli.feedback.apply_feedback`, as ``hela bench locomo --feedback`` does; ``passes`` test-retest
+    passes on the same graph. Per pass: recall by category; pass 1 also split by whether the question's
+    evidence overlaps an earlier question's evidence."""
+    from hela_cli.bench_feedback import EvidenceHistory, parse_feedback, simulated_used
+    from hela_cli.feedback import apply_feedback, retrieval_record
+    from hela_cli.metrics import gold_answer
+
+    kind, p_noise = parse_feedback(feedback)
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    rows: dict[int, list[dict[str, Any]]] = {p: [] for p in range(1, passes + 1)}
+    used_n = 0
+    with tempfile.TemporaryDirectory(dir=out) as tmp:
+        for c in convs:
+            hist = EvidenceHistory()
+            reported: set[str] = set()
+            with _open(out, f"locomo_{c.name}.db", True, Path(tmp), cfg) as st:
+                for p in range(1, passes + 1):
+                    for i, qa in enumerate(c.qa):
+                        q = str(qa["question"])
+                        sp = st.require_space(str(c.name))
+                        res = retrieve(st, sp, emb, q, cfg, query_vector=qv[q])
+                        ev = evidence_ids(qa.get("evidence"))
+                        got = {m["source_id"] for m in res.memories}
+                        # ceiling: missed evidence that an earlier question reported as used, at most m of it
+                        # brought in (the flipped slots) by a perfect association
+                        reach = min(cfg.retrieval.m, len((set(ev) - got) & reported))
+                        rows[p].append({"category": _category(qa), "overlap": hist.overlaps(ev) if p == 1 else None,
+                                        "recall": evidence_recall(qa.get("evidence"), list(got)),
+                                        "ceiling": (len(set(ev) & got) + reach) / len(set(ev)) if ev else None})
+                        used = simulated_used(kind, p_noise, res.memories, ev, gold_answer(qa), q,
+                                              seed=f"{c.name}:{i}:{p}")
+                        reported |= {m["source_id"] for m in res.memories if m["id"] in set(used)}
+                        used_n += len(used)
+                        if kind != "none":
+                            rec_ = retrieval_record(res.memories)
+                            rid = st.log_ask(sp.id, q, None, [m["id"] for m in res.memories], sp.step, kind="recall",
+                                             retrieval=rec_, vector=res.query_vector)
+                            apply_feedback(st, st.require_space(str(c.name)), rec_, used, cfg, when=time.time(),
+                                           recall_id=rid)
+    def table(rr: list[dict[str, Any]]) -> dict[str, float]:
+        s_ = summarize(rr)
+        d = {s_["per_category"][k]["name"]: round(100 * s_["per_category"][k]["recall"], 1)
+             for k in sorted(s_["per_category"])}
+        d["all 1-5"] = round(100 * s_["overall_all"]["recall"], 1)
+        return d
+    res_: dict[str, Any] = {f"pass {p}": table(rr) for p, rr in rows.items()}
+    for flag, name in ((True, "overlap"), (False, "no overlap")):
+        sub = [r for r in rows[1] if r["overlap"] is flag]
+        res_[f"pass 1, {name} ({len(sub)})"] = table(sub)
+    ceil = [r for r in rows[1] if r["ceiling"] is not None]
+    res_["pass 1 ceiling (reported evidence, m slots)"] = table([{**r, "recall": r["ceiling"]} for r in ceil])
+    res_["used per question"] = round(used_n / max(1, sum(len(r) for r in rows.values())), 2)
+    return res_
+
+
 def evidence_ranks(out: Path, cfg: Config, emb: Any, depth: int = 200) -> dict[str, list[float]]:
     """Where LoCoMo evidence turns rank by S_base (learning off, spreading off, ``depth`` memories): per
     category, the share of evidence turns within the top 13, 20, 30, 50, 100 and ``depth``."""
@@ -545,7 +605,8 @@ def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None =
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "ranks", "misses", "cosines", "list"])
+    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "preq", "ranks", "misses", "cosines",
+                                    "list"])
     ap.add_argument("variants", nargs="*")
     ap.add_argument("--dir", default="/tmp/hela-lab")
     ap.add_argument("--budget", type=int, nargs=2, metavar=("K", "M"),
@@ -554,6 +615,8 @@ if __name__ == "__main__":
     ap.add_argument("--order", choices=["dataset", "session"], default="dataset",
                     help="retest: question order (dataset, or grouped by evidence session)")
     ap.add_argument("--only", choices=["locomo", "lme"], help="evaluate one file only")
+    ap.add_argument("--feedback", default="evidence", help="preq: none|evidence|answer|noisy:P (simulation)")
+    ap.add_argument("--passes", type=int, default=2, help="preq: test-retest passes")
     args = ap.parse_args()
     cfg = load_config()
     if args.budget:
@@ -572,6 +635,18 @@ if __name__ == "__main__":
                                                                         order=args.order)}
             if LINK_STATS:
                 r["keyword links per node"] = round(sum(a for a, _ in LINK_STATS) / sum(n for _, n in LINK_STATS), 2)
+            print(json.dumps(r), flush=True)
+            with open(Path(args.dir) / "results.jsonl", "a") as f:
+                f.write(json.dumps(r) + "\n")
+    elif args.cmd == "preq":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        for name in args.variants or ["new-defaults"]:
+            overrides, learn = _with_overrides(name)
+            vcfg = cfg.replace(**overrides, **{"retrieval.learn": learn})
+            t0 = time.perf_counter()
+            r = {"variant": name, "feedback (simulation)": args.feedback,
+                 "prequential": prequential(Path(args.dir), vcfg, emb, args.feedback, args.passes),
+                 "seconds": round(time.perf_counter() - t0, 1)}
             print(json.dumps(r), flush=True)
             with open(Path(args.dir) / "results.jsonl", "a") as f:
                 f.write(json.dumps(r) + "\n")

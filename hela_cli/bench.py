@@ -328,23 +328,27 @@ class _Runner:
             out = self._forget(self.store, self.store.require_space(self.space), self.cfg, apply=True)
             self.forgotten += int(out.get("removed", 0))
 
-    def replay(self, question: str) -> None:
-        """Redo the graph side effects of an already recorded question (no answer generation)."""
+    def replay(self, question: str) -> dict[str, Any]:
+        """Redo the graph side effects of an already recorded question (no answer generation); returns what
+        its feedback needs: ``memories``, ``query_vector`` / ``recall_id``."""
         if self.variant in BASELINES:
-            return  # baselines do not change the store
+            return {"memories": []}  # baselines do not change the store
         if self.retrieval_only:
-            self._retrieve(self.store, self.store.require_space(self.space), self.mem.embedder, question, self.cfg)
-        else:
-            # Memory.ask minus the answer: learning, then the auto-consolidation a learning ask with the
-            # LLM is followed by (distillation is deterministic: temperature 0, fixed seed)
-            out = self.mem.ask(question, self.space, llm=False)
-            if self.cfg.retrieval.learn and out["memories"]:
-                self.mem.consolidate_if_due(self.space)
+            res = self._retrieve(self.store, self.store.require_space(self.space), self.mem.embedder, question,
+                                 self.cfg)
+            return {"memories": res.memories, "query_vector": res.query_vector}
+        # Memory.ask minus the answer: learning, then the auto-consolidation a learning ask with the
+        # LLM is followed by (distillation is deterministic: temperature 0, fixed seed)
+        out = self.mem.ask(question, self.space, llm=False)
+        if self.cfg.retrieval.learn and out["memories"]:
+            self.mem.consolidate_if_due(self.space)
+        return {"memories": out["memories"], "recall_id": out["recall_id"]}
 
     def ask(self, question: str) -> dict[str, Any]:
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
         prediction = None
+        trace: dict[str, Any] = {}   # what the question's feedback needs: its asks-log row or its query vector
         if self.variant in BASELINES:
             memories = self._baseline(question)
             messages = answer_messages(question, memories, [])
@@ -363,8 +367,10 @@ class _Runner:
             memories, semantic_n = res.memories, len(res.semantic)
             messages = answer_messages(question, res.memories, res.semantic)
             tokens = self.count_tokens("\n".join(m["content"] for m in messages))
+            trace = {"query_vector": res.query_vector}
         else:
             out = self.mem.ask(question, self.space, llm=True)
+            trace = {"recall_id": out["recall_id"]}
             memories, semantic_n, prediction = out["memories"], len(out["semantic"]), out["answer"]
             tokens = out["context_tokens"]
             tm = out["timings_ms"]
@@ -377,7 +383,7 @@ class _Runner:
                 if rep is not None:
                     timings["consolidate_ms"] = rep.get("seconds", 0.0) * 1000
         return {"memories": memories, "semantic": semantic_n, "prediction": prediction, "tokens": tokens,
-                **{k: round(v, 2) for k, v in timings.items()}}
+                **{k: round(v, 2) for k, v in timings.items()}, **trace}
 
 
 def _retrieved(memories: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -394,7 +400,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                db: str | Path | None = None, records: str | Path | None = None,
                progress: Progress | None = None, embedder: Any = None, chat: Any = None,
                forget_every: int = 50, passes: int = 1,
-               categories: Sequence[int] | None = None) -> dict[str, Any]:
+               categories: Sequence[int] | None = None, feedback: str = "none") -> dict[str, Any]:
     """Run the LoCoMo benchmark; returns the summary dict (also what ``--json`` / ``--out`` give).
 
     ``limit`` caps the questions asked *per conversation* (the first N in dataset order). ``db`` keeps the
@@ -409,7 +415,18 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     ``categories``: score (and answer) only questions of these LoCoMo categories; the others are still asked
     in their place without an answer (as a resumed question is replayed), so learning, consolidation and
     forgetting see the same sequence of questions as a run over all categories.
+    ``feedback``: ``none|evidence|answer|noisy:P``, simulated use signals (:mod:`hela_cli.bench_feedback`,
+    labelled simulation): each question is retrieved and scored first, then its simulated feedback is applied
+    (:func:`hela_cli.feedback.apply_feedback`), so no question profits from its own answer. Records carry
+    ``used`` and, in pass 1, ``overlap`` (its evidence overlaps an earlier question's); the summary has
+    ``by_overlap``.
     """
+    from hela_cli.bench_feedback import EvidenceHistory, parse_feedback, simulated_used
+    from hela_cli.feedback import apply_feedback, retrieval_record
+
+    fb_kind, fb_p = parse_feedback(feedback)
+    if fb_kind != "none" and variant in BASELINES:
+        raise InputError(f"--feedback {feedback}: the {variant} baseline does not learn; use a hela variant")
     t_start = time.perf_counter()
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}")
@@ -436,6 +453,8 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     fp = _fingerprint(vcfg, variant, retrieval_only, path, active_forget)
     if passes > 1:
         fp["passes"] = passes
+    if fb_kind != "none":
+        fp["feedback"] = feedback
     pass_range = range(1, passes + 1)
 
     # resume: reuse records of this run, refuse records of another one
@@ -521,11 +540,36 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                                  forget_fn if active_forget else None, active_forget)
                 n_done += len(prior)
                 t1 = time.perf_counter()
+                history = EvidenceHistory()
+
+                def give_feedback(qa: Mapping[str, Any], out: Mapping[str, Any], i: int, p: int,
+                                  scored: Callable[[list[int]], None] | None = None) -> None:
+                    """The question's simulated feedback, applied after it was scored (prequential), through the
+                    asks log as ``Memory.reinforce`` does (the row keeps the query vector: a use trace).
+                    ``scored(used)`` writes the question's record first."""
+                    memories = out["memories"]
+                    question = str(qa.get("question", ""))
+                    used = [] if fb_kind == "none" else simulated_used(
+                        fb_kind, fb_p, memories, evidence_ids(qa.get("evidence")), gold_answer(qa), question,
+                        seed=f"{name}:{i}:{p}")
+                    if scored is not None:
+                        scored(used)
+                    if fb_kind == "none" or not memories:
+                        return
+                    sp = store.require_space(name)
+                    record = retrieval_record(memories)
+                    rid = out.get("recall_id")
+                    if rid is None:
+                        rid = store.log_ask(sp.id, question, None, [m["id"] for m in memories], sp.step,
+                                            kind="recall", retrieval=record, vector=out.get("query_vector"))
+                    apply_feedback(store, sp, record, used, vcfg, when=time.time(), recall_id=rid)
+
                 for p, (i, qa) in ((p, q) for p in pass_range for q in questions):  # dataset order, per pass
+                    overlap = history.overlaps(evidence_ids(qa.get("evidence"))) if p == 1 else None
                     if (name, i, p) in done or not scored(qa):
                         # answered before an interruption, or a category not scored: redo / do its learning
                         # so the graph stays in step
-                        runner.replay(str(qa.get("question", "")))
+                        give_feedback(qa, runner.replay(str(qa.get("question", ""))), i, p)
                         runner.after_question()
                         if scored(qa):
                             replayed += 1
@@ -547,7 +591,15 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                            "consolidate_ms": out.get("consolidate_ms")}
                     if passes > 1:
                         rec["pass"] = p
-                    writer.write(rec)
+                    if overlap is not None:
+                        rec["overlap"] = overlap
+
+                    def write(used: list[int], rec: dict[str, Any] = rec, out: dict[str, Any] = out) -> None:
+                        if fb_kind != "none":
+                            rec["used"] = [m["source_id"] for m in out["memories"] if m["id"] in set(used)]
+                        writer.write(rec)
+
+                    give_feedback(qa, out, i, p, write)   # scored and written: now (and only now) its feedback
                     runner.after_question()
                     results.append(rec)
                     asked += 1
@@ -572,6 +624,10 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     results.sort(key=lambda r: (int(r.get("pass", 1)), order.get((r["sample"], int(r["qa_index"])), 0),
                                 int(r["qa_index"])))
     summary = summarize([r for r in results if int(r.get("pass", 1)) == 1])
+    first = [r for r in results if int(r.get("pass", 1)) == 1]
+    summary["by_overlap"] = {
+        "overlap": summarize([r for r in first if r.get("overlap") is True]),
+        "no overlap": summarize([r for r in first if r.get("overlap") is False])}
     if passes > 1:
         summary["by_pass"] = {str(p): summarize([r for r in results if int(r.get("pass", 1)) == p])
                               for p in pass_range}
@@ -591,6 +647,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
         "limit_per_sample": limit,
         "categories": sorted(wanted) if wanted is not None else None,
         "passes": passes,
+        "feedback": feedback if fb_kind == "none" else f"{feedback} (simulation)",
         "questions": len(results),
         **summary,
         "per_sample": per_sample,

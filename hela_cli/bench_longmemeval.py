@@ -267,10 +267,17 @@ class _LmeRunner(_Runner):
 def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), limit: int | None = None,
                     per_type: int | None = None, item_ids: Sequence[str] | None = None, retrieval_only: bool = False, k: int | None = None, cfg: Config,
                     records: str | Path | None = None, cache_dir: str | Path | None = None,
-                    progress: Progress | None = None, embedder: Any = None, chat: Any = None) -> dict[str, Any]:
+                    progress: Progress | None = None, embedder: Any = None, chat: Any = None,
+                    feedback: str = "none") -> dict[str, Any]:
     """Run LongMemEval on the items of ``path`` for each of ``variants``; returns the summary dict (what
     ``--json`` / ``--out`` give). ``item_ids`` keeps those items, in that order; ``per_type`` then keeps the
-    first N items of each question type and ``limit`` the first N items. ``embedder`` / ``chat`` let a caller reuse loaded models."""
+    first N items of each question type and ``limit`` the first N items. ``embedder`` / ``chat`` let a caller reuse loaded models.
+    ``feedback``: simulated use signals as in :func:`hela_cli.bench.run_locomo` (a simulation; ``evidence`` = the
+    ``has_answer`` turns retrieved), applied after the item's question is scored."""
+    from hela_cli.bench_feedback import parse_feedback, simulated_used
+    from hela_cli.feedback import apply_feedback, retrieval_record
+
+    fb_kind, fb_p = parse_feedback(feedback)
     t_start = time.perf_counter()
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}")
@@ -286,6 +293,9 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
         notes.extend(vnotes)
     notes.append("one question per item: Eq.1 learning, forgetting and auto-consolidation act only after the "
                  "item's single retrieval, so full, no-learn, no-forget and no-reflect retrieve the same memories")
+    if fb_kind != "none":
+        notes.append(f"feedback {feedback} (simulation) is applied after each item's only question is scored, to "
+                     f"that item's own memory: no later question is asked of it, so no score can change")
     notes.append("no consolidation runs before the question, so no semantic record exists and "
                  "retrieval.semantic_k has no effect here")
     if cache_dir is not None:
@@ -410,6 +420,13 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
                     runner = _LmeRunner(mem, item.qid, v, retrieval_only, models["counter"].count_tokens,
                                         now=item.now)
                     out = runner.ask(item.question)  # the question only: no gold field reaches retrieval
+                    scores = score_item(item, out["memories"], out["prediction"], retrieval_only)
+                    used: list[int] = []
+                    if fb_kind != "none" and v not in BASELINES and out["memories"]:   # after scoring
+                        used = simulated_used(fb_kind, fb_p, out["memories"], item.gold_turns, str(item.answer),
+                                              item.question, seed=f"{item.qid}:{v}")
+                        apply_feedback(store, store.require_space(item.qid), retrieval_record(out["memories"]),
+                                       used, vcfg, when=time.time())
                 finally:
                     store.close()
                     for p in (work, Path(f"{work}-wal"), Path(f"{work}-shm")):
@@ -422,7 +439,8 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
                        "retrieved": [{**r, "session": m.get("session")}
                                      for r, m in zip(_retrieved(out["memories"]), out["memories"])],
                        "semantic": out["semantic"], "context_tokens": out["tokens"],
-                       **score_item(item, out["memories"], out["prediction"], retrieval_only),
+                       **scores, **({"used": [m["source_id"] for m in out["memories"] if m["id"] in set(used)]}
+                                    if fb_kind != "none" else {}),
                        "retrieval_ms": out.get("retrieval_ms"), "generate_ms": out.get("generate_ms")}
                 writer.write(rec)
                 results[v].append(rec)

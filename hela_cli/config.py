@@ -83,6 +83,9 @@ class RetrievalConfig:
     keyword_idf: bool = False         # weight each query keyword by its IDF in the space (speaker names included)
     date_prior: float = 0.5           # weight of the question's own time window (0: off), see dynamics.window_factor
     date_slack_days: float = 7.0      # ... memories up to this many days after the window still match fully
+    trace_weight: float = 1.0         # flipped-path bonus from similar earlier recalls to what they used (0: off)
+    trace_min_sim: float = 0.6        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
+                                      # cosine on the default embedder's scale, like theta)
 
 
 @dataclass
@@ -93,6 +96,12 @@ class HebbianConfig:
     pair_margin: float = 0.0          # Eq.1 reinforces pairs among memories with S_base >= margin * top (0: all)
     eta_by_score: bool = False        # ... each pair at eta * r_a * r_b, r = S_base / top (dynamics.reinforcement)
     learn_spread: bool = True         # memories the spreading bonus brought in take part in Eq.1 (the paper)
+    coretrieval: bool = True          # a learning retrieval applies Eq.1 to every co-retrieved pair (the paper)
+    # feedback on a recall (Memory.reinforce; docs/feedback.md; dynamics.feedback_pairs)
+    feedback_eta: float = 0.5         # ... each pair of used memories gains this
+    feedback_anchors: int = 10        # ... each used memory is tied to this many best unused memories by S_base
+    feedback_anchor_eta: float = 0.1  # ... at this rate
+    feedback_depress: float = 1.0     # ... a memory spreading brought in and not used: its edges keep 1 - this
 
 
 @dataclass
@@ -119,7 +128,9 @@ class ForgettingConfig:
 class AnswerConfig:
     max_tokens: int = 64              # answer length budget
     temperature: float = 0.0
-    log: bool = True                  # record each answered or learning ask in the database's `asks` table
+    log: bool = True                  # keep the question and answer text in the `asks` log (a learning ask or
+                                      # recall always gets a row: its id is the recall id feedback names)
+    cite_feedback: bool = False       # an answered ask reinforces the citations that share words with its answer
 
 
 @dataclass

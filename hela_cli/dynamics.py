@@ -11,6 +11,8 @@ Eq.5       top-k by S_base  U  up to m more by S                                
 Forget     ``sum w < delta_prune`` AND idle > delta_age AND never accessed         :func:`forget_reasons`
 Links      cross-session prior edges from shared rare keywords (cold start)        :func:`keyword_partners`
 Eq.1 pairs which pairs of the final set Eq.1 reinforces, and by how much          :func:`reinforcement`
+Feedback   which pairs feedback on a recall strengthens / weakens (departure from Eq.1)  :func:`feedback_pairs`
+Traces     flipped-path bonus from earlier similar queries to what they used             :func:`trace_bonus`
 =========  =====================================================================  =====================
 """
 
@@ -69,6 +71,81 @@ def reinforcement(s_base: Mapping[int, float], eta: float, margin: float = 0.0,
         if rate > 0:
             out[(a, b)] = rate
     return out
+
+
+# ----------------------------------------------------------------------------------- feedback (use signals)
+def feedback_pairs(s_base: Mapping[int, float], used: Iterable[int], *, eta: float, anchors: int = 0,
+                   anchor_eta: float = 0.0, spread_from: Mapping[int, Sequence[int]] | None = None,
+                   depress: float = 0.0) -> tuple[dict[tuple[int, int], float], dict[tuple[int, int], float]]:
+    """The learning rule for feedback on one retrieval (a departure from the paper's Eq.1, which reinforces
+    every co-retrieved pair: here the caller says which retrieved memories it *used*).
+
+    ``s_base`` maps every memory the retrieval returned to its base activation (Eq.3); ``used`` is the subset
+    the caller used (ids outside ``s_base`` are ignored; the caller validates them). Returns
+    ``(strengthen, weaken)``:
+
+    * ``strengthen`` ``{(a, b): rate}`` (``a < b``), applied as Eq.1's increment ``w <- min(cap, w + rate)``:
+      every pair of used memories at ``eta`` (they answered one question together), and each used memory
+      with each of the ``anchors`` best memories of the retrieval by ``S_base`` that were not used (the
+      question's strongest direct matches: a later question that finds them finds what this one used
+      through Eq.4) at ``anchor_eta``. A pair in both groups takes the larger rate.
+    * ``weaken`` ``{(a, b): factor}``: for each memory the spreading bonus brought in (``spread_from``: id ->
+      the ids its bonus came from) that was *not* used, its edges to those sources keep ``1 - depress`` of
+      their learned weight (:func:`depressed_weight`): the association brought in something useless.
+
+    Empty ``used``: nothing is strengthened (only the weakening applies)."""
+    ids = set(s_base)
+    used_set = {u for u in used if u in ids}
+    strengthen: dict[tuple[int, int], float] = {}
+
+    def add(a: int, b: int, rate: float) -> None:
+        if a == b or rate <= 0:
+            return
+        p = (min(a, b), max(a, b))
+        strengthen[p] = max(strengthen.get(p, 0.0), rate)
+
+    for a, b in itertools.combinations(sorted(used_set), 2):
+        add(a, b, eta)
+    if anchors > 0 and used_set:
+        ranked = sorted((v for v in ids if v not in used_set), key=lambda v: (-s_base[v], v))[:anchors]
+        for u in sorted(used_set):
+            for v in ranked:
+                add(u, v, anchor_eta)
+    weaken: dict[tuple[int, int], float] = {}
+    if depress > 0 and spread_from:
+        for v, sources in spread_from.items():
+            if v in used_set or v not in ids:
+                continue
+            for src in sources:
+                if src != v:
+                    weaken[(min(v, src), max(v, src))] = 1.0 - min(1.0, depress)
+    return strengthen, weaken
+
+
+def trace_bonus(similarities: Sequence[float], used: Sequence[Sequence[int]], weight: float,
+                min_sim: float) -> dict[int, float]:
+    """Use traces (feedback ties a question to what it used): an earlier recall whose query has cosine
+    ``sim >= min_sim`` with the current query acts as an Eq.4 source for the memories it used, each getting
+    ``weight * (sim - min_sim) / (1 - min_sim)`` (0 at the threshold, ``weight`` for the same question); a
+    memory used by several similar recalls takes the largest. The bonus joins ``S`` on the flipped path only
+    (``S_base`` and the k base slots are unchanged). ``similarities[i]`` belongs to ``used[i]``."""
+    out: dict[int, float] = {}
+    if weight <= 0 or min_sim >= 1.0:
+        return out
+    for sim, ids in zip(similarities, used):
+        if sim < min_sim:
+            continue
+        b = weight * (sim - min_sim) / (1.0 - min_sim)
+        for v in ids:
+            if b > out.get(v, 0.0):
+                out[v] = b
+    return out
+
+
+def depressed_weight(weight: float, prior: float, keep: float) -> float:
+    """An edge's weight after weakening: its fixed ``prior`` (an ingest link) stays, its learned part
+    ``weight - prior`` is multiplied by ``keep``: ``prior + max(0, weight - prior) * keep``."""
+    return prior + max(0.0, weight - prior) * max(0.0, keep)
 
 
 # ----------------------------------------------------------------------------------- cold-start links

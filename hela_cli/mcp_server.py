@@ -7,8 +7,8 @@ unexpected - comes back as an MCP tool error (``is_error``) carrying the CLI's o
 server keeps serving and never sends a traceback. The database is shared safely with CLI processes (WAL,
 ``BEGIN IMMEDIATE`` writes), as between any two hela processes.
 
-Tools: ``remember``, ``recall``, ``ask``, ``forget``, ``spaces``, ``hubs``, ``memories``, ``update``,
-``delete`` (schemas in README.md).
+Tools: ``remember``, ``recall``, ``ask``, ``reinforce``, ``forget``, ``spaces``, ``hubs``, ``memories``,
+``update``, ``delete`` (schemas in README.md).
 """
 
 from __future__ import annotations
@@ -32,7 +32,9 @@ logger = logging.getLogger("hela.mcp")
 INSTRUCTIONS = (
     "hela is a local associative memory. Write each new conversation turn with `remember`; call `recall` "
     "to get the memories relevant to a query (ids, dates, speakers, scores); `ask` answers a question with "
-    "the local chat model from memory. Memories live in named spaces (one per user or agent).")
+    "the local chat model from memory. After replying, call `reinforce` with the recall_id and the ids of the "
+    "memories you used: hela learns which memories belong together. Memories live in named spaces (one per "
+    "user or agent).")
 
 Space = Annotated[str, Field(description="Memory space (one per user or agent), e.g. \"alice\".")]
 
@@ -102,7 +104,7 @@ class HelaServer:
                since: str | None = None, until: str | None = None) -> dict[str, Any]:
         res = self.memory.retrieve(query, space, k=k, now=self._now(now), learn=learn, speaker=speaker,
                                    session=session, since=since, until=until)
-        out: dict[str, Any] = {"space": space, "query": query, "now": _date(res.now),
+        out: dict[str, Any] = {"space": space, "query": query, "recall_id": res.recall_id, "now": _date(res.now),
                                "memories": [_memory_out(m, explain) for m in res.memories],
                                "semantic": [_semantic_out(r) for r in res.semantic]}
         if explain:
@@ -141,10 +143,14 @@ class HelaServer:
         res = self.memory.ask(question, space, now=self._now(now), learn=learn)
         if learn and res["memories"]:
             self.due.add(space)
-        return {"space": space, "question": question, "answer": res["answer"],
+        return {"space": space, "question": question, "answer": res["answer"], "recall_id": res["recall_id"],
                 "memories": [_memory_out(m) for m in res["memories"]],
                 "semantic": [_semantic_out(r) for r in res["semantic"]],
                 "timings_ms": res["timings_ms"]}
+
+    def reinforce(self, space: str, used: list[int], recall_id: int | None = None) -> dict[str, Any]:
+        """Feedback on a recall: the memories of it the agent used (``Memory.reinforce``)."""
+        return self.memory.reinforce(space, used, recall_id=recall_id)
 
     def consolidate_due(self) -> list[dict[str, Any]]:
         """Run the auto-consolidation of the spaces asked in since the last run, if due (cheap otherwise);
@@ -297,6 +303,17 @@ def build_server(config: Config, **options: Any) -> Any:
                   ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
         hela.attach(ctx)  # models.chat: client answers (and consolidates) through this client's sampling
         return await call(hela.ask, space=space, question=question, learn=learn, now=now)
+
+    @server.tool(description="Feedback on a recall or ask: the ids of its memories you actually used in your "
+                             "reply. hela strengthens the associations between them and the query's best matches, "
+                             "so later related queries bring them in. Once per recall; ids must come from that "
+                             "recall.")
+    async def reinforce(space: Space, used: Annotated[list[int], Field(description="Memory ids from that "
+                                                                       "recall's result that you used.")],
+                        recall_id: Annotated[int | None, Field(description="The recall_id of the recall or ask "
+                                                               "(default: the space's latest).")] = None
+                        ) -> dict[str, Any]:
+        return await call(hela.reinforce, space=space, used=used, recall_id=recall_id)
 
     @server.tool(description="Forgetting: list the memories that are weak, idle and never used (dry run), or "
                              "remove them with apply=true.")

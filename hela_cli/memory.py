@@ -200,15 +200,51 @@ class Memory:
 
     def retrieve(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
                  learn: bool | None = None, speaker: str | None = None, session: str | None = None,
-                 since: Any = None, until: Any = None) -> Retrieval:
+                 since: Any = None, until: Any = None, log: bool = True) -> Retrieval:
         """Dual-path retrieval (:func:`hela_cli.retrieval.retrieve`); ``k`` overrides ``retrieval.k`` for this
         call. Learns from the result (Eq.1) unless ``learn`` (default ``retrieval.learn``) is off.
         ``speaker``, ``session``, ``since`` / ``until`` (any date ``hela add --time`` reads) restrict the
-        candidates before ranking (docs/correcting.md)."""
+        candidates before ranking (docs/correcting.md). A learning retrieval is logged (``log``) in the asks
+        log; its id is ``recall_id``, which :meth:`reinforce` names (docs/feedback.md). A read-only one
+        (``learn=False``) writes nothing and has no recall id."""
         if not question.strip():
             raise HelaError("the question is empty")
-        return self._retrieve(self.space(space), question, self._config(k), now=now, learn=learn,
-                              filters=_recall_filters(speaker, session, since, until))
+        sp = self.space(space)
+        learn = self.config.retrieval.learn if learn is None else learn
+        res = self._retrieve(sp, question, self._config(k), now=now, learn=learn,
+                             filters=_recall_filters(speaker, session, since, until))
+        if learn and log and res.memories:
+            res.recall_id = self._log(sp.id, question, None, res.memories, res.step, "recall", res.query_vector)
+        return res
+
+    def _log(self, space_id: int, question: str, answer: str | None, memories: list[dict[str, Any]], step: int,
+             kind: str, vector: Any = None) -> int | None:
+        """One asks-log row (the recall id; None when one of the memories was deleted meanwhile). With
+        ``answer.log`` off the row keeps no question or answer text, only the retrieved ids and scores that
+        feedback needs."""
+        from hela_cli.feedback import retrieval_record
+
+        keep = self.config.answer.log
+        return self.store.log_ask(space_id, question if keep else "", answer if keep else None,
+                                  [m["id"] for m in memories], step, kind=kind,
+                                  retrieval=retrieval_record(memories), vector=vector)
+
+    def reinforce(self, space: str, used: Sequence[int], *, recall_id: int | None = None) -> dict[str, Any]:
+        """Feedback: the memories of a recall (``recall_id``, default the space's most recent recall or
+        ask) that the caller used. Applies the feedback rule (:func:`hela_cli.dynamics.feedback_pairs`;
+        see :mod:`hela_cli.feedback`); no model is loaded. A recall takes feedback once. Raises
+        :class:`~hela_cli.errors.InputError`, writing nothing, for an unknown recall id, a recall of another
+        space, or memories that recall did not return. Returns ``{"space", "recall_id", "used",
+        "strengthened", "weakened", "step"}``."""
+        from hela_cli.feedback import apply_feedback, check_feedback
+
+        if isinstance(used, (str, bytes)) or not isinstance(used, Sequence):
+            raise HelaError("used must be a list of memory ids", 2)
+        sp = self.space(space)
+        row, ids = check_feedback(self.store, sp, used, recall_id)
+        rep = apply_feedback(self.store, sp, row["retrieval"], ids, self.config, when=time.time(),
+                             recall_id=row["id"])
+        return {"space": space, "recall_id": row["id"], **rep}
 
     def _config(self, k: int | None) -> Config:
         return self.config if k is None else self.config.replace(**{"retrieval.k": k})
@@ -269,11 +305,18 @@ class Memory:
             "query_keywords": res.query_keywords,
             "now": res.now,
             "step": res.step,
+            "recall_id": None,
             "timings_ms": {k: round(v, 2) for k, v in timings.items()},
             "consolidation": None,
         }
-        if cfg.answer.log and (llm or (learn and res.memories)):
-            self.store.log_ask(sp.id, question, answer, [m["id"] for m in res.memories], res.step)
+        if (learn and res.memories) or (llm and cfg.answer.log):
+            # a learning ask always gets a row: its id is the recall id feedback names (answer.log off keeps no
+            # text in it)
+            result["recall_id"] = self._log(sp.id, question, answer, res.memories, res.step, "ask", res.query_vector)
+        if result["recall_id"] is not None and learn and cfg.answer.cite_feedback:
+            used = [c["id"] for c in result["citations"] if c["overlap"] > 0]
+            if used:
+                result["feedback"] = self.reinforce(space, used, recall_id=result["recall_id"])
         return result
 
     # ---------------------------------------------------------------- consolidation / forgetting

@@ -23,7 +23,7 @@ import numpy as np
 
 from hela_cli.config import Config
 from hela_cli.dynamics import (base_activation, dual_path, hebbian_update, idf, reinforcement,
-                               spread_activation, time_factor, weighted_keyword_match, window_factor)
+                               spread_activation, time_factor, trace_bonus, weighted_keyword_match, window_factor)
 from hela_cli.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.query_time import question_window
@@ -38,6 +38,8 @@ class Retrieval:
     now: float | None
     step: int
     timings_ms: dict[str, float] = field(default_factory=dict)
+    recall_id: int | None = None              # the asks-log row feedback names (Memory.retrieve fills it in)
+    query_vector: np.ndarray | None = None    # the question's embedding (kept with the recall: a use trace)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -140,6 +142,20 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     timings["candidates"] = (time.perf_counter() - t1) * 1000
 
     t2 = time.perf_counter()
+    traced: dict[int, float] = {}
+    if r.trace_weight > 0:   # use traces: earlier similar recalls with feedback point at what they used
+        vecs, used_sets = store.use_traces(space.id)
+        if used_sets and vecs.shape[1] == len(q):
+            traced = trace_bonus((vecs @ q).tolist(), used_sets, r.trace_weight, r.trace_min_sim)
+            if allowed is not None:   # traces stay inside the filter too
+                traced = {v: b for v, b in traced.items() if v in allowed}
+            new = set(traced) - set(s_base)
+            if new:
+                nodes.update(store.node_features(new, space.id))
+                new &= set(nodes)
+                fill_cos(new)
+                s_base.update(s_base_of(new))
+            traced = {v: b for v, b in traced.items() if v in s_base}
     spreads: dict[int, Any] = {}
     edge_w: dict[tuple[int, int], float] = {}   # (source, target) -> the edge weight spreading used
     if r.spreading and s_base:
@@ -157,6 +173,8 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         spreads = spread_activation(s_base, nbrs, r.beta, r.theta)
         edge_w = {(i, j): w for i, lst in nbrs.items() for j, w in lst}
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
+    for v, b in traced.items():
+        s_final[v] = s_final.get(v, s_base[v]) + b
     chosen = dual_path(s_base, s_final, r.k, r.m)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
@@ -173,7 +191,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
             "timestamp": node["ts"], "time_str": node["time_str"], "session": node["session"],
             "path": path, "score": s_final[nid], "base_score": s_base[nid],
             "cos": c, "keyword": kw, "time_factor": tf,
-            "spread_bonus": sp.bonus if sp else 0.0,
+            "spread_bonus": sp.bonus if sp else 0.0, "trace_bonus": traced.get(nid, 0.0),
             "spread_from": [{"id": i, "contribution": w, "weight": edge_w.get((i, nid))}
                             for i, w in (sp.sources if sp else [])],
         })
@@ -193,7 +211,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
                 break
 
     res = Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=space.step,
-                    timings_ms=timings)
+                    timings_ms=timings, query_vector=q)
     if learn:
         learn_from_retrieval(store, space, res, cfg)
     timings["total"] = (time.perf_counter() - t0) * 1000
@@ -229,7 +247,9 @@ def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, whe
     ``hebbian.eta_by_score`` is set (:func:`hela_cli.dynamics.reinforcement`); without them every pair of
     the set is reinforced at ``eta`` (the paper). ``spread_in``: the memories the spreading bonus brought in
     (path ``hebbian``); with ``hebbian.learn_spread`` off they take no part in Eq.1 (an association that
-    brought a memory in is not reinforced by that same retrieval)."""
+    brought a memory in is not reinforced by that same retrieval). With ``hebbian.coretrieval`` off no pair is
+    reinforced and the step does not advance (learning comes from feedback, :mod:`hela_cli.feedback`); the
+    access is still recorded."""
     h = cfg.hebbian
     ids = list(dict.fromkeys(node_ids))
     skip = set() if h.learn_spread else set(spread_in)
@@ -239,6 +259,9 @@ def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, whe
     else:
         rates = reinforcement(s_base, h.eta, h.pair_margin, h.eta_by_score)
     with store.transaction():
+        if not h.coretrieval:   # learning from feedback only (hela_cli.feedback): the access is recorded
+            store.touch_nodes(ids, when)
+            return store.refresh_space(space).step
         fresh = store.advance_step(space.id, h.decay)   # every edge decays once (O(1))
         weights = store.edges_among(fresh, ids, h.decay)
         # current weights already include this step's decay; Eq.1 is decay*w_prev + eta = w_now + eta

@@ -53,8 +53,8 @@ def test_chat_flash_attention_setting(make_memory, model_dir_path, flash):
 
 
 def test_asks_are_logged(make_memory):
-    """Answered or learning asks land in the `asks` table (newest first); read-only ones and
-    `answer.log: false` leave it empty."""
+    """Answered or learning asks land in the `asks` table (newest first); read-only ones leave it empty, and
+    with `answer.log: false` a learning ask's row (its recall id) keeps no text."""
     m = make_memory(Config())
     m.ingest([SAMPLE / "conversation.json"])
     sp = m.store.require_space("demo")
@@ -67,6 +67,7 @@ def test_asks_are_logged(make_memory):
     assert log[1]["memories"] == [x["id"] for x in first["memories"]] and log[1]["step"] == first["step"] == 1
     assert log[1]["answer"] is None
     m.config.answer.log = False
-    m.ask("Who is Tofu?", "demo", llm=False, learn=True)
-    assert len(m.store.asks(sp.id)) == 2
+    third = m.ask("Who is Tofu?", "demo", llm=False, learn=True)
+    log = m.store.asks(sp.id)
+    assert len(log) == 3 and log[0]["id"] == third["recall_id"] and log[0]["question"] == ""
     m.close()

@@ -35,7 +35,7 @@ from hela_cli.mcp_server import build_server
 from tests.reliability import PY, REPO, hela, hela_env
 
 TOKEN = "test-token-" + "x7Qp2" * 6
-TOOLS = {"remember", "recall", "ask", "forget", "spaces", "hubs", "memories", "update", "delete"}
+TOOLS = {"remember", "recall", "ask", "reinforce", "forget", "spaces", "hubs", "memories", "update", "delete"}
 TURNS = [
     {"speaker": "Alice", "text": "I adopted a grey cat called Miso from the shelter", "time": "2024-05-01T10:00:00Z",
      "id": "m1"},

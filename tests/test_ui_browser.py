@@ -260,3 +260,19 @@ def test_no_sideways_scrolling(browser, server, width):
         over = pg.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
         assert over <= 1, f"{path} at {width}px scrolls sideways by {over}px"
     ctx.close()
+
+
+def test_zz_delete_asked_from_the_page_removes_the_memory(page, server):
+    """Last in the module: it removes a memory the other tests do not use."""
+    page.goto(server["base"] + "memories?space=demo&contains=finally+settled")
+    page.locator("a.mem-link").first.click()
+    nid = page.url.rstrip("/").split("/")[-1]
+    page.get_by_role("link", name="Delete…").click()
+    assert "This cannot be undone" in page.content()
+    page.get_by_role("button", name=f"Delete memory {nid}").click()
+    page.wait_for_url("**/memories?space=demo&deleted=*")
+    assert f"Memory {nid} was deleted." in page.locator(".notice").inner_text()
+    with Store.open(server["db"]) as s:
+        assert s.get_node(int(nid)) is None
+    resp = page.goto(server["base"] + f"memory/{nid}")
+    assert resp.status == 404

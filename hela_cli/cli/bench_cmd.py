@@ -58,6 +58,8 @@ def render_summary(s: dict[str, Any]) -> None:
     qa = not s["retrieval_only"]
     title = (f"LoCoMo {s['variant']}: {', '.join(s['samples'])}, {s['questions']} questions, "
              f"k={s['k']} + m={s['m']} memories, scores in %")
+    if s.get("feedback") not in (None, "none"):
+        title += f", feedback {s['feedback']}"
     t = Table(title=clean(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False,
               collapse_padding=True)
     cols = ["category", "n", "recall", "base", "flip", "share", "tokens"]
@@ -84,6 +86,8 @@ def render_summary(s: dict[str, Any]) -> None:
             row(f"pass {p}: {cat} {g['name']}", g)
         row(f"pass {p}: overall 1-4", ps["overall"], "bold")
         row(f"pass {p}: all 1-5", ps["overall_all"], "dim")
+    for name, ps in (s.get("by_overlap") or {}).items():   # pass 1, by evidence shared with an earlier question
+        row(f"{name}: all 1-5", ps.get("overall_all"), "dim")
     console.print(t)
     console.print(text("recall: LoCoMo evidence recall of the episodic context (base path + flipped path); share: "
                        "flipped / recall" + ("; F1, BLEU1: A-Mem; LF1: LoCoMo's F1" if qa else "")), style="dim")
@@ -131,6 +135,8 @@ def bench_locomo(
     reader: Optional[str] = typer.Option(None, "--reader", metavar="REF", help="Answer with this chat model: "
                                          "any models.chat value (alias, GGUF path, ollama:NAME, "
                                          "openai:MODEL@BASE_URL); default models.chat."),
+    feedback: str = typer.Option("none", "--feedback", help="Simulated use signals (a simulation), applied after "
+                                 "each question is scored: none|evidence|answer|noisy:P."),
 ) -> None:
     """Evaluate on LoCoMo: fresh space per conversation, questions in order with learning on."""
     from hela_cli.bench import VARIANTS, run_locomo
@@ -154,7 +160,7 @@ def bench_locomo(
             raise InputError(f"--categories: LoCoMo categories are 1-5, got {categories!r}")
     kwargs: dict[str, Any] = dict(samples=sample_list, limit=limit, retrieval_only=retrieval_only,
                                   variant=variant, k=k, cfg=cfg, db=db or _explicit_root_db(ctx),
-                                  records=records, passes=passes, categories=cats)
+                                  records=records, passes=passes, categories=cats, feedback=feedback)
     if sys.stderr.isatty():
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn,
                                    TimeRemainingColumn)
@@ -291,6 +297,8 @@ def bench_longmemeval(
     reader: Optional[str] = typer.Option(None, "--reader", metavar="REF", help="Answer with this chat model: "
                                          "any models.chat value (alias, GGUF path, ollama:NAME, "
                                          "openai:MODEL@BASE_URL); default models.chat."),
+    feedback: str = typer.Option("none", "--feedback", help="Simulated use signals (a simulation), applied after "
+                                 "each item is scored: none|evidence|answer|noisy:P."),
 ) -> None:
     """Evaluate on LongMemEval: one fresh space per item, its question asked at the item's question_date."""
     from hela_cli.bench import VARIANTS
@@ -312,7 +320,8 @@ def bench_longmemeval(
     cfg = _with_reader(ctx.find_root().obj.config(), reader)
     summary = _progress_run(run_longmemeval, json_out, path=file, variants=variants, limit=limit,
                             per_type=per_type, item_ids=item_ids,
-                            retrieval_only=retrieval_only, k=k, cfg=cfg, records=records, cache_dir=cache_dir)
+                            retrieval_only=retrieval_only, k=k, cfg=cfg, records=records, cache_dir=cache_dir,
+                            feedback=feedback)
     if out is not None:
         try:
             out.write_text(json.dumps(summary, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")

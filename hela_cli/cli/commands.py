@@ -503,8 +503,8 @@ def mcp(
                                              "bearer token clients must send (else $HELA_MCP_TOKEN, else one "
                                              "generated on loopback)."),
 ) -> None:
-    """Run the MCP server on stdio, or over HTTP with --http (tools: remember, recall, ask, forget, spaces,
-    hubs, memories, update, delete)."""
+    """Run the MCP server on stdio, or over HTTP with --http (tools: remember, recall, ask, reinforce,
+    forget, spaces, hubs, memories, update, delete)."""
     try:
         from hela_cli.mcp_server import serve
     except ImportError as e:  # pragma: no cover - mcp is a dependency
@@ -547,6 +547,10 @@ _register_correct(app, spaces_app)
 from hela_cli.cli.ui_cmd import register as _register_ui  # noqa: E402
 
 _register_ui(app)
+
+from hela_cli.cli.feedback_cmd import register as _register_feedback  # noqa: E402
+
+_register_feedback(app)
 
 
 # ----------------------------------------------------------------------------------- copy (copy_cmd.py)

@@ -1,5 +1,5 @@
 """The asks log: each ask's question, answer, the memories it rested on and the step, as `llm` logs
-prompts (``answer.log``)."""
+prompts (``answer.log``), and every learning recall: its id is the recall id feedback names (``used``)."""
 
 from __future__ import annotations
 
@@ -7,25 +7,69 @@ import json
 import time
 from typing import Any, Sequence
 
+import numpy as np
+
+from hela_cli.store.base import _blob
+
 
 class AsksLog:
     """``asks`` rows, newest first per space."""
 
-    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int],
-                step: int) -> int | None:
-        """Record one ask (``answer.log``), as `llm` logs prompts; returns its id. Nothing is logged (None)
+    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int, *,
+                kind: str = "ask", retrieval: Sequence[dict[str, Any]] | None = None,
+                vector: np.ndarray | None = None) -> int | None:
+        """Record one ask or recall, as `llm` logs prompts; returns its id (the recall id feedback names).
+        ``retrieval``: the retrieved set as the feedback rule reads it (``[{id, base, path, from}]``);
+        ``vector``: the query vector (with feedback, the row becomes a use trace). Nothing is logged (None)
         when one of its memories was deleted meanwhile (``hela delete``: the answer may restate it)."""
         with self.transaction():
             if memories and self.deleted_ids(memories):
                 return None
             return self.sdb["asks"].insert({"space_id": space_id, "question": question, "answer": answer,
                                             "memories": json.dumps(list(memories)), "step": step,
-                                            "created_at": time.time()}).last_pk
+                                            "created_at": time.time(), "kind": kind,
+                                            "retrieval": None if retrieval is None else json.dumps(list(retrieval)),
+                                            "vector": None if vector is None else _blob(vector)}).last_pk
+
+    @staticmethod
+    def _ask_row(r: dict[str, Any]) -> dict[str, Any]:
+        r = dict(r)
+        r.pop("vector", None)
+        for key in ("memories", "retrieval", "used"):
+            if r.get(key) is not None:
+                r[key] = json.loads(r[key])
+        return r
 
     def asks(self, space_id: int, limit: int = 20) -> list[dict[str, Any]]:
-        """The space's most recent asks, newest first (``memories`` decoded)."""
-        rows = list(self.sdb["asks"].rows_where("space_id = ?", [space_id], order_by="created_at desc, id desc",
-                                                limit=limit))
-        for r in rows:
-            r["memories"] = json.loads(r["memories"])
-        return rows
+        """The space's most recent asks and recalls, newest first (JSON columns decoded)."""
+        rows = self.sdb["asks"].rows_where("space_id = ?", [space_id], order_by="created_at desc, id desc",
+                                           limit=limit)
+        return [self._ask_row(r) for r in rows]
+
+    def get_ask(self, ask_id: int) -> dict[str, Any] | None:
+        """One row of the asks log by id (JSON columns decoded), or None."""
+        rows = list(self.sdb["asks"].rows_where("id = ?", [int(ask_id)]))
+        return self._ask_row(rows[0]) if rows else None
+
+    def latest_ask(self, space_id: int) -> dict[str, Any] | None:
+        """The space's most recent ask or recall, or None."""
+        rows = self.asks(space_id, limit=1)
+        return rows[0] if rows else None
+
+    def mark_feedback(self, ask_id: int, used: Sequence[int], when: float) -> bool:
+        """Record the feedback of one recall inside the write transaction; False if it already has feedback
+        (checked in the write, so two processes cannot both apply feedback to one recall)."""
+        self.require_transaction("mark_feedback")
+        cur = self.db.execute("UPDATE asks SET used=?, used_at=? WHERE id=? AND used IS NULL",
+                              (json.dumps(list(used)), when, int(ask_id)))
+        return cur.rowcount == 1
+
+    def use_traces(self, space_id: int, limit: int = 5000) -> tuple[np.ndarray, list[list[int]]]:
+        """The space's use traces, newest first (at most ``limit``): recalls with feedback and a query vector.
+        Returns ``(vectors (n, dim) float32, used ids per trace)``; an empty (0, 0) matrix when there are none."""
+        rows = self.db.execute("SELECT vector, used FROM asks WHERE space_id=? AND used IS NOT NULL AND used != '[]' "
+                               "AND vector IS NOT NULL ORDER BY id DESC LIMIT ?", (space_id, int(limit))).fetchall()
+        if not rows:
+            return np.zeros((0, 0), dtype=np.float32), []
+        return (np.stack([np.frombuffer(v, dtype=np.float32) for v, _ in rows]),
+                [json.loads(u) for _, u in rows])

@@ -165,4 +165,12 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
         );
         CREATE INDEX tombstones_node ON tombstones(node_id, at)
     """),
+    # learning from use signals (SQLite 0013_asks_feedback): recall kind, retrieved set, feedback, query vector
+    ("0004_asks_feedback", """
+        ALTER TABLE asks ADD COLUMN kind TEXT NOT NULL DEFAULT 'ask';
+        ALTER TABLE asks ADD COLUMN retrieval TEXT;
+        ALTER TABLE asks ADD COLUMN used TEXT;
+        ALTER TABLE asks ADD COLUMN used_at DOUBLE PRECISION;
+        ALTER TABLE asks ADD COLUMN vector BYTEA
+    """),
 ]

@@ -235,6 +235,19 @@ def _m12_history(db: "Database") -> None:
     db["tombstones"].create_index(["node_id", "at"], index_name="tombstones_node")
 
 
+def _m13_asks_feedback(db: "Database") -> None:
+    # Learning from use signals: every recall / ask the caller may give feedback on is a row of `asks` (its id is
+    # the recall id). `kind` says which call wrote it (ask | recall); `retrieval` holds the retrieved set as the
+    # feedback rule needs it (JSON list of {id, base, path, from}: S_base, dual path, spreading sources);
+    # `used` / `used_at` record the feedback once given (a recall takes feedback once).
+    db.execute("ALTER TABLE asks ADD COLUMN kind TEXT NOT NULL DEFAULT 'ask'")
+    db.execute("ALTER TABLE asks ADD COLUMN retrieval TEXT")
+    db.execute("ALTER TABLE asks ADD COLUMN used TEXT")
+    db.execute("ALTER TABLE asks ADD COLUMN used_at REAL")
+    # the query vector of the recall: a recall with feedback is a use trace (retrieval.trace_weight)
+    db.execute("ALTER TABLE asks ADD COLUMN vector BLOB")
+
+
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
 
 def _m6_asks_log_memories_view(db: "Database") -> None:
@@ -261,6 +274,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0010_edge_prior", _m10_edge_prior),
     ("0011_sign_blocks", _m11_sign_blocks),
     ("0012_history", _m12_history),
+    ("0013_asks_feedback", _m13_asks_feedback),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -148,8 +148,9 @@ def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: boo
         f = views.parse_filter(params)
         oldest = params.get("order") == "oldest"
         data = views.memories(store, sp, f, page=int_param(request, "page", 1), oldest_first=oldest)
+        params.pop("deleted", None)
         return page(request, "memories.html", space=sp.name, summary=views.summary(store, sp), data=data,
-                    params=params, searched=bool(f.terms))
+                    params=params, searched=bool(f.terms), deleted=request.query_params.get("deleted"))
 
     def memory(request: Request) -> Response:
         try:
@@ -157,7 +158,61 @@ def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: boo
         except ValueError:
             raise HelaError(f"unknown memory id {request.path_params['node_id'][:40]!r}") from None
         data = views.memory(store, mem.config, node_id)
-        return page(request, "memory.html", m=data, space=data["space"])
+        versions = mem.history(data["space"], node_id)["versions"]
+        return page(request, "memory.html", m=data, space=data["space"], versions=versions,
+                    edited=request.query_params.get("edited") == "1")
+
+    def node_of(request: Request) -> dict[str, Any]:
+        try:
+            node_id = int(request.path_params["node_id"])
+        except ValueError:
+            raise HelaError(f"unknown memory id {request.path_params['node_id'][:40]!r}") from None
+        node = store.get_node(node_id)
+        if node is None:
+            raise HelaError(f"unknown memory id {node_id}")
+        node["space"] = store.node_space_name(node_id)
+        return node
+
+    def writing(fn: Callable[[], Any]) -> Any:
+        """Run a write the user confirmed, with the connection's query_only lifted for it alone."""
+        store.set_query_only(False)
+        try:
+            return fn()
+        finally:
+            store.set_query_only(True)
+
+    def delete_confirm(request: Request) -> Response:
+        node = node_of(request)
+        return page(request, "delete.html", m=node, space=node["space"])
+
+    def delete_do(request: Request, form: Any) -> Response:
+        node = node_of(request)
+        if form.get("confirm") != "1":
+            return page(request, "delete.html", m=node, space=node["space"])
+        writing(lambda: mem.delete(node["space"], [node["id"]]))
+        return RedirectResponse(url("/memories", space=node["space"], deleted=node["id"]), status_code=303)
+
+    def edit_form(request: Request) -> Response:
+        node = node_of(request)
+        return page(request, "edit.html", m=node, space=node["space"], text=node["text"], review=False)
+
+    def edit_do(request: Request, form: Any) -> Response:
+        node = node_of(request)
+        text = str(form.get("text", ""))
+        if not text.strip():
+            raise HelaError("the new text is empty (to remove a memory, delete it)", 2)
+        if form.get("confirm") != "1":   # first the user sees old and new side by side
+            return page(request, "edit.html", m=node, space=node["space"], text=text, review=True)
+        writing(lambda: mem.edit(node["space"], node["id"], text))
+        return RedirectResponse(url(f"/memory/{node['id']}", edited=1), status_code=303)
+
+    def posted(fn: Callable[[Request, Any], Response]) -> Callable[[Request], Any]:
+        async def handler(request: Request) -> Response:
+            from starlette.concurrency import run_in_threadpool
+
+            form = await request.form()
+            return await run_in_threadpool(guarded(lambda r: fn(r, form)), request)
+        return handler
 
     def recall(request: Request) -> Response:
         sp = views.space(store, request.query_params.get("space", ""))
@@ -225,7 +280,12 @@ def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: boo
         return page(request, "error.html", status=404, message=f"no page at {request.url.path}", space=None)
 
     routes = [Route("/", guarded(home)), Route("/memories", guarded(memories)),
-              Route("/memory/{node_id}", guarded(memory)), Route("/recall", guarded(recall)),
+              Route("/memory/{node_id}", guarded(memory)),
+              Route("/memory/{node_id}/delete", guarded(delete_confirm)),
+              Route("/memory/{node_id}/delete", posted(delete_do), methods=["POST"]),
+              Route("/memory/{node_id}/edit", guarded(edit_form)),
+              Route("/memory/{node_id}/edit", posted(edit_do), methods=["POST"]),
+              Route("/recall", guarded(recall)),
               Route("/recall", recall_learn, methods=["POST"]), Route("/hubs", guarded(hubs)),
               Route("/graph", guarded(neighbourhood)), Route("/semantic", guarded(semantic)),
               Route("/heatmap", guarded(heatmap)),
