@@ -9,7 +9,7 @@ The prompts are the ones ``hela ask`` sends (prompt A.2 with the retrieved memor
 with the default embedder). Each prompt is answered by
 
 * **in-process**: :class:`hela_cli.models.LlamaChat` (what ``models.chat: smollm2`` loads), and
-* **server**: :class:`hela_cli.endpoints.OpenAIChat` against ``python -m llama_cpp.server`` started here
+* **server**: :class:`hela_cli.models.endpoints.OpenAIChat` against ``python -m llama_cpp.server`` started here
   on 127.0.0.1 with the same GGUF and the same settings (context 4096, batch 512, flash attention, the
   same thread count), ``models.request_extra: {"repeat_penalty": 1.0}`` so both decode alike,
 
@@ -49,9 +49,10 @@ def main() -> None:
     args = ap.parse_args()
 
     from hela_cli.config import Config
-    from hela_cli.endpoints import OpenAIChat
+    from hela_cli.models.endpoints import OpenAIChat
     from hela_cli.memory import Memory
-    from hela_cli.models import DEFAULT_MODELS, LlamaChat, _n_threads
+    from hela_cli.models import DEFAULT_MODELS, LlamaChat
+    from hela_cli.models.llama import _n_threads
     from hela_cli.paths import model_dir
     from hela_cli.prompts import ANSWER_STOP, answer_messages
     from tests.model_server import free_port

@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from hela_cli.config import Config  # noqa: E402
-from hela_cli.memory import Memory  # noqa: E402  (before llama_cpp: models.py sets OMP_WAIT_POLICY)
+from hela_cli.memory import Memory  # noqa: E402  (before llama_cpp: hela_cli.models sets OMP_WAIT_POLICY)
 from hela_cli.retrieval import retrieve  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
 

@@ -22,10 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from hela_cli import __version__
 from hela_cli.config import Config
 from hela_cli.dates import format_iso
-from hela_cli.endpoints import CLIENT
+from hela_cli.models.endpoints import CLIENT
 from hela_cli.errors import HelaError, InputError
 from hela_cli.memory import Memory
-from hela_cli.sampling import NO_SAMPLING, SamplingChat, client_samples
+from hela_cli.models.sampling import NO_SAMPLING, SamplingChat, client_samples
 
 logger = logging.getLogger("hela.mcp")
 
@@ -79,7 +79,7 @@ class HelaServer:
         self.due: set[str] = set()  # spaces whose auto-consolidation may be due (after a learning ask)
         self.session: Any = None  # the MCP session of the latest ask (models.chat: client samples through it)
         self.client_samples = False
-        if config.models.chat == CLIENT:  # the client's model (hela_cli.sampling)
+        if config.models.chat == CLIENT:  # the client's model (hela_cli.models.sampling)
             self.memory._chat = SamplingChat(lambda: self.session, n_ctx=config.models.chat_ctx)
 
     def attach(self, ctx: Any) -> None:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 from hela_cli.citations import select_citations
 from hela_cli.config import Config
-from hela_cli.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
+from hela_cli.models.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
 from hela_cli.errors import HelaError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
@@ -95,11 +95,11 @@ class Memory:
             return self.chat.count_tokens(text)
         if self._tokenizer is None:  # a cached copy of the vocabulary; llama.cpp's only for other tokenizers
             from hela_cli.models import VocabTokenizer
-            from hela_cli.tokencount import token_counter
+            from hela_cli.models.tokencount import bpe_token_counter
 
             path, _ = resolve_model(self.config.models.chat, self.model_dir, "chat",
                                     self.config.models.search_paths)
-            self._tokenizer = token_counter(path) or VocabTokenizer(path)
+            self._tokenizer = bpe_token_counter(path) or VocabTokenizer(path)
         return self._tokenizer.count_tokens(text)
 
     def _context_tokens_if_chat(self, context: str) -> int | None:

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hela_cli.convert import convert_minilm
+from hela_cli.models.convert import convert_minilm
 from hela_cli.errors import ModelError
 
 REPO = Path(__file__).resolve().parents[1]

@@ -7,11 +7,11 @@ import zipfile
 import numpy as np
 import pytest
 
-from hela_cli.convert import _dequant_q4_0, convert_e5_q4
+from hela_cli.models.convert import _dequant_q4_0, convert_e5_q4
 from hela_cli.errors import ModelError
-from hela_cli.gguf import check_gguf
+from hela_cli.models.gguf import check_gguf
 from hela_cli.models import LlamaEmbedder
-from hela_cli.pull import pull_model
+from hela_cli.models.pull import pull_model
 
 H, NL, NH, FF, MAXP = 64, 2, 4, 128, 64
 PIECES = ["<s>", "<pad>", "</s>", "<unk>", "\u2581hello", "\u2581world", "\u2581", "h", "e", "l", "o", "w", "r",

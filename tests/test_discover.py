@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from hela_cli.cli import app
-from hela_cli.discover import find_ggufs, resolve_ollama, search_dirs
+from hela_cli.models.discover import find_ggufs, resolve_ollama, search_dirs
 from hela_cli.errors import ModelError
-from hela_cli.gguf import gguf_info
+from hela_cli.models.gguf import gguf_info
 from hela_cli.models import resolve_model
 from tests.conftest import SAMPLE
 

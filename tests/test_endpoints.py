@@ -1,5 +1,5 @@
-"""OpenAI-compatible endpoints as models (hela_cli.endpoints): a real llama-cpp-python server on 127.0.0.1
-serving the default models, and a tiny HTTP server returning each fault."""
+"""OpenAI-compatible endpoints as models (hela_cli.models.endpoints): a real llama-cpp-python server on
+127.0.0.1 serving the default models, and a tiny HTTP server returning each fault."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from hela_cli.cli import app
 from hela_cli.config import Config
 from hela_cli.consolidate import distill_cluster, distill_schema, salvage_json
-from hela_cli.endpoints import (OpenAIChat, OpenAIEmbedder, estimate_tokens, is_loopback, parse_ref)
+from hela_cli.models.endpoints import (OpenAIChat, OpenAIEmbedder, estimate_tokens, is_loopback, parse_ref)
 from hela_cli.errors import InputError, ModelError
 from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
 from tests.conftest import SAMPLE

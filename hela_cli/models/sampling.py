@@ -15,7 +15,7 @@ Called from a thread anyio did not start (or from the loop itself) it raises a :
 Prompts A.1 / A.2 travel as they are: the system message as ``systemPrompt``, the other messages as
 sampling messages. Sampling has no ``response_format``: for distillation the JSON schema is appended to
 the system prompt and the consolidation's own validation and retry do the rest. Token counts use the
-conservative estimate of :func:`hela_cli.endpoints.estimate_tokens` (the client's tokenizer is unknown).
+conservative estimate of :func:`hela_cli.models.endpoints.estimate_tokens` (the client's tokenizer is unknown).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import json
 import warnings
 from typing import Any, Callable
 
-from hela_cli.endpoints import estimate_tokens
+from hela_cli.models.endpoints import estimate_tokens
 from hela_cli.errors import HelaError, ModelError
 
 # the SDK marks sampling deprecated for the 2026-07-28 protocol revision (SEP-2577); the clients of today

@@ -2,12 +2,12 @@
 
 ``hela ask --no-llm`` reports how many tokens its context would cost the chat model, but generates nothing.
 Loading the chat model's vocabulary through llama.cpp for that took ~0.3 s of a one-shot process (more
-than the retrieval). :func:`token_counter` reads the tokenizer (merges, special tokens) from the GGUF once,
-keeps it as a JSON file in the user's cache dir (keyed by the model file's name, size and mtime), and
-counts tokens in Python with the same pre-tokenizer rules and merge order as llama.cpp. Only byte-level
-BPE vocabularies with a known pre-tokenizer (``gpt2``, ``smollm``) are handled; :func:`token_counter`
-returns None for any other, and the caller falls back to llama.cpp. The tests compare counts with
-llama.cpp's on real text.
+than the retrieval). :func:`bpe_token_counter` reads the tokenizer (merges, special tokens) from the GGUF
+once, keeps it as a JSON file in the user's cache dir (keyed by the model file's name, size and mtime),
+and counts tokens in Python with the same pre-tokenizer rules and merge order as llama.cpp. Only
+byte-level BPE vocabularies with a known pre-tokenizer (``gpt2``, ``smollm``) are handled;
+:func:`bpe_token_counter` returns None for any other, and the caller falls back to llama.cpp. The tests
+compare counts with llama.cpp's on real text.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class BpeCounter:
 
 
 def _read_tokenizer(path: Path) -> dict[str, Any] | None:
-    from hela_cli.gguf import check_gguf
+    from hela_cli.models.gguf import check_gguf
 
     meta = check_gguf(path, prefix="tokenizer.ggml.")
     if meta.get("tokenizer.ggml.model") != "gpt2" or meta.get("tokenizer.ggml.pre", "gpt2") not in _PRE:
@@ -98,7 +98,7 @@ def _read_tokenizer(path: Path) -> dict[str, Any] | None:
             "specials": specials}
 
 
-def token_counter(path: str | Path) -> BpeCounter | None:
+def bpe_token_counter(path: str | Path) -> BpeCounter | None:
     """A Python token counter for the GGUF at ``path``, or None when its tokenizer is not handled here."""
     from hela_cli.paths import file_cache, read_cache, write_cache
 

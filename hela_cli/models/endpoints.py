@@ -460,7 +460,7 @@ def probe(ref: str, kind: str, allow_remote: str = "", timeout: float = 5.0) -> 
     return out
 
 
-CLIENT = "client"  # models.chat: the MCP client's model (sampling), see hela_cli.sampling
+CLIENT = "client"  # models.chat: the MCP client's model (sampling), see hela_cli.models.sampling
 
 
 def is_local_chat(ref: str) -> bool:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ModelError
+from hela_cli.errors import ModelError
 
 __all__ = ["convert_minilm", "convert_e5_q4"]
 
