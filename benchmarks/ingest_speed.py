@@ -104,7 +104,7 @@ class Timed:
 
 def load(kind: str, path: str, limit: int) -> list[Conversation]:
     if kind == "lme":
-        from hela_cli.bench_longmemeval import load_items
+        from hela_cli.bench.longmemeval import load_items
 
         return [it.conv for it in load_items(path)[:limit]]
     convs = parse_file(path)

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hela_cli.config import load_config  # noqa: E402
-from hela_cli.metrics import amem_f1, gold_answer, locomo_f1  # noqa: E402
+from hela_cli.bench.metrics import amem_f1, gold_answer, locomo_f1  # noqa: E402
 from hela_cli.prompts import (ANSWER_STOP, AnswerPrompt, answer_messages, clean_answer,  # noqa: E402
                               render_memory)
 

@@ -43,13 +43,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hela_cli.bench import CATEGORY_NAMES, _category, summarize  # noqa: E402
+from hela_cli.bench.locomo import CATEGORY_NAMES, _category, summarize  # noqa: E402
 from hela_cli.config import Config, load_config  # noqa: E402
 from hela_cli.formats import parse_date, parse_file  # noqa: E402
 from hela_cli.ingest import ingest_conversations  # noqa: E402
 from hela_cli.keywords import keywords  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
-from hela_cli.metrics import evidence_ids, evidence_recall  # noqa: E402
+from hela_cli.bench.metrics import evidence_ids, evidence_recall  # noqa: E402
 from hela_cli.models import embed_queries  # noqa: E402
 from hela_cli.retrieval import learn_from_memories, retrieve  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
@@ -430,14 +430,14 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2, order: str = "data
 
 
 def prequential(out: Path, cfg: Config, emb: Any, feedback: str, passes: int = 2) -> dict[str, Any]:
-    """LoCoMo in dataset order with simulated feedback (:mod:`hela_cli.bench_feedback`, a simulation): each
+    """LoCoMo in dataset order with simulated feedback (:mod:`hela_cli.bench.feedback`, a simulation): each
     question is retrieved (learning per ``cfg``) and scored, then its simulated feedback is applied through
     :func:`hela_cli.feedback.apply_feedback`, as ``hela bench locomo --feedback`` does; ``passes`` test-retest
     passes on the same graph. Per pass: recall by category; pass 1 also split by whether the question's
     evidence overlaps an earlier question's evidence."""
-    from hela_cli.bench_feedback import EvidenceHistory, parse_feedback, simulated_used
+    from hela_cli.bench.feedback import EvidenceHistory, parse_feedback, simulated_used
     from hela_cli.feedback import apply_feedback, retrieval_record
-    from hela_cli.metrics import gold_answer
+    from hela_cli.bench.metrics import gold_answer
 
     kind, p_noise = parse_feedback(feedback)
     convs = parse_file(LOCOMO, "locomo")

@@ -475,7 +475,7 @@ def test_flipped_recall_is_split_into_learned_and_link(locomo_file, cfg, embedde
         assert {"recall_learned", "recall_link"} <= set(s["overall_all"])
         if variant == "no-learn":
             assert all(r["recall_learned"] == 0 for r in recs)
-    from hela_cli.bench import _spread_attribution
+    from hela_cli.bench.locomo import _spread_attribution
 
     mems = [{"id": 5, "source_id": "D1:2", "path": "hebbian",
              "spread_from": [{"id": 4, "contribution": 0.3, "weight": 0.5}]},

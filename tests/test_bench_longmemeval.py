@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hela_cli.bench import load_records
-from hela_cli.bench_longmemeval import (abstains, exact_match, load_items, run_longmemeval, score_item,
+from hela_cli.bench.longmemeval import (abstains, exact_match, load_items, run_longmemeval, score_item,
                                         summarize_lme)
 from hela_cli.cli import app
 from hela_cli.config import Config

@@ -248,7 +248,7 @@ def test_bench_feedback_spec_errors(locomo_file, cfg, hash_embedder):  # noqa: F
 
 
 def test_simulated_feedback_kinds():
-    from hela_cli.bench_feedback import EvidenceHistory, parse_feedback, simulated_used
+    from hela_cli.bench.feedback import EvidenceHistory, parse_feedback, simulated_used
 
     mems = [{"id": i, "source_id": f"D1:{i}", "text": t, "speaker": "Ann", "timestamp": None}
             for i, t in enumerate(["I adopted a kitten called Pebble", "Rain all day", "Pebble broke a bowl",
@@ -266,7 +266,7 @@ def test_simulated_feedback_kinds():
 def test_longmemeval_feedback_after_its_only_question(tmp_path, model_dir_path, hash_embedder):
     """LongMemEval: feedback (simulation) reaches the item's own memory after its single question is scored,
     so it changes no score: the same memories as without feedback."""
-    from hela_cli.bench_longmemeval import run_longmemeval
+    from hela_cli.bench.longmemeval import run_longmemeval
     from tests.test_bench_longmemeval import MINI
 
     cfg = Config()

@@ -1,4 +1,4 @@
-"""Tests for hela_cli.metrics. Expected values are derived by hand in comments."""
+"""Tests for hela_cli.bench.metrics. Expected values are derived by hand in comments."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hela_cli import metrics as m
-from hela_cli.metrics import (
+from hela_cli.bench import metrics as m
+from hela_cli.bench.metrics import (
     aggregate,
     amem_bleu1,
     amem_f1,

@@ -1,6 +1,6 @@
 """``hela bench ...`` commands (registered on the main app at the end of ``cli.py``).
 
-Flag parsing and rendering only; the benchmark itself is :func:`hela_cli.bench.run_locomo`.
+Flag parsing and rendering only; the benchmark itself is :func:`hela_cli.bench.locomo.run_locomo`.
 """
 
 from __future__ import annotations
@@ -302,7 +302,7 @@ def bench_longmemeval(
 ) -> None:
     """Evaluate on LongMemEval: one fresh space per item, its question asked at the item's question_date."""
     from hela_cli.bench import VARIANTS
-    from hela_cli.bench_longmemeval import run_longmemeval
+    from hela_cli.bench.longmemeval import run_longmemeval
 
     variants = [v.strip() for v in variant.split(",") if v.strip()]
     if not variants:

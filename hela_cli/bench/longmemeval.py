@@ -46,13 +46,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from hela_cli.bench import (BASELINES, _fingerprint, _RecordWriter, _retrieved, _Runner, load_records,
-                             variant_config)
+from hela_cli.bench.metrics import locomo_f1_score, normalize_answer
+from hela_cli.bench.runner import (BASELINES, RecordWriter, Runner, fingerprint, load_records, retrieved,
+                                   variant_config)
 from hela_cli.config import Config
 from hela_cli.errors import InputError, StoreError
 from hela_cli.formats import Conversation, parse_date, parse_file
 from hela_cli.ingest import embedding_texts, ingest_conversations
-from hela_cli.metrics import locomo_f1_score, normalize_answer
 
 __all__ = ["QUESTION_TYPES", "ABSTAIN_PHRASES", "LmeItem", "load_items", "score_item", "summarize_lme",
            "abstains", "run_longmemeval"]
@@ -229,7 +229,7 @@ def _embed_tokens(item: LmeItem, embedder: Any, cfg: Config) -> int | None:
 
 
 # ----------------------------------------------------------------------------------- asking
-class _LmeRunner(_Runner):
+class _LmeRunner(Runner):
     """``hela bench locomo``'s runner with Eq.3's "now" set to the item's question date."""
 
     def __init__(self, *args: Any, now: float | None = None, **kwargs: Any):
@@ -272,9 +272,9 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
     """Run LongMemEval on the items of ``path`` for each of ``variants``; returns the summary dict (what
     ``--json`` / ``--out`` give). ``item_ids`` keeps those items, in that order; ``per_type`` then keeps the
     first N items of each question type and ``limit`` the first N items. ``embedder`` / ``chat`` let a caller reuse loaded models.
-    ``feedback``: simulated use signals as in :func:`hela_cli.bench.run_locomo` (a simulation; ``evidence`` = the
+    ``feedback``: simulated use signals as in :func:`hela_cli.bench.locomo.run_locomo` (a simulation; ``evidence`` = the
     ``has_answer`` turns retrieved), applied after the item's question is scored."""
-    from hela_cli.bench_feedback import parse_feedback, simulated_used
+    from hela_cli.bench.feedback import parse_feedback, simulated_used
     from hela_cli.feedback import apply_feedback, retrieval_record
 
     fb_kind, fb_p = parse_feedback(feedback)
@@ -321,7 +321,7 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
         items = kept
     if limit:
         items = items[:limit]
-    fps = {v: {**_fingerprint(vcfgs[v], v, retrieval_only, path, 0), "benchmark": "longmemeval"} for v in variants}
+    fps = {v: {**fingerprint(vcfgs[v], v, retrieval_only, path, 0), "benchmark": "longmemeval"} for v in variants}
 
     done: dict[tuple[str, str], dict[str, Any]] = {}
     by_qid = {it.qid: it for it in items}
@@ -339,7 +339,7 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
 
     total = len(items) * len(variants)
     n_done = 0
-    writer = _RecordWriter(records)
+    writer = RecordWriter(records)
     from hela_cli.memory import Memory
     from hela_cli.store import Store
 
@@ -437,7 +437,7 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
                        "gold_sessions": item.gold_sessions, "gold_turns": item.gold_turns,
                        "prediction": out["prediction"],
                        "retrieved": [{**r, "session": m.get("session")}
-                                     for r, m in zip(_retrieved(out["memories"]), out["memories"])],
+                                     for r, m in zip(retrieved(out["memories"]), out["memories"])],
                        "semantic": out["semantic"], "context_tokens": out["tokens"],
                        **scores, **({"used": [m["source_id"] for m in out["memories"] if m["id"] in set(used)]}
                                     if fb_kind != "none" else {}),

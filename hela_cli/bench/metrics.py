@@ -13,7 +13,7 @@ Plus benchmark helpers: ``evidence_recall``, ``gold_answer`` and ``aggregate``.
 
 Nothing here needs nltk *data* files (punkt etc.); only the nltk package
 (Porter stemmer, Treebank-style word tokenizer, ``sentence_bleu``), which is
-imported lazily so ``import hela_cli.metrics`` never fails.
+imported lazily so ``import hela_cli.bench.metrics`` never fails.
 
 Known deviations from the references (all deliberate, all small):
 
