@@ -231,7 +231,7 @@ def test_cli_add_model_fault_writes_nothing(cli_env, monkeypatch):
 def test_parse_time_forms():
     from datetime import datetime, timezone
 
-    from hela_cli.ingest import parse_time
+    from hela_cli.dates import parse_time
 
     assert parse_time("2024-05-01 10:00", "t") == (T0, "2024-05-01 10:00")
     assert parse_time("2024-05-01T12:00:00+02:00", "t")[0] == T0

@@ -32,8 +32,7 @@ from hela_cli.cli import app
 from hela_cli.cli.render import clean
 from hela_cli.store import Store
 from tests.reliability import build_base_db, db_state, file_digest, messages_file, one_line
-from tests.test_exports import BAD_EXPORTS
-from tests.test_formats import BAD, write
+from tests.cases import BAD, BAD_EXPORTS, write
 
 runner = CliRunner()
 MB10 = 10 * 1024 * 1024

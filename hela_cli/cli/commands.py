@@ -367,7 +367,8 @@ def add(
     json_out: bool = typer.Option(False, "--json", help='Print {"added": [...], "skipped": [...]}.'),
 ) -> None:
     """Remember a turn now (one node, linked to the previous turn of its session). Prints the new id(s)."""
-    from hela_cli.ingest import parse_time, turn_from_mapping
+    from hela_cli.dates import parse_time
+    from hela_cli.ingest import turn_from_mapping
 
     if words == ["-"]:
         if any(v is not None for v in (speaker, when, session, source_id)):
