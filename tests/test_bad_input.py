@@ -1,8 +1,8 @@
 """Bad input through the CLI (issue 6): every case is one clear line, a non-zero exit code, no traceback
 and an unchanged database (file bytes and every row compared before/after).
 
-* every hand-written parser case of ``tests/test_formats.py`` (``BAD``) and of the chat-export
-  importers (``tests/test_exports.py``, ``BAD_EXPORTS``), now end to end through
+* every hand-written parser case of ``tests/cases.py`` (``BAD``) and of the chat-export
+  importers (``BAD_EXPORTS``), now end to end through
   ``hela ingest``, plus CLI-level cases: 10 MB single lines, a directory, a FIFO, a device, an unreadable
   file, a bad file among good ones, bad space names, unknown format, format mismatch;
 * configuration errors (YAML and environment) naming the offending key, out-of-range values;
@@ -52,6 +52,28 @@ def db(cli_env, base_db) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def hash_base_db(tmp_path_factory) -> Path:
+    """The base database built with the hash embedder (tests/conftest.py): for refusals that happen before
+    any model is needed."""
+    from tests.conftest import HashEmbedder
+
+    return build_base_db(tmp_path_factory.mktemp("hashdb") / "base.db", HashEmbedder())
+
+
+@pytest.fixture()
+def parse_db(tmp_path, monkeypatch, hash_base_db) -> Path:
+    """As ``db``, with no model directory at all: a file refused while parsing loads no model (were one
+    loaded, the refusal would name the missing model file, not the input)."""
+    monkeypatch.setenv("HELA_DB", str(tmp_path / "hela.db"))
+    monkeypatch.setenv("HELA_MODELS_DIR", str(tmp_path / "no-models"))
+    monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("HELA_CONFIG", raising=False)
+    path = tmp_path / "hela.db"
+    shutil.copy(hash_base_db, path)
+    return path
+
+
 def refused(args, db: Path, code: int | None = None, needle: str | None = None, **kw) -> str:
     """Run ``hela ARGS``: assert a clean refusal that left ``db`` untouched; return the error line."""
     before = (file_digest(db), db_state(db))
@@ -74,20 +96,20 @@ def refused(args, db: Path, code: int | None = None, needle: str | None = None, 
 
 # ----------------------------------------------------------------------------------- ingest: files
 @pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
-def test_parser_cases_through_cli(db, tmp_path, case):
+def test_parser_cases_through_cli(parse_db, tmp_path, case):
     _id, name, content, fmt, expected = case
     p = write(tmp_path, name, content)
-    line = refused(["ingest", p, "--format", fmt], db, code=2)
+    line = refused(["ingest", p, "--format", fmt], parse_db, code=2)
     assert name in line and expected in line
 
 
 
 @pytest.mark.parametrize("case", BAD_EXPORTS, ids=[c[0] for c in BAD_EXPORTS])
-def test_broken_chat_exports_through_cli(db, tmp_path, case):
-    """ChatGPT / Claude / WhatsApp exports, broken or partial (tests/test_exports.py): refused whole."""
+def test_broken_chat_exports_through_cli(parse_db, tmp_path, case):
+    """ChatGPT / Claude / WhatsApp exports, broken or partial (tests/cases.py): refused whole."""
     _id, name, content, fmt, expected = case
     p = write(tmp_path, name, content)
-    line = refused(["ingest", p, "--format", fmt], db, code=2)
+    line = refused(["ingest", p, "--format", fmt], parse_db, code=2)
     assert name in line and expected in line
 
 def _big_text() -> bytes:
@@ -112,29 +134,29 @@ def _big_garbage_json() -> bytes:
     ("big.jsonl", _big_jsonl, "line 1"),
     ("big2.json", _big_garbage_json, "line 1"),
 ])
-def test_10mb_single_line(db, tmp_path, name, make, needle):
+def test_10mb_single_line(parse_db, tmp_path, name, make, needle):
     p = tmp_path / name
     p.write_bytes(make())
-    line = refused(["ingest", p], db, code=2, needle=needle)
+    line = refused(["ingest", p], parse_db, code=2, needle=needle)
     assert name in line
 
 
-def test_directory_instead_of_file(db, tmp_path):
-    refused(["ingest", tmp_path], db, code=2, needle="is a directory")
+def test_directory_instead_of_file(parse_db, tmp_path):
+    refused(["ingest", tmp_path], parse_db, code=2, needle="is a directory")
 
 
-def test_missing_file(db, tmp_path):
-    refused(["ingest", tmp_path / "nope.json"], db, code=2, needle="nope.json: no such file")
+def test_missing_file(parse_db, tmp_path):
+    refused(["ingest", tmp_path / "nope.json"], parse_db, code=2, needle="nope.json: no such file")
 
 
-def test_fifo_is_not_read(db, tmp_path):
+def test_fifo_is_not_read(parse_db, tmp_path):
     p = tmp_path / "pipe.jsonl"
     os.mkfifo(p)
-    refused(["ingest", p], db, code=2, needle="not a regular file")
+    refused(["ingest", p], parse_db, code=2, needle="not a regular file")
 
 
-def test_device_is_not_read(db):
-    refused(["ingest", "/dev/zero"], db, code=2, needle="/dev/zero: not a regular file")
+def test_device_is_not_read(parse_db):
+    refused(["ingest", "/dev/zero"], parse_db, code=2, needle="/dev/zero: not a regular file")
 
 
 def test_unreadable_file(db, tmp_path, monkeypatch):
