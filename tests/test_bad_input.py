@@ -62,14 +62,10 @@ def hash_base_db(tmp_path_factory) -> Path:
 
 
 @pytest.fixture()
-def parse_db(tmp_path, monkeypatch, hash_base_db) -> Path:
-    """As ``db`` (built with the hash embedder), with no model directory at all: for refusals that come
-    before any model is loaded (were one loaded, the refusal would name the missing model file instead)."""
-    monkeypatch.setenv("HELA_DB", str(tmp_path / "hela.db"))
-    monkeypatch.setenv("HELA_MODELS_DIR", str(tmp_path / "no-models"))
-    monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv("HELA_CONFIG", raising=False)
-    path = tmp_path / "hela.db"
+def parse_db(bare_cli_env, hash_base_db) -> Path:
+    """As ``db`` (built with the hash embedder), with no model directory at all (``bare_cli_env``): for
+    refusals that come before any model is loaded."""
+    path = bare_cli_env / "hela.db"
     shutil.copy(hash_base_db, path)
     return path
 
