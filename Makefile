@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # build a portable AVX2 kernel set instead.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: setup models demo test test-slow bench bench-locomo bench-lme bench-scale bench-ingest bench-mcp bench-exports clean
+.PHONY: setup models demo test test-slow bench bench-locomo bench-lme bench-scale bench-ingest bench-mcp bench-exports clean chromium
 
 $(BIN)/hela: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,15 @@ models: $(BIN)/hela
 demo: setup
 	bash scripts/demo.sh
 
-test: setup
+# The hela ui browser tests drive Debian's chromium (Playwright's own browser download is not used):
+# installed here when missing, as root or through sudo.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		elif command -v sudo >/dev/null 2>&1; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		else echo "chromium is missing and cannot be installed here (no root, no sudo): the hela ui browser tests will skip"; fi; }
+
+test: setup chromium
 	$(BIN)/python -m pytest -q
 
 test-slow: setup

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from hela_cli.config import load_config  # noqa: E402
 from hela_cli.metrics import amem_f1, gold_answer, locomo_f1  # noqa: E402
-from hela_cli.prompts import answer, answer_messages  # noqa: E402
+from hela_cli.prompts import answer_messages  # noqa: E402
+from hela_cli.streaming import answer  # noqa: E402
 
 NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 

@@ -54,7 +54,8 @@ from hela_cli.keywords import keywords
 from hela_cli.metrics import (aggregate, amem_bleu1, amem_f1, evidence_ids, evidence_recall, gold_answer,
                               locomo_f1)
 from hela_cli.models import embed_queries
-from hela_cli.prompts import answer, answer_messages
+from hela_cli.prompts import answer_messages
+from hela_cli.streaming import answer
 
 __all__ = ["VARIANTS", "BASELINES", "CATEGORY_NAMES", "run_locomo", "variant_config", "load_records",
            "summarize"]

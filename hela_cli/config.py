@@ -22,8 +22,13 @@ from hela_cli.errors import HelaError
 
 @dataclass
 class ModelsConfig:
-    embedder: str = "minilm"          # alias ("minilm") or a path to any embedding GGUF
-    chat: str = "smollm2"             # alias ("smollm2") or a path to any chat GGUF
+    embedder: str = "minilm"          # alias ("minilm"), a path to any embedding GGUF, or openai:MODEL@BASE_URL
+    chat: str = "smollm2"             # alias ("smollm2"), a chat GGUF path, openai:MODEL@BASE_URL, or "client"
+                                      # (inside `hela mcp`: the MCP client's model through sampling)
+    allow_remote: str = ""            # hosts (comma-separated) an openai: endpoint may be on besides loopback
+    timeout: float = 120.0            # seconds an openai: endpoint may take to reply
+    request_extra: str = ""           # JSON object merged into each openai: chat request (server-specific
+                                      # options, e.g. {"repeat_penalty": 1.0} for llama-cpp-python's server)
     dir: str = ""                     # model cache dir; "" -> <user data dir>/models
     n_threads: int = 0                # 0 -> number of CPU cores
     chat_ctx: int = 4096              # chat model context window (tokens)
@@ -190,7 +195,7 @@ def _set(cfg: Config, key: str, value: Any, origin: str) -> None:
 # negative weights refused by the database) or silently odd results (k < 0 returned everything).
 _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "models.n_threads": (0, None, False), "models.chat_ctx": (16, None, False),
-    "models.embed_ctx": (8, None, False),
+    "models.embed_ctx": (8, None, False), "models.timeout": (0, None, True),
     "ingest.initial_weight": (0, 1e250, False), "ingest.context_window": (0, None, False),
     "ingest.max_turn_chars": (1, None, False), "ingest.embed_tokens": (0, None, False),
     "ingest.passage_chars": (0, None, False), "ingest.batch_size": (1, None, False),

@@ -540,6 +540,7 @@ def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Ca
             progress(i, len(todo), p)
         entry = entries[p.node_id]
         t1 = time.perf_counter()
+        read_at = time.time()
         turns = store.get_nodes(p.cluster)
         ordered = {n: turns[n] for n in p.cluster if n in turns}
         if p.node_id not in ordered:  # forgotten by another process since planning
@@ -557,17 +558,21 @@ def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Ca
                 vectors = emb.embed([r.embed_text() for r in dist.records])
             except HelaError as e:
                 dist.error = f"embedding failed: {e.message}"
-        if dist.error is None:
-            with store.transaction():
+        status = ""
+        with store.transaction():
+            # a memory of the cluster deleted or edited since it was read: what was distilled from its old
+            # text is not written (hela delete / edit: store/correct.py)
+            if store.changed_since(p.cluster, read_at):
+                status = "skipped: a memory of its cluster was deleted or edited meanwhile"
+            elif dist.error is None:
                 inserted, merged = store_records(store, space, p.node_id, dist.records, vectors, c.merge_similarity)
                 store.set_hub_state(space.id, p.node_id, p.cluster, store.refresh_space(space).step, "ok")
-            status = "ok"
-            counts["distilled"] += 1
-        else:
-            status = f"failed: {dist.error}"
-            with store.transaction():
+                status = "ok"
+                counts["distilled"] += 1
+            else:
+                status = f"failed: {dist.error}"
                 store.set_hub_state(space.id, p.node_id, p.cluster, store.refresh_space(space).step, status)
-            counts["failed"] += 1
+                counts["failed"] += 1
         counts["records_inserted"] += len(inserted)
         counts["records_merged"] += len(merged)
         entry.update(status=status, inserted=inserted, merged_into=merged,

@@ -297,13 +297,23 @@ def _vec(v: Any) -> list[float] | None:
 
 
 def export_json(store: Store, space: Space, cfg: Config, vectors: bool = False) -> dict[str, Any]:
-    """Everything a future import needs: space counters, embedder, nodes (all columns), edges with their
-    current weights, semantic records with evidence, hub bookkeeping; vectors only with ``vectors``."""
+    """Everything an import (``hela import``, :mod:`hela_cli.restore`) needs, read in one snapshot: space
+    counters (``step``, ``base_step``, ``consolidated_step``), embedder, nodes (all columns), edges with their
+    current ``weight`` and the stored ``prior`` / ``amp`` it is made of (``weight = prior + amp * decay **
+    (step - base_step)``), semantic records with evidence, hub bookkeeping; with ``vectors`` each node's
+    ``vector`` and ``passages`` (passage vectors of long turns) and each record's ``vector``."""
+    with store.snapshot():
+        return _export_json(store, space, cfg, vectors)
+
+
+def _export_json(store: Store, space: Space, cfg: Config, vectors: bool) -> dict[str, Any]:
     space = store.refresh_space(space)
     decay = cfg.hebbian.decay
     strengths = store.edge_strengths(space, decay)
     nodes = list(store.iter_nodes(space.id))
-    vecs = store.node_vectors([n["id"] for n in nodes]) if vectors else {}
+    ids = [n["id"] for n in nodes]
+    vecs = store.node_vectors(ids) if vectors else {}
+    passages = store.passage_vectors(ids) if vectors else {}
     out_nodes = []
     for n in nodes:
         d = {k: v for k, v in n.items() if k != "space_id"}
@@ -311,6 +321,7 @@ def export_json(store: Store, space: Space, cfg: Config, vectors: bool = False) 
         d.update(strength=round(s, 9), degree=deg, hub=is_hub(s, cfg.consolidation.delta_hub))
         if vectors:
             d["vector"] = _vec(vecs.get(n["id"]))
+            d["passages"] = [_vec(p) for p in passages.get(n["id"], [])]
         out_nodes.append(d)
     sem = store.get_semantic(space_id=space.id)
     for r in sem:
@@ -318,15 +329,18 @@ def export_json(store: Store, space: Space, cfg: Config, vectors: bool = False) 
         if vectors:
             r["vector"] = _vec(store.semantic_vector(r["id"]))
     info = store.embedder_info()
+    step, base_step, raw = store.raw_edges(space.id)
+    factor = decay ** (step - base_step) if step > base_step else 1.0
     return {
         "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "exported_at": time.time(),
-        "space": {"name": space.name, "step": space.step, "consolidated_step": space.consolidated_step,
-                  "now": store.space_now(space.id)},
+        "space": {"name": space.name, "step": step, "base_step": base_step,
+                  "consolidated_step": space.consolidated_step, "now": store.space_now(space.id)},
         "embedder": {"model": info[0], "dim": info[1]} if info else None,
         "hebbian": {"decay": decay, "cap": cfg.hebbian.cap},
         "vectors": vectors,
         "nodes": out_nodes,
-        "edges": [{"source": a, "target": b, "weight": round(w, 12)} for a, b, w in store.all_edges(space, decay)],
+        "edges": [{"source": a, "target": b, "weight": round(prior + amp * factor, 12), "prior": prior, "amp": amp}
+                  for a, b, prior, amp in raw],
         "semantic": sem,
         "hubs": [{"node_id": h, **st} for h, st in sorted(store.hub_state(space.id).items())],
     }

@@ -7,7 +7,8 @@ unexpected - comes back as an MCP tool error (``is_error``) carrying the CLI's o
 server keeps serving and never sends a traceback. The database is shared safely with CLI processes (WAL,
 ``BEGIN IMMEDIATE`` writes), as between any two hela processes.
 
-Tools: ``remember``, ``recall``, ``ask``, ``forget``, ``spaces``, ``hubs`` (schemas in README.md).
+Tools: ``remember``, ``recall``, ``ask``, ``forget``, ``spaces``, ``hubs``, ``memories``, ``update``,
+``delete`` (schemas in README.md).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from hela_cli import __version__
 from hela_cli.config import Config
 from hela_cli.dates import format_iso
+from hela_cli.endpoints import CLIENT
 from hela_cli.errors import HelaError, InputError
 from hela_cli.memory import Memory
+from hela_cli.sampling import NO_SAMPLING, SamplingChat, client_samples
 
 logger = logging.getLogger("hela.mcp")
 
@@ -72,6 +75,20 @@ class HelaServer:
     def __init__(self, config: Config):
         self.memory = Memory(config)
         self.due: set[str] = set()  # spaces whose auto-consolidation may be due (after a learning ask)
+        self.session: Any = None  # the MCP session of the latest ask (models.chat: client samples through it)
+        self.client_samples = False
+        if config.models.chat == CLIENT:  # the client's model (hela_cli.sampling)
+            self.memory._chat = SamplingChat(lambda: self.session, n_ctx=config.models.chat_ctx)
+
+    def attach(self, ctx: Any) -> None:
+        """Remember the calling client's session and whether it lends its model (sampling)."""
+        if ctx is None:
+            return
+        try:
+            self.session, caps = ctx.session, ctx.client_capabilities
+        except (AttributeError, ValueError, LookupError):  # no request context (a direct call)
+            return
+        self.client_samples = client_samples(caps)
 
     # ------------------------------------------------------------------ tools (plain, synchronous)
     def remember(self, space: str, turns: list[TurnIn]) -> dict[str, Any]:
@@ -81,8 +98,10 @@ class HelaServer:
         return {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
 
     def recall(self, space: str, query: str, k: int | None = None, learn: bool = True, explain: bool = False,
-               now: str | None = None) -> dict[str, Any]:
-        res = self.memory.retrieve(query, space, k=k, now=self._now(now), learn=learn)
+               now: str | None = None, speaker: str | None = None, session: str | None = None,
+               since: str | None = None, until: str | None = None) -> dict[str, Any]:
+        res = self.memory.retrieve(query, space, k=k, now=self._now(now), learn=learn, speaker=speaker,
+                                   session=session, since=since, until=until)
         out: dict[str, Any] = {"space": space, "query": query, "now": _date(res.now),
                                "memories": [_memory_out(m, explain) for m in res.memories],
                                "semantic": [_semantic_out(r) for r in res.semantic]}
@@ -91,9 +110,34 @@ class HelaServer:
             out["timings_ms"] = {k: round(v, 2) for k, v in res.timings_ms.items()}
         return out
 
+    def memories(self, space: str, speaker: str | None = None, session: str | None = None,
+                 since: str | None = None, until: str | None = None, contains: str | None = None,
+                 limit: int | None = 50) -> dict[str, Any]:
+        rows = self.memory.memories(space, speaker=speaker, session=session, since=since, until=until,
+                                    contains=contains, limit=limit)
+        return {"space": space, "memories": [{k: v for k, v in r.items() if k != "timestamp"} for r in rows]}
+
+    def update(self, space: str, text: str, id: int | None = None, source_id: str | None = None) -> dict[str, Any]:
+        if (id is None) == (source_id is None):
+            raise InputError("update: give the memory's id or its source_id")
+        rep = self.memory.edit(space, id, text, source_id=source_id)
+        return {"space": space, "id": rep["id"], "source_id": rep["source_id"], "text": rep["text"],
+                "previous": rep["previous"], "semantic_deleted": rep["semantic"]}
+
+    def delete(self, space: str, ids: list[int] | None = None, source_ids: list[str] | None = None,
+               session: str | None = None, speaker: str | None = None, before: str | None = None,
+               contains: str | None = None, confirm: bool = False) -> dict[str, Any]:
+        rep = self.memory.delete(space, ids or [], source_ids=source_ids or [], session=session, speaker=speaker,
+                                 before=before, contains=contains, confirm=confirm)
+        scrub = rep.get("scrub")
+        return {"space": space, "deleted": rep["deleted"], "semantic_deleted": rep["semantic"],
+                "asks_deleted": rep["asks"], "bytes_verified": None if scrub is None else scrub["verified"]}
+
     def ask(self, space: str, question: str, learn: bool = True, now: str | None = None) -> dict[str, Any]:
         """As ``hela ask``, except that a due auto-consolidation is left to :meth:`consolidate_due`, which
         the server runs after the answer is sent (it can take a minute with a small CPU model)."""
+        if self.memory.config.models.chat == CLIENT and not self.client_samples:
+            raise HelaError(NO_SAMPLING)
         res = self.memory.ask(question, space, now=self._now(now), learn=learn)
         if learn and res["memories"]:
             self.due.add(space)
@@ -154,11 +198,12 @@ def _error_line(e: BaseException) -> str:
     return f"unexpected {e.__class__.__name__}: {msg}"
 
 
-def build_server(config: Config) -> Any:
-    """The SDK server (``mcp.server.mcpserver.MCPServer``) with hela's tools registered."""
+def build_server(config: Config, **options: Any) -> Any:
+    """The SDK server (``mcp.server.mcpserver.MCPServer``) with hela's tools registered; ``options`` go to
+    ``MCPServer`` (the HTTP server's ``token_verifier`` and ``auth``, see :mod:`hela_cli.mcp_http`)."""
     try:
         import anyio
-        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver import Context, MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
         from mcp.types import ToolAnnotations
     except ImportError as e:  # pragma: no cover - mcp is a dependency
@@ -183,6 +228,9 @@ def build_server(config: Config) -> Any:
                     raise HelaToolError(f"{name}: invalid arguments: {what}") from None
                 raise HelaToolError(" ".join(str(e).split())) from None
 
+    # the SDK resolves the `ctx: Context` annotation of the ask tool in this module's globals (imported here,
+    # not at the top: the library imports this module without the SDK's CLI stack)
+    globals()["Context"] = Context
     hela = HelaServer(config)
     limiter = anyio.CapacityLimiter(1)  # one call at a time: one connection, one set of models
     background: list[Any] = []  # the lifespan's task group
@@ -212,7 +260,8 @@ def build_server(config: Config) -> Any:
             yield None
             background.clear()
 
-    server = Server("hela", lifespan=lifespan, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    server = Server("hela", lifespan=lifespan, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
+                    **options)
     read_only = ToolAnnotations(readOnlyHint=True)
 
     @server.tool(description="Remember one or more conversation turns (as `hela add`): each becomes a memory "
@@ -231,14 +280,22 @@ def build_server(config: Config) -> Any:
                      learn: Annotated[bool, Field(description="Apply the Hebbian update (default true).")] = True,
                      explain: Annotated[bool, Field(description="Add the score trace of each memory.")] = False,
                      now: Annotated[str | None, Field(description="The present for time decay (default: the "
-                                                     "newest memory).")] = None) -> dict[str, Any]:
-        return await call(hela.recall, space=space, query=query, k=k, learn=learn, explain=explain, now=now)
+                                                     "newest memory).")] = None,
+                     speaker: Annotated[str | None, Field(description="Only this speaker's memories.")] = None,
+                     session: Annotated[str | None, Field(description="Only this session's memories.")] = None,
+                     since: Annotated[str | None, Field(description="Only memories at or after this date.")] = None,
+                     until: Annotated[str | None, Field(description="Only memories at or before this date.")] = None
+                     ) -> dict[str, Any]:
+        return await call(hela.recall, space=space, query=query, k=k, learn=learn, explain=explain, now=now,
+                          speaker=speaker, session=session, since=since, until=until)
 
     @server.tool(description="Answer a question from memory with the local chat model; returns the answer and "
                              "the memories it came from.")
     async def ask(space: Space, question: Annotated[str, Field(min_length=1)],
                   learn: Annotated[bool, Field(description="Apply the Hebbian update (default true).")] = True,
-                  now: Annotated[str | None, Field(description="The present for time decay.")] = None) -> dict[str, Any]:
+                  now: Annotated[str | None, Field(description="The present for time decay.")] = None,
+                  ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        hela.attach(ctx)  # models.chat: client answers (and consolidates) through this client's sampling
         return await call(hela.ask, space=space, question=question, learn=learn, now=now)
 
     @server.tool(description="Forgetting: list the memories that are weak, idle and never used (dry run), or "
@@ -256,6 +313,45 @@ def build_server(config: Config) -> Any:
                              "of many strong associations, with their clusters.", annotations=read_only)
     async def hubs(space: Space, top: Annotated[int, Field(ge=1, le=200)] = 10) -> dict[str, Any]:
         return await call(hela.hubs, space=space, top=top)
+
+    @server.tool(description="List memories of a space, newest first, with filters (as `hela memories`): id, "
+                             "source id, date, speaker, session, text.", annotations=read_only)
+    async def memories(space: Space,
+                       speaker: Annotated[str | None, Field(description="Only this speaker's memories.")] = None,
+                       session: Annotated[str | None, Field(description="Only this session.")] = None,
+                       since: Annotated[str | None, Field(description="Only at or after this date.")] = None,
+                       until: Annotated[str | None, Field(description="Only at or before this date.")] = None,
+                       contains: Annotated[str | None, Field(description="Only texts holding this (any case)."
+                                                             )] = None,
+                       limit: Annotated[int, Field(ge=1, le=1000, description="At most this many (default 50)."
+                                                   )] = 50) -> dict[str, Any]:
+        return await call(hela.memories, space=space, speaker=speaker, session=session, since=since, until=until,
+                          contains=contains, limit=limit)
+
+    @server.tool(description="Replace a memory's text (as `hela edit`): it keeps its id, time, session, speaker "
+                             "and learned links; the previous text goes to its history. Name it by id or "
+                             "source_id.")
+    async def update(space: Space, text: Annotated[str, Field(min_length=1, description="The new text.")],
+                     id: Annotated[int | None, Field(description="The memory id.")] = None,
+                     source_id: Annotated[str | None, Field(description="Or its source id.")] = None
+                     ) -> dict[str, Any]:
+        return await call(hela.update, space=space, text=text, id=id, source_id=source_id)
+
+    @server.tool(description="Delete memories completely (as `hela delete`): by ids or source_ids, or by filter "
+                             "(session, speaker, before, contains), which needs confirm=true. Also removes the "
+                             "asks that retrieved them and the semantic records citing them.",
+                 annotations=ToolAnnotations(destructiveHint=True))
+    async def delete(space: Space,
+                     ids: Annotated[list[int] | None, Field(description="Memory ids.")] = None,
+                     source_ids: Annotated[list[str] | None, Field(description="Source ids.")] = None,
+                     session: Annotated[str | None, Field(description="Filter: this session.")] = None,
+                     speaker: Annotated[str | None, Field(description="Filter: this speaker.")] = None,
+                     before: Annotated[str | None, Field(description="Filter: before this date.")] = None,
+                     contains: Annotated[str | None, Field(description="Filter: texts holding this.")] = None,
+                     confirm: Annotated[bool, Field(description="Required for a delete by filter.")] = False
+                     ) -> dict[str, Any]:
+        return await call(hela.delete, space=space, ids=ids, source_ids=source_ids, session=session,
+                          speaker=speaker, before=before, contains=contains, confirm=confirm)
 
     server.hela = hela  # type: ignore[attr-defined]
     return server

@@ -17,10 +17,11 @@ from typing import Any, Callable, Sequence
 
 from hela_cli.citations import select_citations
 from hela_cli.config import Config
+from hela_cli.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
 from hela_cli.errors import HelaError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
-from hela_cli import prompts
+from hela_cli import streaming
 from hela_cli.paths import default_db_path
 from hela_cli.prompts import answer_messages
 from hela_cli.retrieval import Retrieval, learn_from_retrieval, retrieve
@@ -67,6 +68,8 @@ class Memory:
 
     @property
     def embedder(self) -> Embedder:
+        if self._embedder is None and is_endpoint(self.config.models.embedder):
+            self._embedder = endpoint_embedder(self.config.models)
         if self._embedder is None:
             path, mid = resolve_model(self.config.models.embedder, self.model_dir, "embedder",
                                       self.config.models.search_paths)
@@ -76,6 +79,8 @@ class Memory:
 
     @property
     def chat(self) -> ChatModel:
+        if self._chat is None and not is_local_chat(self.config.models.chat):
+            self._chat = endpoint_chat(self.config.models)
         if self._chat is None:
             path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat",
                                       self.config.models.search_paths)
@@ -86,8 +91,8 @@ class Memory:
 
     def count_tokens(self, text: str) -> int:
         """Tokens as the chat model counts them (its vocabulary only is loaded when no chat is needed)."""
-        if self._chat is not None:
-            return self._chat.count_tokens(text)
+        if self._chat is not None or not is_local_chat(self.config.models.chat):
+            return self.chat.count_tokens(text)
         if self._tokenizer is None:  # a cached copy of the vocabulary; llama.cpp's only for other tokenizers
             from hela_cli.models import VocabTokenizer
             from hela_cli.tokencount import token_counter
@@ -101,6 +106,11 @@ class Memory:
         """Without an answer the chat model only counts the context's tokens: when no chat model can be
         found (not downloaded, a path that does not exist) the count is None rather than a refusal, since
         retrieval needs none. A chat model that is there but unreadable is still an error."""
+        if self._chat is None and not is_local_chat(self.config.models.chat):
+            try:
+                return self.count_tokens(context)
+            except ModelError:  # a server down, no client model: retrieval alone needs none
+                return None
         if self._chat is None and self._tokenizer is None:
             try:
                 resolve_model(self.config.models.chat, self.model_dir, "chat", self.config.models.search_paths)
@@ -189,24 +199,29 @@ class Memory:
             self.store.bind_embedder(self.embedder.model_id, self.embedder.dim)
 
     def retrieve(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
-                 learn: bool | None = None) -> Retrieval:
+                 learn: bool | None = None, speaker: str | None = None, session: str | None = None,
+                 since: Any = None, until: Any = None) -> Retrieval:
         """Dual-path retrieval (:func:`hela_cli.retrieval.retrieve`); ``k`` overrides ``retrieval.k`` for this
-        call. Learns from the result (Eq.1) unless ``learn`` (default ``retrieval.learn``) is off."""
+        call. Learns from the result (Eq.1) unless ``learn`` (default ``retrieval.learn``) is off.
+        ``speaker``, ``session``, ``since`` / ``until`` (any date ``hela add --time`` reads) restrict the
+        candidates before ranking (docs/correcting.md)."""
         if not question.strip():
             raise HelaError("the question is empty")
-        return self._retrieve(self.space(space), question, self._config(k), now=now, learn=learn)
+        return self._retrieve(self.space(space), question, self._config(k), now=now, learn=learn,
+                              filters=_recall_filters(speaker, session, since, until))
 
     def _config(self, k: int | None) -> Config:
         return self.config if k is None else self.config.replace(**{"retrieval.k": k})
 
     def _retrieve(self, sp: Space, question: str, cfg: Config, *, now: float | None,
-                  learn: bool | None) -> Retrieval:
+                  learn: bool | None, filters: dict[str, Any] | None = None) -> Retrieval:
         self._check_embedder()
-        return retrieve(self.store, sp, self.embedder, question, cfg, now=now, learn=learn)
+        return retrieve(self.store, sp, self.embedder, question, cfg, now=now, learn=learn, filters=filters)
 
     def ask(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
-            llm: bool = True, learn: bool | None = None) -> dict[str, Any]:
-        """Retrieve, answer with the chat model using prompt A.2 (:func:`hela_cli.prompts.answer`), then
+            llm: bool = True, learn: bool | None = None, speaker: str | None = None, session: str | None = None,
+            since: Any = None, until: Any = None, on_text: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """Retrieve, answer with the chat model using prompt A.2 (:func:`hela_cli.streaming.answer`), then
         learn (Eq.1). Nothing else: a due auto-consolidation is the caller's to run, after it has shown the
         answer (:meth:`consolidate_if_due`; it can take a minute on a CPU).
 
@@ -215,6 +230,9 @@ class Memory:
         (``consolidation`` is None: a caller that runs one reports it); ``citations`` are the memories the
         answer rests on (:func:`hela_cli.citations.select_citations`, empty without an answer). Without
         ``llm``, ``context_tokens`` is None when no chat model is found (retrieval alone needs none).
+        ``speaker``, ``session``, ``since``, ``until``: recall filters, as in :meth:`retrieve`.
+        ``on_text`` gets the answer as it is generated, in pieces that join to the result's ``answer``
+        (streaming; see :func:`hela_cli.streaming.answer`).
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
@@ -224,7 +242,8 @@ class Memory:
             raise HelaError("the question is empty")
         sp = self.space(space)  # resolved once: retrieval, learning and the log use this space
         cfg = self._config(k)
-        res = self._retrieve(sp, question, cfg, now=now, learn=False)
+        res = self._retrieve(sp, question, cfg, now=now, learn=False,
+                             filters=_recall_filters(speaker, session, since, until))
         messages = answer_messages(question, res.memories, res.semantic)
         context = "\n".join(m["content"] for m in messages)
         tokens = self.count_tokens(context) if llm else self._context_tokens_if_chat(context)
@@ -232,7 +251,7 @@ class Memory:
         timings = dict(res.timings_ms)
         if llm:
             t1 = time.perf_counter()
-            answer = prompts.answer(self.chat, messages, res.memories, cfg.answer)
+            answer = streaming.answer(self.chat, messages, res.memories, cfg.answer, on_text=on_text)
             timings["generate"] = (time.perf_counter() - t1) * 1000
         if learn and res.memories:
             learn_from_retrieval(self.store, sp, res, cfg)
@@ -280,7 +299,7 @@ class Memory:
         ``auto`` (auto-consolidation) does not retry hubs that failed with an unchanged cluster."""
         from hela_cli.consolidate import consolidate
 
-        sp = self._existing_space(space)
+        sp = self.space(space)
 
         def embedder() -> Embedder:
             self._check_embedder()
@@ -325,7 +344,7 @@ class Memory:
         if cfg.ingest.keyword_links <= 0 and not cfg.ingest.fixed_links:
             raise InputError("nothing to link: ingest.fixed_links is off and ingest.keyword_links is 0 (give the "
                              "number of keyword partners per memory with --top-k)")
-        sp = self._existing_space(space)
+        sp = self.space(space)
         t0 = _time.perf_counter()
         conv = link_conversation(self.store, space, cfg) if cfg.ingest.fixed_links else 0
         n = link_keywords(self.store, space, cfg)
@@ -333,8 +352,99 @@ class Memory:
                 "nodes": self.store.count_nodes(sp.id), "edges": self.store.count_edges(sp.id),
                 "seconds": round(_time.perf_counter() - t0, 3)}
 
+    def backup(self, dest: str | Path, *, force: bool = False) -> dict[str, Any]:
+        """A consistent, user-only copy of the whole database file at ``dest`` while other processes may
+        write (``VACUUM INTO`` in one read transaction, checked, then renamed into place); ``dest`` must not
+        exist unless ``force``. Returns ``{"path", "bytes", "integrity", "counts", "seconds"}``."""
+        t0 = time.perf_counter()
+        rep = self._open_store(must_exist=True).backup_to(dest, force=force)
+        return {**rep, "seconds": round(time.perf_counter() - t0, 3)}
+
+    def import_export(self, path: str | Path, *, space: str | None = None, reembed: bool = False) -> dict[str, Any]:
+        """Restore what ``hela export --format json --vectors`` wrote into a new or empty ``space`` (default:
+        the exported space's name), all in one transaction; see :mod:`hela_cli.restore`. ``reembed``: embed
+        the texts again with the configured embedder (required for an export from another embedder or one
+        without vectors). The report's ``ids`` maps each exported memory id to its new id."""
+        from hela_cli.restore import import_export, load_export
+
+        t0 = time.perf_counter()
+        exp = load_export(path, reembed=reembed)  # checked before the database is opened or created
+        if space is not None:
+            Store.check_space_name(space)
+        rep = import_export(lambda: self.store, exp, self.config, lambda: self.embedder, space=space,
+                            reembed=reembed)
+        return {**rep, "seconds": round(time.perf_counter() - t0, 3)}
+
     def forget(self, space: str, *, apply: bool = False, now: float | None = None) -> dict[str, Any]:
         """Forgetting candidates (dry run) or their removal (``apply``); see :mod:`hela_cli.forget`."""
         from hela_cli.forget import forget
 
-        return forget(self.store, self._existing_space(space), self.config, apply=apply, now=now)
+        return forget(self.store, self.space(space), self.config, apply=apply, now=now)
+
+    # ---------------------------------------------------------------- correcting memory (hela_cli/correct.py)
+    def memories(self, space: str, *, speaker: str | None = None, session: str | None = None, since: Any = None,
+                 until: Any = None, contains: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """The space's memories matching the filters, newest first (``hela memories``); dates: anything
+        ``hela add --time`` reads. No model is loaded."""
+        from hela_cli.correct import list_memories, parse_filters
+
+        filters = parse_filters(speaker=speaker, session=session, since=since, until=until, contains=contains)
+        return list_memories(self._open_store(True), self.space(space),
+                             filters, limit)
+
+    def delete(self, space: str, ids: Sequence[int] = (), *, source_ids: Sequence[str] = (),
+               session: str | None = None, speaker: str | None = None, before: Any = None,
+               contains: str | None = None, confirm: bool = False) -> dict[str, Any]:
+        """Delete memories completely (see :mod:`hela_cli.store.correct`): by ``ids`` / ``source_ids`` (an
+        unknown one is an :class:`~hela_cli.errors.InputError`, nothing changed) or by filter, which needs
+        ``confirm=True``. The embedder loads to re-embed the turns that had a deleted one as context; when
+        it cannot, the delete still happens and ``note`` says so."""
+        from hela_cli.correct import delete, parse_filters
+
+        filters = parse_filters(speaker=speaker, session=session, before=before, contains=contains)
+        store, sp = self._open_store(True), self.space(space)
+        embedder, note = None, None
+        if self.config.ingest.context_window > 0 and store.embedder_info() is not None:
+            try:  # the next turns were embedded with the deleted ones as context: re-embed them without
+                self._check_embedder()
+                embedder = self.embedder
+            except HelaError as e:
+                note = f"the turns after the deleted ones keep their vectors ({e.message})"
+        rep = delete(store, sp, list(ids), list(source_ids), filters, confirm=confirm, embedder=embedder,
+                     cfg=self.config)
+        if note and rep["deleted"]:
+            rep["note"] = note
+        return rep
+
+    def edit(self, space: str, node_id: int | None = None, text: str = "", *, source_id: str | None = None
+             ) -> dict[str, Any]:
+        """Replace a memory's text, keeping its id, time, session, speaker and learned links; the previous
+        text goes to its history (:meth:`history`). Re-embeds with the configured embedder."""
+        from hela_cli.correct import edit
+
+        sp = self.space(space)
+        if not isinstance(text, str) or not text.strip():
+            raise HelaError("the new text is empty (to remove a memory, delete it)", 2)
+        self._check_embedder()
+        return edit(self.store, self.embedder, sp, self.config, text, node_id=node_id, source_id=source_id)
+
+    def history(self, space: str, node_id: int | None = None, *, source_id: str | None = None) -> dict[str, Any]:
+        """A memory's earlier texts and its current one, oldest first."""
+        from hela_cli.correct import history
+
+        return history(self.store, self.space(space), node_id=node_id, source_id=source_id)
+
+    def drop_space(self, space: str) -> dict[str, Any]:
+        """Delete a space and all it holds, completely."""
+        store = self._open_store(True)
+        return {"space": space, **store.drop_space(store.require_space(space).id)}
+
+    def rename_space(self, old: str, new: str) -> None:
+        self._open_store(True).rename_space(old, new)
+
+
+def _recall_filters(speaker: str | None, session: str | None, since: Any, until: Any) -> dict[str, Any] | None:
+    """Recall filters as :func:`hela_cli.retrieval.retrieve` takes them (None: no filter)."""
+    from hela_cli.correct import parse_filters
+
+    return parse_filters(speaker=speaker, session=session, since=since, until=until) or None

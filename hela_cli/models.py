@@ -54,8 +54,21 @@ class ChatModel(Protocol):
 
     def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 256, temperature: float = 0.0,
                  json_schema: dict[str, Any] | None = None, stop: list[str] | None = None) -> str: ...
+    # Optional: ``generate(..., on_text=callback)`` calls ``callback(piece)`` with the text as it is
+    # generated (streaming) and still returns the whole text; callers pass it only to models that take it
+    # (:func:`accepts_on_text`).
 
     def count_tokens(self, text: str) -> int: ...
+
+
+def accepts_on_text(model: Any) -> bool:
+    """Whether a chat model's ``generate`` streams through an ``on_text`` callback."""
+    import inspect
+
+    try:
+        return "on_text" in inspect.signature(model.generate).parameters
+    except (TypeError, ValueError, AttributeError):
+        return False
 
 
 @dataclass(frozen=True)
@@ -309,7 +322,8 @@ class LlamaChat:
         return len(self._llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=True))
 
     def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 256, temperature: float = 0.0,
-                 json_schema: dict[str, Any] | None = None, stop: list[str] | None = None) -> str:
+                 json_schema: dict[str, Any] | None = None, stop: list[str] | None = None,
+                 on_text: Any = None) -> str:
         prompt_tokens = sum(self.count_tokens(m["content"]) + 4 for m in messages)
         if prompt_tokens + max_tokens > self.n_ctx:
             raise ModelError(f"prompt of ~{prompt_tokens} tokens plus {max_tokens} to generate exceeds the "
@@ -319,6 +333,16 @@ class LlamaChat:
         if json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": json_schema}
         try:
+            if on_text is not None and json_schema is None:  # streaming: the same tokens, piece by piece
+                parts = []
+                for chunk in self._llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
+                                                              temperature=temperature, seed=0, stream=True,
+                                                              **kwargs):
+                    piece = chunk["choices"][0]["delta"].get("content") or ""
+                    if piece:
+                        parts.append(piece)
+                        on_text(piece)
+                return "".join(parts).strip()
             out = self._llm.create_chat_completion(messages=messages, max_tokens=max_tokens,
                                                    temperature=temperature, seed=0, **kwargs)
         except ValueError as e:

@@ -98,14 +98,6 @@ def clean_answer(text: str, memories: Sequence[dict[str, Any]] = (), tidy: bool 
     return line.strip()
 
 
-def answer(chat: Any, messages: list[dict[str, str]], memories: Sequence[dict[str, Any]], settings: Any) -> str:
-    """Prompt A.2's answer: ``chat.generate`` with ``settings.max_tokens`` / ``settings.temperature``
-    (:class:`hela_cli.config.AnswerConfig`) and the :data:`ANSWER_STOP` sequences, then
-    :func:`clean_answer`. The one way ``Memory.ask``, ``hela bench`` and the benchmark scripts answer."""
-    raw = chat.generate(messages, max_tokens=settings.max_tokens, temperature=settings.temperature, stop=ANSWER_STOP)
-    return clean_answer(raw, memories)
-
-
 def _blocks(question: str, memories: Sequence[dict[str, Any]], semantic: Sequence[dict[str, Any]],
             instruction: str) -> str:
     episodic = "\n".join(render_memory(m) for m in sorted(memories, key=lambda m: (m.get("timestamp") or 0)))

@@ -76,7 +76,10 @@ def _idf_weights(store: Store, space_id: int, q_kw: list[str], speaker_keywords:
 
 def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg: Config, *,
              now: float | None = None, learn: bool | None = None,
-             query_vector: np.ndarray | None = None) -> Retrieval:
+             query_vector: np.ndarray | None = None, filters: dict[str, Any] | None = None) -> Retrieval:
+    """``filters`` (``speaker``, ``session``, ``since``, ``until`` as UTC epoch seconds; see
+    :func:`hela_cli.correct.parse_filters`) restrict the candidates before ranking: KNN, keyword search,
+    passages, the date window and spreading see only the matching memories. None: the whole space."""
     r = cfg.retrieval
     learn = r.learn if learn is None else learn
     t0 = time.perf_counter()
@@ -86,18 +89,27 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     timings["embed"] = (time.perf_counter() - t0) * 1000
 
     t1 = time.perf_counter()
-    cos = dict(store.knn(space.id, q, r.vector_candidates))
-    bm25 = dict(store.keyword_search(space.id, q_kw, r.keyword_candidates))
+    allowed = set(store.filtered_ids(space.id, **filters)) if filters else None
+    if allowed is None:
+        cos = dict(store.knn(space.id, q, r.vector_candidates))
+        bm25 = dict(store.keyword_search(space.id, q_kw, r.keyword_candidates))
+    else:  # filters: candidates come from the matching memories only (not dropped after top-k)
+        cos = dict(store.knn_among(space.id, q, r.vector_candidates, allowed))
+        bm25 = dict(store.keyword_search_among(space.id, q_kw, r.keyword_candidates, **filters))
     now = now if now is not None else store.space_now(space.id)
     cand = set(cos) | set(bm25)
     # passage vectors of long turns: a memory's cosine is the best of its main and passage vectors, and
     # the best passages' memories join the candidates
     pcos = store.passage_cosines(space.id, q) if r.passages else {}
+    if allowed is not None:
+        pcos = {nid: c for nid, c in pcos.items() if nid in allowed}
     cand |= {nid for nid, _ in sorted(pcos.items(), key=lambda t: -t[1])[:r.vector_candidates]}
     window = question_window(question, now) if r.date_prior > 0 else None
     if window is not None:   # the memories of the window the question names join the candidates
         slack = r.date_slack_days * 86_400.0
-        cand |= set(store.nodes_in_window(space.id, window[0], window[1] + slack, r.vector_candidates))
+        cand |= set(store.nodes_in_window(space.id, window[0], window[1] + slack, r.vector_candidates)
+                    if allowed is None else store.nodes_in_window_among(
+                        space.id, window[0], window[1] + slack, r.vector_candidates, **filters))
     nodes = store.node_features(cand, space.id)     # scoring fields only; full rows for the final set below
     cand = set(nodes)  # a node forgotten by another process since the index was read is no candidate
 
@@ -134,6 +146,9 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         sources = [i for i, s in s_base.items() if s > r.theta]
         nbrs = store.neighbours(space, sources, cfg.hebbian.decay) if sources else {}
         reached = {j for lst in nbrs.values() for j, _ in lst} - set(s_base)
+        if allowed is not None:   # spreading stays inside the filter too
+            reached &= allowed
+            nbrs = {i: [(j, w) for j, w in lst if j in allowed] for i, lst in nbrs.items()}
         if reached:
             nodes.update(store.node_features(reached, space.id))
             reached &= set(nodes)  # an edge may outlive its node by a moment (forgotten meanwhile)

@@ -61,3 +61,19 @@ def test_every_mcp_tool_is_documented_and_has_a_description(tmp_path):
     assert not [t.name for t in found if not (t.description or "").strip()]
     assert not [t.name for t in found if f"`{t.name}`" not in docs], "MCP tools missing from the docs"
     assert not (tmp_path / "d.db").exists()  # listing the tools opens nothing
+
+
+def test_the_readme_library_example_runs(cli_env, monkeypatch, capsys):
+    """The README's agent loop, as written (real default embedder): it recalls before it writes, so the
+    first answer comes from the earlier turn, not from the question."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Library: an agent loop"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(cli_env)
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("What is my cat called? -> ") and "Miso" in out[0]
+    from hela_cli import Memory, load_config
+
+    with Memory(load_config(overrides={"db": str(cli_env / "agent.db")})) as mem:
+        assert mem.spaces()[0]["nodes"] == 5

@@ -18,12 +18,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "hela_cli"
 LAYERS: list[tuple[str, set[str]]] = [
     ("leaves", {"__init__", "errors", "paths", "dynamics", "keywords", "query_time", "metrics"}),
     ("config, store, dates", {"config", "store", "dates"}),
-    ("formats, models, prompts", {"formats", "prompts", "models", "gguf", "discover", "pull", "convert",
-                                  "tokencount"}),
+    ("formats, models, prompts", {"formats", "prompts", "streaming", "models", "gguf", "discover", "pull",
+                                  "convert", "tokencount", "endpoints", "sampling"}),
     ("retrieval, ingest, consolidate", {"retrieval", "ingest", "consolidate", "forget", "citations", "reembed",
-                                        "inspection"}),
+                                        "inspection", "correct", "restore"}),
     ("memory", {"memory"}),
-    ("mcp_server, bench", {"mcp_server", "bench", "bench_longmemeval"}),
+    ("mcp_server, bench, ui", {"mcp_server", "mcp_http", "bench", "bench_longmemeval", "ui"}),
     ("cli", {"cli", "__main__"}),
 ]
 

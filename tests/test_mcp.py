@@ -67,7 +67,8 @@ def test_mcp_session(tmp_path):
         async with stdio_client(_params(tmp_path, db), errlog=errlog) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
             tools = {t.name: t for t in (await s.list_tools()).tools}
-            assert set(tools) == {"remember", "recall", "ask", "forget", "spaces", "hubs"}
+            assert set(tools) == {"remember", "recall", "ask", "forget", "spaces", "hubs", "memories", "update",
+                                  "delete"}
             assert {"space", "query", "k", "learn", "explain"} <= set(tools["recall"].input_schema["properties"])
             assert tools["remember"].input_schema["required"] == ["space", "turns"]
 

@@ -225,11 +225,15 @@ def test_model_cache_is_user_only(sandbox, tmp_path):
 
 
 def test_no_network_or_telemetry_code_in_the_package():
-    """Static backstop: the only network use in hela is ``models pull`` shelling out to pip."""
+    """Static backstop: the only network use in hela is ``models pull`` shelling out to pip, and
+    ``endpoints.py`` talking to an ``openai:`` endpoint the configuration names (loopback, or a host in
+    ``models.allow_remote``: tests/test_endpoints.py)."""
     pkg = REPO / "hela_cli"
     offenders = []
     for p in sorted(pkg.glob("*.py")):
         src = p.read_text()
+        if p.name == "endpoints.py":
+            src = src.replace("import httpx2 as httpx", "").replace("httpx", "")
         for needle in ("import socket", "import requests", "import urllib.request", "from urllib.request",
                        "import http.client", "httpx", "urllib3", "telemetry", "sentry", "posthog", "analytics"):
             if needle in src:

@@ -35,6 +35,16 @@ def _explicit_root_db(ctx: typer.Context) -> Optional[str]:
     return None
 
 
+def _with_reader(cfg: Any, reader: Optional[str]) -> Any:
+    """``--reader REF``: the benchmark answers with that chat model (``models.chat`` for this run)."""
+    if reader is None:
+        return cfg
+    if not reader.strip() or reader.strip() == "client":
+        raise InputError("--reader: give a chat model (alias, GGUF path, ollama:NAME or openai:MODEL@BASE_URL); "
+                         "'client' exists only inside `hela mcp`")
+    return cfg.replace(**{"models.chat": reader.strip()})
+
+
 def _fmt(v: Any, pct: bool = True) -> str:
     if v is None:
         return "-"
@@ -118,6 +128,9 @@ def bench_locomo(
     categories: Optional[str] = typer.Option(None, "--categories", help="Score only these LoCoMo categories, "
                                              "e.g. 1,2,3,4; questions of the others are still asked without an "
                                              "answer, so learning sees the same sequence (default: all)."),
+    reader: Optional[str] = typer.Option(None, "--reader", metavar="REF", help="Answer with this chat model: "
+                                         "any models.chat value (alias, GGUF path, ollama:NAME, "
+                                         "openai:MODEL@BASE_URL); default models.chat."),
 ) -> None:
     """Evaluate on LoCoMo: fresh space per conversation, questions in order with learning on."""
     from hela_cli.bench import VARIANTS, run_locomo
@@ -126,7 +139,7 @@ def bench_locomo(
         raise InputError(f"unknown variant '{variant}' (choose from {', '.join(VARIANTS)})")
     check_out_dir(out)
     st = ctx.find_root().obj
-    cfg = st.config()
+    cfg = _with_reader(st.config(), reader)
     sample_list = [s for s in samples.split(",") if s.strip()] if samples is not None else None
     if samples is not None and not sample_list:
         raise InputError("--samples: no sample id given")
@@ -253,6 +266,9 @@ def bench_longmemeval(
                                              "this directory (keyed by item, embedder and ingest settings); "
                                              "later runs copy it instead of ingesting."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    reader: Optional[str] = typer.Option(None, "--reader", metavar="REF", help="Answer with this chat model: "
+                                         "any models.chat value (alias, GGUF path, ollama:NAME, "
+                                         "openai:MODEL@BASE_URL); default models.chat."),
 ) -> None:
     """Evaluate on LongMemEval: one fresh space per item, its question asked at the item's question_date."""
     from hela_cli.bench import VARIANTS
@@ -270,7 +286,7 @@ def bench_longmemeval(
     item_ids = [i for i in items.split(",") if i.strip()] if items is not None else None
     if items is not None and not item_ids:
         raise InputError("--items: no question_id given")
-    cfg = ctx.find_root().obj.config()
+    cfg = _with_reader(ctx.find_root().obj.config(), reader)
     summary = _progress_run(run_longmemeval, json_out, path=file, variants=variants, limit=limit,
                             per_type=per_type, item_ids=item_ids,
                             retrieval_only=retrieval_only, k=k, cfg=cfg, records=records, cache_dir=cache_dir)

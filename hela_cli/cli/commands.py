@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from hela_cli import __version__
 from hela_cli.config import Config, load_config
-from hela_cli.errors import HelaError
+from hela_cli.errors import HelaError, InputError
 from hela_cli.cli.clicklib import core as click_core, exceptions as click_exceptions
 from hela_cli.cli.helpers import progress_bar
 from hela_cli.cli.render import citation_lines, clean, console, err_console, fmt_ts, print_json, table, text
@@ -187,6 +187,9 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
            "models": rows, "found": found,
            "searched": [{"source": src, "path": str(d), "exists": d.is_dir()}
                         for src, d in search_dirs(cfg.models.search_paths)]}
+    from hela_cli.endpoints import configured_endpoints
+
+    out["endpoints"] = configured_endpoints(cfg.models)
     if json_out:
         print_json(out)
         return
@@ -214,6 +217,11 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
         console.print(text(f"no other GGUF found in: {where}" if where else
                            "no other GGUF searched for (models.search_paths: none)"), style="dim")
     console.print(text(f"configured: embedder={cfg.models.embedder} chat={cfg.models.chat}"))
+    for e in out["endpoints"]:
+        state = "answers" if e["answers"] else f"does not answer: {e['error']}"
+        listed = " (model not listed by the server)" if e["model_listed"] is False else ""
+        console.print(text(f"{e['kind']} endpoint {e['ref']}: {state}{listed}"),
+                      style=None if e["answers"] else "red", soft_wrap=True)
     if embed_info:
         console.print(text(f"database embedder: {embed_info[0]} ({embed_info[1]}-d)"))
 
@@ -295,10 +303,18 @@ def reembed(
                            f"file, or HELA_MODELS_EMBEDDER={configured}"), style="yellow", soft_wrap=True)
 
 
-@app.command()
+spaces_app = typer.Typer(context_settings={"help_option_names": ["-h", "--help"]},
+                         help="List memory spaces (drop and rename them with the subcommands).")
+app.add_typer(spaces_app, name="spaces")
+
+
+@spaces_app.callback(invoke_without_command=True)
 def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List memory spaces with node, edge and semantic-record counts."""
     from hela_cli.store import Store
+
+    if ctx.invoked_subcommand is not None:
+        return
 
     cfg = _state(ctx).config()
     with Store.open(cfg.db) as s:
@@ -396,15 +412,26 @@ def ask(
     explain: bool = typer.Option(False, "--explain", help="Show the score trace of every memory."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print the answer alone (no sources), for scripts."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    speaker: Optional[str] = typer.Option(None, "--speaker", help="Recall only what this speaker said."),
+    session: Optional[str] = typer.Option(None, "--session", help="Recall only from this session."),
+    since: Optional[str] = typer.Option(None, "--since", help="Recall only memories at or after this time."),
+    until: Optional[str] = typer.Option(None, "--until", help="Recall only memories at or before this time."),
 ) -> None:
     """Answer a question from memory, then the memories it rests on (retrieval learns from use unless
     --no-learn)."""
     st = _state(ctx)
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
+    # plain output: the answer is printed as it is generated (what is printed equals the final answer)
+    def on_text(piece: str) -> None:
+        console.print(text(piece), style="bold", end="", soft_wrap=True)
+        console.file.flush()
+
+    plain = not (json_out or quiet or explain or no_llm)
     with mem:
         learn = mem.config.retrieval.learn and not no_learn
-        res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=learn)
-        _print_answer(res, json_out, explain, no_llm, quiet)
+        res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=learn, speaker=speaker,
+                      session=session, since=since, until=until, on_text=on_text if plain else None)
+        _print_answer(res, json_out, explain, no_llm, quiet, streamed=plain)
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         rep = mem.consolidate_if_due(space) if not no_llm and learn and res["memories"] else None
     if rep is not None and rep.get("error"):
@@ -415,7 +442,8 @@ def ask(
                                f"in {rep.get('seconds', 0):.0f} s"), style="dim")
 
 
-def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet: bool = False) -> None:
+def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet: bool = False,
+                  streamed: bool = False) -> None:
     if json_out:
         print_json(res)
     elif quiet:
@@ -431,7 +459,7 @@ def _print_answer(res: dict, json_out: bool, explain: bool, no_llm: bool, quiet:
         if no_llm:
             console.print(text(res["context"]), soft_wrap=True)  # verbatim: no wrapping inserted
         else:
-            console.print(text(res["answer"] or ""), style="bold", soft_wrap=True)
+            console.print(text("" if streamed else res["answer"] or ""), style="bold", soft_wrap=True)
             if res.get("citations"):
                 console.print(text("sources:"), style="dim")
                 for line in citation_lines(res["citations"], console.width):
@@ -452,8 +480,15 @@ def mcp(
                                      "either place works)."),
     config: Optional[str] = typer.Option(None, "--config", metavar="PATH", help="YAML config file (as the "
                                          "global --config)."),
+    http: Optional[str] = typer.Option(None, "--http", metavar="HOST:PORT", help="Serve many clients over "
+                                       "streamable HTTP at http://HOST:PORT/mcp instead of stdio (bearer token "
+                                       "required)."),
+    token_file: Optional[str] = typer.Option(None, "--token-file", metavar="PATH", help="With --http: the "
+                                             "bearer token clients must send (else $HELA_MCP_TOKEN, else one "
+                                             "generated on loopback)."),
 ) -> None:
-    """Run the MCP server on stdio (tools: remember, recall, ask, forget, spaces, hubs)."""
+    """Run the MCP server on stdio, or over HTTP with --http (tools: remember, recall, ask, forget, spaces,
+    hubs, memories, update, delete)."""
     try:
         from hela_cli.mcp_server import serve
     except ImportError as e:  # pragma: no cover - mcp is a dependency
@@ -462,7 +497,14 @@ def mcp(
     st = _state(ctx)
     st.db = db or st.db
     st.config_path = config or st.config_path
-    serve(st.config())
+    if http is not None:
+        from hela_cli.mcp_http import serve_http
+
+        serve_http(st.config(), http, token_file)
+    elif token_file is not None:
+        raise InputError("--token-file needs --http HOST:PORT (the stdio server takes no token)")
+    else:
+        serve(st.config())
 
 
 # ----------------------------------------------------------------------------------- bench
@@ -483,6 +525,20 @@ app.command("forget")(forget_cmd)
 app.command("link")(link_cmd)
 app.add_typer(inspect_app, name="inspect")
 app.command("export")(export_cmd)
+
+# ----------------------------------------------------------------------------------- backup / import (backup_cmd.py)
+from hela_cli.cli.backup_cmd import register as _register_backup  # noqa: E402
+
+_register_backup(app)
+
+# ----------------------------------------------------------------------------------- memories / delete / edit / history (correct_cmd.py)
+from hela_cli.cli.correct_cmd import register as _register_correct  # noqa: E402
+
+_register_correct(app, spaces_app)
+
+from hela_cli.cli.ui_cmd import register as _register_ui  # noqa: E402
+
+_register_ui(app)
 
 
 def main() -> None:

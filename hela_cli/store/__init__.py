@@ -21,8 +21,11 @@ measured to matter or where sqlite-utils cannot go:
 * the edge writes of Eq.1 (one ``INSERT ... ON CONFLICT`` per learning step) and the O(1) global decay.
 """
 
+from hela_cli.store.backup import Backup
 from hela_cli.store.base import Space, sqlite3
+from hela_cli.store.browse import Browse, NodeFilter, StrengthCache, database_kind
 from hela_cli.store.connection import Connection
+from hela_cli.store.correct import Correct, FilteredSearch
 from hela_cli.store.edges import Edges
 from hela_cli.store.integrity import Integrity
 from hela_cli.store.nodes import Nodes
@@ -32,8 +35,14 @@ from hela_cli.store.semantic import Semantic
 from hela_cli.store.vectors import Search
 
 
-class Store(Nodes, Search, Edges, Semantic, Reembed, Integrity, Connection):
-    """A hela database. ``Store(":memory:")`` gives a throw-away in-memory one (tests)."""
+
+class Store(Correct, FilteredSearch, Nodes, Search, Edges, Semantic, Reembed, Integrity, Backup, Browse, Connection):
+    """A hela database (``Correct``: list / complete delete / edit, store/correct.py). ``Store(":memory:")`` gives a throw-away in-memory one (tests)."""
 
 
-__all__ = ["FTS_TOKENIZER", "MIGRATIONS", "SCHEMA_VERSION", "Space", "Store", "sqlite3"]
+
+class BrowseStore(StrengthCache, Store):
+    """A :class:`Store` for a long-lived reader (``hela ui``): Eq.2 strengths read once per database state."""
+
+
+__all__ = ["BrowseStore", "FTS_TOKENIZER", "MIGRATIONS", "NodeFilter", "SCHEMA_VERSION", "Space", "Store", "database_kind", "sqlite3"]

@@ -89,6 +89,9 @@ class Connection:
             self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             self.db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
             self.db.execute("PRAGMA foreign_keys=ON")
+            # deleted cells and freed pages are overwritten with zeros: a deleted memory leaves the file's
+            # bytes (complete deletion, store/correct.py)
+            self.db.execute("PRAGMA secure_delete=ON")
             self._migrate()
         except sqlite3.DatabaseError as e:
             with contextlib.suppress(Exception):

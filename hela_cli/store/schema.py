@@ -219,6 +219,22 @@ def _m11_sign_blocks(db: "Database") -> None:
     db["sign_blocks"].create_index(["space_id", "lo"], index_name="sign_blocks_space_lo")
 
 
+def _m12_history(db: "Database") -> None:
+    # `hela edit`: the previous text of an edited memory (one row per replaced version; deleted with the
+    # memory). And FTS5's secure-delete option on the keyword index: a deleted row's terms leave the index
+    # segments at once instead of staying behind a delete marker until the next merge (complete deletion,
+    # store/correct.py).
+    db["history"].create({"id": int, "node_id": int, "space_id": int, "text": str, "speaker": str,
+                          "edited_at": float}, pk="id", not_null={"node_id", "space_id", "text", "edited_at"})
+    db["history"].create_index(["node_id", "id"], index_name="history_node")
+    db.execute("INSERT INTO node_fts(node_fts, rank) VALUES ('secure-delete', 1)")
+    # ids (no text) of memories deleted or edited, with when: a consolidation or an ask that read them
+    # before and writes after does not write records or log rows restating the old text (store/correct.py).
+    # Kept TOMBSTONE_DAYS.
+    db["tombstones"].create({"node_id": int, "space_id": int, "at": float}, not_null={"node_id", "space_id", "at"})
+    db["tombstones"].create_index(["node_id", "at"], index_name="tombstones_node")
+
+
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
 
 def _m6_asks_log_memories_view(db: "Database") -> None:
@@ -244,6 +260,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0009_reembed_stage", _m9_reembed_stage),
     ("0010_edge_prior", _m10_edge_prior),
     ("0011_sign_blocks", _m11_sign_blocks),
+    ("0012_history", _m12_history),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -92,7 +92,10 @@ class Semantic:
                 for r in self.sdb["hubs"].rows_where("space_id = ?", [space_id])}
 
     def set_hub_state(self, space_id: int, node_id: int, cluster: Sequence[int], step: int, status: str) -> None:
-        """Record a hub's consolidation state; nothing for a hub forgotten meanwhile (checked in the write)."""
+        """Record a hub's consolidation state; nothing for a hub forgotten meanwhile (checked in the write),
+        nor for a cluster holding a memory deleted meanwhile (``hela delete``)."""
+        if self.deleted_ids(cluster):
+            return
         self.db.execute("INSERT INTO hubs(node_id, space_id, cluster, distilled_step, status) SELECT ?,?,?,?,? "
                         "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=?) "
                         "ON CONFLICT(node_id) DO UPDATE SET cluster=excluded.cluster, "
@@ -100,9 +103,13 @@ class Semantic:
                         (node_id, space_id, json.dumps(list(cluster)), step, status, node_id))
 
     # ---------------------------------------------------------------- the asks log
-    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int) -> int:
-        """Record one ask (``answer.log``), as `llm` logs prompts; returns its id."""
+    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int],
+                step: int) -> int | None:
+        """Record one ask (``answer.log``), as `llm` logs prompts; returns its id. Nothing is logged (None)
+        when one of its memories was deleted meanwhile (``hela delete``: the answer may restate it)."""
         with self.transaction():
+            if memories and self.deleted_ids(memories):
+                return None
             return self.sdb["asks"].insert({"space_id": space_id, "question": question, "answer": answer,
                                             "memories": json.dumps(list(memories)), "step": step,
                                             "created_at": time.time()}).last_pk

@@ -1,0 +1,225 @@
+"""``hela mcp --http HOST:PORT``: the MCP tools of :mod:`hela_cli.mcp_server` shared over HTTP.
+
+One process serves many MCP clients (agents on this or other machines) over the official SDK's
+streamable HTTP transport at ``/mcp``. It holds one :class:`~hela_cli.memory.Memory`: the database is
+opened and the models are loaded once, on the first call that needs them, for every client. Tool calls
+from all sessions run one at a time on it (the limiter in :func:`~hela_cli.mcp_server.build_server`):
+one SQLite connection and one llama.cpp context are not safe to share between threads.
+
+Access needs a bearer token, checked by the SDK's own auth hooks (a :class:`TokenVerifier` given to
+``MCPServer`` with ``AuthSettings``: its ``RequireAuthMiddleware`` answers 401 before any MCP message is
+read). Where the token comes from, first found wins:
+
+1. ``--token-file PATH`` (the first line of the file);
+2. the environment variable ``HELA_MCP_TOKEN``;
+3. on a loopback address only: the token saved in ``<data dir>/mcp-token``, generated
+   (``secrets.token_urlsafe``) and written user-only (0600) on the first start, when it is printed once
+   on stderr with the client configuration. Binding any other address without 1. or 2. is refused.
+
+The token is compared in constant time (digests of equal length) and never written to any output or log
+(the access log shows the request line, which carries no token, and the status).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import ipaddress
+import json
+import os
+import re
+import secrets
+import signal
+import socket
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from hela_cli.config import Config
+from hela_cli.errors import InputError
+from hela_cli.paths import data_dir, ensure_private_dir
+
+TOKEN_ENV = "HELA_MCP_TOKEN"
+MCP_PATH = "/mcp"
+MIN_TOKEN_CHARS = 16
+_TOKEN_CHARS = re.compile(r"[!-~]+")  # printable ASCII without spaces: what an HTTP header carries as is
+
+
+@dataclass(frozen=True)
+class Token:
+    """The bearer token and where it came from (``value`` is left out of reprs and tracebacks)."""
+
+    value: str = field(repr=False)
+    source: str
+    generated: bool = False
+
+
+def token_path() -> Path:
+    """Where the generated token is kept: ``<data dir>/mcp-token``."""
+    return data_dir() / "mcp-token"
+
+
+def parse_address(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) -> ``(host, port)``."""
+    host, sep, port = value.strip().rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise InputError(f"--http {value!r}: give HOST:PORT, e.g. 127.0.0.1:8765")
+    return host, int(port)
+
+
+def resolve_host(host: str, port: int) -> tuple[int, str]:
+    """The address family and numeric address that ``host`` binds to (first of ``getaddrinfo``)."""
+    try:
+        family, _, _, _, sockaddr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                       flags=socket.AI_PASSIVE)[0]
+    except OSError as e:
+        raise InputError(f"--http {host}:{port}: cannot resolve {host!r} ({e.strerror or e})") from None
+    return family, str(sockaddr[0])
+
+
+def is_loopback(address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_token(value: str, where: str) -> str:
+    if not value:
+        raise InputError(f"{where}: the token is empty")
+    if not _TOKEN_CHARS.fullmatch(value):
+        raise InputError(f"{where}: the token must be printable ASCII without spaces")
+    if len(value) < MIN_TOKEN_CHARS:
+        raise InputError(f"{where}: the token is shorter than {MIN_TOKEN_CHARS} characters")
+    return value
+
+
+def _read_token(path: Path, where: str) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        reason = getattr(e, "strerror", None) or e.__class__.__name__
+        raise InputError(f"{where}: cannot read the token ({reason})") from None
+    return _check_token(text.strip().split("\n")[0].strip() if text.strip() else "", where)
+
+
+def resolve_token(token_file: str | None, loopback: bool, where: str,
+                  env: Mapping[str, str] | None = None) -> Token:
+    """The token to require: ``--token-file``, else ``$HELA_MCP_TOKEN``, else (loopback only) the saved
+    or a newly generated one. ``where`` names the address in the refusal."""
+    env = os.environ if env is None else env
+    if token_file:
+        path = Path(token_file).expanduser()
+        return Token(_read_token(path, f"--token-file {path}"), f"from --token-file {path}")
+    if env.get(TOKEN_ENV):
+        return Token(_check_token(env[TOKEN_ENV].strip(), f"environment {TOKEN_ENV}"), f"from ${TOKEN_ENV}")
+    if not loopback:
+        raise InputError(f"refusing to serve on {where} (not a loopback address) without a token: give "
+                         f"--token-file PATH or set {TOKEN_ENV}")
+    path = token_path()
+    if path.exists():
+        return Token(_read_token(path, str(path)), f"saved in {path}")
+    value = secrets.token_urlsafe(32)
+    ensure_private_dir(path.parent)
+    try:  # O_EXCL: never through a planted link; 0600 from the start
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as e:
+        raise InputError(f"{path}: cannot save the generated token ({e.strerror or e})") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(value + "\n")
+    return Token(value, f"saved in {path}", generated=True)
+
+
+class StaticTokenVerifier:
+    """The SDK's ``TokenVerifier`` for one shared token: compares SHA-256 digests with
+    :func:`hmac.compare_digest` (constant time, and equal lengths whatever the length of the guess)."""
+
+    def __init__(self, token: str):
+        self._digest = hashlib.sha256(token.encode("utf-8")).digest()
+
+    async def verify_token(self, token: str) -> Any:
+        from mcp.server.auth.provider import AccessToken
+
+        guess = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+        if not hmac.compare_digest(guess, self._digest):
+            return None
+        return AccessToken(token="(shared token)", client_id="hela", scopes=[])  # the token itself is not kept
+
+
+def url_for(host: str, port: int) -> str:
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
+
+
+def client_config(url: str, token: str) -> dict[str, Any]:
+    """The ``mcpServers`` entry MCP clients (Claude Code, Cursor, ...) take for a streamable HTTP server."""
+    return {"mcpServers": {"hela": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}}
+
+
+def _listen(family: int, address: str, port: int, where: str) -> socket.socket:
+    """The listening socket, made here so that a busy port or a bad address is one line. Its protocol is
+    set to TCP explicitly: asyncio turns TCP_NODELAY on for accepted sockets only when ``sock.proto`` says
+    TCP, and ``socket.create_server`` leaves it 0. Without it the response body waits for the client's
+    delayed ACK: a request for a missing path took 44 ms (keep-alive client, median of 40, busy machine)
+    against 4-7 ms from a bare uvicorn app."""
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind((address, port))
+        sock.listen(2048)
+    except OSError as e:
+        sock.close()
+        raise InputError(f"--http {where}: cannot listen there ({e.strerror or e})") from None
+    return sock
+
+
+def serve_http(config: Config, address: str, token_file: str | None = None,
+               announce: Callable[[str], None] | None = None, env: Mapping[str, str] | None = None) -> None:
+    """Serve the hela MCP tools at ``http://ADDRESS/mcp`` until interrupted (SIGINT: KeyboardInterrupt
+    after a graceful shutdown; SIGTERM: exit 143 after one)."""
+    import uvicorn
+    from mcp.server.auth.settings import AuthSettings
+
+    from hela_cli.mcp_server import build_server
+
+    say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
+    host, port = parse_address(address)
+    family, numeric = resolve_host(host, port)
+    where = f"{host}:{port}"
+    token = resolve_token(token_file, is_loopback(numeric), where, env)
+    try:
+        sock = _listen(family, numeric, port, where)
+    except InputError:
+        if token.generated:  # never shown: the next start generates (and prints) a new one
+            token_path().unlink(missing_ok=True)
+        raise
+    url = url_for(host, port)
+
+    base = url[: -len(MCP_PATH)]
+    server = build_server(config, token_verifier=StaticTokenVerifier(token.value),
+                          auth=AuthSettings(issuer_url=base, resource_server_url=None))
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    if token.generated:
+        say(f"hela mcp: generated an access token, saved user-only in {token_path()}; an MCP client connects "
+            f"with (shown this once):")
+        say(json.dumps(client_config(url, token.value)))
+    say(f"hela mcp: serving the hela tools at {url} (bearer token {token.source}); Ctrl-C stops")
+    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)  # the access log (no token in it) to stderr too
+    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    uv = uvicorn.Server(uvicorn.Config(app, log_level="info", log_config=log_config, access_log=True,
+                                       timeout_graceful_shutdown=5, lifespan="on"))
+
+    def terminated(signum: int, frame: Any) -> None:  # uvicorn re-raises the signal after its shutdown
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        uv.run(sockets=[sock])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        sock.close()
+        server.hela.memory.close()

@@ -1,0 +1,141 @@
+"""Real HTTP servers for the endpoint tests, on 127.0.0.1 and a free port.
+
+* :func:`llama_server`: llama-cpp-python's own OpenAI-compatible server (``python -m llama_cpp.server``,
+  the ``llama-cpp-python[server]`` extra of the ``test`` dependencies) serving the default chat model as
+  ``smollm2`` and the default embedder as ``minilm``, with an API key; started once per test session,
+  stopped after.
+* :func:`fault_server`: a tiny ``http.server`` that answers every request with the fault its URL names
+  (``/500/v1``, ``/400/v1``, ``/html/v1``, ``/slow/v1``, ``/echo401/v1``, ``/dim8/v1``).
+
+Import the fixtures into a test module: ``from tests.model_server import llama_server, fault_server``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import MODEL_DIR
+from hela_cli.models import DEFAULT_MODELS
+
+SERVER_KEY = "sk-hela-test-Zq7vX3kP9"  # the llama_server's key (tests check it never shows up)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """``http://127.0.0.1:PORT/v1`` of a running ``llama_cpp.server`` (models ``smollm2`` and ``minilm``)."""
+    chat = MODEL_DIR / DEFAULT_MODELS["smollm2"].filename
+    emb = MODEL_DIR / DEFAULT_MODELS["minilm"].filename
+    for p in (chat, emb):
+        if not p.exists():
+            pytest.fail(f"{p} missing: run `make models` (hela models pull) before the tests")
+    tmp = tmp_path_factory.mktemp("llama-server")
+    port = free_port()
+    # the same settings as the in-process models (hela_cli.models.LlamaChat / LlamaEmbedder)
+    threads = os.cpu_count() or 1  # as in process (models.n_threads 0); the server's default is half
+    cfg = {"host": "127.0.0.1", "port": port, "api_key": SERVER_KEY, "models": [
+        {"model": str(chat), "model_alias": "smollm2", "n_ctx": 4096, "n_batch": 512, "flash_attn": True,
+         "n_threads": threads, "n_threads_batch": threads,
+         "verbose": False},
+        {"model": str(emb), "model_alias": "minilm", "embedding": True, "n_ctx": 512, "n_batch": 512,
+         "n_ubatch": 512, "n_threads": threads, "n_threads_batch": threads, "flash_attn": True, "verbose": False}]}
+    (tmp / "server.json").write_text(json.dumps(cfg))
+    log = open(tmp / "server.log", "w")
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--config_file", str(tmp / "server.json")],
+                            stdout=log, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited ({proc.returncode}): {(tmp / 'server.log').read_text()[-2000:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("llama_cpp.server did not start within 180 s")
+                time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+class _FaultHandler(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:  # quiet
+        pass
+
+    def _reply(self, status: int, body: bytes, kind: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self.do_POST()
+
+    def do_POST(self) -> None:
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        fault = self.path.strip("/").split("/")[0]
+        if fault == "500":
+            self._reply(500, b'{"error": {"message": "model crashed"}}')
+        elif fault == "400":
+            self._reply(400, b'{"error": {"message": "bad request"}}')
+        elif fault == "html":
+            self._reply(200, b"<html>not an API</html>", "text/html")
+        elif fault == "slow":
+            time.sleep(3)
+            self._reply(200, b"{}")
+        elif fault == "echo401":  # a server that echoes the credentials it refused
+            auth = self.headers.get("Authorization", "")
+            self._reply(401, json.dumps({"error": {"message": f"invalid key: {auth}"}}).encode())
+        elif fault == "dim8":
+            inputs = json.loads(raw or b"{}").get("input", [])
+            inputs = [inputs] if isinstance(inputs, str) else inputs
+            data = [{"index": i, "embedding": [1.0] + [0.5] * 7} for i in range(len(inputs))]
+            self._reply(200, json.dumps({"data": data}).encode())
+        else:
+            self._reply(404, b'{"error": "unknown fault"}')
+
+
+@pytest.fixture(scope="session")
+def fault_server():
+    """``http://127.0.0.1:PORT``: prefix a fault name, e.g. ``f"{fault_server}/500/v1"``."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _FaultHandler)
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def dead_url() -> str:
+    """A base URL where nothing listens."""
+    return f"http://127.0.0.1:{free_port()}/v1"
+
+
+__all__ = ["llama_server", "fault_server", "free_port", "dead_url", "SERVER_KEY", "Path"]
