@@ -60,7 +60,7 @@ class AnswerPrompt:
     drop_example_date: bool = False  # drop the format example "15 July 2023" when no memory has that date
 
 
-#: the prompt ``hela ask`` and ``hela bench`` use (see README "Answer prompt (A.2)")
+#: the prompt ``hela ask`` and ``hela bench`` use (see docs/answers.md)
 DEFAULT_PROMPT = AnswerPrompt(guard=True)  # measured: BENCHMARKS.md "Answer prompt A.2"
 
 
