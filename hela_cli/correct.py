@@ -67,11 +67,12 @@ def select(store: Store, space: Space, ids: Sequence[int] = (), source_ids: Sequ
     return [memory_row(n) for n in store.list_nodes(space.id, **filters)]
 
 
-def follower_vectors(store: Store, embedder: Embedder, space: Space, cfg: Config, ids: Sequence[int]
+def follower_vectors(store: Store, embedder: Any, space: Space, cfg: Config, ids: Sequence[int]
                      ) -> dict[int, Any]:
     """New vectors for the turns that had one of the memories ``ids`` in their embedding context (the next
     ``ingest.context_window`` turns of its session), embedded as ingest would embed them without those
-    memories: a delete leaves no trace of the text in a neighbour's vector."""
+    memories: a delete leaves no trace of the text in a neighbour's vector. ``embedder``: an embedder, or a
+    zero-argument factory called only when there is a turn to re-embed (it may return None: none is)."""
     from hela_cli.formats import Turn
     from hela_cli.ingest import embedding_texts
 
@@ -90,6 +91,12 @@ def follower_vectors(store: Store, embedder: Embedder, space: Space, cfg: Config
         return Turn(n["speaker"] or "", n["text"], n["ts"], n["time_str"] or "", n["session"] or "",
                     n["source_id"], n["role"])
 
+    if not followers:
+        return {}
+    if callable(embedder) and not hasattr(embedder, "embed"):   # a factory: load the model only when needed
+        embedder = embedder()
+        if embedder is None:
+            return {}
     texts = []
     for f in followers.values():
         prev = store.session_context(space.id, f, window, 0, exclude=gone)[0]
@@ -101,7 +108,7 @@ def follower_vectors(store: Store, embedder: Embedder, space: Space, cfg: Config
 
 
 def delete(store: Store, space: Space, ids: Sequence[int] = (), source_ids: Sequence[str] = (),
-           filters: dict[str, Any] | None = None, confirm: bool = False, embedder: Embedder | None = None,
+           filters: dict[str, Any] | None = None, confirm: bool = False, embedder: Any = None,
            cfg: Config | None = None) -> dict[str, Any]:
     """Delete memories completely (:meth:`hela_cli.store.Store.erase_nodes`). A delete by filter needs
     ``confirm`` (a refusal says how many it selects); one that selects nothing deletes nothing. With an

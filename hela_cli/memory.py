@@ -287,7 +287,9 @@ class Memory:
     def spaces(self) -> list[dict[str, Any]]:
         """Every space with its counts (``Store.spaces``); an empty list, and no file created, when the
         database does not exist yet."""
-        if self._store is None and self.config.db != ":memory:":
+        from hela_cli.store.target import is_postgres
+
+        if self._store is None and self.config.db != ":memory:" and not is_postgres(self.config.db):
             if not Path(self.config.db or default_db_path()).expanduser().exists():
                 return []
         return self.store.spaces()
@@ -403,17 +405,20 @@ class Memory:
 
         filters = parse_filters(speaker=speaker, session=session, before=before, contains=contains)
         store, sp = self._open_store(True), self.space(space)
-        embedder, note = None, None
-        if self.config.ingest.context_window > 0 and store.embedder_info() is not None:
+        notes: list[str] = []
+
+        def embedder() -> Embedder | None:
             try:  # the next turns were embedded with the deleted ones as context: re-embed them without
                 self._check_embedder()
-                embedder = self.embedder
+                return self.embedder
             except HelaError as e:
-                note = f"the turns after the deleted ones keep their vectors ({e.message})"
-        rep = delete(store, sp, list(ids), list(source_ids), filters, confirm=confirm, embedder=embedder,
-                     cfg=self.config)
-        if note and rep["deleted"]:
-            rep["note"] = note
+                notes.append(f"the turns after the deleted ones keep their vectors ({e.message})")
+                return None
+
+        rep = delete(store, sp, list(ids), list(source_ids), filters, confirm=confirm,
+                     embedder=embedder if store.embedder_info() is not None else None, cfg=self.config)
+        if notes:
+            rep["note"] = notes[0]
         return rep
 
     def edit(self, space: str, node_id: int | None = None, text: str = "", *, source_id: str | None = None

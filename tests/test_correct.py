@@ -338,3 +338,17 @@ def test_delete_reembeds_the_turn_that_had_it_as_context(tmp_path, hash_embedder
                                                 mem.config))[0]
     assert np.allclose(store.node_vectors([ids["b2"]])[ids["b2"]], alone)       # no trace of the deleted turn
     assert store.integrity_problems() == []
+
+
+def test_delete_without_a_loadable_embedder_still_deletes_and_says_so(tmp_path, hash_embedder):
+    mem = _mem(tmp_path, hash_embedder)
+    ids = _fill(mem)
+    mem.close()
+    cfg = Config(db=mem.config.db)
+    cfg.models.embedder = str(tmp_path / "missing.gguf")
+    with Memory(cfg) as other:
+        rep = other.delete("x", [ids["a1"]])      # its next turn b1 would be re-embedded
+        assert rep["deleted"] == [ids["a1"]] and rep["reembedded"] == [] and "keep their vectors" in rep["note"]
+        rep = other.delete("x", [ids["a3"]])      # last of its session: no model needed, no note
+        assert rep["deleted"] == [ids["a3"]] and "note" not in rep
+        assert other.store.integrity_problems() == []

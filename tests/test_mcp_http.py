@@ -27,13 +27,15 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from hela_cli.config import Config
 from hela_cli.errors import InputError
 from hela_cli.mcp_http import (StaticTokenVerifier, client_config, is_loopback, parse_address, resolve_token,
                                url_for)
+from hela_cli.mcp_server import build_server
 from tests.reliability import PY, REPO, hela, hela_env
 
 TOKEN = "test-token-" + "x7Qp2" * 6
-TOOLS = {"remember", "recall", "ask", "forget", "spaces", "hubs"}
+TOOLS = {"remember", "recall", "ask", "forget", "spaces", "hubs", "memories", "update", "delete"}
 TURNS = [
     {"speaker": "Alice", "text": "I adopted a grey cat called Miso from the shelter", "time": "2024-05-01T10:00:00Z",
      "id": "m1"},
@@ -165,7 +167,8 @@ def refused(url: str, token: str | None, scheme: str = "Bearer") -> list[int]:
 def test_tools_with_token(shared):
     async def main() -> None:
         async with Session(shared.url, TOKEN) as c:
-            assert {t.name for t in (await c.s.list_tools()).tools} == TOOLS
+            stdio_tools = {t.name for t in await build_server(Config(db=str(shared.db))).list_tools()}
+            assert {t.name for t in (await c.s.list_tools()).tools} == stdio_tools >= TOOLS
             out = await c.call("remember", {"space": "pets", "turns": TURNS})
             assert len(out["added"]) == 3 and out["skipped"] == []
             out = await c.call("recall", {"space": "pets", "query": "What is the name of Alice's cat?"})

@@ -309,7 +309,7 @@ def test_templates_and_static_files_are_packaged():
 
     pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
     st = pyproject["tool"]["setuptools"]
-    assert "hela_cli.ui" in st["packages"]
+    assert any(fnmatch.fnmatch("hela_cli.ui", g) for g in st["packages"]["find"]["include"])
     globs = st["package-data"]["hela_cli.ui"]
     ui_dir = Path(__file__).resolve().parents[1] / "hela_cli" / "ui"
     files = [p.relative_to(ui_dir).as_posix() for sub in ("templates", "static") for p in (ui_dir / sub).rglob("*")

@@ -89,7 +89,7 @@ def _indexed(path, v, n):
         ids = s.insert_nodes(sp.id, _rows(0, n), v[:n])
     s.knn(sp.id, v[0], 3)
     s.knn(sp.id, v[1], 3)
-    assert sp.id in s._indexes
+    assert s.held_index(sp.id) is not None
     return s, sp, ids
 
 
@@ -99,11 +99,13 @@ def test_second_search_keeps_the_index_and_writes_refresh_it(tmp_path, small_lim
     s, sp = _store(path, vector_cache_auto=10_000)
     with s.transaction():
         ids = s.insert_nodes(sp.id, _rows(0, 600), v[:600])
+    assert s.vector_index_kind(sp.id) == "sign-bits"
     assert s.knn(sp.id, v[5], 1)[0][0] == ids[5]
-    assert sp.id not in s._indexes                      # first search: the sign bits
+    assert s.held_index(sp.id) is None                      # first search: the sign bits
+    assert s.vector_index_kind(sp.id) == "int8"             # the next one: the in-process (quantized) index
     assert s.knn(sp.id, v[6], 1)[0][0] == ids[6]
-    assert s._indexes[sp.id][1].n == 600                # second: the in-process index
-    built = s._indexes[sp.id][1]
+    assert s.held_index(sp.id).n == 600                # second: the in-process index
+    built = s.held_index(sp.id)
 
     def no_rebuild(*a, **k):
         raise AssertionError("rebuilt instead of refreshed")
@@ -118,7 +120,7 @@ def test_second_search_keeps_the_index_and_writes_refresh_it(tmp_path, small_lim
     assert set(more) & set(ids[-20:])                   # the reuse this must survive
     got = s.knn(sp.id, v[650], 1)
     assert got[0][0] == more[50] and got[0][1] == pytest.approx(1.0, abs=1e-5)
-    refreshed = s._indexes[sp.id][1]
+    refreshed = s.held_index(sp.id)
     assert refreshed is not built and refreshed.n == 680
     assert sorted(refreshed.ids.tolist()) == sorted(ids[:-20] + more)
     # every stored vector is found by itself (a stale row for a reused id would not be)
@@ -137,7 +139,7 @@ def test_many_changes_rebuild_and_results_match_a_fresh_store(tmp_path, small_li
     fresh, _ = _store(path, vector_cache=True)
     for q in v[::50]:
         assert s.knn(sp.id, q, 10) == fresh.knn(sp.id, q, 10)
-    assert s._indexes[sp.id][1].n == 1000
+    assert s.held_index(sp.id).n == 1000
     fresh.close()
     s.close()
 
@@ -152,7 +154,7 @@ def test_off_and_above_the_limit_stay_on_the_sign_bits(tmp_path, small_limit):
                 s.insert_nodes(sp.id, _rows(0, 300), v)
         for q in v[:5]:
             s.knn(sp.id, q, 3)
-        assert sp.id not in s._indexes
+        assert s.held_index(sp.id) is None
         s.close()
 
 
@@ -174,11 +176,11 @@ def test_appends_refresh_without_the_node_list_and_deletes_read_it(tmp_path, sma
     with other.transaction():                          # appends only: the aggregate and the new rows
         more = other.insert_nodes(sp.id, _rows(500, 540, tag="a"), v[500:540])
     assert s.knn(sp.id, v[520], 1)[0][0] == more[20] and not reads
-    assert s._indexes[sp.id][1].n == 540
+    assert s.held_index(sp.id).n == 540
     with other.transaction():                          # a delete in the middle: the whole list
         other.delete_nodes([ids[100]])
     assert ids[100] not in {n for n, _ in s.knn(sp.id, v[100], 5)} and reads
-    assert s._indexes[sp.id][1].n == 539
+    assert s.held_index(sp.id).n == 539
     reads.clear()
     with other.transaction():                          # appends again, after the delete
         last = other.insert_nodes(sp.id, _rows(540, 560, tag="b"), v[540:560])

@@ -108,13 +108,14 @@ def test_small_spaces_use_the_exact_index_and_large_ones_sqlite_vec(tmp_path, mo
     s, sp, vecs, ids = _filled_store(tmp_path / "auto.db", 40, seed=4)  # vector_cache off
     q = vecs[11]
     want = [ids[i] for i in np.argsort(-(vecs @ q))[:6]]
+    assert s.vector_index_kind(sp.id) == "exact"
     small = s.knn(sp.id, q, 6)
-    assert sp.id in s._indexes and [n for n, _ in small] == want
+    assert s.held_index(sp.id) is not None and [n for n, _ in small] == want
     monkeypatch.setattr(vi, "EXACT_LIMIT", 10)  # now the space counts as large: sqlite-vec answers
-    s._indexes.clear()
-    s._sizes.clear()
+    s.search_state.clear()
+    assert s.vector_index_kind(sp.id) == "sqlite-vec"
     large = s.knn(sp.id, q, 6)
-    assert sp.id not in s._indexes and [n for n, _ in large] == want
+    assert s.held_index(sp.id) is None and [n for n, _ in large] == want
     for (_, a), (_, b) in zip(small, large):
         assert a == pytest.approx(b, abs=1e-5)
     s.close()

@@ -177,10 +177,12 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
     from hela_cli.paths import default_db_path
 
     dbp = db_path or default_db_path()
-    if dbp.exists():
+    from hela_cli.store.target import is_postgres
+
+    if is_postgres(cfg.db) or dbp.exists():
         from hela_cli.store import Store
 
-        with Store(dbp) as s:
+        with Store.open(cfg.db if is_postgres(cfg.db) else dbp) as s:
             embed_info = s.embedder_info()
     out = {"model_dir": str(mdir), "configured": {"embedder": cfg.models.embedder, "chat": cfg.models.chat},
            "database_embedder": {"model": embed_info[0], "dim": embed_info[1]} if embed_info else None,
@@ -539,6 +541,12 @@ _register_correct(app, spaces_app)
 from hela_cli.cli.ui_cmd import register as _register_ui  # noqa: E402
 
 _register_ui(app)
+
+
+# ----------------------------------------------------------------------------------- copy (copy_cmd.py)
+from hela_cli.cli.copy_cmd import register as _register_copy  # noqa: E402
+
+_register_copy(app)
 
 
 def main() -> None:

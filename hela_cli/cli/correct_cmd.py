@@ -105,6 +105,8 @@ def delete_cmd(
     extra = [e for e in extra if e]
     console.print(text(f"deleted {len(rep['deleted'])} memor{'y' if len(rep['deleted']) == 1 else 'ies'} from "
                        f"'{space}'" + (f" with {', '.join(extra)}" if extra else "")), soft_wrap=True)
+    if rep.get("note"):
+        err_console.print(text(f"note: {rep['note']}"), style="yellow", soft_wrap=True)
     _scrub_warning(rep.get("scrub"))
 
 

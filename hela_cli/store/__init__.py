@@ -21,23 +21,51 @@ measured to matter or where sqlite-utils cannot go:
 * the edge writes of Eq.1 (one ``INSERT ... ON CONFLICT`` per learning step) and the O(1) global decay.
 """
 
+from typing import Any
+
+from hela_cli.store.asks import AsksLog
 from hela_cli.store.backup import Backup
 from hela_cli.store.base import Space, sqlite3
 from hela_cli.store.browse import Browse, NodeFilter, StrengthCache, database_kind
 from hela_cli.store.connection import Connection
 from hela_cli.store.correct import Correct, FilteredSearch
 from hela_cli.store.edges import Edges
+from hela_cli.store.hubs import Hubs
 from hela_cli.store.integrity import Integrity
 from hela_cli.store.nodes import Nodes
 from hela_cli.store.reembed import Reembed
 from hela_cli.store.schema import FTS_TOKENIZER, MIGRATIONS, SCHEMA_VERSION
 from hela_cli.store.semantic import Semantic
+from hela_cli.store.target import is_postgres
+from hela_cli.store.transfer import Transfer
 from hela_cli.store.vectors import Search
 
 
+class Store(Correct, FilteredSearch, Transfer, Nodes, Search, Edges, Semantic, Hubs, AsksLog, Reembed, Integrity, Backup,
+            Browse, Connection):
+    """A hela database (``Correct``: list / complete delete / edit, store/correct.py). ``Store(":memory:")``
+    gives a throw-away in-memory one (tests).
 
-class Store(Correct, FilteredSearch, Nodes, Search, Edges, Semantic, Reembed, Integrity, Backup, Browse, Connection):
-    """A hela database (``Correct``: list / complete delete / edit, store/correct.py). ``Store(":memory:")`` gives a throw-away in-memory one (tests)."""
+    ``Store("postgresql://user@host/db")`` (and ``Store.open`` of such a URL) gives the same API on
+    Postgres + pgvector (:class:`hela_cli.store.postgres.PgStore`); a URL of another scheme is refused
+    (:func:`hela_cli.store.target.is_postgres`)."""
+
+    backend = "sqlite"
+
+    def __new__(cls, path: Any = ":memory:", *args: Any, **kw: Any) -> Any:
+        if is_postgres(path):
+            from hela_cli.store.postgres import PgStore
+
+            return PgStore(str(path), *args, **kw)
+        return super().__new__(cls)
+
+    @classmethod
+    def open(cls, path: Any = None, *, must_exist: bool = True, vector_cache: bool = False, **kw: Any) -> Any:
+        if is_postgres(path):
+            from hela_cli.store.postgres import PgStore
+
+            return PgStore.open(path, must_exist=must_exist, vector_cache=vector_cache, **kw)
+        return super().open(path, must_exist=must_exist, vector_cache=vector_cache, **kw)
 
 
 

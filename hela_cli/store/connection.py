@@ -16,6 +16,7 @@ from hela_cli.paths import ensure_private_dir
 
 from hela_cli.store.base import BUSY_TIMEOUT_MS, CACHE_KIB, MMAP_BYTES, Space, sqlite3
 from hela_cli.store.schema import MIGRATION_SET, MIGRATIONS
+from hela_cli.store.search_state import SearchState
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
@@ -60,11 +61,7 @@ class Connection:
         self.sign_index_min = sign_index_min
         self.sign_rescore = sign_rescore
         self.vector_cache_auto = vector_cache_auto
-        self._searches: dict[int, int] = {}
-        self._signs: dict[int, tuple[int, Any]] = {}
-        self._indexes: dict[int, tuple[int, Any, Any, Any]] = {}  # space -> (version, index, embedder, stamps)
-        self._sizes: dict[int, tuple[int, int]] = {}
-        self._caches: dict[tuple[int, str], tuple[int, dict[int, Any]]] = {}
+        self.search_state = SearchState()
         if self.path != ":memory:":
             p = Path(self.path).expanduser()
             if p.is_dir():
@@ -144,6 +141,25 @@ class Connection:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.db.close()
+
+    # the search state's parts under the names the search code uses (one object: ``search_state``)
+    _searches = property(lambda self: self.search_state.searches)
+    _indexes = property(lambda self: self.search_state.indexes)
+    _sizes = property(lambda self: self.search_state.sizes)
+    _caches = property(lambda self: self.search_state.caches)
+    _hnsw = property(lambda self: self.search_state.hnsw)
+
+    @property
+    def _signs(self) -> dict[int, tuple[int, Any]]:
+        return self.search_state.signs
+
+    @_signs.setter
+    def _signs(self, value: dict[int, tuple[int, Any]]) -> None:
+        self.search_state.signs = value
+
+    def held_index(self, space_id: int) -> Any | None:
+        """The in-process vector index this process holds for the space, or None (see ``search_state``)."""
+        return self.search_state.held_index(space_id)
 
     def __enter__(self) -> "Connection":
         return self

@@ -56,7 +56,8 @@ class Nodes:
         if not fresh:
             return [-1] * len(rows)
         self.sdb["nodes"].insert_all(
-            ({"space_id": space_id, "text": row["text"], "speaker": row.get("speaker"), "role": row.get("role"),
+            ({**({"id": row["id"]} if "id" in row else {}),  # hela copy keeps ids (store/transfer.py)
+              "space_id": space_id, "text": row["text"], "speaker": row.get("speaker"), "role": row.get("role"),
               "ts": row["ts"], "time_str": row.get("time_str"), "keywords": " ".join(row.get("keywords", [])),
               "source_id": row.get("source_id"), "session": row.get("session"), "ord": row["ord"],
               "hash": row["hash"], "source": row.get("source"), "created_at": now} for row, _ in fresh.values()),

@@ -111,8 +111,6 @@ class Reembed:
             db.execute("UPDATE spaces SET nodes_version = nodes_version + 1")
             db.execute("DELETE FROM reembed_stage")
             db.execute("DELETE FROM meta WHERE key IN ('reembed_model', 'reembed_dim')")
-        self._caches.clear()
-        self._indexes.clear()
-        self._sizes.clear()
+        self.search_state.clear()
         return {"previous": list(previous) if previous else None, "vectors": counts,
                 "passages_dropped": max(0, dropped - kept)}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Sequence
 
@@ -17,7 +16,8 @@ SEMANTIC_COLUMNS = ("id, space_id, kind, subject, text, confidence, date, hub_id
 
 
 class Semantic:
-    """Semantic records (``semantic``, ``semantic_vec``, ``semantic_evidence``) and ``hubs``."""
+    """Semantic records (``semantic``, ``semantic_vec``, ``semantic_evidence``); the hub state is in
+    ``hubs.py``, the asks log in ``asks.py``."""
 
     # ---------------------------------------------------------------- semantic records
     def insert_semantic(self, space_id: int, kind: str, subject: str | None, text: str,
@@ -84,44 +84,3 @@ class Semantic:
 
     def count_semantic(self, space_id: int) -> int:
         return self.db.execute("SELECT count(*) FROM semantic WHERE space_id=?", (space_id,)).fetchone()[0]
-
-    # ---------------------------------------------------------------- hubs bookkeeping
-    def hub_state(self, space_id: int) -> dict[int, dict[str, Any]]:
-        return {r["node_id"]: {"cluster": json.loads(r["cluster"]), "distilled_step": r["distilled_step"],
-                               "status": r["status"]}
-                for r in self.sdb["hubs"].rows_where("space_id = ?", [space_id])}
-
-    def set_hub_state(self, space_id: int, node_id: int, cluster: Sequence[int], step: int, status: str) -> None:
-        """Record a hub's consolidation state; nothing for a hub forgotten meanwhile (checked in the write),
-        nor for a cluster holding a memory deleted meanwhile (``hela delete``)."""
-        if self.deleted_ids(cluster):
-            return
-        self.db.execute("INSERT INTO hubs(node_id, space_id, cluster, distilled_step, status) SELECT ?,?,?,?,? "
-                        "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=?) "
-                        "ON CONFLICT(node_id) DO UPDATE SET cluster=excluded.cluster, "
-                        "distilled_step=excluded.distilled_step, status=excluded.status",
-                        (node_id, space_id, json.dumps(list(cluster)), step, status, node_id))
-
-    # ---------------------------------------------------------------- the asks log
-    def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int],
-                step: int) -> int | None:
-        """Record one ask (``answer.log``), as `llm` logs prompts; returns its id. Nothing is logged (None)
-        when one of its memories was deleted meanwhile (``hela delete``: the answer may restate it)."""
-        with self.transaction():
-            if memories and self.deleted_ids(memories):
-                return None
-            return self.sdb["asks"].insert({"space_id": space_id, "question": question, "answer": answer,
-                                            "memories": json.dumps(list(memories)), "step": step,
-                                            "created_at": time.time()}).last_pk
-
-    def asks(self, space_id: int, limit: int = 20) -> list[dict[str, Any]]:
-        """The space's most recent asks, newest first (``memories`` decoded)."""
-        rows = list(self.sdb["asks"].rows_where("space_id = ?", [space_id], order_by="created_at desc, id desc",
-                                                limit=limit))
-        for r in rows:
-            r["memories"] = json.loads(r["memories"])
-        return rows
-
-    def set_consolidated_step(self, space_id: int, step: int) -> None:
-        self.db.execute("UPDATE spaces SET consolidated_step=? WHERE id=?", (step, space_id))
-

@@ -20,6 +20,25 @@ class Search:
             nid: np.frombuffer(blob, dtype=np.float32) for nid, blob in self.select_in(
                 "SELECT node_id, embedding FROM node_emb WHERE node_id IN ({ids})", missing)})
 
+    def vector_index_kind(self, space_id: int) -> str:
+        """Which index the next search of the space uses (no side effects): ``exact`` (the in-process float32
+        index), ``int8`` (the in-process quantized index, ``vector_cache`` above 20k nodes), ``sign-bits``
+        (the persisted sign bits with exact rescoring), ``sqlite-vec`` (its brute force), ``none`` (no
+        embedder bound yet). The policy is :meth:`knn`'s."""
+        if self.embedder_info() is None:
+            return "none"
+        from hela_cli.store.vector_index import EXACT_LIMIT
+
+        size = self._space_size(space_id)
+        by_use = self.vector_cache_auto > 0 and size <= self.vector_cache_auto and (
+            self._searches.get(space_id, 0) > 0 or space_id in self._indexes)
+        cache = self.vector_cache or by_use
+        if not cache and size > self.sign_index_min:
+            return "sign-bits"
+        if cache or size <= EXACT_LIMIT:
+            return "exact" if size <= EXACT_LIMIT else "int8"
+        return "sqlite-vec"
+
     def knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Nearest nodes of the space by cosine: ``[(node_id, cosine_similarity)]``, best first.
 

