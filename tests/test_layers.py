@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("formats, models, prompts", {"formats", "prompts", "streaming", "models", "gguf", "discover", "pull",
                                   "convert", "tokencount", "endpoints", "sampling"}),
     ("retrieval, ingest, consolidate", {"retrieval", "ingest", "consolidate", "forget", "citations", "reembed",
-                                        "inspection", "correct", "restore"}),
+                                        "inspection", "correct", "restore", "copy"}),
     ("memory", {"memory"}),
     ("mcp_server, bench, ui", {"mcp_server", "mcp_http", "bench", "bench_longmemeval", "ui"}),
     ("cli", {"cli", "__main__"}),
