@@ -18,12 +18,11 @@ PACKAGE = Path(__file__).resolve().parent.parent / "hela_cli"
 LAYERS: list[tuple[str, set[str]]] = [
     ("leaves", {"__init__", "errors", "paths", "dynamics", "keywords", "query_time", "metrics"}),
     ("config, store, dates", {"config", "store", "dates"}),
-    ("formats, models, prompts", {"formats", "prompts", "streaming", "models", "gguf", "discover", "pull",
-                                  "convert", "tokencount", "endpoints", "sampling"}),
+    ("formats, models, prompts", {"formats", "prompts", "streaming", "models"}),
     ("retrieval, ingest, consolidate", {"retrieval", "ingest", "consolidate", "forget", "citations", "reembed",
-                                        "inspection", "correct", "restore", "copy"}),
+                                        "inspection", "correct", "restore", "copy", "feedback"}),
     ("memory", {"memory"}),
-    ("mcp_server, bench, ui", {"mcp_server", "mcp_http", "bench", "bench_longmemeval", "ui"}),
+    ("mcp_server, bench, ui", {"mcp_server", "mcp_http", "bench", "bench_longmemeval", "bench_feedback", "ui"}),
     ("cli", {"cli", "__main__"}),
 ]
 
