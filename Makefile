@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # build a portable AVX2 kernel set instead.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: setup models demo test test-slow bench clean chromium
+.PHONY: setup models demo test test-slow bench bench-locomo bench-lme bench-scale bench-ingest bench-mcp bench-exports clean chromium
 
 $(BIN)/hela: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,30 @@ test: setup chromium
 
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow
+
+# Benchmarks (benchmarks/README.md): DATA holds locomo_dev.json and longmemeval_s_dev30.json.
+DATA ?= ../shared/data
+
+bench: bench-locomo bench-lme
+
+bench-locomo: setup
+	nice -n 5 $(BIN)/hela bench locomo $(DATA)/locomo_dev.json --retrieval-only --out bench-locomo.json
+
+bench-lme: setup
+	nice -n 5 $(BIN)/hela bench longmemeval $(DATA)/longmemeval_s_dev30.json --retrieval-only \
+		--variant full,no-spreading,cosine,bm25 --cache-dir bench-cache --out bench-lme.json
+
+bench-scale: setup
+	nice -n 5 $(BIN)/python benchmarks/scale.py --sizes 10000,100000 --json bench-scale.json
+
+bench-ingest: setup
+	nice -n 5 $(BIN)/python benchmarks/scale.py --sizes "" --ingest-file $(DATA)/locomo_dev.json --json bench-ingest.json
+
+bench-mcp: setup
+	nice -n 5 $(BIN)/python benchmarks/mcp_latency.py --json bench-mcp.json
+
+bench-exports: setup
+	nice -n 5 $(BIN)/python benchmarks/exports.py --json bench-exports.json
 
 clean:
 	rm -rf $(VENV) demo/*.db* .pytest_cache

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hela_cli.models.convert import convert_e5_q4  # noqa: E402
 from hela_cli.models import LlamaEmbedder  # noqa: E402

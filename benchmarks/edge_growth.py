@@ -24,14 +24,11 @@ import argparse
 import json
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 import hela_cli.store.edges as edges_mod  # noqa: E402
 from hela_cli.config import Config  # noqa: E402

@@ -18,13 +18,11 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.formats import Conversation, parse_file  # noqa: E402

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -37,7 +36,6 @@ from typing import Any, Sequence
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.formats import Conversation, parse_file  # noqa: E402

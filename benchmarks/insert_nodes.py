@@ -1,18 +1,15 @@
 """Node-insert cost of the store alone (no model): 10,000 synthetic nodes in batches of 64.
 
-    python benchmarks/insert_nodes.py [REPO]      # REPO: a checkout whose hela_cli to time (default: this one)
+    python benchmarks/insert_nodes.py                          # the installed hela_cli
+    PYTHONPATH=OTHER_CHECKOUT python benchmarks/insert_nodes.py   # another checkout's hela_cli
 
 Prints nodes/s. Time it as a whole process to A/B two checkouts, e.g. with ``/usr/bin/time -v`` or any
 tool that alternates runs and reports medians.
 """
 
 import os
-import sys
 import tempfile
 import time
-from pathlib import Path
-
-sys.path.insert(0, sys.argv[1] if len(sys.argv) > 1 else str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 

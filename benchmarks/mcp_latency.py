@@ -39,8 +39,6 @@ from typing import Any
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402

@@ -18,12 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hela_cli.config import load_config  # noqa: E402
 from hela_cli.bench.metrics import amem_f1, gold_answer, locomo_f1  # noqa: E402

@@ -20,15 +20,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402  (before llama_cpp: hela_cli.models sets OMP_WAIT_POLICY)

@@ -34,16 +34,14 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 from statistics import median
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hela_cli.bench.locomo import CATEGORY_NAMES, _category, summarize  # noqa: E402
+from hela_cli.bench import CATEGORY_NAMES, question_category, summarize  # noqa: E402
 from hela_cli.config import Config, load_config  # noqa: E402
 from hela_cli.formats import parse_date, parse_file  # noqa: E402
 from hela_cli.ingest import ingest_conversations  # noqa: E402
@@ -291,7 +289,7 @@ def eval_locomo(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path) -> dic
                 res = retrieve(st, st.require_space(str(c.name)), emb, q, cfg, learn=learn, query_vector=qv[q])
                 ms.append(res.timings_ms["total"])
                 ids = [m["source_id"] for m in res.memories]
-                rows.append({"category": _category(qa), "recall": evidence_recall(qa.get("evidence"), ids),
+                rows.append({"category": question_category(qa), "recall": evidence_recall(qa.get("evidence"), ids),
                              "recall_flipped": evidence_recall(
                                  qa.get("evidence"), [m["source_id"] for m in res.memories if m["path"] != "base"])})
     s = summarize(rows)
@@ -410,7 +408,7 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2, order: str = "data
                             (learned_ids if learned == best else kw_ids if kw == best else link_ids).append(
                                 m["source_id"])
                         rows[p].append({
-                            "category": _category(qa),
+                            "category": question_category(qa),
                             "recall": evidence_recall(ev, [m["source_id"] for m in res.memories]),
                             "recall_flipped": evidence_recall(ev, [m["source_id"] for m in spread_in]),
                             "recall_learned": evidence_recall(ev, learned_ids),
@@ -459,7 +457,7 @@ def prequential(out: Path, cfg: Config, emb: Any, feedback: str, passes: int = 2
                         # ceiling: missed evidence that an earlier question reported as used, at most m of it
                         # brought in (the flipped slots) by a perfect association
                         reach = min(cfg.retrieval.m, len((set(ev) - got) & reported))
-                        rows[p].append({"category": _category(qa), "overlap": hist.overlaps(ev) if p == 1 else None,
+                        rows[p].append({"category": question_category(qa), "overlap": hist.overlaps(ev) if p == 1 else None,
                                         "recall": evidence_recall(qa.get("evidence"), list(got)),
                                         "ceiling": (len(set(ev) & got) + reach) / len(set(ev)) if ev else None})
                         used = simulated_used(kind, p_noise, res.memories, ev, gold_answer(qa), q,
@@ -504,7 +502,7 @@ def evidence_ranks(out: Path, cfg: Config, emb: Any, depth: int = 200) -> dict[s
                 order = [m["source_id"] for m in retrieve(st, sp, emb, q, dcfg, learn=False,
                                                           query_vector=qv[q]).memories]
                 for g in evidence_ids(qa.get("evidence")):
-                    name = CATEGORY_NAMES.get(_category(qa) or 0, "?")
+                    name = CATEGORY_NAMES.get(question_category(qa) or 0, "?")
                     ranks.setdefault(name, []).append(order.index(g) + 1 if g in order else depth + 1)
     cuts = (13, 20, 30, 50, 100, depth)
     return {name: [round(100 * sum(1 for x in r if x <= cut) / len(r), 1) for cut in cuts]
@@ -538,7 +536,7 @@ def evidence_misses(out: Path, cfg: Config, emb: Any, depth: int = 200) -> dict[
                 base = [node_of[m["source_id"]] for m in got if m["path"] == "base"][:cfg.retrieval.k]
                 order = [m["source_id"] for m in retrieve(st, sp, emb, q, deep, learn=False,
                                                           query_vector=qv[q]).memories]
-                row = stats.setdefault(CATEGORY_NAMES.get(_category(qa) or 0, "?"), {})
+                row = stats.setdefault(CATEGORY_NAMES.get(question_category(qa) or 0, "?"), {})
                 for g in evidence_ids(qa.get("evidence")):
                     if g in found or g not in node_of:
                         key = "found" if g in found else "not stored"

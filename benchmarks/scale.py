@@ -56,7 +56,6 @@ from typing import Any
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.store import Store  # noqa: E402

@@ -14,16 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hela_cli.config import load_config  # noqa: E402
 from hela_cli.bench.metrics import amem_f1, gold_answer, locomo_f1  # noqa: E402
-from hela_cli.prompts import answer, answer_messages  # noqa: E402
+from hela_cli.prompts import answer_messages  # noqa: E402
+from hela_cli.streaming import answer  # noqa: E402
 
 NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 

@@ -2,7 +2,7 @@
 
 Every knob lives in one of the section dataclasses below. Defaults are the paper's values where it gives
 one and they held up; where it leaves a value open hela chose one (m, alpha, delta_hub, delta_prune,
-delta_age, ...), and some defaults were changed after measuring (beta, theta, time decay, links): README's
+delta_age, ...), and some defaults were changed after measuring (beta, theta, time decay, links): docs/retrieval.md
 "where hela departs from the paper" lists each. ``config.example.yaml`` documents every knob. Environment variables are named
 ``HELA_<SECTION>_<KEY>`` (e.g. ``HELA_RETRIEVAL_K=20``); ``HELA_DB`` and ``HELA_CONFIG`` are the
 two top-level ones.
@@ -72,7 +72,7 @@ class RetrievalConfig:
     speaker_keywords: bool = True     # a node's speaker name counts among its keywords
     vector_candidates: int = 100      # KNN candidate pool from sqlite-vec
     keyword_candidates: int = 100     # FTS5 candidate pool
-    semantic_k: int = 0               # semantic records merged into the answer context (paper: 5; see README)
+    semantic_k: int = 0               # semantic records merged into the answer context (paper: 5; see docs/retrieval.md)
     semantic_min_confidence: float = 0.5  # traits the distiller rated below this stay out of the context
     learn: bool = True                # apply Eq.1 after each retrieval
     vector_cache: bool = False        # in-process vector index at any size (long-lived processes); off: only up to 20k nodes

@@ -289,7 +289,7 @@ def should_forget(total_weight: float, idle_seconds: float, access_count: int, d
 
 
 # ----------------------------------------------------------------------------------- Eq.3 inputs (departures)
-# Measured departures that change what goes *into* Eq.3 (README's departures table); Eq.3 itself is above.
+# Measured departures that change what goes *into* Eq.3 (the departures table of docs/retrieval.md); Eq.3 itself is above.
 def idf(df: int, n: int) -> float:
     """BM25's inverse document frequency ``ln(1 + (n - df + 0.5) / (df + 0.5))``: > 0, larger for rarer terms.
 

@@ -60,7 +60,7 @@ class AnswerPrompt:
     drop_example_date: bool = False  # drop the format example "15 July 2023" when no memory has that date
 
 
-#: the prompt ``hela ask`` and ``hela bench`` use (see README "Answer prompt (A.2)")
+#: the prompt ``hela ask`` and ``hela bench`` use (see docs/answers.md)
 DEFAULT_PROMPT = AnswerPrompt(guard=True)  # measured: BENCHMARKS.md "Answer prompt A.2"
 
 
@@ -96,41 +96,6 @@ def clean_answer(text: str, memories: Sequence[dict[str, Any]] = (), tidy: bool 
     if drop and example in line and all(format_date(m.get("timestamp")) != example for m in memories):
         line = re.sub(r"\s*,?\s*\b(on\s+)?15 July 2023\b", "", line).strip(" ,;.") or line
     return line.strip()
-
-
-def answer(chat: Any, messages: list[dict[str, str]], memories: Sequence[dict[str, Any]], settings: Any,
-           on_text: Any = None) -> str:
-    """Prompt A.2's answer: ``chat.generate`` with ``settings.max_tokens`` / ``settings.temperature``
-    (:class:`hela_cli.config.AnswerConfig`) and the :data:`ANSWER_STOP` sequences, then
-    :func:`clean_answer`. The one way ``Memory.ask``, ``hela bench`` and the benchmark scripts answer.
-
-    ``on_text`` (streaming) gets the cleaned answer as it is generated, in pieces that join to the
-    returned answer (:class:`hela_cli.streaming.AnswerStream`); with a chat model that cannot stream
-    (its ``generate`` takes no ``on_text``), in one piece at the end."""
-    if on_text is None:
-        raw = chat.generate(messages, max_tokens=settings.max_tokens, temperature=settings.temperature,
-                            stop=ANSWER_STOP)
-        return clean_answer(raw, memories)
-    from hela_cli.models import accepts_on_text
-    from hela_cli.streaming import AnswerStream
-
-    shown = AnswerStream(memories)
-    streams = accepts_on_text(chat)
-
-    def fed(piece: str) -> None:
-        out = shown.feed(piece)
-        if out:
-            on_text(out)
-
-    raw = chat.generate(messages, max_tokens=settings.max_tokens, temperature=settings.temperature,
-                        stop=ANSWER_STOP, **({"on_text": fed} if streams else {}))
-    if not streams:
-        fed(raw)  # nothing was streamed: the whole answer at once
-    rest, consistent = shown.finish()
-    result = clean_answer(raw, memories)
-    if rest:
-        on_text(rest if consistent else "\n" + rest)
-    return result
 
 
 def _blocks(question: str, memories: Sequence[dict[str, Any]], semantic: Sequence[dict[str, Any]],

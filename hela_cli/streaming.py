@@ -1,4 +1,5 @@
-"""Printing an answer as it is generated, so that what was printed is exactly the cleaned answer.
+"""Answering: :func:`answer` (generate with prompt A.2's settings, then clean; streamed or not), and printing
+an answer as it is generated, so that what was printed is exactly the cleaned answer.
 
 :func:`hela_cli.prompts.clean_answer` keeps the first non-empty line of the model's output and removes a
 leading ``Answer:`` label, ``[date]`` and ``Speaker:`` (a speaker of the memories) - decisions that the
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from hela_cli.prompts import DEFAULT_PROMPT, clean_answer
+from hela_cli.prompts import ANSWER_STOP, DEFAULT_PROMPT, clean_answer
 
 _BRACKET = re.compile(r"^\[[^\]]{1,40}\]\s*")
 _BRACKET_OPEN = re.compile(r"^\[[^\]\n]{0,40}$")
@@ -98,3 +99,37 @@ class AnswerStream:
                         return None
                     s = s[m.end():]
         return s.rstrip()
+
+
+def answer(chat: Any, messages: list[dict[str, str]], memories: Sequence[dict[str, Any]], settings: Any,
+           on_text: Any = None) -> str:
+    """Prompt A.2's answer: ``chat.generate`` with ``settings.max_tokens`` / ``settings.temperature``
+    (:class:`hela_cli.config.AnswerConfig`) and the :data:`ANSWER_STOP` sequences, then
+    :func:`clean_answer`. The one way ``Memory.ask``, ``hela bench`` and the benchmark scripts answer.
+
+    ``on_text`` (streaming) gets the cleaned answer as it is generated, in pieces that join to the
+    returned answer (:class:`AnswerStream`); with a chat model that cannot stream
+    (its ``generate`` takes no ``on_text``), in one piece at the end."""
+    if on_text is None:
+        raw = chat.generate(messages, max_tokens=settings.max_tokens, temperature=settings.temperature,
+                            stop=ANSWER_STOP)
+        return clean_answer(raw, memories)
+    from hela_cli.models import accepts_on_text
+
+    shown = AnswerStream(memories)
+    streams = accepts_on_text(chat)
+
+    def fed(piece: str) -> None:
+        out = shown.feed(piece)
+        if out:
+            on_text(out)
+
+    raw = chat.generate(messages, max_tokens=settings.max_tokens, temperature=settings.temperature,
+                        stop=ANSWER_STOP, **({"on_text": fed} if streams else {}))
+    if not streams:
+        fed(raw)  # nothing was streamed: the whole answer at once
+    rest, consistent = shown.finish()
+    result = clean_answer(raw, memories)
+    if rest:
+        on_text(rest if consistent else "\n" + rest)
+    return result

@@ -69,6 +69,17 @@ def cli_env(request, tmp_path, model_dir_path, monkeypatch):
     return tmp_path
 
 
+@pytest.fixture()
+def bare_cli_env(tmp_path, monkeypatch):
+    """As ``cli_env``, with no model directory at all: for commands that must succeed or refuse without
+    loading a model (were one loaded, it would fail naming the missing model file)."""
+    monkeypatch.setenv("HELA_DB", str(tmp_path / "hela.db"))
+    monkeypatch.setenv("HELA_MODELS_DIR", str(tmp_path / "no-models"))
+    monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("HELA_CONFIG", raising=False)
+    return tmp_path
+
+
 class HashEmbedder:
     """A deterministic stand-in for the embedder in pure-logic tests (no model file): each keyword of a
     text (hela's own extractor) adds a signed, hashed direction; texts sharing keywords are similar."""

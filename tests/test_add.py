@@ -73,8 +73,8 @@ def test_add_links_same_session_and_embeds_like_ingest(tmp_path, embedder):
         assert ids[0] in [m["id"] for m in res.memories[:3]]
 
 
-def test_add_source_id_idempotent_and_repeats_without_id(tmp_path, embedder):
-    with Memory(Config(db=str(tmp_path / "a.db")), embedder=embedder) as mem:
+def test_add_source_id_idempotent_and_repeats_without_id(tmp_path, hash_embedder):
+    with Memory(Config(db=str(tmp_path / "a.db")), embedder=hash_embedder) as mem:
         a = mem.add("s", "Meeting moved to Friday", source_id="msg-1")
         assert mem.add("s", "Meeting moved to Friday", source_id="msg-1") == a
         rep = mem.add_batch("s", [{"text": "x", "id": "msg-1"}, {"text": "new", "id": "msg-2"},
@@ -213,13 +213,14 @@ def test_add_concurrent_with_ingest_and_ask(tmp_path):
     (["add", "-s", "x", "-"], '{"text": "a", "speaker": 7}\n', 2, "error: <stdin>:1: 'speaker' must be a string, not int"),
     (["add", "-s", "x", "-"], "\n\n", 2, "error: <stdin>: no turns to add"),
 ])
-def test_cli_add_refusals_write_nothing(cli_env, args, stdin, code, line):
+def test_cli_add_refusals_write_nothing(bare_cli_env, args, stdin, code, line):
     res = _cli(args, input=stdin)
     assert res.exit_code == code and res.stderr.strip().splitlines() == [line]
-    assert not (cli_env / "hela.db").exists()
+    assert not (bare_cli_env / "hela.db").exists()
 
 
-def test_cli_add_model_fault_writes_nothing(cli_env, monkeypatch):
+def test_cli_add_model_fault_writes_nothing(bare_cli_env, monkeypatch):
+    cli_env = bare_cli_env
     bad = cli_env / "bad.gguf"
     bad.write_bytes(b"not a model")
     monkeypatch.setenv("HELA_MODELS_EMBEDDER", str(bad))
@@ -231,7 +232,7 @@ def test_cli_add_model_fault_writes_nothing(cli_env, monkeypatch):
 def test_parse_time_forms():
     from datetime import datetime, timezone
 
-    from hela_cli.ingest import parse_time
+    from hela_cli.dates import parse_time
 
     assert parse_time("2024-05-01 10:00", "t") == (T0, "2024-05-01 10:00")
     assert parse_time("2024-05-01T12:00:00+02:00", "t")[0] == T0
@@ -242,9 +243,9 @@ def test_parse_time_forms():
         parse_time("soonish", "t")
 
 
-def test_add_links_a_rare_shared_keyword_across_sessions(tmp_path, embedder):
+def test_add_links_a_rare_shared_keyword_across_sessions(tmp_path, hash_embedder):
     cfg = Config(db=str(tmp_path / "k.db")).replace(**{"ingest.keyword_link_min_score": 0.0})
-    with Memory(cfg, embedder=embedder) as mem:
+    with Memory(cfg, embedder=hash_embedder) as mem:
         a = mem.add("live", "We booked the ferry to Stromboli", speaker="Alice", session="s1", time=T0)
         mem.add("live", "Nice, when do you leave?", speaker="Bob", session="s1", time=T0 + 60)
         other = mem.add("live", "Lunch was fine today", speaker="Bob", session="s2", time=T0 + 86400)

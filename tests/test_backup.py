@@ -60,7 +60,7 @@ def inverse(ids: dict[str, int]) -> dict[int, int]:
 def test_backup_export_import_round_trip_real_models(cli_env, monkeypatch, tmp_path):
     """Ingest, ask with learning, consolidate with the real models; then a backup opens with the same recall,
     and export --vectors -> import into a fresh file -> export gives the same content and the same recall."""
-    from tests.test_consolidate import write_conversation
+    from tests.cases import write_conversation
 
     monkeypatch.setenv("HELA_CONSOLIDATION_MAX_TOKENS", "200")
     monkeypatch.setenv("HELA_CONSOLIDATION_MAX_NEIGHBOURS", "2")
@@ -130,7 +130,7 @@ def test_backup_export_import_round_trip_real_models(cli_env, monkeypatch, tmp_p
 
 
 def write_conversation_turns() -> list[Any]:
-    from tests.test_consolidate import TURNS
+    from tests.cases import TURNS
 
     return TURNS
 

@@ -1,8 +1,8 @@
 """Bad input through the CLI (issue 6): every case is one clear line, a non-zero exit code, no traceback
 and an unchanged database (file bytes and every row compared before/after).
 
-* every hand-written parser case of ``tests/test_formats.py`` (``BAD``) and of the chat-export
-  importers (``tests/test_exports.py``, ``BAD_EXPORTS``), now end to end through
+* every hand-written parser case of ``tests/cases.py`` (``BAD``) and of the chat-export
+  importers (``BAD_EXPORTS``), now end to end through
   ``hela ingest``, plus CLI-level cases: 10 MB single lines, a directory, a FIFO, a device, an unreadable
   file, a bad file among good ones, bad space names, unknown format, format mismatch;
 * configuration errors (YAML and environment) naming the offending key, out-of-range values;
@@ -32,8 +32,7 @@ from hela_cli.cli import app
 from hela_cli.cli.render import clean
 from hela_cli.store import Store
 from tests.reliability import build_base_db, db_state, file_digest, messages_file, one_line
-from tests.test_exports import BAD_EXPORTS
-from tests.test_formats import BAD, write
+from tests.cases import BAD, BAD_EXPORTS, write
 
 runner = CliRunner()
 MB10 = 10 * 1024 * 1024
@@ -50,6 +49,24 @@ def db(cli_env, base_db) -> Path:
     """A private copy of the base database at ``$HELA_DB``."""
     path = cli_env / "hela.db"
     shutil.copy(base_db, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def hash_base_db(tmp_path_factory) -> Path:
+    """The base database built with the hash embedder (tests/conftest.py): for refusals that happen before
+    any model is needed."""
+    from tests.conftest import HashEmbedder
+
+    return build_base_db(tmp_path_factory.mktemp("hashdb") / "base.db", HashEmbedder())
+
+
+@pytest.fixture()
+def parse_db(bare_cli_env, hash_base_db) -> Path:
+    """As ``db`` (built with the hash embedder), with no model directory at all (``bare_cli_env``): for
+    refusals that come before any model is loaded."""
+    path = bare_cli_env / "hela.db"
+    shutil.copy(hash_base_db, path)
     return path
 
 
@@ -75,20 +92,20 @@ def refused(args, db: Path, code: int | None = None, needle: str | None = None, 
 
 # ----------------------------------------------------------------------------------- ingest: files
 @pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
-def test_parser_cases_through_cli(db, tmp_path, case):
+def test_parser_cases_through_cli(parse_db, tmp_path, case):
     _id, name, content, fmt, expected = case
     p = write(tmp_path, name, content)
-    line = refused(["ingest", p, "--format", fmt], db, code=2)
+    line = refused(["ingest", p, "--format", fmt], parse_db, code=2)
     assert name in line and expected in line
 
 
 
 @pytest.mark.parametrize("case", BAD_EXPORTS, ids=[c[0] for c in BAD_EXPORTS])
-def test_broken_chat_exports_through_cli(db, tmp_path, case):
-    """ChatGPT / Claude / WhatsApp exports, broken or partial (tests/test_exports.py): refused whole."""
+def test_broken_chat_exports_through_cli(parse_db, tmp_path, case):
+    """ChatGPT / Claude / WhatsApp exports, broken or partial (tests/cases.py): refused whole."""
     _id, name, content, fmt, expected = case
     p = write(tmp_path, name, content)
-    line = refused(["ingest", p, "--format", fmt], db, code=2)
+    line = refused(["ingest", p, "--format", fmt], parse_db, code=2)
     assert name in line and expected in line
 
 def _big_text() -> bytes:
@@ -113,32 +130,32 @@ def _big_garbage_json() -> bytes:
     ("big.jsonl", _big_jsonl, "line 1"),
     ("big2.json", _big_garbage_json, "line 1"),
 ])
-def test_10mb_single_line(db, tmp_path, name, make, needle):
+def test_10mb_single_line(parse_db, tmp_path, name, make, needle):
     p = tmp_path / name
     p.write_bytes(make())
-    line = refused(["ingest", p], db, code=2, needle=needle)
+    line = refused(["ingest", p], parse_db, code=2, needle=needle)
     assert name in line
 
 
-def test_directory_instead_of_file(db, tmp_path):
-    refused(["ingest", tmp_path], db, code=2, needle="is a directory")
+def test_directory_instead_of_file(parse_db, tmp_path):
+    refused(["ingest", tmp_path], parse_db, code=2, needle="is a directory")
 
 
-def test_missing_file(db, tmp_path):
-    refused(["ingest", tmp_path / "nope.json"], db, code=2, needle="nope.json: no such file")
+def test_missing_file(parse_db, tmp_path):
+    refused(["ingest", tmp_path / "nope.json"], parse_db, code=2, needle="nope.json: no such file")
 
 
-def test_fifo_is_not_read(db, tmp_path):
+def test_fifo_is_not_read(parse_db, tmp_path):
     p = tmp_path / "pipe.jsonl"
     os.mkfifo(p)
-    refused(["ingest", p], db, code=2, needle="not a regular file")
+    refused(["ingest", p], parse_db, code=2, needle="not a regular file")
 
 
-def test_device_is_not_read(db):
-    refused(["ingest", "/dev/zero"], db, code=2, needle="/dev/zero: not a regular file")
+def test_device_is_not_read(parse_db):
+    refused(["ingest", "/dev/zero"], parse_db, code=2, needle="/dev/zero: not a regular file")
 
 
-def test_unreadable_file(db, tmp_path, monkeypatch):
+def test_unreadable_file(parse_db, tmp_path, monkeypatch):
     p = write(tmp_path, "secret.jsonl", '{"role": "user", "content": "hi"}\n')
     if os.geteuid() != 0:
         p.chmod(0)
@@ -151,34 +168,34 @@ def test_unreadable_file(db, tmp_path, monkeypatch):
             return real(self)
         monkeypatch.setattr(Path, "read_bytes", deny)
     try:
-        refused(["ingest", p], db, code=2, needle="secret.jsonl: cannot read file (permission denied)")
+        refused(["ingest", p], parse_db, code=2, needle="secret.jsonl: cannot read file (permission denied)")
     finally:
         p.chmod(0o644)
 
 
-def test_bad_file_among_good_ones_writes_nothing(db, tmp_path):
+def test_bad_file_among_good_ones_writes_nothing(parse_db, tmp_path):
     good = tmp_path / "good.jsonl"
     messages_file(good, 5, "good")
     bad = write(tmp_path, "bad.jsonl", '{"role": "user", "content": "a"}\n{"role": "user"\n')
-    refused(["ingest", good, bad, "--space", "mixed"], db, code=2, needle="bad.jsonl: line 2")
+    refused(["ingest", good, bad, "--space", "mixed"], parse_db, code=2, needle="bad.jsonl: line 2")
 
 
-def test_newline_in_file_name_stays_one_line(db, tmp_path):
+def test_newline_in_file_name_stays_one_line(parse_db, tmp_path):
     p = write(tmp_path, "two\nlines.txt", "no speaker here\n")
-    refused(["ingest", p], db, code=2)
+    refused(["ingest", p], parse_db, code=2)
 
 
-def test_unknown_format(db, tmp_path):
+def test_unknown_format(parse_db, tmp_path):
     p = write(tmp_path, "x.jsonl", '{"role": "user", "content": "hi"}\n')
-    refused(["ingest", p, "--format", "xml"], db, code=2, needle="unknown format 'xml'")
+    refused(["ingest", p, "--format", "xml"], parse_db, code=2, needle="unknown format 'xml'")
 
 
 @pytest.mark.parametrize("fmt", ["locomo", "longmemeval", "text"])
-def test_format_mismatch(db, tmp_path, fmt):
+def test_format_mismatch(parse_db, tmp_path, fmt):
     p = write(tmp_path, "chat.json", '[{"role": "user", "content": "Ann: hi"}]')
     if fmt == "text":
         p = write(tmp_path, "chat.txt", "{\n}\n")
-    refused(["ingest", p, "--format", fmt], db, code=2)
+    refused(["ingest", p, "--format", fmt], parse_db, code=2)
 
 
 @pytest.mark.parametrize("space, needle", [
@@ -244,19 +261,19 @@ def test_extremely_long_turn_is_stored_whole_and_reported(db, tmp_path):
     ("retrieval:\n  alpha: .nan\n", "'retrieval.alpha' must be a finite number"),
     ("retrieval:\n  tau_days: 0\n", "'retrieval.tau_days' must be > 0"),
 ])
-def test_yaml_config_errors_name_the_key(db, tmp_path, yaml_text, needle):
+def test_yaml_config_errors_name_the_key(parse_db, tmp_path, yaml_text, needle):
     cfg = tmp_path / "conf.yaml"
     cfg.write_text(yaml_text)
-    line = refused(["--config", cfg, "ask", "hello", "--space", "base", "--no-llm"], db, needle=needle)
+    line = refused(["--config", cfg, "ask", "hello", "--space", "base", "--no-llm"], parse_db, needle=needle)
     assert "conf.yaml" in line
 
 
-def test_config_file_missing_or_directory_or_binary(db, tmp_path):
-    refused(["--config", tmp_path / "none.yaml", "spaces"], db, needle="none.yaml: config file not found")
-    refused(["--config", tmp_path, "spaces"], db, needle="is a directory")
+def test_config_file_missing_or_directory_or_binary(parse_db, tmp_path):
+    refused(["--config", tmp_path / "none.yaml", "spaces"], parse_db, needle="none.yaml: config file not found")
+    refused(["--config", tmp_path, "spaces"], parse_db, needle="is a directory")
     b = tmp_path / "b.yaml"
     b.write_bytes(b"\xff\xfe\x00bad")
-    refused(["--config", b, "spaces"], db, needle="b.yaml: cannot read config file")
+    refused(["--config", b, "spaces"], parse_db, needle="b.yaml: cannot read config file")
 
 
 @pytest.mark.parametrize("env, needle", [
@@ -266,8 +283,8 @@ def test_config_file_missing_or_directory_or_binary(db, tmp_path):
     ({"HELA_RETRIEVAL_K": "-5"}, "'retrieval.k' must be >= 1"),
     ({"HELA_HEBBIAN_CAP": "inf"}, "'hebbian.cap' must be a finite number"),
 ])
-def test_env_config_errors_name_the_variable(db, env, needle):
-    refused(["ask", "hello", "--space", "base", "--no-llm"], db, needle=needle, env=env)
+def test_env_config_errors_name_the_variable(parse_db, env, needle):
+    refused(["ask", "hello", "--space", "base", "--no-llm"], parse_db, needle=needle, env=env)
 
 
 # ----------------------------------------------------------------------------------- flags / lookups
@@ -283,8 +300,8 @@ def test_env_config_errors_name_the_variable(db, env, needle):
     (["frobnicate"], "No such command"),
     (["ingest", "--format"], "requires an argument"),
 ])
-def test_bad_flags_are_one_line_exit_2(db, args, needle):
-    refused(args, db, code=2, needle=needle)
+def test_bad_flags_are_one_line_exit_2(parse_db, args, needle):
+    refused(args, parse_db, code=2, needle=needle)
 
 
 @pytest.mark.parametrize("args, code, needle", [
@@ -295,8 +312,8 @@ def test_bad_flags_are_one_line_exit_2(db, args, needle):
     (["ask", "hello", "--space", "base", "--no-llm", "--now", "not a date"], 2, "--now"),
     (["ask", "hello", "--space", "base", "--no-llm", "--now", "9999-99-99"], 2, "--now"),
 ])
-def test_bad_lookups(db, args, code, needle):
-    refused(args, db, code=code, needle=needle)
+def test_bad_lookups(parse_db, args, code, needle):
+    refused(args, parse_db, code=code, needle=needle)
 
 
 @pytest.mark.parametrize("args, code, needle", [
@@ -313,19 +330,19 @@ def test_bad_lookups(db, args, code, needle):
     (["forget", "--space", "nope", "--apply"], 4, "unknown space 'nope'"),
     (["consolidate", "--space", "nope"], 4, "unknown space 'nope'"),
 ])
-def test_inspect_export_forget_consolidate_refusals(db, args, code, needle):
-    refused(args, db, code=code, needle=needle)
+def test_inspect_export_forget_consolidate_refusals(parse_db, args, code, needle):
+    refused(args, parse_db, code=code, needle=needle)
 
 
-def test_db_path_is_a_directory(db, tmp_path):
-    refused(["--db", tmp_path, "ask", "hello", "--no-llm"], db, code=4, needle="is a directory")
+def test_db_path_is_a_directory(parse_db, tmp_path):
+    refused(["--db", tmp_path, "ask", "hello", "--no-llm"], parse_db, code=4, needle="is a directory")
 
 
-def test_db_path_is_not_a_database(db, tmp_path):
+def test_db_path_is_not_a_database(parse_db, tmp_path):
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"definitely not sqlite\n" * 200)
     digest = file_digest(junk)
-    refused(["--db", junk, "spaces"], db, code=4, needle="not a usable hela database")
+    refused(["--db", junk, "spaces"], parse_db, code=4, needle="not a usable hela database")
     assert file_digest(junk) == digest
 
 

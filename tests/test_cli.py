@@ -76,7 +76,7 @@ def test_errors_are_one_line(cli_env, args, code, needle):
     assert "Traceback" not in res.output
 
 
-def test_bad_config_names_key(cli_env, tmp_path):
+def test_bad_config_names_key(bare_cli_env, tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("retrieval:\n  k: lots\n")
     res = run("--config", str(cfg), "spaces", ok=False)

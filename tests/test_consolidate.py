@@ -10,24 +10,12 @@ import pytest
 from hela_cli.config import Config
 from hela_cli.consolidate import (cluster_change, detect_hubs, distill_schema, normalise_date, novelty, plan_hubs,
                                   resolve_relative, salvage_json, select_cluster, validate_distillation)
+from tests.cases import write_conversation
 
-TURNS = [
-    ("Caroline", "I adopted a greyhound called Tofu yesterday, she is very calm.", "2023-05-08T10:00:00Z"),
-    ("Melanie", "Congratulations! Greyhounds are lovely dogs.", "2023-05-08T10:01:00Z"),
-    ("Caroline", "I repainted the kitchen a pale green over the weekend.", "2023-05-08T10:02:00Z"),
-    ("Melanie", "Our book club is reading a thriller set in Oslo.", "2023-05-08T10:03:00Z"),
-    ("Caroline", "Tofu loves long walks by the river in the morning.", "2023-06-02T09:00:00Z"),
-    ("Melanie", "The train to Porto was delayed by an hour.", "2023-06-02T09:01:00Z"),
-    ("Caroline", "I take Tofu to the vet in Lisbon for her hip operation next week.", "2023-06-20T09:00:00Z"),
-    ("Melanie", "We watched a documentary about octopuses.", "2023-06-20T09:01:00Z"),
-]
 MAY8 = datetime(2023, 5, 8, 10, 0, tzinfo=timezone.utc).timestamp()
 
 
-def write_conversation(path):
-    path.write_text("".join(json.dumps({"role": "user", "name": s, "content": t, "timestamp": ts}) + "\n"
-                            for s, t, ts in TURNS))
-    return path
+
 
 
 def small_config(**changes):

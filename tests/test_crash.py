@@ -213,7 +213,7 @@ def _hub_db(tmp_path: Path, embedder) -> Path:
     """A space with three hubs (D(v) > 0.5 only at the hub; leaves stay below) over disjoint clusters."""
     from hela_cli.config import Config
     from hela_cli.memory import Memory
-    from tests.test_consolidate import TURNS
+    from tests.cases import TURNS
 
     turns = TURNS + [(s, t.replace("Tofu", "Rex").replace("Lisbon", "Porto"), ts.replace("2023", "2024"))
                      for s, t, ts in TURNS]

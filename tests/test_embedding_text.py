@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hela_cli.config import Config, load_config
 from hela_cli.errors import HelaError
 from hela_cli.formats import Turn
-from hela_cli.ingest import embed_budget, embedding_text, embedding_texts, token_counter
+from hela_cli.ingest import embed_budget, embedder_token_counter, embedding_text, embedding_texts
 
 
 def words(text: str) -> int:
@@ -136,8 +136,8 @@ def test_counter_and_budget_from_the_embedder():
     assert cfg.ingest.embed_tokens == 256
     assert embed_budget(NoCount(), cfg) == 128                # never over the embedder's window
     assert embed_budget(NoCount(), cfg.replace(**{"ingest.embed_tokens": 0})) == 0
-    assert token_counter(Counting())("anything") == 7
-    assert token_counter(NoCount())("Hi, there!") == 4 + 2    # estimate: words and punctuation + 2
+    assert embedder_token_counter(Counting())("anything") == 7
+    assert embedder_token_counter(NoCount())("Hi, there!") == 4 + 2    # estimate: words and punctuation + 2
     with pytest.raises(HelaError, match="embed_tokens"):
         load_config(None, env={"HELA_INGEST_EMBED_TOKENS": "-1"})
 

@@ -20,15 +20,9 @@ from typer.testing import CliRunner
 
 from hela_cli.errors import InputError
 from hela_cli.formats import Conversation, detect_format, parse_file
-from tests.test_formats import write
+from tests.cases import (BAD_EXPORTS, CHATGPT, CLAUDE, GPT3, LRM, WA_ANDROID, WA_IOS, WA_US, _gpt, _set,
+                         write)
 
-DATA = Path(__file__).parent / "data" / "exports"
-CHATGPT = DATA / "chatgpt_conversations.json"
-CLAUDE = DATA / "claude_conversations.json"
-WA_IOS = DATA / "whatsapp_ios.txt"
-WA_ANDROID = DATA / "whatsapp_android.txt"
-WA_US = DATA / "whatsapp_us.txt"
-LRM = "\u200e"
 
 
 def utc(*a) -> float:
@@ -205,110 +199,6 @@ def test_sample_data_keeps_its_formats():
 
 
 # ----------------------------------------------------------------------------------- broken exports
-def _gpt(mut, pick=2):
-    doc = json.loads(CHATGPT.read_text())
-    mut(doc[pick])
-    return doc
-
-
-def _cl(mut, pick=0):
-    doc = json.loads(CLAUDE.read_text())
-    mut(doc[pick])
-    return doc
-
-
-def _node(nid, **kw):
-    def mut(conv):
-        conv["mapping"][nid].update(kw)
-    return mut
-
-
-def _msg(nid, **kw):
-    def mut(conv):
-        conv["mapping"][nid]["message"].update(kw)
-    return mut
-
-
-def _cmsg(i, **kw):
-    def mut(conv):
-        conv["chat_messages"][i].update(kw)
-    return mut
-
-
-def _set(**kw):
-    return lambda conv: conv.update(kw)
-
-
-def _drop(key):
-    return lambda conv: conv.pop(key)
-
-
-GPT3 = "conversation 3 (Trip to Lisbon)"
-CL1 = "conversation 1 (Garden planning)"
-CHATGPT_TEXT = CHATGPT.read_text()
-
-BAD_EXPORTS = [
-    # (id, file name, content, fmt, expected substring)
-    ("gpt-truncated", "conversations.json", CHATGPT_TEXT[: len(CHATGPT_TEXT) // 2], "auto", "truncated?"),
-    ("gpt-current-missing", "conversations.json", _gpt(_set(current_node="nope")), "auto",
-     f"{GPT3}: 'current_node' \"nope\" is not in 'mapping'"),
-    ("gpt-no-current", "conversations.json", _gpt(_drop("current_node")), "auto", f"{GPT3}: missing 'current_node'"),
-    ("gpt-parent-missing", "conversations.json", _gpt(_node("a-1", parent="gone")), "auto",
-     f"{GPT3}: parent of node \"a-1\" \"gone\" is not in 'mapping'"),
-    ("gpt-cycle", "conversations.json", _gpt(_node("root-0", parent="u-1")), "auto", "'parent' links form a cycle"),
-    ("gpt-mapping-array", "conversations.json", _gpt(_set(mapping=[])), "auto", "'mapping' must be an object, got array"),
-    ("gpt-no-mapping", "conversations.json", _gpt(_drop("mapping")), "chatgpt", f"{GPT3}: missing 'mapping'"),
-    ("gpt-parts-string", "conversations.json", _gpt(_msg("a-1", content={"content_type": "text", "parts": "hi"})),
-     "auto", f"{GPT3} node a-1: 'parts' must be an array, got string"),
-    ("gpt-no-parts", "conversations.json", _gpt(_msg("a-1", content={"content_type": "text"})), "auto",
-     "node a-1: missing 'content.parts'"),
-    ("gpt-ms-time", "conversations.json", _gpt(_msg("u-1", create_time=1685617260000)), "auto",
-     "node u-1: 'create_time': epoch timestamp 1685617260000 is outside years 1900..2200 (milliseconds? use seconds)"),
-    ("gpt-bad-time", "conversations.json", _gpt(_msg("u-1", create_time="yesterday")), "auto",
-     "node u-1: 'create_time': unparseable date \"yesterday\""),
-    ("gpt-no-author", "conversations.json", _gpt(_msg("u-1", author=None)), "auto",
-     "node u-1: expected 'author' to be an object, got null"),
-    ("gpt-role-number", "conversations.json", _gpt(_msg("u-1", author={"role": 1})), "auto",
-     "node u-1: 'author.role' must be a string, got number"),
-    ("gpt-no-id", "conversations.json", _gpt(lambda c: (c.pop("id"), c.pop("conversation_id"))), "auto",
-     "conversation 3: missing 'id'"),
-    ("gpt-dup-id", "conversations.json", _gpt(_set(id="0a9b8c7d-1111-2222-3333-444455556666")), "auto",
-     "duplicate conversation id \"0a9b8c7d-1111-2222-3333-444455556666\" (also conversation 2)"),
-    ("gpt-not-object", "conversations.json", [json.loads(CHATGPT_TEXT)[1], 7], "chatgpt",
-     "conversation 2: expected a conversation object, got number"),
-    ("gpt-nothing-visible", "conversations.json", [json.loads(CHATGPT_TEXT)[0]], "auto",
-     "top level: no user or assistant messages with text in any conversation"),
-    ("gpt-empty-array", "conversations.json", [], "chatgpt", "top level: empty JSON array; no conversations"),
-    ("claude-no-messages-key", "conversations.json", _cl(_drop("chat_messages")), "claude",
-     f"{CL1}: missing 'chat_messages'"),
-    ("claude-messages-object", "conversations.json", _cl(_set(chat_messages={})), "auto",
-     f"{CL1}: 'chat_messages' must be an array, got object"),
-    ("claude-sender", "conversations.json", _cl(_cmsg(1, sender=None)), "auto",
-     f"{CL1} message 2: 'sender' must be a string, got null"),
-    ("claude-bad-date", "conversations.json", _cl(_cmsg(0, created_at="2024-13-02T09:15:10Z")), "auto",
-     f"{CL1} message 1: 'created_at': unparseable date"),
-    ("claude-epoch-date", "conversations.json", _cl(_cmsg(0, created_at=1709370910)), "auto",
-     f"{CL1} message 1: 'created_at': expected an ISO 8601 string, got number"),
-    ("claude-content-string", "conversations.json", _cl(_cmsg(0, content="hi")), "auto",
-     f"{CL1} message 1: 'content' must be an array, got string"),
-    ("claude-block-text", "conversations.json", _cl(_cmsg(0, content=[{"type": "text", "text": 5}])), "auto",
-     f"{CL1} message 1 content 1: 'text' must be a string, got number"),
-    ("claude-no-uuid", "conversations.json", _cl(_drop("uuid")), "auto", "conversation 1: missing 'uuid'"),
-    ("claude-nothing", "conversations.json", [json.loads(CLAUDE.read_text())[2]], "auto",
-     "top level: no user or assistant messages with text in any conversation"),
-    ("wa-not-whatsapp", "chat.txt", "Ann: hi\n", "whatsapp", "line 1: expected a WhatsApp message line"),
-    ("zip", "export.zip", b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + b"\x00" * 30, "auto",
-     "a zip archive; unzip it and ingest the file inside"),
-    ("wa-bad-day", "chat.txt", "31/01/2023, 10:00 - A: x\n31/02/2023, 10:00 - A: y\n", "auto",
-     "line 2: invalid date \"31/02/2023\""),
-    ("wa-mixed-order", "chat.txt", "13/01/23, 10:00 - A: x\n01/14/23, 10:00 - A: y\n", "auto",
-     "line 2: dates mix day-first (line 1) and month-first (line 2) order"),
-    ("wa-13pm", "chat.txt", "[08/05/2023, 13:56:12 PM] A: x\n", "auto", "line 1: hour 13 is not a 12-hour clock hour"),
-    ("wa-25h", "chat.txt", "08/05/23, 25:10 - A: x\n", "auto", "line 1: invalid time \"25:10\""),
-    ("wa-year", "chat.txt", "08/05/1850, 10:10 - A: x\n", "auto", "line 1: year 1850 out of range"),
-    ("wa-only-system", "chat.txt", "08/05/23, 13:56 - Messages and calls are end-to-end encrypted.\n"
-     "08/05/23, 13:57 - Bob: <Media omitted>\n", "auto", "top level: no messages with text"),
-]
 
 
 @pytest.mark.parametrize("case", BAD_EXPORTS, ids=[c[0] for c in BAD_EXPORTS])

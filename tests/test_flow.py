@@ -1,5 +1,5 @@
 """One direction of flow (pure logic, ``hash_embedder``): ``Memory.ask`` answers and learns and nothing else;
-``Memory.retrieve`` takes ``k`` without touching the configuration; one ``prompts.answer``; the public
+``Memory.retrieve`` takes ``k`` without touching the configuration; one ``streaming.answer``; the public
 ``Memory.space`` / ``Memory.spaces`` that the MCP server uses instead of private names."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import pytest
 from hela_cli.config import Config
 from hela_cli.errors import StoreError
 from hela_cli.memory import Memory
-from hela_cli.prompts import ANSWER_STOP, answer, answer_messages
+from hela_cli.prompts import ANSWER_STOP, answer_messages
+from hela_cli.streaming import answer
 from tests.conftest import SAMPLE
 
 

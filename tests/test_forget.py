@@ -12,7 +12,7 @@ from hela_cli.config import Config
 from hela_cli.dynamics import DAY
 from hela_cli.forget import explain_reasons
 from hela_cli.store import Store
-from tests.test_consolidate import TURNS, write_conversation
+from tests.cases import TURNS, write_conversation
 
 runner = CliRunner()
 

@@ -226,7 +226,7 @@ def test_cli_no_database(cli_env):
 
 
 def test_cli_consolidate_with_real_models(cli_env, monkeypatch, tmp_path):
-    from tests.test_consolidate import write_conversation
+    from tests.cases import write_conversation
 
     monkeypatch.setenv("HELA_CONSOLIDATION_MAX_TOKENS", "200")
     monkeypatch.setenv("HELA_CONSOLIDATION_MAX_NEIGHBOURS", "2")

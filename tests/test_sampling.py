@@ -14,7 +14,8 @@ from mcp.types import CreateMessageResult, ErrorData, TextContent
 from hela_cli.errors import ModelError
 from hela_cli.mcp_server import build_server
 from hela_cli.models.sampling import SamplingChat
-from tests.test_consolidate import TURNS, small_config
+from tests.cases import TURNS
+from tests.test_consolidate import small_config
 
 REMEMBER = [{"text": t, "speaker": s, "time": ts, "session": "s1"} for s, t, ts in TURNS]
 

@@ -8,8 +8,8 @@
 * :mod:`~hela_cli.bench.feedback` - simulated use signals for the prequential runs (a simulation).
 """
 
-from hela_cli.bench.locomo import CATEGORY_NAMES, run_locomo, summarize
+from hela_cli.bench.locomo import CATEGORY_NAMES, question_category, run_locomo, summarize
 from hela_cli.bench.runner import BASELINES, VARIANTS, load_records, variant_config
 
 __all__ = ["VARIANTS", "BASELINES", "CATEGORY_NAMES", "run_locomo", "variant_config", "load_records",
-           "summarize"]
+           "summarize", "question_category"]

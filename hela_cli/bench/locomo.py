@@ -89,7 +89,7 @@ def _select(convs: list[Conversation], path: str | Path, samples: Sequence[str] 
     return [c for c in convs if c.name in wanted]
 
 
-def _category(qa: Mapping[str, Any]) -> int | None:
+def question_category(qa: Mapping[str, Any]) -> int | None:
     try:
         return int(qa.get("category"))  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -127,7 +127,7 @@ def _spread_attribution(memories: Sequence[Mapping[str, Any]], initial: Mapping[
 
 def _score(qa: Mapping[str, Any], memories: Sequence[Mapping[str, Any]], prediction: str | None,
            retrieval_only: bool, attribution: tuple[list[str], list[str]] = ([], [])) -> dict[str, Any]:
-    cat = _category(qa)
+    cat = question_category(qa)
     gold = gold_answer(qa)
     ev = qa.get("evidence")
     all_ids = [m.get("source_id") for m in memories if m.get("source_id")]
@@ -257,7 +257,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     wanted = None if categories is None else {int(c) for c in categories}
 
     def scored(qa: Any) -> bool:
-        return wanted is None or _category(qa) in wanted
+        return wanted is None or question_category(qa) in wanted
 
     plan = [(c, list(enumerate(c.qa))[: limit] if limit else list(enumerate(c.qa))) for c in convs]
     for conv, questions in plan:  # check everything before any work
@@ -366,7 +366,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                     out = runner.ask(question)
                     attribution = _spread_attribution(out["memories"], initial,
                                                       vcfg.hebbian.decay ** (step - sp0.step), fixed)
-                    cat = _category(qa)
+                    cat = question_category(qa)
                     rec = {"run": fp, "sample": name, "qa_index": i, "question": question, "category": cat,
                            "gold": gold_answer(qa), "evidence": evidence_ids(qa.get("evidence")),
                            "prediction": out["prediction"], "retrieved": retrieved(out["memories"]),

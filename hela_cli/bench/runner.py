@@ -22,7 +22,8 @@ from hela_cli.config import Config
 from hela_cli.errors import InputError
 from hela_cli.keywords import keywords
 from hela_cli.models import embed_queries
-from hela_cli.prompts import answer, answer_messages
+from hela_cli.prompts import answer_messages
+from hela_cli.streaming import answer
 
 __all__ = ["VARIANTS", "BASELINES", "variant_config", "fingerprint", "load_records", "RecordWriter", "Runner",
            "retrieved"]

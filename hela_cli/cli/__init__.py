@@ -1,8 +1,9 @@
 """The command line: the only package of hela that imports typer, rich or click.
 
-``app`` (the Typer application) and ``main`` (the console-script entry point) live in :mod:`.commands`; the
-commands of ``bench``, ``consolidate`` / ``forget`` / ``inspect`` / ``export`` in :mod:`.bench_cmd` and
-:mod:`.inspect_cmd`; terminal rendering in :mod:`.render` and :mod:`.explain`.
+``app`` (the Typer application) and ``main`` (the console-script entry point) live in :mod:`.commands`; a
+command group or a larger command has its own ``<name>_cmd`` module (``bench``, ``consolidate``, ``forget``,
+``link``, ``inspect``, ``export``); :mod:`.helpers` holds the progress bar, the read-a-space-then-JSON-or-
+table pattern and ``--out`` writing; terminal rendering in :mod:`.render` and :mod:`.explain`.
 """
 
 import os

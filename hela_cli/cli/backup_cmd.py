@@ -12,11 +12,9 @@ from typing import Any, Optional
 
 import typer
 
+from hela_cli.cli.helpers import state
 from hela_cli.cli.render import console, err_console, print_json, text
 
-
-def _state(ctx: typer.Context) -> Any:
-    return ctx.find_root().obj
 
 
 def _size(n: int) -> str:
@@ -35,7 +33,7 @@ def backup_cmd(
 ) -> None:
     """Copy the whole database (every space) to DEST, consistently, while other hela processes keep
     writing. The copy is user-only (0600), checked, and holds only live data."""
-    with _state(ctx).memory() as mem:
+    with state(ctx).memory() as mem:
         rep = mem.backup(dest, force=force)
     if json_out:
         print_json(rep)
@@ -58,7 +56,7 @@ def import_cmd(
     """Restore an exported space (memories, learned edge weights, step counter, semantic records) into a new
     or empty space, all or nothing. Memory ids are new: each memory keeps its source id, or gets its
     exported id as its source id; --json prints the mapping."""
-    with _state(ctx).memory() as mem:
+    with state(ctx).memory() as mem:
         rep = mem.import_export(file, space=space, reembed=reembed)
     if json_out:
         print_json(rep)

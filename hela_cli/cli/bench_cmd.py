@@ -1,4 +1,4 @@
-"""``hela bench ...`` commands (registered on the main app at the end of ``cli.py``).
+"""``hela bench ...`` commands (registered on the main app in ``commands.py``).
 
 Flag parsing and rendering only; the benchmark itself is :func:`hela_cli.bench.locomo.run_locomo`.
 """
@@ -6,14 +6,14 @@ Flag parsing and rendering only; the benchmark itself is :func:`hela_cli.bench.l
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from hela_cli.errors import HelaError, InputError
+from hela_cli.errors import InputError
 from hela_cli.cli.clicklib import core as click_core
+from hela_cli.cli.helpers import check_out_dir, progress_bar, write_out
 from hela_cli.cli.render import clean, console, err_console, print_json, text
 
 bench_app = typer.Typer(no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
@@ -143,8 +143,7 @@ def bench_locomo(
 
     if variant not in VARIANTS:
         raise InputError(f"unknown variant '{variant}' (choose from {', '.join(VARIANTS)})")
-    if out is not None and not out.parent.is_dir():
-        raise InputError(f"--out: directory {out.parent} does not exist")
+    check_out_dir(out)
     st = ctx.find_root().obj
     cfg = _with_reader(st.config(), reader)
     sample_list = [s for s in samples.split(",") if s.strip()] if samples is not None else None
@@ -161,30 +160,18 @@ def bench_locomo(
     kwargs: dict[str, Any] = dict(samples=sample_list, limit=limit, retrieval_only=retrieval_only,
                                   variant=variant, k=k, cfg=cfg, db=db or _explicit_root_db(ctx),
                                   records=records, passes=passes, categories=cats, feedback=feedback)
-    if sys.stderr.isatty():
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn,
-                                   TimeRemainingColumn)
+    last = {"label": None}
 
-        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=True) as prog:
-            task = prog.add_task("loading", total=None)
-            summary = run_locomo(file, progress=lambda d, t, label: prog.update(
-                task, completed=d, total=t, description=clean(label)), **kwargs)
-    else:
-        last = {"label": None}
+    def plain(done: int, total: int, label: str) -> None:  # logs (nohup): one line per stage / 25 questions
+        if label != last["label"] or done % 25 == 0 or done == total:
+            if not json_out:
+                err_console.print(text(f"[{done}/{total}] {label}"))
+            last["label"] = label
 
-        def plain(done: int, total: int, label: str) -> None:  # logs (nohup): one line per stage / 25 questions
-            if label != last["label"] or done % 25 == 0 or done == total:
-                if not json_out:
-                    err_console.print(text(f"[{done}/{total}] {label}"))
-                last["label"] = label
-
-        summary = run_locomo(file, progress=plain, **kwargs)
+    with progress_bar(elapsed=True) as bar:
+        summary = run_locomo(file, progress=bar or plain, **kwargs)
     if out is not None:
-        try:
-            out.write_text(json.dumps(summary, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
-        except OSError as e:
-            raise HelaError(f"{out}: cannot write the summary ({e.strerror})", 2) from None
+        write_out(out, json.dumps(summary, ensure_ascii=False, indent=2, default=str) + "\n", private=False)
     if json_out:
         print_json(summary)
     else:
@@ -197,21 +184,12 @@ _LME_COLS = (("sess_any", "session_recall_any"), ("sess_all", "session_recall_al
 
 def _progress_run(fn: Any, json_out: bool, **kwargs: Any) -> dict[str, Any]:
     """Run a benchmark function with a Rich progress bar on a terminal, plain stage lines otherwise."""
-    if sys.stderr.isatty():
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn,
-                                   TimeRemainingColumn)
-
-        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=True) as prog:
-            task = prog.add_task("loading", total=None)
-            return fn(progress=lambda d, t, label: prog.update(task, completed=d, total=t,
-                                                               description=clean(label)), **kwargs)
-
     def plain(done: int, total: int, label: str) -> None:  # logs (nohup): one line per step
         if not json_out:
             err_console.print(text(f"[{done}/{total}] {label}"))
 
-    return fn(progress=plain, **kwargs)
+    with progress_bar(elapsed=True) as bar:
+        return fn(progress=bar or plain, **kwargs)
 
 
 def render_lme(s: dict[str, Any]) -> None:
@@ -310,8 +288,7 @@ def bench_longmemeval(
     for v in variants:
         if v not in VARIANTS:
             raise InputError(f"unknown variant '{v}' (choose from {', '.join(VARIANTS)})")
-    if out is not None and not out.parent.is_dir():
-        raise InputError(f"--out: directory {out.parent} does not exist")
+    check_out_dir(out)
     if cache_dir is not None and not cache_dir.is_dir():
         raise InputError(f"--cache-dir: {cache_dir} is not a directory")
     item_ids = [i for i in items.split(",") if i.strip()] if items is not None else None
@@ -323,10 +300,7 @@ def bench_longmemeval(
                             retrieval_only=retrieval_only, k=k, cfg=cfg, records=records, cache_dir=cache_dir,
                             feedback=feedback)
     if out is not None:
-        try:
-            out.write_text(json.dumps(summary, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
-        except OSError as e:
-            raise HelaError(f"{out}: cannot write the summary ({e.strerror})", 2) from None
+        write_out(out, json.dumps(summary, ensure_ascii=False, indent=2, default=str) + "\n", private=False)
     if json_out:
         print_json(summary)
     else:

@@ -18,6 +18,7 @@ from hela_cli import __version__
 from hela_cli.config import Config, load_config
 from hela_cli.errors import HelaError, InputError
 from hela_cli.cli.clicklib import core as click_core, exceptions as click_exceptions
+from hela_cli.cli.helpers import progress_bar
 from hela_cli.cli.render import citation_lines, clean, console, err_console, fmt_ts, print_json, table, text
 
 _NO_ARGS_HELP = (click_exceptions.NoArgsIsHelpError,)
@@ -250,17 +251,8 @@ def ingest(
     if fmt not in FORMATS:
         raise HelaError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})", 2)
     mem = _state(ctx).memory()
-    with mem:
-        if json_out or not sys.stderr.isatty():
-            summary = mem.ingest([str(p) for p in paths], fmt, space)
-        else:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-            with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                          TimeRemainingColumn(), console=err_console, transient=True) as prog:
-                task = prog.add_task("embedding turns", total=None)
-                summary = mem.ingest([str(p) for p in paths], fmt, space,
-                                     progress=lambda d, t: prog.update(task, completed=d, total=t))
+    with mem, progress_bar("embedding turns", enabled=not json_out) as bar:
+        summary = mem.ingest([str(p) for p in paths], fmt, space, progress=bar)
     if json_out:
         print_json(summary)
         return
@@ -288,15 +280,8 @@ def reembed(
     overrides = {"models.embedder": model} if model else {}
     mem = _state(ctx).memory(**overrides)
     with mem:
-        if json_out or not sys.stderr.isatty():
-            summary = mem.reembed(space)
-        else:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-            with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                          TimeRemainingColumn(), console=err_console, transient=True) as prog:
-                task = prog.add_task("re-embedding", total=None)
-                summary = mem.reembed(space, progress=lambda d, t: prog.update(task, completed=d, total=t))
+        with progress_bar("re-embedding", enabled=not json_out) as bar:
+            summary = mem.reembed(space, progress=bar)
         configured = mem.config.models.embedder
     if json_out:
         print_json(summary)
@@ -385,7 +370,8 @@ def add(
     json_out: bool = typer.Option(False, "--json", help='Print {"added": [...], "skipped": [...]}.'),
 ) -> None:
     """Remember a turn now (one node, linked to the previous turn of its session). Prints the new id(s)."""
-    from hela_cli.ingest import parse_time, turn_from_mapping
+    from hela_cli.dates import parse_time
+    from hela_cli.ingest import turn_from_mapping
 
     if words == ["-"]:
         if any(v is not None for v in (speaker, when, session, source_id)):
@@ -523,16 +509,24 @@ def mcp(
         serve(st.config())
 
 
-# ----------------------------------------------------------------------------------- bench (cli_bench.py)
+# ----------------------------------------------------------------------------------- bench
 from hela_cli.cli.bench_cmd import bench_app  # noqa: E402
 
 app.add_typer(bench_app, name="bench")
 
 
-# ----------------------------------------------------------------------------------- consolidate / forget / inspect / export (cli_inspect.py)
-from hela_cli.cli.inspect_cmd import register as _register_inspect  # noqa: E402
+# ----------------------------------------------------------------------------------- consolidate / forget / link / inspect / export
+from hela_cli.cli.consolidate_cmd import consolidate_cmd  # noqa: E402
+from hela_cli.cli.export_cmd import export_cmd  # noqa: E402
+from hela_cli.cli.forget_cmd import forget_cmd  # noqa: E402
+from hela_cli.cli.inspect_cmd import inspect_app  # noqa: E402
+from hela_cli.cli.link_cmd import link_cmd  # noqa: E402
 
-_register_inspect(app)
+app.command("consolidate")(consolidate_cmd)
+app.command("forget")(forget_cmd)
+app.command("link")(link_cmd)
+app.add_typer(inspect_app, name="inspect")
+app.command("export")(export_cmd)
 
 # ----------------------------------------------------------------------------------- backup / import (backup_cmd.py)
 from hela_cli.cli.backup_cmd import register as _register_backup  # noqa: E402

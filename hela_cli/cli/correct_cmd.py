@@ -8,12 +8,10 @@ from typing import Any, Optional
 
 import typer
 
+from hela_cli.cli.helpers import state
 from hela_cli.cli.render import console, err_console, fmt_ts, one_line, print_json, text
 from hela_cli.errors import InputError
 
-
-def _state(ctx: typer.Context) -> Any:
-    return ctx.find_root().obj
 
 
 def memory_line(m: dict[str, Any], width: int) -> str:
@@ -41,7 +39,7 @@ def memories_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List memories, newest first, one line each (id, time, speaker: text)."""
-    mem = _state(ctx).memory()
+    mem = state(ctx).memory()
     with mem:
         rows = mem.memories(space, speaker=speaker, session=session, since=since, until=until, contains=contains,
                             limit=limit)
@@ -73,7 +71,7 @@ def delete_cmd(
     ids = list(ids or [])
     source_ids = list(source_ids or [])
     filters = parse_filters(speaker=speaker, session=session, before=before, contains=contains)
-    mem = _state(ctx).memory()
+    mem = state(ctx).memory()
     with mem:
         if filters and not (ids or source_ids):
             sp = mem.space(space)
@@ -135,7 +133,7 @@ def edit_cmd(
     """Replace a memory's text; it keeps its id, time, session, speaker and links. The previous text is kept
     in its history (`hela history`)."""
     node_id, new = _target(args, source_id, "edit")
-    mem = _state(ctx).memory()
+    mem = state(ctx).memory()
     with mem:
         rep = mem.edit(space, node_id, new, source_id=source_id)
     if json_out:
@@ -168,7 +166,7 @@ def history_cmd(
     """A memory's versions, oldest first, with when each was replaced."""
     if (node_id is None) == (source_id is None):
         raise InputError("hela history: give a memory id or --source-id")
-    mem = _state(ctx).memory()
+    mem = state(ctx).memory()
     with mem:
         rep = mem.history(space, node_id, source_id=source_id)
     if json_out:
@@ -188,7 +186,7 @@ def spaces_drop(
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Delete a space and everything in it, completely (as `hela delete`)."""
-    mem = _state(ctx).memory()
+    mem = state(ctx).memory()
     with mem:
         n = mem.store.count_nodes(mem.space(name).id)
         if not yes:
@@ -211,7 +209,7 @@ def spaces_rename(
     new: str = typer.Argument(..., help="Its new name."),
 ) -> None:
     """Rename a space."""
-    mem = _state(ctx).memory()
+    mem = state(ctx).memory()
     with mem:
         mem.rename_space(old, new)
     console.print(text(f"renamed space '{old}' to '{new}'"))

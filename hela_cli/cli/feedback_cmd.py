@@ -6,6 +6,7 @@ from typing import Optional
 
 import typer
 
+from hela_cli.cli.helpers import state
 from hela_cli.cli.render import console, print_json, text
 
 
@@ -20,9 +21,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
         """Feedback: tell hela which memories of a recall were used; it strengthens their associations."""
-        from hela_cli.cli.commands import _state
-
-        with _state(ctx).memory() as mem:
+        with state(ctx).memory() as mem:
             rep = mem.reinforce(space, used, recall_id=recall)
         if json_out:
             print_json(rep)

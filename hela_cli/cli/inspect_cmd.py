@@ -1,43 +1,24 @@
-"""``hela consolidate``, ``hela forget``, ``hela inspect ...`` and ``hela export`` (registered on the main app
-at the end of ``cli.py`` through :func:`register`).
-
-Flag parsing and rendering only: the logic is in :mod:`hela_cli.consolidate`, :mod:`hela_cli.forget` and
-:mod:`hela_cli.inspection`. Errors are :class:`~hela_cli.errors.HelaError` and are mapped to one line and
-an exit code by ``cli.HelaGroup``. User text is always rendered through :func:`render.text` (never markup).
-"""
+"""``hela inspect ...``: look inside a memory space (flags and rendering; the views are plain data from
+:mod:`hela_cli.inspection`). User text is always rendered through :func:`render.text` (never markup)."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
-from hela_cli.errors import HelaError, InputError
-from hela_cli.cli.render import clean, console, err_console, fmt_ts, print_json, table, text
+from hela_cli.errors import InputError
+from hela_cli.cli.forget_cmd import candidates_table
+from hela_cli.cli.helpers import open_store, show_space, write_out
+from hela_cli.cli.render import HUB_STYLE, ISOLATED_STYLE, clean, console, err_console, fmt_ts, print_json, table, text
 
-HUB_STYLE = "bold magenta"       # hubs (Figure 4: the strongly connected centres)
-ISOLATED_STYLE = "dim"           # nodes without any edge
 CTX = {"help_option_names": ["-h", "--help"]}
 
 inspect_app = typer.Typer(context_settings=CTX, help="Look inside a memory space: hubs, pruning candidates, "
                           "nodes, the edge-weight heatmap, semantic records. Without a subcommand: overview.")
 
 SPACE_HELP = "Memory space (default: the one given to `hela inspect`, else 'default')."
-
-
-def _state(ctx: typer.Context) -> Any:
-    return ctx.find_root().obj
-
-
-def _open(ctx: typer.Context) -> tuple[Any, Any]:
-    """(store, config) for read-only commands; never creates a database."""
-    from hela_cli.store import Store
-
-    cfg = _state(ctx).config()
-    return Store.open(cfg.db), cfg
 
 
 def _node_style(hub: bool, isolated: bool) -> str:
@@ -48,121 +29,7 @@ def _num(x: Optional[float], digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
 
-def _opts(ctx: typer.Context, space: Optional[str], json_out: bool) -> tuple[str, bool]:
-    """A subcommand's --space / --json, falling back to the ones given to ``hela inspect`` itself."""
-    parent = ctx.meta.get("hela_inspect", {})
-    return space or parent.get("space") or "default", json_out or parent.get("json", False)
 
-
-# ----------------------------------------------------------------------------------- consolidate
-def consolidate_cmd(
-    ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="List hubs and clusters; no model call, no write."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Distil hubs (Eq.2) and their clusters into semantic records with the local chat model (prompt A.1)."""
-    mem = _state(ctx).memory()
-    quiet = json_out
-
-    def progress(i: int, n: int, plan: Any) -> None:
-        if not quiet and i < n:
-            err_console.print(text(f"distilling hub {plan.node_id} ({i + 1}/{n}, cluster of {len(plan.cluster)})"),
-                              style="dim")
-
-    with mem:
-        rep = mem.consolidate(space, dry_run=dry_run, progress=progress)
-    if json_out:
-        print_json(rep)
-        return
-
-    t = table(f"{'planned ' if dry_run else ''}consolidation of space '{rep['space']}'",
-              [("hub", "key"), ("D(v)", "num"), ("degree", "num"), ("cluster", "text"),
-               ("action" if dry_run else "status", "key"), ("records", "num")])
-    for h in rep["hubs"]:
-        status = h["action"] if dry_run else (h.get("status") or h["action"])
-        style = "red" if status.startswith("failed") else ("green" if status == "ok" else "")
-        recs = "-"
-        if "inserted" in h:
-            recs = f"+{len(h['inserted'])}" + (f" ~{len(h['merged_into'])}" if h["merged_into"] else "")
-        t.add_row(text(str(h["hub"]), HUB_STYLE), f"{h['strength']:.3f}", str(h["degree"]),
-                  text(" ".join(map(str, h["cluster"]))), text(status, style), recs)
-    if rep["hubs"]:
-        console.print(t)
-    if dry_run:
-        console.print(text(f"{rep['hubs_found']} hub(s): {rep['to_distill']} to distil, {rep['covered']} covered, "
-                           f"{rep['unchanged']} unchanged (dry run: no model call, nothing written)"))
-        return
-    console.print(text(f"{rep['hubs_found']} hub(s): {rep['distilled']} distilled, {rep['failed']} failed, "
-                       f"{rep['covered']} covered, {rep['unchanged']} unchanged; {rep['records_inserted']} new "
-                       f"semantic record(s), {rep['records_merged']} merged, {rep['records_rejected']} rejected; "
-                       f"{rep['model_calls']} model call(s) in {rep['seconds']:.1f}s"))
-    for h in rep["hubs"]:
-        if (h.get("status") or "").startswith("failed"):
-            console.print(text(f"hub {h['hub']}: {h['status']}"), style="red")
-
-
-# ----------------------------------------------------------------------------------- forget
-def _candidates_table(title: str, cands: list[dict[str, Any]]) -> Any:
-
-    t = table(title, [("id", "num"), ("speaker", "key"), ("text", "text"), ("weight", "num"), ("idle days", "num"),
-                      ("accesses", "num"), ("why", "text")])
-    for c in cands:
-        why = "; ".join(r["reason"] for r in c["reasons"].values())
-        t.add_row(text(str(c["id"]), ISOLATED_STYLE if not c["degree"] else ""), text(c["speaker"] or "-"),
-                  text(c["text"][:70]), f"{c['total_weight']:.4f}", f"{c['idle_days']:.1f}",
-                  str(c["access_count"]), text(why, "dim"))
-    return t
-
-
-def forget_cmd(
-    ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
-    apply: bool = typer.Option(False, "--apply", help="Remove the candidates (default: dry run)."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Adaptive forgetting: memories that are weak, idle past delta_age and never accessed (dry run unless --apply)."""
-    mem = _state(ctx).memory()
-    with mem:
-        rep = mem.forget(space, apply=apply)
-    if json_out:
-        print_json(rep)
-        return
-    n = len(rep["candidates"])
-    if n:
-        console.print(_candidates_table(f"forgetting candidates in '{rep['space']}'", rep["candidates"]))
-    if apply:
-        console.print(text(f"forgot {rep['removed']} memories; {rep['nodes']} remain"
-                           + (f"; {len(rep['semantic_affected'])} semantic record(s) lost evidence (kept, counted)"
-                              if rep["semantic_affected"] else "")))
-    else:
-        console.print(text(f"{n} of {rep['nodes']} memories would be forgotten (dry run; --apply removes them)"))
-
-
-def link_cmd(
-    ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
-    top_k: Optional[int] = typer.Option(None, "--top-k", min=1,
-                                        help="Partners per memory (default: ingest.keyword_links)."),
-    weight: Optional[float] = typer.Option(None, "--weight", min=0.0,
-                                           help="Link weight (default: ingest.keyword_link_weight)."),
-    min_score: Optional[float] = typer.Option(None, "--min-score", min=0.0,
-                                              help="Least sum of IDFs of shared rare keywords "
-                                                   "(default: ingest.keyword_link_min_score)."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
-) -> None:
-    """Ingest links for an existing space: fixed conversation links, and keyword links between sessions."""
-    mem = _state(ctx).memory()
-    with mem:
-        rep = mem.link(space, top_k=top_k, weight=weight, min_score=min_score)
-    if json_out:
-        print_json(rep)
-        return
-    console.print(text(f"{rep['conversation_links']} conversation link(s) and {rep['links_written']} keyword "
-                       f"link(s) written in '{rep['space']}' ({rep['nodes']} memories, {rep['edges']} edges)"))
-
-
-# ----------------------------------------------------------------------------------- inspect
 @inspect_app.callback(invoke_without_command=True)
 def inspect_main(
     ctx: typer.Context,
@@ -175,12 +42,10 @@ def inspect_main(
         return
     from hela_cli import inspection
 
-    store, cfg = _open(ctx)
-    with store:
-        ov = inspection.overview(store, store.require_space(space), cfg)
-    if json_out:
-        print_json(ov)
-        return
+    show_space(ctx, space, json_out, inspection.overview, render_overview)
+
+
+def render_overview(ov: dict[str, Any], space: str, cfg: Any) -> None:
     from rich.table import Table
 
     console.print(text(f"space '{ov['space']}'", "bold"))
@@ -222,13 +87,10 @@ def inspect_hubs(
     """Hubs: D(v) (Eq.2), degree, cluster preview, consolidated or not."""
     from hela_cli import inspection
 
-    space, json_out = _opts(ctx, space, json_out)
-    store, cfg = _open(ctx)
-    with store:
-        rows = inspection.hubs(store, store.require_space(space), cfg, top)
-    if json_out:
-        print_json(rows)
-        return
+    show_space(ctx, space, json_out, lambda store, sp, cfg: inspection.hubs(store, sp, cfg, top), render_hubs)
+
+
+def render_hubs(rows: list[dict[str, Any]], space: str, cfg: Any) -> None:
     if not rows:
         console.print(text(f"no hubs in '{space}' (no node has D(v) > {cfg.consolidation.delta_hub:g})"))
         return
@@ -254,18 +116,15 @@ def inspect_prune(
     """Forgetting candidates with the reason for each criterion."""
     from hela_cli import inspection
 
-    space, json_out = _opts(ctx, space, json_out)
-    store, cfg = _open(ctx)
-    with store:
-        rep = inspection.prune(store, store.require_space(space), cfg)
-    if json_out:
-        print_json(rep)
-        return
+    show_space(ctx, space, json_out, inspection.prune, render_prune)
+
+
+def render_prune(rep: dict[str, Any], space: str, cfg: Any) -> None:
     c = rep["criteria"]
     console.print(text(f"criteria (all must hold): total edge weight < {c['delta_prune']:g}, idle > "
                        f"{c['delta_age_days']:g} days before {fmt_ts(rep['now'])}, never accessed", "dim"))
     if rep["candidates"]:
-        console.print(_candidates_table(f"forgetting candidates in '{space}'", rep["candidates"]))
+        console.print(candidates_table(f"forgetting candidates in '{space}'", rep["candidates"]))
     console.print(text(f"{len(rep['candidates'])} of {rep['nodes']} memories are candidates"))
 
 
@@ -281,7 +140,7 @@ def inspect_node(
 
     parent = ctx.meta.get("hela_inspect", {})
     json_out = json_out or parent.get("json", False)
-    store, cfg = _open(ctx)
+    store, cfg = open_store(ctx)
     with store:
         n = inspection.node(store, node_id, cfg, space)
     if json_out:
@@ -328,19 +187,20 @@ def inspect_heatmap(
 
     if nodes is not None and hubs_only:
         raise InputError("--nodes and --hubs exclude each other")
-    space, json_out = _opts(ctx, space, json_out)
-    store, cfg = _open(ctx)
-    with store:
-        hm = inspection.heatmap(store, store.require_space(space), cfg, nodes=nodes or 20, hubs_only=hubs_only,
+
+    def read(store: Any, sp: Any, cfg: Any) -> dict[str, Any]:
+        hm = inspection.heatmap(store, sp, cfg, nodes=nodes or 20, hubs_only=hubs_only,
                                 max_nodes=max(nodes or 0, inspection.HEATMAP_MAX_NODES))
-    if svg is not None:
-        _write_private(svg, inspection.heatmap_svg(hm))
-    if json_out:
-        print_json(hm)
-        return
-    render_heatmap(hm)
-    if svg is not None:
-        err_console.print(text(f"wrote {svg}"), style="dim")
+        if svg is not None:
+            write_out(svg, inspection.heatmap_svg(hm))
+        return hm
+
+    def render(hm: dict[str, Any], space: str, cfg: Any) -> None:
+        render_heatmap(hm)
+        if svg is not None:
+            err_console.print(text(f"wrote {svg}"), style="dim")
+
+    show_space(ctx, space, json_out, read, render)
 
 
 def render_heatmap(hm: dict[str, Any]) -> None:
@@ -387,13 +247,10 @@ def inspect_semantic(
     """Semantic records (traits, facts, knowledge) with their evidence."""
     from hela_cli import inspection
 
-    space, json_out = _opts(ctx, space, json_out)
-    store, _cfg = _open(ctx)
-    with store:
-        recs = inspection.semantic(store, store.require_space(space))
-    if json_out:
-        print_json(recs)
-        return
+    show_space(ctx, space, json_out, lambda store, sp, cfg: inspection.semantic(store, sp), render_semantic)
+
+
+def render_semantic(recs: list[dict[str, Any]], space: str, cfg: Any) -> None:
     if not recs:
         console.print(text(f"no semantic records in '{space}' (run `hela consolidate --space {space}`)"))
         return
@@ -407,59 +264,3 @@ def inspect_semantic(
         t.add_row(str(r["id"]), r["kind"], text(r["subject"] or "-"), text(r["text"]), text(r["date"] or "-"),
                   _num(r["confidence"], 2), text(ev))
     console.print(t)
-
-
-# ----------------------------------------------------------------------------------- export
-def _write_private(path: Path, data: str) -> None:
-    """Write a file readable by the user only (it holds private conversation text)."""
-    path = path.expanduser()
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(data)
-    except OSError as e:
-        raise HelaError(f"{path}: cannot write ({e.strerror})") from None
-
-
-def export_cmd(
-    ctx: typer.Context,
-    fmt: str = typer.Option(..., "--format", "-f", help="json|graphml"),
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
-    out: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write here (default: stdout)."),
-    vectors: bool = typer.Option(False, "--vectors", help="JSON: include the embedding vectors."),
-) -> None:
-    """Export a whole space (nodes, edges with current weights, semantic records) as JSON or GraphML."""
-    import json
-
-    from hela_cli import inspection
-
-    if fmt not in ("json", "graphml"):
-        raise InputError(f"unknown export format '{fmt}' (choose json or graphml)")
-    if vectors and fmt != "json":
-        raise InputError("--vectors is only available with --format json")
-    store, cfg = _open(ctx)
-    with store:
-        sp = store.require_space(space)
-        if fmt == "json":
-            data = json.dumps(inspection.export_json(store, sp, cfg, vectors=vectors), ensure_ascii=False,
-                              indent=1) + "\n"
-        else:
-            data = inspection.export_graphml(store, sp, cfg)
-        counts = (store.count_nodes(sp.id), store.count_edges(sp.id), store.count_semantic(sp.id))
-    if out is None:
-        sys.stdout.write(data)
-        sys.stdout.flush()
-        return
-    _write_private(out, data)
-    err_console.print(text(f"wrote {counts[0]} memories, {counts[1]} edges, {counts[2]} semantic records "
-                           f"of '{space}' to {out}"), style="dim")
-
-
-# ----------------------------------------------------------------------------------- registration
-def register(app: typer.Typer) -> None:
-    """Add these commands to the main ``hela`` app."""
-    app.command("consolidate")(consolidate_cmd)
-    app.command("forget")(forget_cmd)
-    app.command("link")(link_cmd)
-    app.add_typer(inspect_app, name="inspect")
-    app.command("export")(export_cmd)

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.text import Text
 
+HUB_STYLE = "bold magenta"       # hubs (Figure 4: the strongly connected centres)
+ISOLATED_STYLE = "dim"           # nodes without any edge
+
 
 class _LazyConsole:
     """A Rich ``Console`` made on first use: importing rich's console is ~20 ms of every command, and

@@ -1,0 +1,98 @@
+"""What several commands share: the progress bar, reading a space then printing JSON or a table, and
+writing an ``--out`` / ``--output`` file."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+import typer
+
+from hela_cli.errors import HelaError, InputError
+from hela_cli.cli.render import clean, err_console, print_json
+
+#: a progress callback: ``(done, total)`` or ``(done, total, label)``
+Progress = Callable[..., None]
+
+
+def state(ctx: typer.Context) -> Any:
+    """The global options' state object (``--db``, ``--config``) of the ``hela`` command."""
+    return ctx.find_root().obj
+
+
+@contextlib.contextmanager
+def progress_bar(label: str = "loading", *, enabled: bool = True, elapsed: bool = False) -> Iterator[Optional[Progress]]:
+    """A transient Rich progress bar on stderr, yielded as a callback ``(done, total[, label])`` (a label
+    replaces the description); None when stderr is not a terminal or ``enabled`` is off (``--json``), so the
+    caller passes no progress at all or its own plain one. ``elapsed`` adds the elapsed-time column."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = [BarColumn(), MofNCompleteColumn(), *([TimeElapsedColumn()] if elapsed else []), TimeRemainingColumn()]
+    with Bar("[progress.description]{task.description}", *columns, console=err_console, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int, label: Optional[str] = None) -> None:
+            if label is None:
+                bar.update(task, completed=done, total=total)
+            else:
+                bar.update(task, completed=done, total=total, description=clean(label))
+
+        yield update
+
+
+def space_options(ctx: typer.Context, space: Optional[str], json_out: bool) -> tuple[str, bool]:
+    """An ``inspect`` subcommand's --space / --json, falling back to the ones given to ``hela inspect``."""
+    parent = ctx.meta.get("hela_inspect", {})
+    return space or parent.get("space") or "default", json_out or parent.get("json", False)
+
+
+def open_store(ctx: typer.Context) -> tuple[Any, Any]:
+    """(store, config) for read-only commands; never creates a database."""
+    from hela_cli.store import Store
+
+    cfg = state(ctx).config()
+    return Store.open(cfg.db), cfg
+
+
+def show_space(ctx: typer.Context, space: Optional[str], json_out: bool, read: Callable[[Any, Any, Any], Any],
+               render: Callable[[Any, str, Any], None]) -> None:
+    """The read-only pattern: open the database (never created), ``read(store, space, config)`` the named
+    space, then print the result as JSON (``--json``) or ``render(result, space name, config)``."""
+    space, json_out = space_options(ctx, space, json_out)
+    store, cfg = open_store(ctx)
+    with store:
+        data = read(store, store.require_space(space), cfg)
+    if json_out:
+        print_json(data)
+    else:
+        render(data, space, cfg)
+
+
+def check_out_dir(path: Optional[Path], flag: str = "--out") -> None:
+    """Refuse an output file whose directory does not exist, before any work is done."""
+    if path is not None and not path.parent.is_dir():
+        raise InputError(f"{flag}: directory {path.parent} does not exist")
+
+
+def write_out(path: Path, data: str, *, private: bool = True) -> None:
+    """Write an ``--out`` / ``--output`` file. ``private``: a conversation's text (an export, a heatmap), so
+    readable by the user only, ``~`` expanded; else a benchmark summary, default permissions (a bad path
+    is then a usage error, exit 2). An OS error is one line naming the file."""
+    try:
+        if private:
+            path = path.expanduser()
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
+        else:
+            path.write_text(data, encoding="utf-8")
+    except OSError as e:
+        if private:
+            raise HelaError(f"{path}: cannot write ({e.strerror})") from None
+        raise HelaError(f"{path}: cannot write the summary ({e.strerror})", 2) from None

@@ -1,0 +1,111 @@
+"""Files -> a space: every file parsed first, then turns embedded and stored in batches (one transaction
+each), consecutive turns linked, and the cold-start keyword links after a space's last batch."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from hela_cli.config import Config
+from hela_cli.formats import Conversation, parse_file
+from hela_cli.ingest.embedding import embed_passages, embedding_texts
+from hela_cli.ingest.links import _associate, link_keywords, write_links
+from hela_cli.ingest.nodes import node_row, turn_hash
+from hela_cli.models import Embedder
+from hela_cli.store import Store
+
+Progress = Callable[[int, int], None]
+
+
+def add_passages(store: Store, embedder: Embedder, space: str, cfg: Config, batch: int = 64) -> int:
+    """Give the space's long turns that have none their passage vectors (``ingest.passage_chars``); for
+    databases ingested before passages existed or with another setting. Returns the nodes updated."""
+    size = cfg.ingest.passage_chars
+    if size <= 0:
+        return 0
+    sp = store.require_space(space)
+    todo = store.long_nodes_without_passages(sp.id, size)
+    for i in range(0, len(todo), batch):
+        vecs = embed_passages(embedder, todo[i:i + batch], size)
+        with store.transaction():
+            store.insert_passages(sp.id, vecs)
+    return len(todo)
+
+
+def parse_all(paths: Sequence[str | Path], fmt: str = "auto") -> list[Conversation]:
+    """Parse every file first; any error aborts before a single write."""
+    convs: list[Conversation] = []
+    for p in paths:
+        convs.extend(parse_file(p, fmt))
+    return convs
+
+
+def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conversation], cfg: Config,
+                         space: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    for conv in convs:  # a bad space name must fail before the first conversation is written
+        store.check_space_name(space or conv.name or "default")
+    store.bind_embedder(embedder.model_id, embedder.dim)
+    total = sum(len(c.turns) for c in convs)
+    done = added = skipped = truncated = 0
+    spaces: dict[str, int] = {}
+    new_ids: dict[str, list[int]] = {}   # space -> nodes added (cold-start keyword links after the last batch)
+    for conv in convs:
+        name = space or conv.name or "default"
+        sp = store.ensure_space(name)
+        hashes = [turn_hash(t, i) for i, t in enumerate(conv.turns)]
+        existing = store.existing_hashes(sp.id, hashes)
+        base_ord = store.next_ord(sp.id)
+        prev_id: dict[str, int] = {}  # session -> node id of the previous turn (for consecutive links)
+        bs = max(1, cfg.ingest.batch_size)
+        for start in range(0, len(conv.turns), bs):
+            idx = range(start, min(start + bs, len(conv.turns)))
+            new = [i for i in idx if hashes[i] not in existing]
+            texts = embedding_texts(conv.turns, new, embedder, cfg)
+            truncated += sum(1 for i, tx in zip(new, texts)  # the turn's own line not whole in its text
+                             if not tx.endswith(f"{conv.turns[i].speaker}: {conv.turns[i].text}"))
+            vectors = embedder.embed(texts) if new else None
+            passages = embed_passages(embedder, [(i, conv.turns[i].speaker, conv.turns[i].text) for i in new],
+                                      cfg.ingest.passage_chars) if cfg.ingest.passage_chars > 0 else {}
+            rows = [node_row(conv.turns[i], base_ord + i, hashes[i], conv.source) for i in new]
+            with store.transaction():
+                ids = store.insert_nodes(sp.id, rows, vectors) if rows else []
+                id_of = dict(zip(new, ids))
+                if passages:
+                    store.insert_passages(sp.id, {id_of[i]: v for i, v in passages.items() if id_of[i] != -1})
+                raced = [hashes[i] for i, n in id_of.items() if n == -1]
+                if raced:  # another process stored these turns since we looked: link to its nodes
+                    existing.update(store.existing_hashes(sp.id, raced))
+                    id_of = {i: n for i, n in id_of.items() if n != -1}
+                links: dict[tuple[int, int], float] = {}
+                for i in idx:
+                    nid = id_of[i] if i in id_of else existing[hashes[i]]
+                    if nid == -1:
+                        continue
+                    session = conv.turns[i].session
+                    if session in prev_id and i in id_of:  # link consecutive turns of a session
+                        links[(prev_id[session], nid)] = cfg.ingest.initial_weight
+                    prev_id[session] = nid
+                fresh = store.refresh_space(sp)
+                if links:
+                    write_links(store, fresh, links, cfg)
+                if cfg.ingest.associate:
+                    keep = [k for k, n in enumerate(ids) if n != -1]  # keep ids and vectors aligned
+                    _associate(store, fresh, [ids[k] for k in keep], vectors[keep] if keep else [], cfg)
+            n_new = sum(1 for n in ids if n != -1)
+            new_ids.setdefault(name, []).extend(n for n in ids if n != -1)
+            added += n_new
+            skipped += len(idx) - n_new
+            done += len(idx)
+            if progress:
+                progress(done, total)
+        spaces[name] = spaces.get(name, 0) + len(conv.turns)
+    keyword_links = 0
+    if cfg.ingest.keyword_links > 0:
+        for name, nids in new_ids.items():
+            if nids:
+                keyword_links += link_keywords(store, name, cfg, nids)
+    return {"nodes_added": added, "skipped_duplicates": skipped, "turns": total,
+            "embedding_truncated": truncated, "spaces": spaces, "keyword_links": keyword_links,
+            "seconds": round(time.perf_counter() - t0, 3)}
