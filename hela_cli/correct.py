@@ -67,13 +67,20 @@ def select(store: Store, space: Space, ids: Sequence[int] = (), source_ids: Sequ
     return [memory_row(n) for n in store.list_nodes(space.id, **filters)]
 
 
+def node_turn(n: dict[str, Any], text: str | None = None) -> Any:
+    """A stored node as the :class:`~hela_cli.formats.Turn` ingest embedded (``text`` replaces its text)."""
+    from hela_cli.formats import Turn
+
+    return Turn(n["speaker"] or "", n["text"] if text is None else text, n["ts"], n["time_str"] or "",
+                n["session"] or "", n["source_id"], n["role"])
+
+
 def follower_vectors(store: Store, embedder: Any, space: Space, cfg: Config, ids: Sequence[int]
                      ) -> dict[int, Any]:
     """New vectors for the turns that had one of the memories ``ids`` in their embedding context (the next
     ``ingest.context_window`` turns of its session), embedded as ingest would embed them without those
     memories: a delete leaves no trace of the text in a neighbour's vector. ``embedder``: an embedder, or a
     zero-argument factory called only when there is a turn to re-embed (it may return None: none is)."""
-    from hela_cli.formats import Turn
     from hela_cli.ingest import embedding_texts
 
     window = cfg.ingest.context_window
@@ -87,10 +94,6 @@ def follower_vectors(store: Store, embedder: Any, space: Space, cfg: Config, ids
             for f in store.session_context(space.id, nodes[nid], 0, window, exclude=gone)[1]:
                 followers[f["id"]] = f
 
-    def turn(n: dict[str, Any]) -> Turn:
-        return Turn(n["speaker"] or "", n["text"], n["ts"], n["time_str"] or "", n["session"] or "",
-                    n["source_id"], n["role"])
-
     if not followers:
         return {}
     if callable(embedder) and not hasattr(embedder, "embed"):   # a factory: load the model only when needed
@@ -100,7 +103,7 @@ def follower_vectors(store: Store, embedder: Any, space: Space, cfg: Config, ids
     texts = []
     for f in followers.values():
         prev = store.session_context(space.id, f, window, 0, exclude=gone)[0]
-        turns = [*(turn(n) for n in prev), turn(f)]
+        turns = [*(node_turn(n) for n in prev), node_turn(f)]
         texts.extend(embedding_texts(turns, [len(turns) - 1], embedder, cfg))
     if not texts:
         return {}
@@ -136,7 +139,6 @@ def edit(store: Store, embedder: Embedder, space: Space, cfg: Config, text: str,
     its vector, passages, keywords and keyword-index row are rebuilt as ingest builds them, and so are
     the vectors of the turns that had it in their embedding context. The previous text goes to the
     history. One write transaction (:meth:`hela_cli.store.Store.replace_node_text`)."""
-    from hela_cli.formats import Turn
     from hela_cli.ingest import embed_passages, embedding_texts
     from hela_cli.keywords import keywords
 
@@ -152,11 +154,7 @@ def edit(store: Store, embedder: Embedder, space: Space, cfg: Config, text: str,
     window = cfg.ingest.context_window
     before, after = store.session_context(space.id, node, window, window)
 
-    def turn(n: dict[str, Any], body: str | None = None) -> Turn:
-        return Turn(n["speaker"] or "", n["text"] if body is None else body, n["ts"], n["time_str"] or "",
-                    n["session"] or "", n["source_id"], n["role"])
-
-    turns = [*(turn(n) for n in before), turn(node, text), *(turn(n) for n in after)]
+    turns = [*(node_turn(n) for n in before), node_turn(node, text), *(node_turn(n) for n in after)]
     me = len(before)
     idx = [me, *range(me + 1, len(turns))]   # the node, then the turns whose context held it
     vectors = embedder.embed(embedding_texts(turns, idx, embedder, cfg))

@@ -240,6 +240,13 @@ def format_date(ts: float | None) -> str:
     return f"{d.day} {d.strftime('%B %Y')}"
 
 
+def fmt_ts(ts: float | None) -> str:
+    """``YYYY-MM-DD HH:MM`` in UTC for listings (``-`` for none): the CLI's and the web page's."""
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
 def format_iso(ts: float) -> str:
     """``2023-05-08T13:56:12Z`` (UTC, whole seconds): the date string kept for epoch-stamped exports."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

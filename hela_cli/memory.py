@@ -325,8 +325,6 @@ class Memory:
         missing), without creating an empty database as a side effect."""
         return self._open_store(must_exist=True).require_space(name)
 
-    _existing_space = space  # the earlier private name
-
     def spaces(self) -> list[dict[str, Any]]:
         """Every space with its counts (``Store.spaces``); an empty list, and no file created, when the
         database does not exist yet."""

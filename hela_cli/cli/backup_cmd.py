@@ -8,7 +8,7 @@ code by ``commands.HelaGroup``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 

@@ -13,7 +13,7 @@ import typer
 
 from hela_cli.errors import InputError
 from hela_cli.cli.clicklib import core as click_core
-from hela_cli.cli.helpers import check_out_dir, progress_bar, write_out
+from hela_cli.cli.helpers import check_out_dir, progress_bar, state, write_out
 from hela_cli.cli.render import clean, console, err_console, print_json, text
 
 bench_app = typer.Typer(no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
@@ -144,7 +144,7 @@ def bench_locomo(
     if variant not in VARIANTS:
         raise InputError(f"unknown variant '{variant}' (choose from {', '.join(VARIANTS)})")
     check_out_dir(out)
-    st = ctx.find_root().obj
+    st = state(ctx)
     cfg = _with_reader(st.config(), reader)
     sample_list = [s for s in samples.split(",") if s.strip()] if samples is not None else None
     if samples is not None and not sample_list:
@@ -294,7 +294,7 @@ def bench_longmemeval(
     item_ids = [i for i in items.split(",") if i.strip()] if items is not None else None
     if items is not None and not item_ids:
         raise InputError("--items: no question_id given")
-    cfg = _with_reader(ctx.find_root().obj.config(), reader)
+    cfg = _with_reader(state(ctx).config(), reader)
     summary = _progress_run(run_longmemeval, json_out, path=file, variants=variants, limit=limit,
                             per_type=per_type, item_ids=item_ids,
                             retrieval_only=retrieval_only, k=k, cfg=cfg, records=records, cache_dir=cache_dir,

@@ -18,7 +18,7 @@ from hela_cli import __version__
 from hela_cli.config import Config, load_config
 from hela_cli.errors import HelaError, InputError
 from hela_cli.cli.clicklib import core as click_core, exceptions as click_exceptions
-from hela_cli.cli.helpers import progress_bar
+from hela_cli.cli.helpers import progress_bar, state
 from hela_cli.cli.render import citation_lines, clean, console, err_console, fmt_ts, print_json, table, text
 
 _NO_ARGS_HELP = (click_exceptions.NoArgsIsHelpError,)
@@ -125,10 +125,6 @@ def main_callback(
     ctx.obj = State(db, config)
 
 
-def _state(ctx: typer.Context) -> State:
-    return ctx.find_root().obj
-
-
 # ----------------------------------------------------------------------------------- models
 @models_app.command("pull")
 def models_pull(
@@ -145,7 +141,7 @@ def models_pull(
     from hela_cli.models.pull import pull_model
     from hela_cli.paths import model_dir
 
-    cfg = _state(ctx).config()
+    cfg = state(ctx).config()
     mdir = model_dir(cfg.models.dir)
     aliases = [only] if only else [a for a, spec in DEFAULT_MODELS.items() if not spec.optional]
     for a in aliases:
@@ -167,7 +163,7 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
     from hela_cli.models.pull import model_files
     from hela_cli.paths import model_dir
 
-    st = _state(ctx)
+    st = state(ctx)
     cfg = st.config()
     mdir = model_dir(cfg.models.dir)
     rows = model_files(mdir)
@@ -220,9 +216,9 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
                            "no other GGUF searched for (models.search_paths: none)"), style="dim")
     console.print(text(f"configured: embedder={cfg.models.embedder} chat={cfg.models.chat}"))
     for e in out["endpoints"]:
-        state = "answers" if e["answers"] else f"does not answer: {e['error']}"
+        answers = "answers" if e["answers"] else f"does not answer: {e['error']}"
         listed = " (model not listed by the server)" if e["model_listed"] is False else ""
-        console.print(text(f"{e['kind']} endpoint {e['ref']}: {state}{listed}"),
+        console.print(text(f"{e['kind']} endpoint {e['ref']}: {answers}{listed}"),
                       style=None if e["answers"] else "red", soft_wrap=True)
     if embed_info:
         console.print(text(f"database embedder: {embed_info[0]} ({embed_info[1]}-d)"))
@@ -250,7 +246,7 @@ def ingest(
 
     if fmt not in FORMATS:
         raise HelaError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})", 2)
-    mem = _state(ctx).memory()
+    mem = state(ctx).memory()
     with mem, progress_bar("embedding turns", enabled=not json_out) as bar:
         summary = mem.ingest([str(p) for p in paths], fmt, space, progress=bar)
     if json_out:
@@ -278,7 +274,7 @@ def reembed(
     """Re-embed every memory with another embedder and bind the database to it. Resumable (run it again
     after an interruption); the new vectors replace the old ones in one transaction at the end."""
     overrides = {"models.embedder": model} if model else {}
-    mem = _state(ctx).memory(**overrides)
+    mem = state(ctx).memory(**overrides)
     with mem:
         with progress_bar("re-embedding", enabled=not json_out) as bar:
             summary = mem.reembed(space, progress=bar)
@@ -318,7 +314,7 @@ def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", he
     if ctx.invoked_subcommand is not None:
         return
 
-    cfg = _state(ctx).config()
+    cfg = state(ctx).config()
     with Store.open(cfg.db) as s:
         rows = s.spaces()
         path = s.path
@@ -382,7 +378,7 @@ def add(
             parse_time(when, "--time")  # the error names the option
         turn = {"text": " ".join(words), "speaker": speaker, "time": when, "session": session, "id": source_id}
         turns = [turn_from_mapping(turn, "hela add")]
-    mem = _state(ctx).memory()
+    mem = state(ctx).memory()
     with mem:
         rep = mem.add_batch(space, turns)
     if json_out:
@@ -421,7 +417,7 @@ def ask(
 ) -> None:
     """Answer a question from memory, then the memories it rests on (retrieval learns from use unless
     --no-learn)."""
-    st = _state(ctx)
+    st = state(ctx)
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
     # plain output: the answer is printed as it is generated (what is printed equals the final answer)
     def on_text(piece: str) -> None:
@@ -496,7 +492,7 @@ def mcp(
     except ImportError as e:  # pragma: no cover - mcp is a dependency
         raise HelaError(f"hela mcp needs the MCP SDK ({e}); pip install 'mcp>=2'") from None
 
-    st = _state(ctx)
+    st = state(ctx)
     st.db = db or st.db
     st.config_path = config or st.config_path
     if http is not None:

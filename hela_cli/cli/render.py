@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 import sys
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
+
+from hela_cli.dates import fmt_ts  # noqa: F401 - re-exported: the CLI modules import it from here
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -68,12 +69,6 @@ def print_json(obj: Any) -> None:
     """Machine output: plain JSON on stdout (no Rich processing)."""
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
     sys.stdout.flush()
-
-
-def fmt_ts(ts: float | None) -> str:
-    if ts is None:
-        return "-"
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 def one_line(s: Any, width: int) -> str:

@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 import typer
 
+from hela_cli.cli.helpers import state
 from hela_cli.cli.render import err_console, text
 from hela_cli.errors import HelaError
 
@@ -28,7 +29,7 @@ def register(app: typer.Typer) -> None:
         except ImportError as e:  # pragma: no cover - starlette / uvicorn / jinja2 are dependencies
             raise HelaError(f"hela ui needs starlette, uvicorn and jinja2 ({e})") from None
 
-        cfg = ctx.find_root().obj.config()
+        cfg = state(ctx).config()
 
         def ready(s: Any) -> None:
             err_console.print(text(f"hela ui: serving {s.db} at {s.url} (Ctrl-C stops it)"), soft_wrap=True)

@@ -170,15 +170,16 @@ class Browse:
 
     def edge_parts(self, space: Space, pairs: list[tuple[int, int]], decay: float) -> dict[tuple[int, int], tuple[float, float]]:
         """``{(a, b): (fixed prior, learned weight now)}`` for the pairs that have an edge (keys ``a < b``)."""
-        keys = sorted({(min(a, b), max(a, b)) for a, b in pairs if a != b})
-        out: dict[tuple[int, int], tuple[float, float]] = {}
-        with self._snapshot():
+        wanted = {(min(a, b), max(a, b)) for a, b in pairs if a != b}
+        ids = sorted({i for pair in wanted for i in pair})
+        if not ids:
+            return {}
+        q = ",".join("?" * len(ids))
+        with self._snapshot():  # one read for all pairs (the UI's graphs hold at most a few hundred)
             factor = self._factor(space.id, decay)
-            for a, b in keys:
-                row = self.db.execute("SELECT prior, amp FROM edges WHERE a = ? AND b = ?", (a, b)).fetchone()
-                if row:
-                    out[(a, b)] = (row[0], row[1] * factor)
-        return out
+            rows = self.db.execute(f"SELECT a, b, prior, amp FROM edges WHERE a IN ({q}) AND b IN ({q})",
+                                   (*ids, *ids)).fetchall()
+        return {(a, b): (prior, amp * factor) for a, b, prior, amp in rows if (a, b) in wanted}
 
     def semantic_page(self, space_id: int, limit: int, offset: int = 0) -> list[int]:
         """Ids of one page of the space's semantic records (newest first)."""

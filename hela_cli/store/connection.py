@@ -331,12 +331,16 @@ class Connection:
             if self.embedder_info() is None:  # another process may have won the race
                 self._set_meta("embed_model", model_id)
                 self._set_meta("embed_dim", str(dim))
-                for table, key in (("node_vec", "node_id"), ("semantic_vec", "semantic_id")):
-                    self.db.execute(
-                        f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
-                        f"{key} INTEGER PRIMARY KEY, space_id INTEGER partition key, "
-                        f"embedding float[{dim}] distance_metric=cosine)")
+                self._create_vector_tables(dim)
         self.bind_embedder(model_id, dim)
+
+    def _create_vector_tables(self, dim: int) -> None:
+        """The sqlite-vec KNN tables for vectors of ``dim`` (the Postgres store needs none)."""
+        for table, key in (("node_vec", "node_id"), ("semantic_vec", "semantic_id")):
+            self.db.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING vec0("
+                f"{key} INTEGER PRIMARY KEY, space_id INTEGER partition key, "
+                f"embedding float[{dim}] distance_metric=cosine)")
 
     # ---------------------------------------------------------------- spaces
     def get_space(self, name: str) -> Space | None:

@@ -22,7 +22,6 @@ they may be distilled again). Then :meth:`Correct.scrub` makes the bytes go too:
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 import time

@@ -3,6 +3,25 @@
 from __future__ import annotations
 
 
+#: cross-table checks both backends run (each query counts inconsistent rows)
+SHARED_CHECKS = {
+    "nodes without stored vector": "SELECT count(*) FROM nodes n WHERE NOT EXISTS "
+        "(SELECT 1 FROM node_emb v WHERE v.node_id = n.id)",
+    "stored vectors without node": "SELECT count(*) FROM node_emb v WHERE NOT EXISTS "
+        "(SELECT 1 FROM nodes n WHERE n.id = v.node_id)",
+    "edges with missing node": "SELECT count(*) FROM edges e WHERE NOT EXISTS (SELECT 1 FROM nodes n "
+        "WHERE n.id = e.a) OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = e.b)",
+    "passage vectors without node": "SELECT count(*) FROM node_passage p WHERE NOT EXISTS "
+        "(SELECT 1 FROM nodes n WHERE n.id = p.node_id)",
+    "negative or non-finite weights": "SELECT count(*) FROM edges WHERE NOT (amp >= 0 AND amp < 1e300) "
+        "OR NOT (prior >= 0 AND prior < 1e300)",
+    "evidence with missing node": "SELECT count(*) FROM semantic_evidence s WHERE NOT EXISTS "
+        "(SELECT 1 FROM nodes n WHERE n.id = s.node_id)",
+    "hub rows with missing node": "SELECT count(*) FROM hubs h WHERE NOT EXISTS "
+        "(SELECT 1 FROM nodes n WHERE n.id = h.node_id)",
+}
+
+
 class Integrity:
     # ---------------------------------------------------------------- integrity
     def integrity_problems(self) -> list[str]:
@@ -22,33 +41,29 @@ class Integrity:
                 self.db.execute("COMMIT")
         if ok != "ok":
             problems.append(f"integrity_check: {ok}")
-        checks = {
+        return problems + self._count_problems({**self._engine_checks(), **SHARED_CHECKS})
+
+    def _engine_checks(self) -> dict[str, str]:
+        """Checks of the SQLite-only tables (vec0, FTS5); the Postgres store has its own."""
+        return {
             "nodes without vector": "SELECT count(*) FROM nodes n WHERE NOT EXISTS "
                                     "(SELECT 1 FROM node_vec v WHERE v.node_id = n.id)",
             "vectors without node": "SELECT count(*) FROM node_vec v WHERE NOT EXISTS "
                                     "(SELECT 1 FROM nodes n WHERE n.id = v.node_id)",
-            "nodes without stored vector": "SELECT count(*) FROM nodes n WHERE NOT EXISTS "
-                                           "(SELECT 1 FROM node_emb v WHERE v.node_id = n.id)",
-            "stored vectors without node": "SELECT count(*) FROM node_emb v WHERE NOT EXISTS "
-                                           "(SELECT 1 FROM nodes n WHERE n.id = v.node_id)",
             "fts rows without node": "SELECT count(*) FROM node_fts f WHERE NOT EXISTS "
                                      "(SELECT 1 FROM nodes n WHERE n.id = f.rowid)",
-            "edges with missing node": "SELECT count(*) FROM edges e WHERE NOT EXISTS (SELECT 1 FROM nodes n "
-                                       "WHERE n.id = e.a) OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = e.b)",
-            "passage vectors without node": "SELECT count(*) FROM node_passage p WHERE NOT EXISTS "
-                                            "(SELECT 1 FROM nodes n WHERE n.id = p.node_id)",
-            "negative or non-finite weights": "SELECT count(*) FROM edges WHERE NOT (amp >= 0 AND amp < 1e300) "
-                                              "OR NOT (prior >= 0 AND prior < 1e300)",
-            "evidence with missing node": "SELECT count(*) FROM semantic_evidence s WHERE NOT EXISTS "
-                                          "(SELECT 1 FROM nodes n WHERE n.id = s.node_id)",
-            "hub rows with missing node": "SELECT count(*) FROM hubs h WHERE NOT EXISTS "
-                                          "(SELECT 1 FROM nodes n WHERE n.id = h.node_id)",
         }
+
+    def _count_problems(self, checks: dict[str, str]) -> list[str]:
+        """``name: count`` for each check query counting something inconsistent (vector checks skipped
+        before an embedder is bound)."""
+        problems = []
         if self.embedder_info() is None:
             checks = {k: v for k, v in checks.items() if "vector" not in k}
-        for name, sql in checks.items():
-            n = self.db.execute(sql).fetchone()[0]
-            if n:
-                problems.append(f"{name}: {n}")
+        with self._snapshot():
+            for name, sql in checks.items():
+                n = self.db.execute(sql).fetchone()[0]
+                if n:
+                    problems.append(f"{name}: {n}")
         return problems
 

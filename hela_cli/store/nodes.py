@@ -40,6 +40,16 @@ class Nodes:
         return self.db.execute("SELECT coalesce(max(ord), -1) + 1 FROM nodes WHERE space_id=?",
                                (space_id,)).fetchone()[0]
 
+    def _fresh_rows(self, space_id: int, rows: list[dict[str, Any]], vectors: np.ndarray
+                    ) -> dict[str, tuple[dict[str, Any], np.ndarray]]:
+        """The rows to insert, by hash: not already stored in the space, first of repeats (both backends)."""
+        known = self.existing_hashes(space_id, [row["hash"] for row in rows])
+        fresh: dict[str, tuple[dict[str, Any], np.ndarray]] = {}
+        for row, vec in zip(rows, vectors):
+            if row["hash"] not in known and row["hash"] not in fresh:
+                fresh[row["hash"]] = (row, vec)
+        return fresh
+
     def insert_nodes(self, space_id: int, rows: list[dict[str, Any]], vectors: np.ndarray) -> list[int]:
         """Insert nodes with their vectors and keyword rows. Call inside :meth:`transaction`.
 
@@ -47,12 +57,8 @@ class Nodes:
         is -1. The check runs inside the write transaction, so a concurrent ingest of the same turns
         cannot slip in between."""
         self.require_transaction("insert_nodes")
-        known = self.existing_hashes(space_id, [row["hash"] for row in rows])
+        fresh = self._fresh_rows(space_id, rows, vectors)
         now = time.time()
-        fresh: dict[str, tuple[dict[str, Any], np.ndarray]] = {}
-        for row, vec in zip(rows, vectors):
-            if row["hash"] not in known and row["hash"] not in fresh:
-                fresh[row["hash"]] = (row, vec)
         if not fresh:
             return [-1] * len(rows)
         self.sdb["nodes"].insert_all(

@@ -173,4 +173,8 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE asks ADD COLUMN used_at DOUBLE PRECISION;
         ALTER TABLE asks ADD COLUMN vector BYTEA
     """),
+    # the use traces a recall reads (SQLite 0014_asks_traces)
+    ("0005_asks_traces", """
+        CREATE INDEX asks_traces ON asks(space_id, id) WHERE used IS NOT NULL AND vector IS NOT NULL
+    """),
 ]

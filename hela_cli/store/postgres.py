@@ -42,7 +42,7 @@ from hela_cli.store.correct import Correct, FilteredSearch
 from hela_cli.store.connection import Connection, _stderr_line
 from hela_cli.store.edges import Edges
 from hela_cli.store.hubs import Hubs
-from hela_cli.store.integrity import Integrity
+from hela_cli.store.integrity import SHARED_CHECKS, Integrity
 from hela_cli.store.nodes import Nodes
 from hela_cli.store.pg_schema import PG_MIGRATIONS
 from hela_cli.store.reembed import Reembed
@@ -351,26 +351,13 @@ class PgConnection(Connection):
         return bool(self.db.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()[0])
 
     # ---------------------------------------------------------------- meta / embedder / spaces
+    def _create_vector_tables(self, dim: int) -> None:
+        """Nothing: pgvector columns take any width; the per-space HNSW indexes are built by searches."""
+
     def _set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
                         "value = excluded.value", (key, value))
 
-    def bind_embedder(self, model_id: str, dim: int) -> None:
-        info = self.embedder_info()
-        if info is not None:
-            if info != (model_id, dim):
-                raise StoreError(
-                    f"{self.path}: this database was built with embedder '{info[0]}' ({info[1]}-d); "
-                    f"the configured embedder is '{model_id}' ({dim}-d). Use the same embedder, another "
-                    f"database, or `hela reembed` to move this one to the configured embedder")
-            return
-        if not isinstance(dim, int) or dim <= 0:
-            raise StoreError(f"invalid embedding dimension {dim!r}")
-        with self.transaction():
-            if self.embedder_info() is None:
-                self._set_meta("embed_model", model_id)
-                self._set_meta("embed_dim", str(dim))
-        self.bind_embedder(model_id, dim)
 
     def ensure_space(self, name: str) -> Space:
         self.check_space_name(name)
@@ -406,12 +393,8 @@ class PgStore(PgSearch, PgConnection, Transfer, Correct, FilteredSearch, Nodes, 
     def insert_nodes(self, space_id: int, rows: list[dict[str, Any]], vectors: np.ndarray) -> list[int]:
         """As :meth:`Nodes.insert_nodes`: rows whose hash is already stored (or repeated) get -1."""
         self.require_transaction("insert_nodes")
-        known = self.existing_hashes(space_id, [row["hash"] for row in rows])
+        fresh = self._fresh_rows(space_id, rows, vectors)
         now = time.time()
-        fresh: dict[str, tuple[dict[str, Any], np.ndarray]] = {}
-        for row, vec in zip(rows, vectors):
-            if row["hash"] not in known and row["hash"] not in fresh:
-                fresh[row["hash"]] = (row, vec)
         if not fresh:
             return [-1] * len(rows)
         with_id = all("id" in row for row, _ in fresh.values())  # hela copy keeps ids (store/transfer.py)
@@ -509,35 +492,16 @@ class PgStore(PgSearch, PgConnection, Transfer, Correct, FilteredSearch, Nodes, 
 
     # ---------------------------------------------------------------- integrity
     def integrity_problems(self) -> list[str]:
-        problems = []
-        checks = {
-            "nodes without stored vector": "SELECT count(*) FROM nodes n WHERE NOT EXISTS "
-                                           "(SELECT 1 FROM node_emb v WHERE v.node_id = n.id)",
-            "stored vectors without node": "SELECT count(*) FROM node_emb v WHERE NOT EXISTS "
-                                           "(SELECT 1 FROM nodes n WHERE n.id = v.node_id)",
+        """The shared cross-table checks (:data:`~hela_cli.store.integrity.SHARED_CHECKS`) and this backend's."""
+        return self._count_problems({**self._engine_checks(), **SHARED_CHECKS})
+
+    def _engine_checks(self) -> dict[str, str]:
+        return {
             "keyword postings without node": "SELECT count(*) FROM node_terms t WHERE NOT EXISTS "
                                              "(SELECT 1 FROM nodes n WHERE n.id = t.node_id)",
-            "edges with missing node": "SELECT count(*) FROM edges e WHERE NOT EXISTS (SELECT 1 FROM nodes n "
-                                       "WHERE n.id = e.a) OR NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = e.b)",
-            "passage vectors without node": "SELECT count(*) FROM node_passage p WHERE NOT EXISTS "
-                                            "(SELECT 1 FROM nodes n WHERE n.id = p.node_id)",
-            "negative or non-finite weights": "SELECT count(*) FROM edges WHERE NOT (amp >= 0 AND amp < 1e300) "
-                                              "OR NOT (prior >= 0 AND prior < 1e300)",
-            "evidence with missing node": "SELECT count(*) FROM semantic_evidence s WHERE NOT EXISTS "
-                                          "(SELECT 1 FROM nodes n WHERE n.id = s.node_id)",
-            "hub rows with missing node": "SELECT count(*) FROM hubs h WHERE NOT EXISTS "
-                                          "(SELECT 1 FROM nodes n WHERE n.id = h.node_id)",
             "keyword statistics out of step": "SELECT count(*) FROM spaces s WHERE fts_docs <> "
                                               "(SELECT count(*) FROM nodes n WHERE n.space_id = s.id)",
         }
-        if self.embedder_info() is None:
-            checks = {k: v for k, v in checks.items() if "vector" not in k}
-        with self._snapshot():
-            for name, sql in checks.items():
-                n = self.db.execute(sql).fetchone()[0]
-                if n:
-                    problems.append(f"{name}: {n}")
-        return problems
 
     # ---------------------------------------------------------------- hela reembed (the SQLite flow, reembed.py)
     def stage_vectors(self, kind: str, rows: Any) -> None:

@@ -248,6 +248,13 @@ def _m13_asks_feedback(db: "Database") -> None:
     db.execute("ALTER TABLE asks ADD COLUMN vector BLOB")
 
 
+
+def _m14_asks_traces(db: "Database") -> None:
+    # every learning recall writes an asks row; a recall reads only the use traces (rows with feedback and a
+    # query vector): this partial index keeps that read proportional to the traces, not to all recalls
+    db.execute("CREATE INDEX IF NOT EXISTS asks_traces ON asks(space_id, id) "
+               "WHERE used IS NOT NULL AND vector IS NOT NULL")
+
 FTS_TOKENIZER = "unicode61 tokenchars '_'"
 
 def _m6_asks_log_memories_view(db: "Database") -> None:
@@ -275,6 +282,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0011_sign_blocks", _m11_sign_blocks),
     ("0012_history", _m12_history),
     ("0013_asks_feedback", _m13_asks_feedback),
+    ("0014_asks_traces", _m14_asks_traces),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -27,6 +27,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from hela_cli import __version__
+from hela_cli.dates import fmt_ts
 from hela_cli.errors import HelaError
 from hela_cli.ui import graph, views
 
@@ -77,14 +78,6 @@ def unexpected(e: Exception) -> str:
     return f"unexpected {e.__class__.__name__}: {text}"
 
 
-def _fmt_ts(ts: float | None) -> str:
-    from datetime import datetime, timezone
-
-    if ts is None:
-        return "-"
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
-
-
 def _num(x: Any, nd: int = 3) -> str:
     return "-" if x is None else f"{x:.{nd}f}"
 
@@ -92,7 +85,7 @@ def _num(x: Any, nd: int = 3) -> str:
 def _env() -> Environment:
     env = Environment(loader=PackageLoader("hela_cli.ui", "templates"), autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters["ts"] = _fmt_ts
+    env.filters["ts"] = fmt_ts
     env.filters["num"] = _num
     env.filters["preview"] = lambda s, n=160: views.inspection.preview(s, n)
     return env
