@@ -116,7 +116,9 @@ def _say(json_out: bool, obj: dict[str, Any], line: str) -> None:
 
 
 def _scrub_warning(scrub: Optional[dict[str, Any]]) -> None:
-    if scrub is not None and not scrub["verified"]:
+    if scrub is not None and scrub.get("verified") is None and scrub.get("note"):   # Postgres: what stays
+        err_console.print(text(f"note: {scrub['note']}"), style="dim", soft_wrap=True)
+    elif scrub is not None and not scrub["verified"]:
         err_console.print(text("warning: another process kept the database's WAL open; the deleted text may "
                                "stay in the file's bytes until it closes (run the command again then)"),
                           style="yellow", soft_wrap=True)

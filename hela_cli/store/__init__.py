@@ -69,8 +69,19 @@ class Store(Correct, FilteredSearch, Transfer, Nodes, Search, Edges, Semantic, H
 
 
 
+Backup._copy_store = Store   # what a Postgres backup writes (store/pg_correct.py)
+
+
 class BrowseStore(StrengthCache, Store):
     """A :class:`Store` for a long-lived reader (``hela ui``): Eq.2 strengths read once per database state."""
+
+    @classmethod
+    def open(cls, path: Any = None, *, must_exist: bool = True, vector_cache: bool = False, **kw: Any) -> Any:
+        if is_postgres(path):
+            from hela_cli.store.pg_browse import PgBrowseStore
+
+            return PgBrowseStore.open(path, must_exist=must_exist, vector_cache=vector_cache, **kw)
+        return super().open(path, must_exist=must_exist, vector_cache=vector_cache, **kw)
 
 
 __all__ = ["BrowseStore", "FTS_TOKENIZER", "MIGRATIONS", "NodeFilter", "SCHEMA_VERSION", "Space", "Store", "database_kind", "sqlite3"]

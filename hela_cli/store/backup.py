@@ -27,13 +27,17 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from hela_cli.errors import StoreError
-from hela_cli.store.base import _blob, sqlite3
+from hela_cli.store.base import sqlite3
 
 BACKUP_TABLES = ("spaces", "nodes", "edges", "semantic", "semantic_evidence", "hubs", "asks")
 
 
 class Backup:
     """``backup_to`` and the restore writes of an import."""
+
+    #: the SQLite store class a Postgres backup writes its copy with (set by :mod:`hela_cli.store`, which
+    #: defines it: importing it here would make an import cycle through the Postgres backend)
+    _copy_store: Any = None
 
     # ---------------------------------------------------------------- backup
     def backup_to(self, dest: str | Path, force: bool = False) -> dict[str, Any]:
@@ -44,14 +48,14 @@ class Backup:
         if self.path == ":memory:":
             raise StoreError("an in-memory database has no file to back up")
         dest = Path(dest).expanduser()
-        src = Path(self.path)
+        src = Path(self.path) if self.backend == "sqlite" else None
         if dest.is_dir():
             raise StoreError(f"{dest}: is a directory; give the backup file's name")
         if dest.exists():
             if not force:
                 raise StoreError(f"{dest}: already exists (use --force to replace it)")
             with contextlib.suppress(OSError):
-                if dest.samefile(src):
+                if src is not None and dest.samefile(src):
                     raise StoreError(f"{dest}: is the database itself; back up to another file")
         if not dest.parent.is_dir():
             raise StoreError(f"{dest.parent}: no such directory")
@@ -66,10 +70,7 @@ class Backup:
         try:
             if self._in_tx or self.db.in_transaction:
                 raise StoreError("internal error: backup_to cannot run inside a transaction")
-            try:
-                self.db.execute("VACUUM INTO ?", (str(tmp),))
-            except sqlite3.OperationalError as e:
-                raise StoreError(f"{dest}: backup failed ({e})") from None
+            self._write_copy(tmp, dest)
             os.chmod(tmp, 0o600)
             report = self._check_copy(tmp)
             with open(tmp, "rb+") as fh:
@@ -86,6 +87,14 @@ class Backup:
                 os.unlink(tmp)
             raise
         return {"path": str(dest), "bytes": dest.stat().st_size, **report}
+
+    def _write_copy(self, tmp: Path, dest: Path) -> None:
+        """Write the snapshot copy into the (empty, user-only) file ``tmp``: ``VACUUM INTO`` on SQLite; on
+        Postgres a SQLite file of every space (:mod:`hela_cli.store.pg_correct`)."""
+        try:
+            self.db.execute("VACUUM INTO ?", (str(tmp),))
+        except sqlite3.OperationalError as e:
+            raise StoreError(f"{dest}: backup failed ({e})") from None
 
     @staticmethod
     def _check_copy(path: Path) -> dict[str, Any]:
@@ -157,14 +166,13 @@ class Backup:
                          vector: np.ndarray) -> int:
         """One semantic record with its times, forgotten-evidence count, evidence links and vector."""
         self.require_transaction("restore_semantic")
-        cur = self.db.execute(
+        sid = self.db.execute(
             "INSERT INTO semantic(space_id, kind, subject, text, confidence, date, hub_id, forgotten_evidence, "
-            "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id",
             (space_id, rec["kind"], rec.get("subject"), rec["text"], rec.get("confidence"), rec.get("date"),
-             rec.get("hub_id"), int(rec.get("forgotten_evidence") or 0), rec["created_at"], rec["updated_at"]))
-        sid = cur.lastrowid
-        self.db.execute("INSERT INTO semantic_vec(semantic_id, space_id, embedding) VALUES (?,?,?)",
-                        (sid, space_id, _blob(vector)))
+             rec.get("hub_id"), int(rec.get("forgotten_evidence") or 0), rec["created_at"], rec["updated_at"])
+        ).fetchone()[0]
+        self._put_semantic_vector(sid, space_id, np.asarray(vector, dtype=np.float32))
         self.db.executemany("INSERT INTO semantic_evidence(semantic_id, node_id) VALUES (?, ?)",
                             [(sid, n) for n in dict.fromkeys(evidence)])
         return sid

@@ -30,7 +30,8 @@ def _like_escape(s: str) -> str:
 
 
 def database_kind(path: str | Path) -> str | None:
-    """Why ``path`` is not a hela database (a one-line reason), or None when it is one.
+    """Why ``path`` is not a hela database (a one-line reason), or None when it is one (a ``postgresql://``
+    URL: :func:`hela_cli.store.pg_browse.pg_database_kind`).
 
     Opened read-only (``mode=ro``): a foreign SQLite file is never migrated or written, and nothing is
     created. A hela database holds hela's migration records (or, from hela 0.1.0, its ``migrations`` table
@@ -70,8 +71,7 @@ class StrengthCache:
     def edge_strengths(self, space: Space, decay: float, with_priors: bool = False) -> dict[int, tuple[float, int]]:
         import numpy as np
 
-        key = (space.id, decay, with_priors, self.db.execute("PRAGMA data_version").fetchone()[0],
-               self.db.total_changes)
+        key = (space.id, decay, with_priors, self._change_token())
         cached = getattr(self, "_strengths", None)
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -97,6 +97,13 @@ class StrengthCache:
 class Browse:
     """Paginated, filtered reads of a space's memories and a memory's edges by kind."""
 
+    _LIKE = "LIKE"   # case-insensitive for ASCII letters on SQLite (Postgres: ILIKE, store/pg_correct.py)
+
+    def _change_token(self) -> Any:
+        """A value that changes whenever the database changes: any commit by another connection (``PRAGMA
+        data_version``) or by this one (``total_changes``)."""
+        return self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes
+
     def set_query_only(self, on: bool) -> None:
         """``PRAGMA query_only``: with it on, this connection refuses every write (a browser reads the file
         other processes write; only an explicit learning recall turns it off for its own transaction)."""
@@ -117,7 +124,7 @@ class Browse:
             where.append(f"{alias}.ts < ?")
             args.append(f.until)
         if f.contains:
-            where.append(f"{alias}.text LIKE ? ESCAPE '\\'")
+            where.append(f"{alias}.text {self._LIKE} ? ESCAPE '\\'")
             args.append(f"%{_like_escape(f.contains)}%")
         return " AND ".join(where), args
 

@@ -99,7 +99,20 @@ def file_holds(path: str, needles: Sequence[bytes]) -> list[bytes]:
 
 
 class Correct:
-    """Listing, complete deletion, edits and their history, dropping and renaming spaces."""
+    """Listing, complete deletion, edits and their history, dropping and renaming spaces.
+
+    What differs between the engines is in a few hooks (overridden for Postgres in
+    :mod:`hela_cli.store.pg_correct`): :meth:`_json_holds`, :meth:`_replace_keyword_row`,
+    :meth:`_write_vectors`, :meth:`_signs_replace`, :meth:`checkpoint` / :meth:`scrub` and the table names
+    below."""
+
+    _SEMANTIC_VECTORS = "semantic_vec"                     # the semantic records' vector table
+    _SPACE_INDEX_TABLES: tuple[str, ...] = ("sign_blocks", "sign_state")   # per-space index tables to drop
+
+    @staticmethod
+    def _json_holds(column: str, placeholders: str) -> str:
+        """SQL true when the JSON array of ids in ``column`` holds one of ``placeholders`` (``?,?``)."""
+        return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value IN ({placeholders}))"
 
     # ---------------------------------------------------------------- listing
     def list_nodes(self, space_id: int, *, limit: int | None = None, **filters: Any) -> list[dict[str, Any]]:
@@ -159,14 +172,14 @@ class Correct:
                                              records)}
         record_texts = [r[0] for r in self.select_in("SELECT text FROM semantic WHERE id IN ({ids})", records)]
         for sql in ("DELETE FROM semantic_evidence WHERE semantic_id IN ({ids})",
-                    "DELETE FROM semantic_vec WHERE semantic_id IN ({ids})",
+                    f"DELETE FROM {self._SEMANTIC_VECTORS} WHERE semantic_id IN ({{ids}})",
                     "DELETE FROM semantic WHERE id IN ({ids})"):
-            list(self.select_in(sql, records))
-        list(self.select_in("DELETE FROM reembed_stage WHERE kind = 'semantic' AND id IN ({ids})", records))
+            _delete_in(self, sql, records)
+        _delete_in(self, "DELETE FROM reembed_stage WHERE kind = 'semantic' AND id IN ({ids})", records)
         hubs_reset = 0
         for sql, keys in (("DELETE FROM hubs WHERE node_id IN ({ids})", sorted(hubs | set(ids))),
-                          ("DELETE FROM hubs WHERE space_id = ? AND EXISTS (SELECT 1 FROM json_each(hubs.cluster) "
-                           "WHERE value IN ({ids}))", ids)):
+                          ("DELETE FROM hubs WHERE space_id = ? AND "
+                           + self._json_holds("hubs.cluster", "{ids}"), ids)):
             for i in range(0, len(keys), 500):
                 chunk = keys[i:i + 500]
                 args = (chunk if "space_id" not in sql else (space_id, *chunk))
@@ -175,8 +188,8 @@ class Correct:
         for i in range(0, len(ids), 500):
             chunk = ids[i:i + 500]
             asks += self.db.execute(
-                f"DELETE FROM asks WHERE space_id = ? AND EXISTS (SELECT 1 FROM json_each(asks.memories) "
-                f"WHERE value IN ({','.join('?' * len(chunk))}))", (space_id, *chunk)).rowcount
+                "DELETE FROM asks WHERE space_id = ? AND " + self._json_holds("asks.memories", ",".join("?" * len(chunk))),
+                (space_id, *chunk)).rowcount
         for t in dict.fromkeys([*texts, *record_texts]):
             if len(t.strip()) >= MIN_PROBE:   # a question or answer quoting the text
                 asks += self.db.execute("DELETE FROM asks WHERE space_id = ? AND (instr(question, ?) > 0 OR "
@@ -231,8 +244,7 @@ class Correct:
             derived = self._purge_derived(space_id, found, texts)
             history = sum(self.db.execute(f"DELETE FROM history WHERE node_id IN ({','.join('?' * len(c))})",
                                           c).rowcount for c in _chunks(found))
-            list(self.select_in("DELETE FROM reembed_stage WHERE kind IN ('node', 'passage') AND id IN ({ids})",
-                                found))
+            _delete_in(self, "DELETE FROM reembed_stage WHERE kind IN ('node', 'passage') AND id IN ({ids})", found)
             keep = {n: v for n, v in (revectors or {}).items() if n not in set(found)}
             if keep and found:
                 keep = {r[0]: keep[r[0]] for r in self.select_in(
@@ -336,13 +348,11 @@ class Correct:
             derived = self._purge_derived(space_id, [node_id], [old])
             self._tombstone(space_id, [node_id])
             # created_at moves: another process's in-process index tells a changed row by (id, created_at)
-            self.db.execute("UPDATE nodes SET text = ?, keywords = ?, created_at = max(?, created_at + 0.001) "
-                            "WHERE id = ?", (text, " ".join(keywords), now, node_id))
+            self._replace_keyword_row(space_id, node_id, keywords)   # before the row's keywords change
+            self.db.execute(f"UPDATE nodes SET text = ?, keywords = ?, created_at = {self._GREATEST}(?, created_at + "
+                            f"0.001) WHERE id = ?", (text, " ".join(keywords), now, node_id))
             vecs = {node_id: vector, **(followers or {})}
             self._write_vectors(space_id, vecs, now)
-            self.db.execute("DELETE FROM node_fts WHERE rowid = ?", (node_id,))
-            self.db.execute("INSERT INTO node_fts(rowid, terms) VALUES (?, ?)",
-                            (node_id, _fts_terms(space_id, keywords)))
             self.db.execute("DELETE FROM node_passage WHERE node_id = ?", (node_id,))
             if passages is not None and len(passages):
                 self.db.executemany("INSERT INTO node_passage(node_id, idx, space_id, embedding) VALUES (?,?,?,?)",
@@ -353,6 +363,12 @@ class Correct:
         scrub = self.scrub([old, *derived["semantic_texts"]]) if not self._in_tx else None
         return {"id": node_id, "previous": old, "semantic": derived["semantic"], "asks": derived["asks"],
                 "hubs_reset": derived["hubs_reset"], "scrub": scrub}
+
+    def _replace_keyword_row(self, space_id: int, node_id: int, keywords: Sequence[str]) -> None:
+        """Inside the edit's transaction, before the node row's ``keywords`` change: the node's keyword-index
+        row rebuilt for ``keywords`` (FTS5 here; the term statistics on Postgres, ``store/pg_correct.py``)."""
+        self.db.execute("DELETE FROM node_fts WHERE rowid = ?", (node_id,))
+        self.db.execute("INSERT INTO node_fts(rowid, terms) VALUES (?, ?)", (node_id, _fts_terms(space_id, keywords)))
 
     def _write_vectors(self, space_id: int, vectors: dict[int, np.ndarray], now: float) -> None:
         """Inside a write transaction: new vectors for existing nodes (``node_emb``, ``node_vec``); their
@@ -410,10 +426,10 @@ class Correct:
             rep = self.erase_nodes(space_id, [r[0] for r in rows], scrub=False)
             rest = [r[0] for r in self.db.execute("SELECT id FROM semantic WHERE space_id = ?", (space_id,))]
             for sql in ("DELETE FROM semantic_evidence WHERE semantic_id IN ({ids})",
-                        "DELETE FROM semantic_vec WHERE semantic_id IN ({ids})",
+                        f"DELETE FROM {self._SEMANTIC_VECTORS} WHERE semantic_id IN ({{ids}})",
                         "DELETE FROM semantic WHERE id IN ({ids})"):
-                list(self.select_in(sql, rest))
-            for table in ("asks", "hubs", "edges", "sign_blocks", "sign_state", "history", "node_passage",
+                _delete_in(self, sql, rest)
+            for table in ("asks", "hubs", "edges", *self._SPACE_INDEX_TABLES, "history", "node_passage",
                           "tombstones"):
                 self.db.execute(f"DELETE FROM {table} WHERE space_id = ?", (space_id,))
             self.db.execute("DELETE FROM spaces WHERE id = ?", (space_id,))
@@ -430,6 +446,12 @@ class Correct:
             if self.get_space(new) is not None:
                 raise StoreError(f"space '{new}' already exists")
             self.db.execute("UPDATE spaces SET name = ? WHERE id = ?", (new, sp.id))
+
+
+def _delete_in(store: Any, sql: str, ids: Sequence[int]) -> int:
+    """Run a ``DELETE ... IN ({ids})`` 500 ids at a time (no rows to read: portable to psycopg, whose cursor
+    of a DELETE has no result to iterate). Returns the rows deleted."""
+    return sum(store.db.execute(sql.format(ids=",".join("?" * len(c))), c).rowcount for c in _chunks(ids))
 
 
 def _chunks(ids: Sequence[int], n: int = 500) -> Iterable[list[int]]:

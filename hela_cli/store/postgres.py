@@ -44,6 +44,7 @@ from hela_cli.store.edges import Edges
 from hela_cli.store.hubs import Hubs
 from hela_cli.store.integrity import SHARED_CHECKS, Integrity
 from hela_cli.store.nodes import Nodes
+from hela_cli.store.pg_correct import PgCorrect
 from hela_cli.store.pg_schema import PG_MIGRATIONS
 from hela_cli.store.reembed import Reembed
 from hela_cli.store.pg_search import PgSearch, as_array
@@ -59,13 +60,14 @@ LOCK_MIGRATE = 0x68656C61_0001
 LOCK_WRITE = 0x68656C61_0002
 CONNECT_TIMEOUT_S = 10
 
-_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|::|\?|(?<![:\w]):([A-Za-z_]\w*)|%|INSERT OR IGNORE",
-                    re.IGNORECASE)
+_TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|::|\?|(?<![:\w]):([A-Za-z_]\w*)|%|INSERT OR IGNORE|"
+                    r"\binstr\(", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=2048)
 def pg_sql(sql: str) -> str:
-    """The store's portable SQL (sqlite3 placeholders) in psycopg's placeholder style."""
+    """The store's portable SQL (sqlite3 placeholders) in psycopg's placeholder style (and SQLite's
+    ``instr()`` as Postgres' ``strpos()``)."""
     ignore = False
 
     def sub(m: re.Match) -> str:
@@ -79,6 +81,8 @@ def pg_sql(sql: str) -> str:
             return "%s"
         if tok == "%":
             return "%%"
+        if tok.lower() == "instr(":        # SQLite's instr(haystack, needle): the same 1-based position
+            return "strpos("
         if tok.upper() == "INSERT OR IGNORE":
             ignore = True
             return "INSERT"
@@ -382,7 +386,7 @@ class PgConnection(Connection):
                FROM spaces s ORDER BY s.name COLLATE "C" """)
 
 
-class PgStore(PgSearch, PgConnection, Transfer, Correct, FilteredSearch, Nodes, Search, Edges, Semantic, Hubs, AsksLog,
+class PgStore(PgCorrect, PgSearch, PgConnection, Transfer, Correct, FilteredSearch, Nodes, Search, Edges, Semantic, Hubs, AsksLog,
               Reembed, Integrity, Backup, Browse):
     """A hela database on Postgres + pgvector (``Store("postgresql://...")`` returns one)."""
 

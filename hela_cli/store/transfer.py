@@ -25,7 +25,7 @@ class Transfer:
 
     def space_dump(self, name: str) -> dict[str, Any]:
         """Everything of space ``name``: counters, nodes with vectors, edges (raw amplitudes and priors),
-        passages, semantic records with vectors and evidence, hub state, the asks log."""
+        passages, semantic records with vectors and evidence, hub state, the asks log, edit history."""
         sp = self.require_space(name)
         with self._snapshot():
             sid = sp.id
@@ -47,12 +47,14 @@ class Transfer:
                 rec["vector"] = self.semantic_vector(rec["id"])
             hubs = [tuple(r) for r in self.db.execute(
                 "SELECT node_id, cluster, distilled_step, status FROM hubs WHERE space_id=? ORDER BY node_id", (sid,))]
+            history = [tuple(r) for r in self.db.execute(
+                "SELECT node_id, text, speaker, edited_at FROM history WHERE space_id=? ORDER BY id", (sid,))]
             asks = [tuple(r) for r in self.db.execute(
                 "SELECT id, question, answer, memories, step, created_at, kind, retrieval, used, used_at, vector "
                 "FROM asks WHERE space_id=? ORDER BY id", (sid,))]
         return {"name": name, "step": step, "base_step": base, "consolidated_step": cons, "nodes": nodes,
                 "vectors": vecs, "edges": edges, "passages": passages, "semantic": semantic, "hubs": hubs,
-                "asks": asks, "embedder": self.embedder_info()}
+                "asks": asks, "history": history, "embedder": self.embedder_info()}
 
     def _ids_free(self, table: str, ids: list[int]) -> bool:
         return not any(True for _ in self.select_in(f"SELECT id FROM {table} WHERE id IN ({{ids}})", ids))
@@ -130,6 +132,9 @@ class Transfer:
                 [((aid,) if keep_asks else ()) + (sp.id, q, a, ids(mem), st, ts, kind, ids(ret), ids(used), used_at,
                                                   None if vec is None else bytes(vec))
                  for aid, q, a, mem, st, ts, kind, ret, used, used_at, vec in dump["asks"]])
+            self.db.executemany("INSERT INTO history(node_id, space_id, text, speaker, edited_at) VALUES (?,?,?,?,?)",
+                                [(idmap[nid], sp.id, text, speaker, at) for nid, text, speaker, at
+                                 in dump.get("history", ()) if nid in idmap])
             self.db.execute("UPDATE spaces SET step=?, base_step=?, consolidated_step=? WHERE id=?",
                             (dump["step"], dump["base_step"], dump["consolidated_step"], sp.id))
             self._after_load()

@@ -46,10 +46,20 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_database(cfg: Config) -> Path:
-    """The database path, or an :class:`InputError` (exit 2) in one line when it is missing or not hela's.
-    Checked read-only before anything opens the file for writing (a foreign SQLite file is never migrated)."""
+def check_database(cfg: Config) -> Path | str:
+    """The database path (a Postgres URL as given), or an :class:`InputError` (exit 2) in one line when it is
+    missing or not hela's. Checked read-only before anything opens the file for writing (a foreign SQLite
+    file is never migrated; a Postgres database without hela's tables is refused before any write)."""
     from hela_cli.store import database_kind
+    from hela_cli.store.target import describe, is_postgres
+
+    if cfg.db and is_postgres(cfg.db):
+        from hela_cli.store.pg_browse import pg_database_kind
+
+        reason = pg_database_kind(str(cfg.db))
+        if reason is not None:
+            raise InputError(f"{describe(cfg.db)}: {reason}")
+        return str(cfg.db)
 
     path = Path(cfg.db).expanduser() if cfg.db else default_db_path()
     if not path.exists():

@@ -1,0 +1,202 @@
+"""Correcting memory, backup and browsing on Postgres: the hooks of :mod:`hela_cli.store.correct`,
+:mod:`hela_cli.store.backup` and :mod:`hela_cli.store.browse` where the engine differs. Everything else
+(``hela memories`` / ``delete`` / ``edit`` / ``history`` / ``spaces drop|rename``, ``hela import``) runs the
+same portable SQL as on SQLite, translated by ``PgDB`` (``store/postgres.py``).
+
+* **Complete deletion** deletes the same rows as on SQLite in one transaction: the node, ``node_emb``,
+  ``node_passage``, the keyword postings in ``node_terms`` with the space's BM25 counts (``fts_docs`` /
+  ``fts_len``: a delete leaves the scores a fresh ingest of the remaining memories would give), history,
+  edges, asks-log rows, the semantic records citing it, hub state; tombstones as on SQLite.
+* **The bytes** (:meth:`PgCorrect.scrub`): SQLite's ``secure_delete`` has no Postgres counterpart. A
+  deleted row stays in its heap page as a dead tuple until ``VACUUM`` frees it; hela runs a plain ``VACUUM``
+  of the tables that held the text right after the delete commits (not ``VACUUM FULL``: it takes an
+  exclusive lock on a shared server). Measured (``benchmarks/pg_delete_bytes.py``, BENCHMARKS.md
+  "Deleting on Postgres"): plain VACUUM frees the tuples but leaves their bytes in the page's free space
+  until a later write reuses it, and the WAL keeps the inserted text until its segments are recycled; only a
+  table rewrite (``VACUUM FULL``, ``pg_repack``) removes them from the table files. The server's files, WAL
+  archive, base backups and replicas are the operator's domain: hela cannot read them and says so
+  (``verified`` is None, with a ``note``).
+* **Backup** (:meth:`PgCorrect._write_copy`): a SQLite file of every space, read in one ``REPEATABLE READ``
+  snapshot through the ``hela copy`` code (:mod:`hela_cli.store.transfer`), then checked, fsynced and
+  renamed by :meth:`hela_cli.store.backup.Backup.backup_to` exactly as a SQLite backup.
+* **Browsing** (``hela ui``): read-only through ``default_transaction_read_only`` (SQLite: ``query_only``);
+  keyword search with FTS5's BM25 from the term statistics; a change token for the strength cache.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from hela_cli.errors import StoreError
+from hela_cli.store.base import NODE_COLUMNS, _node
+from hela_cli.store.correct import filter_clause, probes
+
+# The tables that hold a memory's text or what was derived from it: VACUUMed after a delete or an edit.
+VACUUM_TABLES = ("nodes", "node_terms", "node_emb", "node_passage", "history", "asks", "semantic",
+                 "semantic_emb", "semantic_evidence", "edges", "hubs")
+
+SCRUB_NOTE = ("Postgres: the rows are deleted and the tables VACUUMed; the server keeps freed bytes in its "
+              "pages until reused and in its WAL until recycled (see docs/correcting.md)")
+
+
+class PgCorrect:
+    """Postgres hooks of ``Correct``, ``FilteredSearch``, ``Backup`` and ``Browse`` (first in ``PgStore``)."""
+
+    _SEMANTIC_VECTORS = "semantic_emb"
+    _SPACE_INDEX_TABLES: tuple[str, ...] = ()   # no sign-bit tables; per-space HNSW indexes are partial
+    _LIKE = "ILIKE"                              # SQLite's LIKE ignores ASCII case; Postgres' LIKE does not
+
+    # ---------------------------------------------------------------- correct.py hooks
+    @staticmethod
+    def _json_holds(column: str, placeholders: str) -> str:
+        return (f"EXISTS (SELECT 1 FROM json_array_elements_text(({column})::json) AS j(value) "
+                f"WHERE j.value::bigint IN ({placeholders}))")
+
+    def _replace_keyword_row(self, space_id: int, node_id: int, keywords: Sequence[str]) -> None:
+        """The node's postings and the space's BM25 counts: out with the stored keywords, in with the new."""
+        self._unindex_terms(space_id, [node_id])
+        self._index_terms(space_id, {node_id: list(keywords)})
+
+    def _write_vectors(self, space_id: int, vectors: dict[int, np.ndarray], now: float) -> None:
+        for nid, vec in vectors.items():
+            self.db.execute("UPDATE node_emb SET embedding = ? WHERE node_id = ?",
+                            (np.asarray(vec, dtype=np.float32), nid))
+            self.db.execute("UPDATE nodes SET created_at = greatest(?, created_at + 0.001) WHERE id = ?", (now, nid))
+
+    def _signs_replace(self, space_id: int, vectors: dict[int, np.ndarray]) -> None:
+        """No persisted sign bits on Postgres."""
+
+    def checkpoint(self) -> bool:
+        """Nothing to do from a client: the server's checkpointer writes pages out on its own schedule."""
+        return True
+
+    def scrub(self, texts: Sequence[str]) -> dict[str, Any]:
+        """After the deleting transaction committed: plain ``VACUUM`` of :data:`VACUUM_TABLES`, so the dead
+        tuples are freed now rather than at autovacuum's next pass. What it does not do (measured, module
+        docstring) is in ``note``; ``verified`` is None: the server's files are not hela's to read. A role
+        that may not VACUUM these tables (not their owner) gets the reason in ``note``; the delete stands."""
+        t0 = time.perf_counter()
+        needles = [n for n in probes(texts) if not self._still_held(n)]
+        note = SCRUB_NOTE
+        vacuumed = False
+        try:
+            self.db.execute("VACUUM " + ", ".join(VACUUM_TABLES))
+            vacuumed = True
+        except StoreError as e:
+            note = f"Postgres: the rows are deleted; VACUUM was not run ({e.message.split(': ', 1)[-1]})"
+        return {"checkpointed": False, "vacuumed": vacuumed, "verified": None, "probes": len(needles),
+                "seconds": round(time.perf_counter() - t0, 3), "note": note}
+
+    # ---------------------------------------------------------------- recall filters (FilteredSearch)
+    def knn_among(self, space_id: int, vector: np.ndarray, k: int, allowed: set[int]) -> list[tuple[int, float]]:
+        """Exact nearest of the ``allowed`` memories (pgvector scan of those rows), rescored in float32 as
+        :meth:`knn` does."""
+        from hela_cli.store.pg_search import RESCORE_EXTRA
+
+        if k <= 0 or not allowed or self.embedder_info() is None:
+            return []
+        q = np.asarray(vector, dtype=np.float32)
+        rows = self.db.execute(
+            "SELECT node_id, (1 - (embedding <=> ?))::float4 AS sim FROM node_emb WHERE space_id = ? AND "
+            "node_id = ANY(?) ORDER BY sim DESC, node_id LIMIT ?",
+            (q, int(space_id), sorted(int(i) for i in allowed), int(k) + RESCORE_EXTRA)).fetchall()
+        return self._rescored([int(r[0]) for r in rows], q, k, space_id)
+
+    def keyword_search_among(self, space_id: int, terms: Sequence[str], limit: int, **filters: Any
+                             ) -> list[tuple[int, float]]:
+        where, args = filter_clause(alias="n", **filters)
+        return [(nid, score) for nid, score in self._bm25(space_id, terms, where, args, limit)]
+
+    def _bm25(self, space_id: int, terms: Sequence[str], where: str, args: Sequence[Any], limit: int,
+              offset: int = 0) -> list[tuple[int, float]]:
+        """FTS5's ``-bm25()`` over the space's memories matching ``where`` (``" AND ..."`` on alias ``n``), best
+        first, ties by id: the statistics of :meth:`~hela_cli.store.pg_search.PgSearch.keyword_search`."""
+        from hela_cli.store.pg_search import BM25_B, BM25_K1, term_key
+
+        terms = [t for t in dict.fromkeys(terms) if t]
+        if not terms or limit <= 0:
+            return []
+        with self._snapshot():
+            n_docs, n_tokens = self.db.execute(
+                "SELECT coalesce(sum(fts_docs), 0)::float8, coalesce(sum(fts_len), 0)::float8 FROM spaces"
+            ).fetchone()
+            if n_docs <= 0:
+                return []
+            keys = list(dict.fromkeys(term_key(t) for t in terms))
+            df = dict(self.db.execute(
+                "SELECT term, count(*) FROM node_terms WHERE space_id = ? AND term = ANY(?) GROUP BY term",
+                (int(space_id), keys)).fetchall())
+            idf = [max(math.log((n_docs - df.get(k, 0) + 0.5) / (df.get(k, 0) + 0.5)), 0) or 1e-6 for k in keys]
+            rows = self.db.execute(
+                "SELECT t.node_id, sum(q.idf * (t.tf * ?) / (t.tf + ? * (? + ? * t.dl / ?))) AS score "
+                "FROM node_terms t JOIN unnest(?::text[], ?::float8[]) AS q(term, idf) ON t.term = q.term "
+                f"JOIN nodes n ON n.id = t.node_id WHERE t.space_id = ?{where} GROUP BY t.node_id "
+                "ORDER BY score DESC, t.node_id LIMIT ? OFFSET ?",
+                (BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B, n_tokens / n_docs, keys, idf, int(space_id),
+                 *args, int(limit), int(offset))).fetchall()
+        return [(int(n), float(s)) for n, s in rows]
+
+    # ---------------------------------------------------------------- browsing (hela ui)
+    def set_query_only(self, on: bool) -> None:
+        """This session's transactions read-only (``default_transaction_read_only``): every write is refused
+        by the server, as SQLite's ``query_only`` refuses it."""
+        self.db.execute(f"SET default_transaction_read_only = {'on' if on else 'off'}")
+
+    def _change_token(self) -> Any:
+        """Changes whenever a transaction that wrote anything on the server commits or starts: the snapshot's
+        ``xmax`` (next transaction id) and its in-progress list."""
+        return self.db.execute("SELECT pg_current_snapshot()::text").fetchone()[0]
+
+    def browse_nodes(self, space_id: int, f: Any, limit: int, offset: int = 0,
+                     newest_first: bool = True) -> list[dict[str, Any]]:
+        if not f.terms:
+            return super().browse_nodes(space_id, f, limit, offset, newest_first)
+        where, args = self._filter_sql(space_id, f)
+        where = " AND " + where.split(" AND ", 1)[1] if " AND " in where else ""
+        ids = [nid for nid, _ in self._bm25(space_id, f.terms, where, args[1:], limit, offset)]
+        rows = {r[0]: _node(r) for r in self.select_in(
+            f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE id IN ({{ids}})", ids)}
+        return [rows[i] for i in ids if i in rows]
+
+    def count_browse(self, space_id: int, f: Any) -> int:
+        if not f.terms:
+            return super().count_browse(space_id, f)
+        from hela_cli.store.pg_search import term_key
+
+        where, args = self._filter_sql(space_id, f)
+        keys = list(dict.fromkeys(term_key(t) for t in f.terms if t))
+        return self.db.execute(
+            f"SELECT count(*) FROM nodes n WHERE {where} AND EXISTS (SELECT 1 FROM node_terms t WHERE "
+            f"t.node_id = n.id AND t.space_id = ? AND t.term = ANY(?))", (*args, int(space_id), keys)).fetchone()[0]
+
+    # ---------------------------------------------------------------- backup
+    def _write_copy(self, tmp: Path, dest: Path) -> None:
+        """Every space into the SQLite file ``tmp`` (``hela copy``'s dump and load, ids kept): all spaces
+        read in one ``REPEATABLE READ`` snapshot, so the copy is one moment of the database while other
+        processes write. The dumps are held in memory until written (a space's vectors and rows)."""
+        with self._snapshot():
+            names = [r["name"] for r in self.spaces()]
+            dumps = [self.space_dump(n) for n in names]
+            info = self.embedder_info()
+        old_umask = os.umask(0o077)   # the copy's -wal / -shm files user-only too
+        try:
+            copy = self._copy_store(tmp, progress=None)
+        finally:
+            os.umask(old_umask)
+        try:
+            if info is not None:
+                copy.bind_embedder(*info)
+            for d in dumps:
+                copy.space_load(d)
+            copy.checkpoint()
+        except StoreError as e:
+            raise StoreError(f"{dest}: backup failed ({e.message})") from None
+        finally:
+            copy.close()
+
