@@ -136,11 +136,12 @@ def write_conversation_turns() -> list[Any]:
 
 
 # ----------------------------------------------------------------------------------- backup under writers
-def test_backup_is_consistent_while_processes_write(tmp_path, embedder):
+def test_backup_is_consistent_while_processes_write(backend_db, tmp_path, embedder):
     """Real processes: `hela add` in a loop and `hela ask` (learning) write while `hela backup` copies the
-    file again and again. Every copy passes the integrity checks and holds a point in time: the live turns
-    it has are a prefix of the ones added, each with its vector, keyword row and link to the one before."""
-    db = tmp_path / "shared.db"
+    database again and again (a SQLite file, or a Postgres database: its backup is a SQLite file too).
+    Every copy passes the integrity checks and holds a point in time: the live turns it has are a prefix of
+    the ones added, each with its vector, keyword row and link to the one before."""
+    db = backend_db
     with Memory(Config(db=str(db)), embedder=embedder) as m:
         messages_file(tmp_path / "base.jsonl", 12, "base", sessions=2)
         m.ingest([tmp_path / "base.jsonl"], space="shared")
@@ -249,12 +250,13 @@ def _learned_space(path: Path, hash_embedder, **changes: Any) -> Memory:
     return m
 
 
-def test_import_round_trip_same_content_and_recall(tmp_path, hash_embedder):
+def test_import_round_trip_same_content_and_recall(backend_db, tmp_path, hash_embedder):
+    """From a SQLite file into a new space of a fresh database of each backend."""
     with _learned_space(tmp_path / "a.db", hash_embedder) as m:
         sp = m.store.require_space("s")
         a = json.loads(json.dumps(inspection.export_json(m.store, sp, m.config, vectors=True)))
         (tmp_path / "e.json").write_text(json.dumps(a))
-        with _hash_memory(tmp_path / "b.db", hash_embedder, **{"ingest.passage_chars": 60}) as m2:
+        with _hash_memory(backend_db, hash_embedder, **{"ingest.passage_chars": 60}) as m2:
             rep = m2.import_export(tmp_path / "e.json", space="copy")
             b = json.loads(json.dumps(inspection.export_json(m2.store, m2.store.require_space("copy"),
                                                              m2.config, vectors=True)))
@@ -282,7 +284,7 @@ def test_import_round_trip_same_content_and_recall(tmp_path, hash_embedder):
             assert w0 == w1
 
 
-def test_import_other_decay_and_older_export_keep_current_weights(tmp_path, hash_embedder):
+def test_import_other_decay_and_older_export_keep_current_weights(backend_db, tmp_path, hash_embedder):
     with _learned_space(tmp_path / "a.db", hash_embedder) as m:
         exp = inspection.export_json(m.store, m.store.require_space("s"), m.config, vectors=True)
     weights = {(e["source"], e["target"]): e["weight"] for e in exp["edges"]}
@@ -293,10 +295,10 @@ def test_import_other_decay_and_older_export_keep_current_weights(tmp_path, hash
     (tmp_path / "old.json").write_text(json.dumps(old))
     (tmp_path / "new.json").write_text(json.dumps(exp))
     for f, decay in (("old.json", 0.995), ("new.json", 0.9)):
-        with _hash_memory(tmp_path / f"{f}.db", hash_embedder, **{"hebbian.decay": decay}) as m2:
-            rep = m2.import_export(tmp_path / f)
+        with _hash_memory(backend_db, hash_embedder, **{"hebbian.decay": decay}) as m2:
+            rep = m2.import_export(tmp_path / f, space=f"s-{decay}")
             to_old = inverse(rep["ids"])
-            got = {(to_old[a], to_old[b]): w for a, b, w in m2.store.all_edges(m2.store.require_space("s"), decay)}
+            got = {(to_old[a], to_old[b]): w for a, b, w in m2.store.all_edges(m2.store.require_space(f"s-{decay}"), decay)}
             assert got.keys() == {tuple(sorted(k)) for k in weights}
             assert all(abs(got[tuple(sorted(k))] - w) < 1e-12 for k, w in weights.items())
 

@@ -25,11 +25,11 @@ runner = CliRunner()
 
 
 @pytest.fixture()
-def ui(tmp_path, hash_embedder):
+def ui(backend_db, hash_embedder):
     """A TestClient on the sample conversation (space ``demo``, 83 memories), already past the token gate."""
     cfg = Config()
-    cfg.db = str(tmp_path / "ui.db")
-    mem = Memory(cfg, store=Store.open(cfg.db, must_exist=False), embedder=hash_embedder)
+    cfg.db = backend_db   # a SQLite file, then a Postgres database (tests/pg_support.py)
+    mem = Memory(cfg, store=BrowseStore.open(cfg.db, must_exist=False), embedder=hash_embedder)
     mem.ingest([SAMPLE / "conversation.json"])
     client = TestClient(create_app(mem, TOKEN, cookie="hela-ui-test"))
     assert client.get(f"/?token={TOKEN}").status_code == 200
@@ -209,9 +209,9 @@ def test_user_text_is_escaped(ui):
 
 
 # ----------------------------------------------------------------------------------- store reads
-def test_browse_queries(tmp_path, hash_embedder):
+def test_browse_queries(backend_db, hash_embedder):
     cfg = Config()
-    cfg.db = str(tmp_path / "b.db")
+    cfg.db = backend_db
     mem = Memory(cfg, store=Store.open(cfg.db, must_exist=False), embedder=hash_embedder)
     mem.ingest([SAMPLE / "conversation.json"])
     s = mem.store
@@ -238,9 +238,9 @@ def test_browse_queries(tmp_path, hash_embedder):
     mem.close()
 
 
-def test_cached_strengths_match_and_follow_writes(tmp_path, hash_embedder):
+def test_cached_strengths_match_and_follow_writes(backend_db, hash_embedder):
     cfg = Config()
-    cfg.db = str(tmp_path / "c.db")
+    cfg.db = backend_db
     mem = Memory(cfg, store=Store.open(cfg.db, must_exist=False), embedder=hash_embedder)
     mem.ingest([SAMPLE / "conversation.json"])
     mem.retrieve("Tofu the greyhound", "demo", learn=True)

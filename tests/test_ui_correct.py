@@ -11,17 +11,17 @@ from starlette.testclient import TestClient
 
 from hela_cli.config import Config
 from hela_cli.memory import Memory
-from hela_cli.store import Store
+from hela_cli.store import BrowseStore, Store
 from hela_cli.ui.app import create_app
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 
 
 @pytest.fixture()
-def ui(tmp_path, hash_embedder):
+def ui(backend_db, hash_embedder):
     cfg = Config()
-    cfg.db = str(tmp_path / "ui.db")
-    mem = Memory(cfg, store=Store.open(cfg.db, must_exist=False), embedder=hash_embedder)
+    cfg.db = backend_db   # a SQLite file, then a Postgres database (tests/pg_support.py)
+    mem = Memory(cfg, store=BrowseStore.open(cfg.db, must_exist=False), embedder=hash_embedder)
     mem.ingest([SAMPLE / "conversation.json"])
     client = TestClient(create_app(mem, "tok", cookie="c"))
     assert client.get("/?token=tok").status_code == 200
