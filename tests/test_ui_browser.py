@@ -37,18 +37,24 @@ if not Path(CHROMIUM).exists():  # `make test` installs it; a bare pytest withou
                 allow_module_level=True)
 
 
-def _env(tmp: Path, model_dir: Path) -> dict[str, str]:
+def _env(tmp: Path, model_dir: Path, db: str | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HELA_")}
-    env.update(HELA_DB=str(tmp / "hela.db"), HELA_MODELS_DIR=str(model_dir), HELA_HOME=str(tmp / "home"))
+    env.update(HELA_DB=db or str(tmp / "hela.db"), HELA_MODELS_DIR=str(model_dir), HELA_HOME=str(tmp / "home"))
     return env
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, model_dir_path, embedder):
+def server(request, tmp_path_factory, model_dir_path, embedder):
     """``hela ui --no-browser --port 0`` on a database of the sample conversation; yields (base URL, token
-    URL, db path, config). The address with its token is read from the URL file the server writes."""
+    URL, db path, config). The address with its token is read from the URL file the server writes.
+    ``HELA_TEST_BACKEND=postgres``: the database is a fresh one on the test run's Postgres server."""
     tmp = tmp_path_factory.mktemp("ui")
-    env = _env(tmp, model_dir_path)
+    db = None
+    if os.environ.get("HELA_TEST_BACKEND", "sqlite") == "postgres":
+        from tests.pg_support import new_database
+
+        db = new_database(request.getfixturevalue("pg_server"))
+    env = _env(tmp, model_dir_path, db)
     subprocess.run([sys.executable, "-m", "hela_cli", "ingest", str(SAMPLE / "conversation.json")], env=env,
                    check=True, capture_output=True)
     proc = subprocess.Popen([sys.executable, "-m", "hela_cli", "ui", "--no-browser", "--port", "0"], env=env,
