@@ -4,7 +4,6 @@ recall filters applied before ranking (pure logic: the ``hash_embedder`` stand-i
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -287,7 +286,7 @@ def test_history_table_migration_and_fts_secure_delete(tmp_path):
 def test_consolidation_that_read_a_memory_before_its_delete_writes_nothing_from_it(tmp_path, hash_embedder):
     """The interleaving replayed: consolidation reads a hub's cluster, the chat model runs, another process
     deletes a memory of that cluster, consolidation writes. No record restating it, no hub state."""
-    from tests.test_consolidate import ScriptedChat, good_reply
+    from tests.support import ScriptedChat, good_reply
 
     mem = _mem(tmp_path, hash_embedder, consolidation__delta_hub=0.01, consolidation__auto=False)
     ids = _fill(mem)
