@@ -66,6 +66,7 @@ def cli_env(request, tmp_path, model_dir_path, monkeypatch):
     monkeypatch.setenv("HELA_MODELS_DIR", str(model_dir_path))
     monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("HELA_CONFIG", raising=False)
+    monkeypatch.delenv("HELA_SPACE", raising=False)
     return tmp_path
 
 
@@ -77,6 +78,7 @@ def bare_cli_env(tmp_path, monkeypatch):
     monkeypatch.setenv("HELA_MODELS_DIR", str(tmp_path / "no-models"))
     monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("HELA_CONFIG", raising=False)
+    monkeypatch.delenv("HELA_SPACE", raising=False)
     return tmp_path
 
 

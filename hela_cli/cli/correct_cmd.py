@@ -29,7 +29,7 @@ def _print_memories(rows: list[dict[str, Any]]) -> None:
 
 def memories_cmd(
     ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
     speaker: Optional[str] = typer.Option(None, "--speaker", help="Only what this speaker said."),
     session: Optional[str] = typer.Option(None, "--session", help="Only this session."),
     since: Optional[str] = typer.Option(None, "--since", help="Only memories at or after this time."),
@@ -54,7 +54,7 @@ def memories_cmd(
 def delete_cmd(
     ctx: typer.Context,
     ids: Optional[list[int]] = typer.Argument(None, metavar="[ID]...", help="Memory ids to delete."),
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
     source_ids: Optional[list[str]] = typer.Option(None, "--source-id", help="Delete the memory with this "
                                                    "source id (repeatable)."),
     session: Optional[str] = typer.Option(None, "--session", help="Filter: every memory of this session."),
@@ -126,7 +126,7 @@ def edit_cmd(
     ctx: typer.Context,
     args: list[str] = typer.Argument(..., metavar="[ID] TEXT", help="The memory id and its new text (with "
                                      "--source-id: the text alone)."),
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
     source_id: Optional[str] = typer.Option(None, "--source-id", help="Edit the memory with this source id."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -159,7 +159,7 @@ def _target(args: list[str], source_id: Optional[str], what: str) -> tuple[Optio
 def history_cmd(
     ctx: typer.Context,
     node_id: Optional[int] = typer.Argument(None, metavar="[ID]", help="The memory id."),
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
     source_id: Optional[str] = typer.Option(None, "--source-id", help="The memory with this source id."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
