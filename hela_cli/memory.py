@@ -227,7 +227,8 @@ class Memory:
         keep = self.config.answer.log
         return self.store.log_ask(space_id, question if keep else "", answer if keep else None,
                                   [m["id"] for m in memories], step, kind=kind,
-                                  retrieval=retrieval_record(memories), vector=vector)
+                                  retrieval=retrieval_record(memories), vector=vector,
+                                  keep_recalls=self.config.answer.keep_recalls)
 
     def reinforce(self, space: str, used: Sequence[int], *, recall_id: int | None = None) -> dict[str, Any]:
         """Feedback: the memories of a recall (``recall_id``, default the space's most recent recall or
