@@ -16,6 +16,8 @@ retrievals (every fifth about the secret) each logged as an ask that quotes it. 
 4. after ``VACUUM FULL`` of those tables (rewrites them: what an operator can run in a quiet moment);
 5. after ``pg_switch_wal()`` and two more CHECKPOINTs (WAL segments recycled).
 
+Also times ``hela backup`` of the database before the delete (wall and this process's CPU).
+
 For each step: which relations' files and how many WAL segments hold the secret or its keyword.
 """
 
@@ -114,6 +116,10 @@ def main() -> None:
             m.store.log_ask(m.store.require_space("s").id, q, "answer " + SECRET if i % 5 == 0 else "x",
                             [x["id"] for x in r.memories], 1)
         print("1 before the delete:", scan(conn, datadir, dboid))
+        t0, c0 = time.perf_counter(), time.process_time()
+        b = m.backup(tmp / "backup.db")
+        print(f"  hela backup (a SQLite file of the space): {time.perf_counter() - t0:.2f} s wall, "
+              f"{time.process_time() - c0:.2f} s client CPU, {b['bytes']:,} bytes, {b['counts']['nodes']} memories")
 
         space = m.store.require_space("s")
         t0 = time.perf_counter()
