@@ -212,3 +212,18 @@ def test_cli_delete_edit_history_backup_on_postgres(pg_url, tmp_path, monkeypatc
     run("spaces", "drop", "q", "--yes")
     with Store(pg_url) as s:
         assert s.spaces() == [] and s.integrity_problems() == []
+
+
+def test_spaces_drop_drops_the_spaces_hnsw_index(pg_url, hash_embedder):
+    store = Store(pg_url, hnsw_min=2)   # HNSW from 3 memories on: the index a large space gets
+    with Memory(Config(db=pg_url), store=store, embedder=hash_embedder) as m:
+        m.add_many("big", [{"text": f"note {i} about the garden and roses", "speaker": "A"} for i in range(6)])
+        m.retrieve("garden roses", "big", learn=False)
+        sid = m.store.require_space("big").id
+        assert m.store.vector_index_kind(sid) == "pgvector-hnsw"
+        name = f"node_emb_hnsw_{sid}"
+        held = "SELECT count(*) FROM pg_indexes WHERE indexname = ?"
+        assert m.store.db.execute(held, (name,)).fetchone()[0] == 1
+        m.drop_space("big")
+        assert m.store.db.execute(held, (name,)).fetchone()[0] == 0
+        assert m.store.integrity_problems() == []

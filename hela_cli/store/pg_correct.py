@@ -93,6 +93,18 @@ class PgCorrect:
         return {"checkpointed": False, "vacuumed": vacuumed, "verified": None, "probes": len(needles),
                 "seconds": round(time.perf_counter() - t0, 3), "note": note}
 
+    def drop_space(self, space_id: int) -> dict[str, Any]:
+        """As on SQLite, then the space's partial HNSW index (if a search built one) is dropped too: it would
+        stay empty (space ids are never reused) but still cost every write to ``node_emb`` a check."""
+        rep = super().drop_space(space_id)
+        if not self._in_tx:
+            try:
+                self.db.execute(f"DROP INDEX IF EXISTS node_emb_hnsw_{int(space_id)}")
+            except StoreError:   # a role that may not drop it: harmless, the index is empty
+                pass
+            self._hnsw.pop(space_id, None)
+        return rep
+
     # ---------------------------------------------------------------- recall filters (FilteredSearch)
     def knn_among(self, space_id: int, vector: np.ndarray, k: int, allowed: set[int]) -> list[tuple[int, float]]:
         """Exact nearest of the ``allowed`` memories (pgvector scan of those rows), rescored in float32 as
