@@ -183,7 +183,7 @@ def test_ui_session_is_read_only_and_a_foreign_database_is_refused(pg_server, pg
         store.close()
 
 
-def test_cli_delete_edit_history_backup_on_postgres(pg_url, tmp_path, monkeypatch, cli_env):
+def test_cli_delete_edit_history_backup_import_on_postgres(pg_url, tmp_path, monkeypatch, cli_env):
     """The commands end to end on a Postgres database (real default models, CliRunner)."""
     monkeypatch.setenv("HELA_DB", pg_url)
 
@@ -208,6 +208,13 @@ def test_cli_delete_edit_history_backup_on_postgres(pg_url, tmp_path, monkeypatc
     with Store(tmp_path / "b.db") as s:
         assert [n["text"] for n in s.iter_nodes(s.require_space("p").id)] == [
             "The bakery sells spelt bread on Saturday"]
+    run("export", "-s", "p", "--format", "json", "--vectors", "-o", str(tmp_path / "p.json"))
+    out = json.loads(run("import", str(tmp_path / "p.json"), "-s", "p2", "--json").stdout)
+    assert out["memories"] == 1
+    run("import", str(tmp_path / "p.json"), "-s", "p2", code=4)           # not empty: refused
+    assert [m["text"] for m in json.loads(run("memories", "-s", "p2", "--json").stdout)] == [
+        "The bakery sells spelt bread on Saturday"]
+    run("spaces", "drop", "p2", "--yes")
     run("spaces", "rename", "p", "q")
     run("spaces", "drop", "q", "--yes")
     with Store(pg_url) as s:
