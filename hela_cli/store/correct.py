@@ -331,8 +331,8 @@ class Correct:
                             (node_id, space_id, old, row[1], now))
             derived = self._purge_derived(space_id, [node_id], [old])
             self._tombstone(space_id, [node_id])
-            # created_at moves: another process's in-process index tells a changed row by (id, created_at)
             self._replace_keyword_row(space_id, node_id, keywords)   # before the row's keywords change
+            # created_at moves: another process's in-process index tells a changed row by (id, created_at)
             self.db.execute(f"UPDATE nodes SET text = ?, keywords = ?, created_at = {self._GREATEST}(?, created_at + "
                             f"0.001) WHERE id = ?", (text, " ".join(keywords), now, node_id))
             vecs = {node_id: vector, **(followers or {})}
