@@ -41,8 +41,8 @@ from hela_cli.store.correct import filter_clause, probes
 VACUUM_TABLES = ("nodes", "node_terms", "node_emb", "node_passage", "history", "asks", "semantic",
                  "semantic_emb", "semantic_evidence", "edges", "hubs")
 
-SCRUB_NOTE = ("Postgres: the rows are deleted and the tables VACUUMed; the server keeps freed bytes in its "
-              "pages until reused and in its WAL until recycled (see docs/correcting.md)")
+SCRUB_NOTE = ("Postgres: the rows are deleted and the tables VACUUMed and ANALYZEd; the server keeps freed bytes "
+              "in its pages until reused and in its WAL until recycled (see docs/correcting.md)")
 
 
 class PgCorrect:
@@ -77,8 +77,9 @@ class PgCorrect:
         return True
 
     def scrub(self, texts: Sequence[str]) -> dict[str, Any]:
-        """After the deleting transaction committed: plain ``VACUUM`` of :data:`VACUUM_TABLES`, so the dead
-        tuples are freed now rather than at autovacuum's next pass. What it does not do (measured, module
+        """After the deleting transaction committed: plain ``VACUUM (ANALYZE)`` of :data:`VACUUM_TABLES`, so
+        the dead tuples are freed now rather than at autovacuum's next pass, and the planner statistics
+        (``pg_stats``: most common values, histogram bounds) are sampled again without the deleted rows. What it does not do (measured, module
         docstring) is in ``note``; ``verified`` is None: the server's files are not hela's to read. A role
         that may not VACUUM these tables (not their owner) gets the reason in ``note``; the delete stands."""
         t0 = time.perf_counter()
@@ -86,8 +87,12 @@ class PgCorrect:
         note = SCRUB_NOTE
         vacuumed = False
         try:
-            self.db.execute("VACUUM " + ", ".join(VACUUM_TABLES))
+            # ANALYZE too: the planner statistics keep most common values and histogram bounds of each
+            # column (an often-asked question that quoted the text: in `asks`' most common values), readable
+            # in pg_stats by anyone who may read the table; re-sampling leaves deleted rows out (measured)
+            self.db.execute("VACUUM (ANALYZE) " + ", ".join(VACUUM_TABLES))
             vacuumed = True
+            self._clear_stats_of_empty_tables()
         except StoreError as e:
             note = f"Postgres: the rows are deleted; VACUUM was not run ({e.message.split(': ', 1)[-1]})"
         return {"checkpointed": False, "vacuumed": vacuumed, "verified": None, "probes": len(needles),
@@ -104,6 +109,22 @@ class PgCorrect:
                 pass
             self._hnsw.pop(space_id, None)
         return rep
+
+    def _clear_stats_of_empty_tables(self) -> None:
+        """ANALYZE keeps a table's old statistics when it samples no row: after a delete that emptied a table
+        (the last space dropped, the last logged ask deleted) they would still quote deleted text. Postgres 18
+        lets the table's owner clear them (``pg_clear_attribute_stats``); older servers keep them until rows
+        arrive and the table is analyzed again (docs/correcting.md)."""
+        if not self.db.execute("SELECT EXISTS (SELECT 1 FROM pg_proc WHERE proname = 'pg_clear_attribute_stats')"
+                               ).fetchone()[0]:
+            return
+        for table in VACUUM_TABLES:
+            if self.db.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone()[0]:
+                continue
+            for schema, att in self.db.execute(
+                    "SELECT schemaname, attname FROM pg_stats WHERE tablename = ? AND schemaname = current_schema()",
+                    (table,)).fetchall():
+                self.db.execute("SELECT pg_clear_attribute_stats(?, ?, ?, false)", (schema, table, att))
 
     # ---------------------------------------------------------------- recall filters (FilteredSearch)
     def knn_among(self, space_id: int, vector: np.ndarray, k: int, allowed: set[int]) -> list[tuple[int, float]]:
