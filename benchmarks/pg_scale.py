@@ -80,6 +80,36 @@ def interleaved(url: str, data: scale.Synthetic, cfg: Config, queries: int) -> d
     return out
 
 
+def prepare(server: str, n: int, name: str, hnsw: bool, log: Any) -> dict[str, Any]:
+    """Build ``n`` synthetic memories into database ``name`` on ``server`` (created if missing, kept) and
+    then the space's HNSW index (``maintenance_work_mem`` 6 GB, so the graph is built in memory), logging
+    progress; for sizes (1M) whose build outlives one benchmark run. Measure it later with ``--interleave``."""
+    import psycopg
+
+    url = urlunsplit(urlsplit(server)._replace(path="/" + name))
+    with psycopg.connect(server, autocommit=True) as c:
+        if not c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            c.execute(f'CREATE DATABASE "{name}"')
+    cfg = Config()
+    data = scale.Synthetic(n)
+    out: dict[str, Any] = {"n": n, "url": url}
+    with Store(url) as s:
+        done = s.get_meta("scale_bench_n")
+    if done != str(n):
+        out["pg_build_s"] = round(scale.build(url, data, cfg, log), 1)
+        log(json.dumps(out))
+    if hnsw:
+        t0 = time.perf_counter()
+        with Store(url, hnsw_min=0) as s:
+            s.db.execute("SET maintenance_work_mem = '6GB'")
+            s.db.execute("SET max_parallel_maintenance_workers = 1")
+            s._ensure_hnsw(s.require_space(scale.SPACE).id, scale.DIM)
+            out["hnsw_build_s"] = round(time.perf_counter() - t0, 1)
+            s.set_meta("scale_bench_hnsw_build_s", str(out["hnsw_build_s"]))
+        log(json.dumps(out))
+    return out
+
+
 def _writer(db: str, lo: int, hi: int, space: str, out: Any) -> None:
     cfg = Config()
     data = scale.Synthetic(hi)
@@ -122,7 +152,16 @@ def main() -> None:
     ap.add_argument("--json", default=None)
     ap.add_argument("--interleave", default=None, metavar="URL", help="only: exact vs HNSW in turn on this "
                     "database (built by an earlier run; its size from the scale_bench_n meta key)")
+    ap.add_argument("--prepare", default=None, metavar="DBNAME", help="only: build --sizes' first size into "
+                    "this database on --server (kept), then its HNSW index")
+    ap.add_argument("--no-hnsw", action="store_true", help="with --prepare: skip the HNSW build")
     args = ap.parse_args()
+    if args.prepare:
+        def log(s: str) -> None:
+            print(time.strftime("%H:%M:%S"), s, file=sys.stderr, flush=True)
+
+        print(json.dumps(prepare(args.server, int(args.sizes.split(",")[0]), args.prepare, not args.no_hnsw, log)))
+        return
     if args.interleave:
         with Store(args.interleave) as s:
             n = int(s.get_meta("scale_bench_n"))

@@ -258,7 +258,7 @@ def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, whe
         rates = reinforcement(s_base, h.eta)
     else:
         rates = reinforcement(s_base, h.eta, h.pair_margin, h.eta_by_score)
-    with store.transaction():
+    with store.transaction(space=space.id):
         if not h.coretrieval:   # learning from feedback only (hela_cli.feedback): the access is recorded
             store.touch_nodes(ids, when)
             return store.refresh_space(space).step

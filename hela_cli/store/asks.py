@@ -22,7 +22,7 @@ class AsksLog:
         ``retrieval``: the retrieved set as the feedback rule reads it (``[{id, base, path, from}]``);
         ``vector``: the query vector (with feedback, the row becomes a use trace). Nothing is logged (None)
         when one of its memories was deleted meanwhile (``hela delete``: the answer may restate it)."""
-        with self.transaction():
+        with self.transaction(space=space_id):
             if memories and self.deleted_ids(memories):
                 return None
             # plain SQL (not sqlite-utils): the same statement runs on SQLite and Postgres (store/postgres.py)

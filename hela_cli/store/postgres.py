@@ -54,9 +54,13 @@ from hela_cli.store.transfer import Transfer
 from hela_cli.store.vectors import Search
 
 PGVECTOR_MIN = (0, 7)
-# Advisory lock keys (64-bit): one for migrations, one for the database's write transactions.
+# Advisory lock keys. 64-bit keys: migrations, the database's write key (exclusive: a database-wide write;
+# shared: a write to one space), the database-wide bookkeeping nested in a space's write (meta, new spaces).
+# Two-int keys (a separate key space in Postgres): (LOCK_SPACE, space id), one per space.
 LOCK_MIGRATE = 0x68656C61_0001
 LOCK_WRITE = 0x68656C61_0002
+LOCK_META = 0x68656C61_0004
+LOCK_SPACE = 0x68656C61
 CONNECT_TIMEOUT_S = 10
 
 _TOKEN = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|::|\?|(?<![:\w]):([A-Za-z_]\w*)|%|INSERT OR IGNORE",
@@ -88,6 +92,16 @@ def pg_sql(sql: str) -> str:
     if ignore and "ON CONFLICT" not in out.upper():
         out = out.rstrip().rstrip(";") + " ON CONFLICT DO NOTHING"
     return out
+
+
+def write_lock_sql(space: int | None) -> str:
+    """The lock statement a write transaction starts with (see :meth:`PgConnection.transaction`). Space ids
+    above 2**31 - 1 share keys modulo 2**31 (the two-int form takes int4): they would wait for each other,
+    never skip a lock."""
+    if space is None:
+        return f"SELECT pg_advisory_xact_lock({LOCK_WRITE})"
+    return (f"SELECT pg_advisory_xact_lock_shared({LOCK_WRITE}), "
+            f"pg_advisory_xact_lock({LOCK_SPACE}, {int(space) % 2 ** 31})")
 
 
 def _version_tuple(v: str) -> tuple[int, ...]:
@@ -252,6 +266,8 @@ class PgConnection(Connection):
         self.url = url
         self.path = where           # what messages name: host and database, never the password
         self._in_tx = False
+        self._tx_space: int | None = None   # the space the open write transaction locked (None: all)
+        self._tx_meta = False                # the open transaction holds LOCK_META
         self._sdb = None
         self.progress = progress
         self.vector_cache = vector_cache
@@ -277,12 +293,32 @@ class PgConnection(Connection):
 
     # ---------------------------------------------------------------- transactions
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[Any]:
-        """A write transaction: all or nothing, one at a time per database (advisory lock), as SQLite's
-        ``BEGIN IMMEDIATE``. A nested call runs in a SAVEPOINT."""
+    def transaction(self, space: int | None = None) -> Iterator[Any]:
+        """A write transaction: all or nothing. A nested call runs in a SAVEPOINT.
+
+        The write locks (transaction-scoped advisory locks, released at COMMIT / ROLLBACK):
+
+        * ``space`` given: the transaction writes only that space's rows. It takes the database key in
+          shared mode and the space's own key ``(LOCK_SPACE, space)`` exclusively, so writers of one space
+          take turns exactly as SQLite's ``BEGIN IMMEDIATE`` writers (Eq.1's read-modify-write, the step
+          counter, deduplication, forgetting's checks), while writers of other spaces run at the same time;
+        * ``space`` None: database-wide, the database key exclusively (migrations, the embedder binding,
+          a new space, ``hela copy``, ``reembed``'s swap, and any caller that names no space): it waits for
+          every writer and every writer waits for it.
+
+        Inside a space's transaction a nested database-wide call (``ensure_space`` of a new name, the first
+        ``bind_embedder``) takes ``LOCK_META`` exclusively: such bookkeeping rows are serialised between
+        spaces without a lock upgrade (no deadlock: the keys are always taken in the order database,
+        space, meta). A nested call naming another space is a programming error."""
         if self._in_tx:
+            if space is not None and self._tx_space is not None and space != self._tx_space:
+                raise StoreError(f"internal error: a write to space {space} inside a transaction that "
+                                 f"locked space {self._tx_space}")
             name = f"hela_sp_{id(object())}"
-            self.db.execute(f"SAVEPOINT {name}")
+            lock = f"; SELECT pg_advisory_xact_lock({LOCK_META})" \
+                if space is None and self._tx_space is not None and not self._tx_meta else ""
+            self.db.execute(f"SAVEPOINT {name}{lock}")
+            self._tx_meta = self._tx_meta or bool(lock)
             try:
                 yield self.db
             except BaseException:
@@ -292,10 +328,10 @@ class PgConnection(Connection):
             else:
                 self.db.execute(f"RELEASE SAVEPOINT {name}")
             return
-        self.db.execute("BEGIN")
-        self._in_tx = True
+        # BEGIN and the lock in one round trip (no parameters: libpq's simple protocol takes both)
+        self.db.execute("BEGIN; " + write_lock_sql(space))
+        self._in_tx, self._tx_space, self._tx_meta = True, space, False
         try:
-            self.db.execute("SELECT pg_advisory_xact_lock(?)", (LOCK_WRITE,))
             yield self.db
         except BaseException:
             with contextlib.suppress(StoreError):
@@ -305,7 +341,7 @@ class PgConnection(Connection):
         else:
             self.db.execute("COMMIT")
         finally:
-            self._in_tx = False
+            self._in_tx, self._tx_space, self._tx_meta = False, None, False
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[None]:
