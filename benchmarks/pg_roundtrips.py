@@ -34,18 +34,25 @@ def _caller() -> str:
     return f"{Path(f.f_code.co_filename).stem}.{f.f_code.co_name}" if f else "?"
 
 
-def instrument(store: Any) -> collections.Counter:
+def instrument(store: Any) -> tuple[collections.Counter, collections.Counter]:
+    """Count (and time, in ms) every statement by the function that sent it."""
     counts: collections.Counter = collections.Counter()
+    ms: collections.Counter = collections.Counter()
     db = store.db
     for name in ("execute", "executemany", "copy_rows"):
         orig = getattr(db, name)
 
         def wrapped(*a: Any, _orig: Any = orig, _name: str = name, **kw: Any) -> Any:
-            counts[_caller()] += 1
-            return _orig(*a, **kw)
+            who = _caller()
+            counts[who] += 1
+            t = time.perf_counter()
+            try:
+                return _orig(*a, **kw)
+            finally:
+                ms[who] += (time.perf_counter() - t) * 1000
 
         setattr(db, name, wrapped)
-    return counts
+    return counts, ms
 
 
 def main() -> None:
@@ -64,7 +71,7 @@ def main() -> None:
         qs = scale.Synthetic(n).queries(args.queries + 4)
         emb = scale.NoEmbedder()
         pg = store.backend == "postgres"
-        counts = instrument(store) if pg else collections.Counter()
+        counts, ms = instrument(store) if pg else (collections.Counter(), collections.Counter())
         times, per = [], []
         for i, (text, vec) in enumerate(qs):
             before = sum(counts.values())
@@ -76,11 +83,13 @@ def main() -> None:
                 per.append(sum(counts.values()) - before)
             if i == 3:
                 counts.clear()
+                ms.clear()
         q = len(times)
         out = {"url_kind": store.backend, "n": n, "queries": q,
                "p50_ms": round(scale.pct(times, 50), 1), "p95_ms": round(scale.pct(times, 95), 1),
                "statements_per_retrieve": round(sum(per) / q, 2) if pg else None,
-               "by_caller": {k: round(v / q, 2) for k, v in counts.most_common()}}
+               "by_caller": {k: round(v / q, 2) for k, v in counts.most_common()},
+               "ms_by_caller": {k: round(v / q, 2) for k, v in ms.most_common()}}
     text = json.dumps(out, indent=2)
     if args.json:
         Path(args.json).write_text(text)

@@ -12,6 +12,7 @@ Without ``--server`` a private Postgres with pgvector is started from the ``pgse
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import multiprocessing as mp
 import sys
@@ -116,10 +117,12 @@ def _writer(db: str, lo: int, hi: int, space: str, out: Any) -> None:
     t0 = time.perf_counter()
     with Store(db) as store:
         sp = store.ensure_space(space)
+        # the space's own lock where the store has one (older versions: one lock per database)
+        per_space = "space" in inspect.signature(store.transaction).parameters
         for a in range(lo, hi, 200):
             b = min(hi, a + 200)
             rows = [dict(data.row(i), hash=f"{space}-{i}") for i in range(a, b)]
-            with store.transaction():
+            with (store.transaction(space=sp.id) if per_space else store.transaction()):
                 ids = store.insert_nodes(sp.id, rows, data.vectors(a, b))
                 store.set_edges(store.refresh_space(sp), {(ids[j - 1], ids[j]): cfg.ingest.initial_weight
                                                          for j in range(1, len(ids))}, cfg.hebbian.decay)
@@ -150,6 +153,8 @@ def main() -> None:
     ap.add_argument("--server", default=None)
     ap.add_argument("--ingest", type=int, default=4000, help="memories per ingest run (0: skip)")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--ingest-repeat", type=int, default=1, help="ingest runs of each kind (1 writer, 2 in one "
+                    "space, 2 in two spaces), interleaved")
     ap.add_argument("--interleave", default=None, metavar="URL", help="only: exact vs HNSW in turn on this "
                     "database (built by an earlier run; its size from the scale_bench_n meta key)")
     ap.add_argument("--prepare", default=None, metavar="DBNAME", help="only: build --sizes' first size into "
@@ -196,11 +201,13 @@ def main() -> None:
         log(json.dumps(row))
         out["sizes"].append(row)
     if args.ingest:
-        for writers in (1, 2):
-            out["ingest"].append({"backend": "postgres", **ingest(new_database(server), args.ingest, writers, True)})
-            out["ingest"].append({"backend": "sqlite", **ingest(str(work / f"ingest-{writers}.db"), args.ingest,
-                                                                writers, True)})
-            log(json.dumps(out["ingest"][-2:]))
+        for rep in range(args.ingest_repeat):
+            for writers, same in ((1, True), (2, True), (2, False)):
+                out["ingest"].append({"backend": "postgres", "rep": rep,
+                                      **ingest(new_database(server), args.ingest, writers, same)})
+                out["ingest"].append({"backend": "sqlite", "rep": rep, **ingest(
+                    str(work / f"ingest-{rep}-{writers}-{same}.db"), args.ingest, writers, same)})
+                log(json.dumps(out["ingest"][-2:]))
     text = json.dumps(out, indent=2)
     if args.json:
         Path(args.json).write_text(text)

@@ -205,6 +205,12 @@ class Connection:
         finally:
             self._in_tx = False
 
+    @contextlib.contextmanager
+    def reading(self, space_id: int) -> Iterator[None]:
+        """The enclosed reads of one space (a retrieval's): nothing on SQLite, where a read is a function
+        call; Postgres runs them in one snapshot and reads the space's state once (``store/pg_read.py``)."""
+        yield
+
     def require_transaction(self, what: str) -> None:
         """Raise :class:`StoreError` unless a write transaction is open (a programming error, but one that
         must not silently write outside a transaction when Python runs with ``-O``)."""

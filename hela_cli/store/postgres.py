@@ -44,6 +44,7 @@ from hela_cli.store.edges import Edges
 from hela_cli.store.hubs import Hubs
 from hela_cli.store.integrity import SHARED_CHECKS, Integrity
 from hela_cli.store.nodes import Nodes
+from hela_cli.store.pg_read import PgReads
 from hela_cli.store.pg_schema import PG_MIGRATIONS
 from hela_cli.store.reembed import Reembed
 from hela_cli.store.pg_search import PgSearch, as_array
@@ -126,11 +127,13 @@ class PgDB:
                               f"progress was not applied")
         return StoreError(f"{self.where}: database error ({first})")
 
-    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = (), *, binary: bool = False) -> Any:
+        """``binary``: rows in Postgres' binary format (vectors: 0.03 ms each to load instead of 0.33 ms from
+        pgvector's text form, measured on 300 384-d vectors)."""
         import psycopg
 
         try:
-            cur = self.conn.cursor()
+            cur = self.conn.cursor(binary=True) if binary else self.conn.cursor()
             cur.execute(pg_sql(sql), params if params is not None else ())
             return cur
         except psycopg.Error as e:
@@ -268,6 +271,7 @@ class PgConnection(Connection):
         self._in_tx = False
         self._tx_space: int | None = None   # the space the open write transaction locked (None: all)
         self._tx_meta = False                # the open transaction holds LOCK_META
+        self._tx_exp: dict[int, int] = {}    # step - base_step per space, as this transaction left it (pg_read.py)
         self._sdb = None
         self.progress = progress
         self.vector_cache = vector_cache
@@ -322,12 +326,15 @@ class PgConnection(Connection):
             try:
                 yield self.db
             except BaseException:
+                self._tx_exp.clear()
                 with contextlib.suppress(StoreError):
                     self.db.execute(f"ROLLBACK TO SAVEPOINT {name}")
                 raise
             else:
                 self.db.execute(f"RELEASE SAVEPOINT {name}")
             return
+        if getattr(self, "_memo", None) is not None:  # pragma: no cover - a programming error
+            raise StoreError("internal error: a write transaction inside a read snapshot (Store.reading)")
         # BEGIN and the lock in one round trip (no parameters: libpq's simple protocol takes both)
         self.db.execute("BEGIN; " + write_lock_sql(space))
         self._in_tx, self._tx_space, self._tx_meta = True, space, False
@@ -342,6 +349,7 @@ class PgConnection(Connection):
             self.db.execute("COMMIT")
         finally:
             self._in_tx, self._tx_space, self._tx_meta = False, None, False
+            self._tx_exp.clear()
 
     @contextlib.contextmanager
     def _snapshot(self) -> Iterator[None]:
@@ -418,7 +426,7 @@ class PgConnection(Connection):
                FROM spaces s ORDER BY s.name COLLATE "C" """)
 
 
-class PgStore(PgSearch, PgConnection, Transfer, Correct, FilteredSearch, Nodes, Search, Edges, Semantic, Hubs, AsksLog,
+class PgStore(PgReads, PgSearch, PgConnection, Transfer, Correct, FilteredSearch, Nodes, Search, Edges, Semantic, Hubs, AsksLog,
               Reembed, Integrity, Backup, Browse):
     """A hela database on Postgres + pgvector (``Store("postgresql://...")`` returns one)."""
 
