@@ -159,6 +159,8 @@ def main() -> None:
                     "database (built by an earlier run; its size from the scale_bench_n meta key)")
     ap.add_argument("--prepare", default=None, metavar="DBNAME", help="only: build --sizes' first size into "
                     "this database on --server (kept), then its HNSW index")
+    ap.add_argument("--sqlite", default=None, metavar="PATH", help="with --interleave: also SQLite at the same "
+                    "size in this file (built first if missing)")
     ap.add_argument("--no-hnsw", action="store_true", help="with --prepare: skip the HNSW build")
     args = ap.parse_args()
     if args.prepare:
@@ -170,7 +172,14 @@ def main() -> None:
     if args.interleave:
         with Store(args.interleave) as s:
             n = int(s.get_meta("scale_bench_n"))
-        print(json.dumps({"n": n, **interleaved(args.interleave, scale.Synthetic(n), Config(), args.queries)}))
+        data = scale.Synthetic(n)
+        res: dict[str, Any] = {"n": n, **interleaved(args.interleave, data, Config(), args.queries)}
+        if args.sqlite:   # SQLite at the same size in the same run (built into this file if it is new)
+            path = Path(args.sqlite)
+            if not path.exists():
+                res["sqlite_build_s"] = round(scale.build(path, data, Config(), lambda m: print(m, file=sys.stderr)), 1)
+            res["sqlite_default"] = scale.latency(path, data, Config(), args.queries, False)
+        print(json.dumps(res))
         return
     work = Path(tempfile.mkdtemp(prefix="hela-pgbench-"))
     server = args.server

@@ -4,7 +4,8 @@ Vectors (pgvector): a space up to ``hnsw_min`` memories is searched exactly (``O
 over the space's rows, read through the ``(space_id, node_id)`` index: the same top k as SQLite's exact
 in-process index; cosines are rounded to float32 as that index computes them, so near-ties between
 almost identical vectors break by node id on both backends); a larger space gets its own partial HNSW index (``WHERE space_id = <id>``, cosine,
-built once with ``CREATE INDEX CONCURRENTLY`` the first time it is searched past the limit), queried with
+built once with ``CREATE INDEX CONCURRENTLY`` the first time it is searched past the limit: right after that
+search when it ran in a retrieval's snapshot, ``pg_read.py``), queried with
 the space id written into the statement so the planner can match the partial index. The limit is
 measured (BENCHMARKS.md, "Postgres backend").
 

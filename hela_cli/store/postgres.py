@@ -11,11 +11,13 @@ How it shares code with the SQLite store (see ARCHITECTURE.md, "The store seam")
   inserts that sqlite-utils does on SQLite) and in :mod:`hela_cli.store.pg_search` (KNN through pgvector,
   keyword search computing FTS5's BM25 from term statistics).
 
-Transactions: one write transaction at a time per database, as SQLite's ``BEGIN IMMEDIATE``: every write
-transaction takes a transaction-scoped advisory lock first (``pg_advisory_xact_lock``), so Eq.1's
-read-modify-write of edge weights, the step counter and content-hash deduplication behave exactly as on
-SQLite with several writer processes. Reads (``_snapshot``) run in ``REPEATABLE READ`` read-only
-transactions: the step pair and the amplitudes come from one snapshot.
+Transactions: one write transaction at a time per space, as SQLite's ``BEGIN IMMEDIATE`` per file: a write
+transaction that names its space (``transaction(space=id)``) takes that space's transaction-scoped advisory
+lock first (and the database key in shared mode), so Eq.1's read-modify-write of edge weights, the step
+counter and content-hash deduplication behave exactly as on SQLite with several writer processes, while
+writers of other spaces proceed; a transaction that names no space locks the whole database (see
+:meth:`PgConnection.transaction`). Reads (``_snapshot``, and a retrieval's ``reading``) run in
+``REPEATABLE READ`` read-only transactions: the step pair and the amplitudes come from one snapshot.
 
 Errors: every driver error becomes a :class:`StoreError` (or :class:`InputError` for a database that
 cannot be used at all) naming host and database, never the password; a connection lost mid-write rolls
