@@ -112,9 +112,13 @@ def prepare(server: str, n: int, name: str, hnsw: bool, log: Any) -> dict[str, A
 
 
 def _writer(db: str, lo: int, hi: int, space: str, out: Any) -> None:
+    """Write memories ``lo..hi`` into ``space`` in transactions of 200; reports its wall time, the time it
+    waited to enter its transactions (BEGIN and the write lock: one round trip plus any wait for another
+    writer) and the time inside them."""
     cfg = Config()
     data = scale.Synthetic(hi)
     t0 = time.perf_counter()
+    waited = inside = 0.0
     with Store(db) as store:
         sp = store.ensure_space(space)
         # the space's own lock where the store has one (older versions: one lock per database)
@@ -122,11 +126,16 @@ def _writer(db: str, lo: int, hi: int, space: str, out: Any) -> None:
         for a in range(lo, hi, 200):
             b = min(hi, a + 200)
             rows = [dict(data.row(i), hash=f"{space}-{i}") for i in range(a, b)]
+            vecs = data.vectors(a, b)
+            t = time.perf_counter()
             with (store.transaction(space=sp.id) if per_space else store.transaction()):
-                ids = store.insert_nodes(sp.id, rows, data.vectors(a, b))
+                t1 = time.perf_counter()
+                waited += t1 - t
+                ids = store.insert_nodes(sp.id, rows, vecs)
                 store.set_edges(store.refresh_space(sp), {(ids[j - 1], ids[j]): cfg.ingest.initial_weight
                                                          for j in range(1, len(ids))}, cfg.hebbian.decay)
-    out.put(time.perf_counter() - t0)
+            inside += time.perf_counter() - t1
+    out.put((time.perf_counter() - t0, waited, inside))
 
 
 def ingest(db: str, n: int, writers: int, same_space: bool) -> dict[str, Any]:
@@ -142,8 +151,11 @@ def ingest(db: str, n: int, writers: int, same_space: bool) -> dict[str, Any]:
     for p in procs:
         p.join()
     wall = time.perf_counter() - t0
+    got = [q.get() for _ in procs]
     return {"writers": writers, "memories": per * writers, "wall_s": round(wall, 2),
-            "memories_per_s": round(per * writers / wall, 1), "same_space": same_space}
+            "memories_per_s": round(per * writers / wall, 1), "same_space": same_space,
+            "writer_wall_s": [round(g[0], 2) for g in got], "lock_wait_s": [round(g[1], 2) for g in got],
+            "in_transaction_s": [round(g[2], 2) for g in got]}
 
 
 def main() -> None:
