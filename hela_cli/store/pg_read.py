@@ -72,6 +72,11 @@ class PgReads:
                       "embedder": (row[4], int(row[5])) if row[4] and row[5] else None, "traces": row[6]}
         try:
             yield
+        except BaseException:
+            # a failed statement aborts the snapshot: its COMMIT rolls back, and with it a SET made inside
+            # (``hnsw.ef_search``): forget the value this process believes is set
+            self.__dict__.pop("_ef", None)
+            raise
         finally:
             self._memo = None
             with contextlib.suppress(StoreError):
