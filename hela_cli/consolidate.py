@@ -559,7 +559,7 @@ def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Ca
             except HelaError as e:
                 dist.error = f"embedding failed: {e.message}"
         status = ""
-        with store.transaction():
+        with store.transaction(space=space.id):
             # a memory of the cluster deleted or edited since it was read: what was distilled from its old
             # text is not written (hela delete / edit: store/correct.py)
             if store.changed_since(p.cluster, read_at):
@@ -582,7 +582,7 @@ def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Ca
     # covered / unchanged hubs: bookkeeping only, in the run's last short transaction. A hub covered by
     # one that failed in this run stays unrecorded ("pending") and is planned afresh next time.
     failed_now = {p.node_id for p in todo if entries[p.node_id]["status"].startswith("failed")}
-    with store.transaction():
+    with store.transaction(space=space.id):
         for p in plans:
             entry = entries[p.node_id]
             if p.action == "covered" and p.covered_by in failed_now:

@@ -81,7 +81,7 @@ def apply_feedback(store: Store, space: Space, retrieval: Sequence[Mapping[str, 
     strengthen, weaken = feedback_pairs(s_base, used, eta=h.feedback_eta, anchors=h.feedback_anchors,
                                         anchor_eta=h.feedback_anchor_eta, spread_from=spread_from,
                                         depress=h.feedback_depress)
-    with store.transaction():
+    with store.transaction(space=space.id):
         if recall_id is not None and not store.mark_feedback(recall_id, used, when):
             raise InputError(f"recall {recall_id} already has feedback")
         fresh = store.refresh_space(space)

@@ -75,7 +75,7 @@ def forget(store: Store, space: Space, cfg: Config, *, apply: bool = False, now:
     removed = 0
     semantic_affected: list[int] = []
     if apply:
-        with store.transaction():  # evaluate and delete atomically: no access can slip in between
+        with store.transaction(space=space.id):  # evaluate and delete atomically: no access can slip in between
             now, cands = evaluate(store, space, cfg, now)
             ids = [c["id"] for c in cands]
             for nid in ids:

@@ -81,10 +81,23 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
              query_vector: np.ndarray | None = None, filters: dict[str, Any] | None = None) -> Retrieval:
     """``filters`` (``speaker``, ``session``, ``since``, ``until`` as UTC epoch seconds; see
     :func:`hela_cli.correct.parse_filters`) restrict the candidates before ranking: KNN, keyword search,
-    passages, the date window and spreading see only the matching memories. None: the whole space."""
-    r = cfg.retrieval
-    learn = r.learn if learn is None else learn
+    passages, the date window and spreading see only the matching memories. None: the whole space.
+    The reads run in one snapshot of the space (``Store.reading``: one statement fewer per read on
+    Postgres), the learning write after it."""
+    learn = cfg.retrieval.learn if learn is None else learn
     t0 = time.perf_counter()
+    with store.reading(space.id):
+        res = _ranked(store, space, embedder, question, cfg, now, query_vector, filters, t0)
+    if learn:
+        learn_from_retrieval(store, space, res, cfg)
+    res.timings_ms["total"] = (time.perf_counter() - t0) * 1000
+    return res
+
+
+def _ranked(store: Store, space: Space, embedder: Embedder, question: str, cfg: Config, now: float | None,
+            query_vector: np.ndarray | None, filters: dict[str, Any] | None, t0: float) -> Retrieval:
+    """:func:`retrieve` up to the ranked memories and semantic records (the reads)."""
+    r = cfg.retrieval
     timings: dict[str, float] = {}
     q = query_vector if query_vector is not None else embed_queries(embedder, [question])[0]
     q_kw = keywords(question)
@@ -210,12 +223,8 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
             if len(semantic) == r.semantic_k:
                 break
 
-    res = Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=space.step,
-                    timings_ms=timings, query_vector=q)
-    if learn:
-        learn_from_retrieval(store, space, res, cfg)
-    timings["total"] = (time.perf_counter() - t0) * 1000
-    return res
+    return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=space.step,
+                     timings_ms=timings, query_vector=q)
 
 
 def learn_from_retrieval(store: Store, space: Space, res: Retrieval, cfg: Config) -> None:
@@ -258,7 +267,7 @@ def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, whe
         rates = reinforcement(s_base, h.eta)
     else:
         rates = reinforcement(s_base, h.eta, h.pair_margin, h.eta_by_score)
-    with store.transaction():
+    with store.transaction(space=space.id):
         if not h.coretrieval:   # learning from feedback only (hela_cli.feedback): the access is recorded
             store.touch_nodes(ids, when)
             return store.refresh_space(space).step

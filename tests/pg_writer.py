@@ -1,6 +1,7 @@
 """One writer process of the many-writers test (tests/test_postgres_writers.py): adds turns (some shared
 with the other writers), asks with learning, consolidates and forgets in one space, then prints JSON
-``{"learned": [steps...], "added": n}``. Usage: ``python tests/pg_writer.py DB TAG ROUNDS``."""
+``{"learned": [steps...], "added": n}``. Usage: ``python tests/pg_writer.py DB TAG ROUNDS [SPACE]`` (space
+``shared`` by default)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ class DistillChat:
                                       "evidence": ids[:1]}]})
 
 
-def main(db: str, tag: str, rounds: int) -> None:
+def main(db: str, tag: str, rounds: int, space: str = "shared") -> None:
     cfg = Config()
     cfg.db = db
     cfg.consolidation.delta_hub = 0.5   # hubs appear quickly, so consolidation writes records
@@ -42,20 +43,20 @@ def main(db: str, tag: str, rounds: int) -> None:
     learned, added = [], 0
     topics = ["hiking trip", "dog named Tofu", "Lisbon flat", "piano lessons", "garden bike repair"]
     for i in range(rounds):
-        mem.add("shared", f"{tag} says: turn {i} about the {topics[i % 5]}", speaker=tag, time=T0 + 60 * i)
+        mem.add(space, f"{tag} says: turn {i} about the {topics[i % 5]}", speaker=tag, time=T0 + 60 * i)
         added += 1
         if i % 4 == 0:  # the same turn (same source id) from every writer: stored once
-            mem.add("shared", f"everyone: common turn {i} about the {topics[i % 5]}", speaker="all", time=T0 + 60 * i,
+            mem.add(space, f"everyone: common turn {i} about the {topics[i % 5]}", speaker="all", time=T0 + 60 * i,
                     source_id=f"common-{i}")
-        res = mem.retrieve(f"what about the {topics[(i + 1) % 5]}?", "shared", now=T0 + 86400, learn=True)
+        res = mem.retrieve(f"what about the {topics[(i + 1) % 5]}?", space, now=T0 + 86400, learn=True)
         if res.memories:
             learned.append(res.step)
         if i % 8 == 7:
-            mem.consolidate("shared")
-            mem.forget("shared", apply=True, now=T0 + 86400)
+            mem.consolidate(space)
+            mem.forget(space, apply=True, now=T0 + 86400)
     mem.close()
     print(json.dumps({"learned": learned, "added": added}))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]))
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), *sys.argv[4:5])

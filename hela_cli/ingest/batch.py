@@ -28,7 +28,7 @@ def add_passages(store: Store, embedder: Embedder, space: str, cfg: Config, batc
     todo = store.long_nodes_without_passages(sp.id, size)
     for i in range(0, len(todo), batch):
         vecs = embed_passages(embedder, todo[i:i + batch], size)
-        with store.transaction():
+        with store.transaction(space=sp.id):
             store.insert_passages(sp.id, vecs)
     return len(todo)
 
@@ -69,7 +69,7 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
             passages = embed_passages(embedder, [(i, conv.turns[i].speaker, conv.turns[i].text) for i in new],
                                       cfg.ingest.passage_chars) if cfg.ingest.passage_chars > 0 else {}
             rows = [node_row(conv.turns[i], base_ord + i, hashes[i], conv.source) for i in new]
-            with store.transaction():
+            with store.transaction(space=sp.id):
                 ids = store.insert_nodes(sp.id, rows, vectors) if rows else []
                 id_of = dict(zip(new, ids))
                 if passages:

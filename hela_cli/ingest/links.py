@@ -40,7 +40,7 @@ def link_keywords(store: Store, space: str, cfg: Config, node_ids: Sequence[int]
         pairs = keyword_partners(docs, node_ids, ic.keyword_links, ic.keyword_link_min_score, max_df=cap, n=n)
     if not pairs:
         return 0
-    with store.transaction():
+    with store.transaction(space=sp.id):
         fresh = store.refresh_space(sp)
         have = store.pair_weights(fresh, pairs, h.decay)
         part = 0 if ic.fixed_links else 1   # what a link must exceed: the fixed prior, else the current weight
@@ -74,7 +74,7 @@ def link_conversation(store: Store, space: str, cfg: Config) -> int:
     weight was below ``initial_weight``."""
     sp = store.require_space(space)
     w0, decay = cfg.ingest.initial_weight, cfg.hebbian.decay
-    with store.transaction():
+    with store.transaction(space=sp.id):
         fresh = store.refresh_space(sp)
         consecutive = store.consecutive_pairs(sp.id)
         have = store.pair_weights(fresh, consecutive, decay)

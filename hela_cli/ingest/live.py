@@ -130,7 +130,8 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
 
     ids: list[int] = [known.get(t.source_id, -1) if t.source_id is not None else -1 for t in turns]
     added: list[int] = []
-    with store.transaction():
+    known_space = store.get_space(space)   # a new space: its first write is database-wide
+    with store.transaction(space=known_space.id if known_space is not None else None):
         sp = store.ensure_space(space)
         store.bind_embedder(embedder.model_id, embedder.dim)
         raced = store.ids_by_source(sp.id, [resolved[i].source_id for i in new if resolved[i].source_id])

@@ -29,7 +29,7 @@ class AsksLog:
         when one of its memories was deleted meanwhile (``hela delete``: the answer may restate it).
         ``keep_recalls`` > 0: recalls that never got feedback are kept for the space's newest
         ``keep_recalls`` of them (pruned every :data:`PRUNE_EVERY` rows; asks and recalls with feedback stay)."""
-        with self.transaction():
+        with self.transaction(space=space_id):
             if memories and self.deleted_ids(memories):
                 return None
             # plain SQL (not sqlite-utils): the same statement runs on SQLite and Postgres (store/postgres.py)

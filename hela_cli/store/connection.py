@@ -181,8 +181,10 @@ class Connection:
         return self._sdb
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator["sqlite3.Connection"]:
-        """A write transaction (``BEGIN IMMEDIATE``): all or nothing.
+    def transaction(self, space: int | None = None) -> Iterator["sqlite3.Connection"]:
+        """A write transaction (``BEGIN IMMEDIATE``): all or nothing. ``space``: the one space whose rows the
+        transaction writes, if the caller knows it (Postgres then locks only that space; a SQLite file has
+        one writer at a time whatever it names).
 
         A nested call runs in a SAVEPOINT (sqlite-utils ``atomic()``): if the inner block fails, its writes
         are rolled back and the error propagates; nothing is committed before the outer block ends."""
@@ -202,6 +204,12 @@ class Connection:
             self.db.execute("COMMIT")
         finally:
             self._in_tx = False
+
+    @contextlib.contextmanager
+    def reading(self, space_id: int) -> Iterator[None]:
+        """The enclosed reads of one space (a retrieval's): nothing on SQLite, where a read is a function
+        call; Postgres runs them in one snapshot and reads the space's state once (``store/pg_read.py``)."""
+        yield
 
     def require_transaction(self, what: str) -> None:
         """Raise :class:`StoreError` unless a write transaction is open (a programming error, but one that

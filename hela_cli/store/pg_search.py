@@ -4,7 +4,8 @@ Vectors (pgvector): a space up to ``hnsw_min`` memories is searched exactly (``O
 over the space's rows, read through the ``(space_id, node_id)`` index: the same top k as SQLite's exact
 in-process index; cosines are rounded to float32 as that index computes them, so near-ties between
 almost identical vectors break by node id on both backends); a larger space gets its own partial HNSW index (``WHERE space_id = <id>``, cosine,
-built once with ``CREATE INDEX CONCURRENTLY`` the first time it is searched past the limit), queried with
+built once with ``CREATE INDEX CONCURRENTLY`` the first time it is searched past the limit: right after that
+search when it ran in a retrieval's snapshot, ``pg_read.py``), queried with
 the space id written into the statement so the planner can match the partial index. The limit is
 measured (BENCHMARKS.md, "Postgres backend").
 
@@ -15,7 +16,6 @@ the average length over the whole table as FTS5 counts them) computed in SQL fro
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from typing import Any, Sequence
@@ -54,8 +54,9 @@ class PgSearch:
     # ---------------------------------------------------------------- vectors
     def node_vectors(self, ids: Sequence[int], space_id: int | None = None) -> dict[int, np.ndarray]:
         return self._cached_read(space_id, "vectors", ids, lambda missing: {
-            nid: as_array(vec) for nid, vec in self.select_in(
-                "SELECT node_id, embedding FROM node_emb WHERE node_id IN ({ids})", missing)})
+            int(nid): as_array(vec) for nid, vec in self.db.execute(
+                "SELECT node_id, embedding FROM node_emb WHERE node_id = ANY(?)", (missing,), binary=True
+            ).fetchall()} if missing else {})
 
     def _space_size(self, space_id: int) -> int:
         version = self._nodes_version(space_id)
@@ -175,30 +176,30 @@ class PgSearch:
                         (len(ids), total, space_id))
 
     def keyword_search(self, space_id: int, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """Nodes of the space matching any term, ``[(node_id, bm25)]`` best first: FTS5's ``-bm25()``."""
+        """Nodes of the space matching any term, ``[(node_id, bm25)]`` best first: FTS5's ``-bm25()``.
+
+        One statement (it was three in a snapshot: the totals, the document frequencies, the scores): the
+        IDF is computed in SQL with the float8 operations, in the order, of the formula in this module's
+        docstring (Postgres' ``ln`` is the C library's ``log``), so the scores are FTS5's to the last digit
+        (``tests/test_postgres.py`` compares them with SQLite's)."""
         terms = [t for t in dict.fromkeys(terms) if t]
         if not terms or limit <= 0:
             return []
-        with self._snapshot():
-            n_docs, n_tokens = self.db.execute(
-                "SELECT coalesce(sum(fts_docs), 0)::float8, coalesce(sum(fts_len), 0)::float8 FROM spaces"
-            ).fetchone()
-            if n_docs <= 0:
-                return []
-            keys = [term_key(t) for t in terms]
-            df = dict(self.db.execute(
-                "SELECT term, count(*) FROM node_terms WHERE space_id = ? AND term = ANY(?) GROUP BY term",
-                (int(space_id), list(set(keys)))).fetchall())
-            idf = []
-            for key in keys:
-                v = math.log((n_docs - df.get(key, 0) + 0.5) / (df.get(key, 0) + 0.5))
-                idf.append(v if v > 0 else 1e-6)
-            rows = self.db.execute(
-                "SELECT t.node_id, sum(q.idf * (t.tf * ?) / (t.tf + ? * (? + ? * t.dl / ?))) AS score "
-                "FROM node_terms t JOIN unnest(?::text[], ?::float8[]) AS q(term, idf) ON t.term = q.term "
-                "WHERE t.space_id = ? GROUP BY t.node_id ORDER BY score DESC, t.node_id LIMIT ?",
-                (BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B, n_tokens / n_docs, keys, idf, int(space_id),
-                 int(limit))).fetchall()
+        keys = [term_key(t) for t in terms]
+        rows = self.db.execute(
+            """WITH tot AS (SELECT coalesce(sum(fts_docs), 0)::float8 AS n, coalesce(sum(fts_len), 0)::float8 AS len
+                            FROM spaces),
+                    df AS (SELECT term, count(*)::float8 AS df FROM node_terms
+                           WHERE space_id = ? AND term = ANY(?) GROUP BY term),
+                    q AS (SELECT k.term, ln((tot.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS v
+                          FROM unnest(?::text[]) AS k(term) CROSS JOIN tot LEFT JOIN df ON df.term = k.term)
+               SELECT t.node_id,
+                      sum((CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END) * (t.tf * ?)
+                          / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) AS score
+               FROM node_terms t JOIN q ON t.term = q.term CROSS JOIN tot
+               WHERE t.space_id = ? AND tot.n > 0 GROUP BY t.node_id ORDER BY score DESC, t.node_id LIMIT ?""",
+            (int(space_id), list(set(keys)), keys, BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B,
+             int(space_id), int(limit))).fetchall()
         return [(int(n), float(s)) for n, s in rows]
 
     def term_counts(self, space_id: int, terms: Sequence[str]) -> dict[str, int]:
