@@ -13,6 +13,7 @@ Links      cross-session prior edges from shared rare keywords (cold start)     
 Eq.1 pairs which pairs of the final set Eq.1 reinforces, and by how much          :func:`reinforcement`
 Feedback   which pairs feedback on a recall strengthens / weakens (departure from Eq.1)  :func:`feedback_pairs`
 Traces     flipped-path bonus from earlier similar queries to what they used             :func:`trace_bonus`
+Traces     ... or their own slots, taken from the weakest by S (departure)               :func:`dual_path_traced`
 =========  =====================================================================  =====================
 """
 
@@ -122,6 +123,19 @@ def feedback_pairs(s_base: Mapping[int, float], used: Iterable[int], *, eta: flo
     return strengthen, weaken
 
 
+def overlap(a: Iterable[int], b: Iterable[int]) -> float:
+    """Jaccard overlap ``|a & b| / |a | b|`` of two sets of memory ids (0 when both are empty)."""
+    sa, sb = set(a), set(b)
+    return len(sa & sb) / len(sa | sb) if sa or sb else 0.0
+
+
+def trace_similarity(cos: float, hits_overlap: float, overlap_weight: float) -> float:
+    """How much a current question is the same question as an earlier recall: the cosine of the two query
+    vectors plus ``overlap_weight`` times the :func:`overlap` of their base hits (two questions that
+    retrieved the same memories are about the same thing), capped at 1: ``min(1, cos + w * overlap)``."""
+    return min(1.0, cos + overlap_weight * hits_overlap)
+
+
 def trace_bonus(similarities: Sequence[float], used: Sequence[Sequence[int]], weight: float,
                 min_sim: float) -> dict[int, float]:
     """Use traces (feedback ties a question to what it used): an earlier recall whose query has cosine
@@ -139,6 +153,51 @@ def trace_bonus(similarities: Sequence[float], used: Sequence[Sequence[int]], we
         for v in ids:
             if b > out.get(v, 0.0):
                 out[v] = b
+    return out
+
+
+def gated_trace_bonus(raw: Mapping[int, float], s_base: Mapping[int, float], k: int, *,
+                      relevance: float = 0.0, max_rank: int = 0, max_slots: int = 0,
+                      need_below: float = 0.0) -> dict[int, float]:
+    """Use traces that compete on the current question's own evidence instead of taking flipped slots.
+
+    ``raw`` is :func:`trace_bonus` (memory -> bonus from the earlier similar recalls that used it); ``s_base``
+    maps every candidate of the current retrieval, traced memories included, to its base activation (Eq.3).
+    Let ``S_k`` be the k-th highest ``S_base`` (the last base-path hit). Four gates, each off at 0:
+
+    * ``need_below``: traces act only for a question whose best ``S_base`` is below this: a question with a
+      strong direct match of its own does not need what similar earlier questions used (no bonus at all).
+
+    * ``relevance`` (an exponent p): the bonus is scaled by ``min(1, S_base(v) / S_k) ** p``: a traced
+      memory as relevant to *this* question as its weakest base hit keeps its whole bonus, one half as
+      relevant keeps ``0.5 ** p`` of it. An earlier question's evidence that has nothing to do with the
+      current question no longer displaces a conversation-link candidate.
+    * ``max_rank``: only traced memories within the ``max_rank`` best candidates by ``S_base`` keep a bonus.
+    * ``max_slots``: only the ``max_slots`` traced memories with the largest gated bonus keep it (the other
+      flipped slots stay with spreading).
+
+    Memories in the top ``k`` by ``S_base`` are left out (they hold a base slot already). Ties break on id.
+    Returns ``{id: bonus}`` with bonuses > 0 only."""
+    ranked = sorted(s_base, key=lambda v: (-s_base[v], v))
+    if need_below > 0 and ranked and s_base[ranked[0]] >= need_below:
+        return {}
+    base = set(ranked[:k])
+    s_k = s_base[ranked[min(k, len(ranked)) - 1]] if ranked and k > 0 else 0.0
+    rank = {v: i for i, v in enumerate(ranked)}
+    out: dict[int, float] = {}
+    for v, b in raw.items():
+        if v in base or v not in s_base or b <= 0:
+            continue
+        if max_rank > 0 and rank[v] >= max_rank:
+            continue
+        if relevance > 0:
+            r = min(1.0, max(0.0, s_base[v] / s_k)) if s_k > 0 else 0.0
+            b *= r ** relevance
+        if b > 0:
+            out[v] = b
+    if max_slots > 0 and len(out) > max_slots:
+        keep = sorted(out, key=lambda v: (-out[v], v))[:max_slots]
+        out = {v: out[v] for v in keep}
     return out
 
 
@@ -270,6 +329,28 @@ def dual_path(s_base: Mapping[int, float], s_spread: Mapping[int, float], k: int
     rest = sorted((v for v in s_spread if v not in chosen), key=lambda v: (-s_spread[v], v))
     flipped = rest[:m]
     return [(v, "base") for v in base] + [(v, "base" if v in by_base else "hebbian") for v in flipped]
+
+
+def dual_path_traced(s_base: Mapping[int, float], s_spread: Mapping[int, float], traced: Mapping[int, float],
+                     k: int = 10, m: int = 3, slots: int = 1) -> list[tuple[int, str]]:
+    """Eq.5 with use traces taking their own slots (a departure: feedback-learned slots next to the paper's two
+    paths). Up to ``slots`` memories that use traces point at (``traced``: id -> bonus from
+    :func:`trace_bonus` / :func:`gated_trace_bonus`) and that are not among the top ``k`` by ``S_base`` are
+    chosen first, ranked by ``S_base + bonus``; the other ``k + m - t`` places (``t`` traced memories taken)
+    are filled by :func:`dual_path` with ``k - t`` base slots and ``m`` flipped ones, so a trace displaces the
+    weakest memory by ``S`` among the k-th base hit and the spreading candidates instead of taking the
+    flipped slot a conversation link held. Traced memories come right after the base hits, labelled
+    "hebbian" (brought in by association). No traced memory: exactly :func:`dual_path`."""
+    ranked = sorted(s_base, key=lambda v: (-s_base[v], v))
+    top = set(ranked[:k])
+    picks = sorted((v for v, b in traced.items() if b > 0 and v in s_base and v not in top),
+                   key=lambda v: (-(s_base[v] + traced[v]), v))[:max(0, min(slots, k))]
+    if not picks:
+        return dual_path(s_base, s_spread, k, m)
+    rest_base = {v: s for v, s in s_base.items() if v not in picks}
+    rest_spread = {v: s for v, s in s_spread.items() if v not in picks}
+    chosen = dual_path(rest_base, rest_spread, k - len(picks), m)
+    return chosen[:k - len(picks)] + [(v, "hebbian") for v in picks] + chosen[k - len(picks):]
 
 
 # ----------------------------------------------------------------------------------- forgetting
