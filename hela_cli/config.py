@@ -89,6 +89,8 @@ class RetrievalConfig:
     trace_slots: int = 0              # ... >0: traced memories take up to this many slots from the weakest by S
                                       # (dynamics.dual_path_traced) instead of a bonus on the flipped path
     trace_overlap: float = 0.0        # ... similarity = cosine + this * overlap of the two base-hit sets (0: cosine)
+    trace_share: bool = False         # ... a recall's bonus divided among the memories it reported
+    trace_misled_keep: float = 1.0    # ... a memory traces brought in n times unused keeps this ** n of its bonus
     trace_need_below: float = 0.0     # ... only for questions whose best S_base is below this (0: always)
     trace_relevance: float = 0.0      # ... each bonus times min(1, S_base / S_base of the k-th hit) ** this (0: off)
     trace_max_rank: int = 0           # ... only for memories among this many best candidates by S_base (0: all)

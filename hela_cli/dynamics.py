@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 DAY = 86_400.0
 
@@ -137,12 +137,14 @@ def trace_similarity(cos: float, hits_overlap: float, overlap_weight: float) -> 
 
 
 def trace_bonus(similarities: Sequence[float], used: Sequence[Sequence[int]], weight: float,
-                min_sim: float) -> dict[int, float]:
+                min_sim: float, share: bool = False) -> dict[int, float]:
     """Use traces (feedback ties a question to what it used): an earlier recall whose query has cosine
     ``sim >= min_sim`` with the current query acts as an Eq.4 source for the memories it used, each getting
     ``weight * (sim - min_sim) / (1 - min_sim)`` (0 at the threshold, ``weight`` for the same question); a
     memory used by several similar recalls takes the largest. The bonus joins ``S`` on the flipped path only
-    (``S_base`` and the k base slots are unchanged). ``similarities[i]`` belongs to ``used[i]``."""
+    (``S_base`` and the k base slots are unchanged). ``similarities[i]`` belongs to ``used[i]``. With
+    ``share`` a recall's bonus is divided among the memories it reported (``/ len(used[i])``): a report of
+    one memory is a sharper signal than a report of several."""
     out: dict[int, float] = {}
     if weight <= 0 or min_sim >= 1.0:
         return out
@@ -150,6 +152,8 @@ def trace_bonus(similarities: Sequence[float], used: Sequence[Sequence[int]], we
         if sim < min_sim:
             continue
         b = weight * (sim - min_sim) / (1.0 - min_sim)
+        if share and ids:
+            b /= len(set(ids))
         for v in ids:
             if b > out.get(v, 0.0):
                 out[v] = b
@@ -158,12 +162,13 @@ def trace_bonus(similarities: Sequence[float], used: Sequence[Sequence[int]], we
 
 def gated_trace_bonus(raw: Mapping[int, float], s_base: Mapping[int, float], k: int, *,
                       relevance: float = 0.0, max_rank: int = 0, max_slots: int = 0,
-                      need_below: float = 0.0) -> dict[int, float]:
+                      need_below: float = 0.0, misled: Mapping[int, int] | None = None,
+                      misled_keep: float = 1.0) -> dict[int, float]:
     """Use traces that compete on the current question's own evidence instead of taking flipped slots.
 
     ``raw`` is :func:`trace_bonus` (memory -> bonus from the earlier similar recalls that used it); ``s_base``
     maps every candidate of the current retrieval, traced memories included, to its base activation (Eq.3).
-    Let ``S_k`` be the k-th highest ``S_base`` (the last base-path hit). Four gates, each off at 0:
+    Let ``S_k`` be the k-th highest ``S_base`` (the last base-path hit). The gates, each off by default:
 
     * ``need_below``: traces act only for a question whose best ``S_base`` is below this: a question with a
       strong direct match of its own does not need what similar earlier questions used (no bonus at all).
@@ -172,6 +177,8 @@ def gated_trace_bonus(raw: Mapping[int, float], s_base: Mapping[int, float], k: 
       memory as relevant to *this* question as its weakest base hit keeps its whole bonus, one half as
       relevant keeps ``0.5 ** p`` of it. An earlier question's evidence that has nothing to do with the
       current question no longer displaces a conversation-link candidate.
+    * ``misled`` / ``misled_keep``: a memory that traces brought in ``n`` times without it being used
+      (:func:`trace_misleads`) keeps ``misled_keep ** n`` of its bonus (1: off; 0: one miss silences it).
     * ``max_rank``: only traced memories within the ``max_rank`` best candidates by ``S_base`` keep a bonus.
     * ``max_slots``: only the ``max_slots`` traced memories with the largest gated bonus keep it (the other
       flipped slots stay with spreading).
@@ -190,6 +197,8 @@ def gated_trace_bonus(raw: Mapping[int, float], s_base: Mapping[int, float], k: 
             continue
         if max_rank > 0 and rank[v] >= max_rank:
             continue
+        if misled and misled_keep < 1.0:
+            b *= max(0.0, misled_keep) ** misled.get(v, 0)
         if relevance > 0:
             r = min(1.0, max(0.0, s_base[v] / s_k)) if s_k > 0 else 0.0
             b *= r ** relevance
@@ -198,6 +207,20 @@ def gated_trace_bonus(raw: Mapping[int, float], s_base: Mapping[int, float], k: 
     if max_slots > 0 and len(out) > max_slots:
         keep = sorted(out, key=lambda v: (-out[v], v))[:max_slots]
         out = {v: out[v] for v in keep}
+    return out
+
+
+def trace_misleads(records: Iterable[tuple[Sequence[Mapping[str, Any]], Iterable[int]]]) -> dict[int, int]:
+    """How often use traces misled, per memory: over recalls with feedback (``(retrieval record, used ids)``,
+    the record's rows ``{"id", "trace": 1}`` marking memories a use trace brought in), the number of recalls
+    where a trace brought the memory in and it was not used. Feeds ``misled`` of :func:`gated_trace_bonus`."""
+    out: dict[int, int] = {}
+    for rec, used in records:
+        used_set = set(used)
+        for row in rec:
+            v = row.get("id")
+            if row.get("trace") and v is not None and v not in used_set:
+                out[v] = out.get(v, 0) + 1
     return out
 
 

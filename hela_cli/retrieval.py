@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from hela_cli.config import Config
-from hela_cli.dynamics import (base_activation, dual_path, dual_path_traced, hebbian_update, idf, reinforcement,
-                               gated_trace_bonus, overlap, spread_activation, time_factor, trace_bonus, trace_similarity,
-                               weighted_keyword_match, window_factor)
+from hela_cli.dynamics import (base_activation, dual_path, dual_path_traced, gated_trace_bonus, hebbian_update, idf,
+                               overlap, reinforcement, spread_activation, time_factor, trace_bonus, trace_misleads,
+                               trace_similarity, weighted_keyword_match, window_factor)
 from hela_cli.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.query_time import question_window
@@ -152,7 +152,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
                 base_now = sorted(s_base, key=lambda v: (-s_base[v], v))[:r.k]
                 sims = [trace_similarity(c, overlap(base_now, hits[:r.k]), r.trace_overlap)
                         for c, hits in zip(sims, hit_sets)]
-            traced = trace_bonus(sims, used_sets, r.trace_weight, r.trace_min_sim)
+            traced = trace_bonus(sims, used_sets, r.trace_weight, r.trace_min_sim, r.trace_share)
             if allowed is not None:   # traces stay inside the filter too
                 traced = {v: b for v, b in traced.items() if v in allowed}
             new = set(traced) - set(s_base)
@@ -162,10 +162,14 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
                 fill_cos(new)
                 s_base.update(s_base_of(new))
             traced = {v: b for v, b in traced.items() if v in s_base}
-            if r.trace_relevance > 0 or r.trace_max_rank > 0 or r.trace_max_slots > 0 or r.trace_need_below > 0:
+            misled = (trace_misleads(store.trace_records(space.id)) if traced and r.trace_misled_keep < 1.0
+                      else None)
+            if (r.trace_relevance > 0 or r.trace_max_rank > 0 or r.trace_max_slots > 0 or r.trace_need_below > 0
+                    or misled):
                 traced = gated_trace_bonus(traced, s_base, r.k, relevance=r.trace_relevance,
                                            max_rank=r.trace_max_rank, max_slots=r.trace_max_slots,
-                                           need_below=r.trace_need_below)
+                                           need_below=r.trace_need_below, misled=misled,
+                                           misled_keep=r.trace_misled_keep)
     spreads: dict[int, Any] = {}
     edge_w: dict[tuple[int, int], float] = {}   # (source, target) -> the edge weight spreading used
     if r.spreading and s_base:

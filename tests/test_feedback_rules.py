@@ -2,7 +2,8 @@
 
 import pytest
 
-from hela_cli.dynamics import dual_path, dual_path_traced, gated_trace_bonus, overlap, trace_bonus, trace_similarity
+from hela_cli.dynamics import (dual_path, dual_path_traced, gated_trace_bonus, overlap, trace_bonus, trace_misleads,
+                               trace_similarity)
 
 
 def test_overlap_is_jaccard():
@@ -69,3 +70,27 @@ def test_need_gate_drops_all_traces_when_the_best_match_is_strong():
     assert gated_trace_bonus(RAW, S_BASE, 2, need_below=2.5) == {3: 0.6, 4: 0.8, 5: 0.4}   # best 2.0 < 2.5
     assert gated_trace_bonus(RAW, S_BASE, 2, need_below=2.0) == {}                          # 2.0 is not below
     assert gated_trace_bonus(RAW, S_BASE, 2, need_below=2.5, max_slots=1) == {4: 0.8}
+
+
+def test_trace_share_divides_a_recall_bonus_among_its_reports():
+    # recall A (sim 0.8 -> 0.5 at min 0.6) used 1 and 2; recall B (sim 0.7 -> 0.25) used 2 only
+    assert trace_bonus([0.8, 0.7], [[1, 2], [2]], 1.0, 0.6) == pytest.approx({1: 0.5, 2: 0.5})
+    assert trace_bonus([0.8, 0.7], [[1, 2], [2]], 1.0, 0.6, share=True) == pytest.approx({1: 0.25, 2: 0.25})
+    assert trace_bonus([0.9], [[3]], 1.0, 0.6, share=True) == pytest.approx({3: 0.75})
+
+
+def test_trace_misleads_counts_unused_trace_arrivals():
+    records = [
+        ([{"id": 1, "trace": 1}, {"id": 2, "trace": 1}, {"id": 3}], [2]),   # 1 brought in, unused; 2 used
+        ([{"id": 1, "trace": 1}, {"id": 3}], []),                           # 1 again unused; 3 no trace
+        ([{"id": 2, "trace": 1}], [5]),                                     # 2 unused this time
+    ]
+    assert trace_misleads(records) == {1: 2, 2: 1}
+    assert trace_misleads([]) == {}
+
+
+def test_misled_traces_lose_bonus_geometrically():
+    got = gated_trace_bonus(RAW, S_BASE, 2, misled={3: 1, 4: 2}, misled_keep=0.5)
+    assert got == pytest.approx({3: 0.3, 4: 0.2, 5: 0.4})
+    assert gated_trace_bonus(RAW, S_BASE, 2, misled={3: 1, 4: 2}, misled_keep=0.0) == {5: 0.4}
+    assert gated_trace_bonus(RAW, S_BASE, 2, misled={3: 1}, misled_keep=1.0) == {3: 0.6, 4: 0.8, 5: 0.4}

@@ -82,3 +82,10 @@ class AsksLog:
             return np.zeros((0, 0), dtype=np.float32), [], []
         return (np.stack([np.frombuffer(bytes(v), dtype=np.float32) for v, _, _ in rows]),
                 [json.loads(u) for _, u, _ in rows], [json.loads(m or "[]") for _, _, m in rows])
+
+    def trace_records(self, space_id: int, limit: int = 5000) -> list[tuple[list[dict[str, Any]], list[int]]]:
+        """``(retrieval record, used ids)`` of the space's recalls with feedback, newest first (at most
+        ``limit``): what :func:`hela_cli.dynamics.trace_misleads` counts."""
+        rows = self.db.execute("SELECT retrieval, used FROM asks WHERE space_id=? AND used IS NOT NULL "
+                               "AND retrieval IS NOT NULL ORDER BY id DESC LIMIT ?", (space_id, int(limit))).fetchall()
+        return [(json.loads(r), json.loads(u)) for r, u in rows]
