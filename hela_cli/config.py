@@ -86,15 +86,8 @@ class RetrievalConfig:
     trace_weight: float = 1.0         # flipped-path bonus from similar earlier recalls to what they used (0: off)
     trace_min_sim: float = 0.6        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
                                       # cosine on the default embedder's scale, like theta)
-    trace_slots: int = 0              # ... >0: traced memories take up to this many slots from the weakest by S
-                                      # (dynamics.dual_path_traced) instead of a bonus on the flipped path
-    trace_overlap: float = 0.0        # ... similarity = cosine + this * overlap of the two base-hit sets (0: cosine)
-    trace_share: bool = False         # ... a recall's bonus divided among the memories it reported
-    trace_misled_keep: float = 1.0    # ... a memory traces brought in n times unused keeps this ** n of its bonus
-    trace_need_below: float = 0.0     # ... only for questions whose best S_base is below this (0: always)
-    trace_relevance: float = 0.0      # ... each bonus times min(1, S_base / S_base of the k-th hit) ** this (0: off)
-    trace_max_rank: int = 0           # ... only for memories among this many best candidates by S_base (0: all)
-    trace_max_slots: int = 0          # ... at most this many traced memories keep their bonus (0: all; m slots)
+    trace_max_slots: int = 1          # ... at most this many of the m flipped slots go to traced memories, the
+                                      # most similar traces first (dynamics.trace_slot_cap; 0: no cap)
 
 
 @dataclass

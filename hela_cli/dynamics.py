@@ -13,7 +13,7 @@ Links      cross-session prior edges from shared rare keywords (cold start)     
 Eq.1 pairs which pairs of the final set Eq.1 reinforces, and by how much          :func:`reinforcement`
 Feedback   which pairs feedback on a recall strengthens / weakens (departure from Eq.1)  :func:`feedback_pairs`
 Traces     flipped-path bonus from earlier similar queries to what they used             :func:`trace_bonus`
-Traces     ... or their own slots, taken from the weakest by S (departure)               :func:`dual_path_traced`
+Traces     ... at most this many flipped slots for traces (departure, with feedback)      :func:`trace_slot_cap`
 =========  =====================================================================  =====================
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 DAY = 86_400.0
 
@@ -123,28 +123,13 @@ def feedback_pairs(s_base: Mapping[int, float], used: Iterable[int], *, eta: flo
     return strengthen, weaken
 
 
-def overlap(a: Iterable[int], b: Iterable[int]) -> float:
-    """Jaccard overlap ``|a & b| / |a | b|`` of two sets of memory ids (0 when both are empty)."""
-    sa, sb = set(a), set(b)
-    return len(sa & sb) / len(sa | sb) if sa or sb else 0.0
-
-
-def trace_similarity(cos: float, hits_overlap: float, overlap_weight: float) -> float:
-    """How much a current question is the same question as an earlier recall: the cosine of the two query
-    vectors plus ``overlap_weight`` times the :func:`overlap` of their base hits (two questions that
-    retrieved the same memories are about the same thing), capped at 1: ``min(1, cos + w * overlap)``."""
-    return min(1.0, cos + overlap_weight * hits_overlap)
-
-
 def trace_bonus(similarities: Sequence[float], used: Sequence[Sequence[int]], weight: float,
-                min_sim: float, share: bool = False) -> dict[int, float]:
+                min_sim: float) -> dict[int, float]:
     """Use traces (feedback ties a question to what it used): an earlier recall whose query has cosine
     ``sim >= min_sim`` with the current query acts as an Eq.4 source for the memories it used, each getting
     ``weight * (sim - min_sim) / (1 - min_sim)`` (0 at the threshold, ``weight`` for the same question); a
     memory used by several similar recalls takes the largest. The bonus joins ``S`` on the flipped path only
-    (``S_base`` and the k base slots are unchanged). ``similarities[i]`` belongs to ``used[i]``. With
-    ``share`` a recall's bonus is divided among the memories it reported (``/ len(used[i])``): a report of
-    one memory is a sharper signal than a report of several."""
+    (``S_base`` and the k base slots are unchanged). ``similarities[i]`` belongs to ``used[i]``."""
     out: dict[int, float] = {}
     if weight <= 0 or min_sim >= 1.0:
         return out
@@ -152,75 +137,25 @@ def trace_bonus(similarities: Sequence[float], used: Sequence[Sequence[int]], we
         if sim < min_sim:
             continue
         b = weight * (sim - min_sim) / (1.0 - min_sim)
-        if share and ids:
-            b /= len(set(ids))
         for v in ids:
             if b > out.get(v, 0.0):
                 out[v] = b
     return out
 
 
-def gated_trace_bonus(raw: Mapping[int, float], s_base: Mapping[int, float], k: int, *,
-                      relevance: float = 0.0, max_rank: int = 0, max_slots: int = 0,
-                      need_below: float = 0.0, misled: Mapping[int, int] | None = None,
-                      misled_keep: float = 1.0) -> dict[int, float]:
-    """Use traces that compete on the current question's own evidence instead of taking flipped slots.
-
-    ``raw`` is :func:`trace_bonus` (memory -> bonus from the earlier similar recalls that used it); ``s_base``
-    maps every candidate of the current retrieval, traced memories included, to its base activation (Eq.3).
-    Let ``S_k`` be the k-th highest ``S_base`` (the last base-path hit). The gates, each off by default:
-
-    * ``need_below``: traces act only for a question whose best ``S_base`` is below this: a question with a
-      strong direct match of its own does not need what similar earlier questions used (no bonus at all).
-
-    * ``relevance`` (an exponent p): the bonus is scaled by ``min(1, S_base(v) / S_k) ** p``: a traced
-      memory as relevant to *this* question as its weakest base hit keeps its whole bonus, one half as
-      relevant keeps ``0.5 ** p`` of it. An earlier question's evidence that has nothing to do with the
-      current question no longer displaces a conversation-link candidate.
-    * ``misled`` / ``misled_keep``: a memory that traces brought in ``n`` times without it being used
-      (:func:`trace_misleads`) keeps ``misled_keep ** n`` of its bonus (1: off; 0: one miss silences it).
-    * ``max_rank``: only traced memories within the ``max_rank`` best candidates by ``S_base`` keep a bonus.
-    * ``max_slots``: only the ``max_slots`` traced memories with the largest gated bonus keep it (the other
-      flipped slots stay with spreading).
-
-    Memories in the top ``k`` by ``S_base`` are left out (they hold a base slot already). Ties break on id.
-    Returns ``{id: bonus}`` with bonuses > 0 only."""
+def trace_slot_cap(raw: Mapping[int, float], s_base: Mapping[int, float], k: int, slots: int) -> dict[int, float]:
+    """Use traces take at most ``slots`` of the flipped path's m slots: of the memories :func:`trace_bonus`
+    points at (``raw``: id -> bonus) that are candidates (in ``s_base``) and not among the top ``k`` by
+    ``S_base`` (those hold a base slot anyway), only the ``slots`` with the largest bonus keep it (ties break
+    on id); the others compete on spreading alone. Each kept one still has to beat the spreading candidates
+    on ``S`` (it does not take a slot by right), and the other flipped slots stay with the associations and
+    conversation links that filled them before feedback. ``slots`` <= 0: no cap (all candidates keep their
+    bonus). Returns ``{id: bonus}``."""
     ranked = sorted(s_base, key=lambda v: (-s_base[v], v))
-    if need_below > 0 and ranked and s_base[ranked[0]] >= need_below:
-        return {}
     base = set(ranked[:k])
-    s_k = s_base[ranked[min(k, len(ranked)) - 1]] if ranked and k > 0 else 0.0
-    rank = {v: i for i, v in enumerate(ranked)}
-    out: dict[int, float] = {}
-    for v, b in raw.items():
-        if v in base or v not in s_base or b <= 0:
-            continue
-        if max_rank > 0 and rank[v] >= max_rank:
-            continue
-        if misled and misled_keep < 1.0:
-            b *= max(0.0, misled_keep) ** misled.get(v, 0)
-        if relevance > 0:
-            r = min(1.0, max(0.0, s_base[v] / s_k)) if s_k > 0 else 0.0
-            b *= r ** relevance
-        if b > 0:
-            out[v] = b
-    if max_slots > 0 and len(out) > max_slots:
-        keep = sorted(out, key=lambda v: (-out[v], v))[:max_slots]
-        out = {v: out[v] for v in keep}
-    return out
-
-
-def trace_misleads(records: Iterable[tuple[Sequence[Mapping[str, Any]], Iterable[int]]]) -> dict[int, int]:
-    """How often use traces misled, per memory: over recalls with feedback (``(retrieval record, used ids)``,
-    the record's rows ``{"id", "trace": 1}`` marking memories a use trace brought in), the number of recalls
-    where a trace brought the memory in and it was not used. Feeds ``misled`` of :func:`gated_trace_bonus`."""
-    out: dict[int, int] = {}
-    for rec, used in records:
-        used_set = set(used)
-        for row in rec:
-            v = row.get("id")
-            if row.get("trace") and v is not None and v not in used_set:
-                out[v] = out.get(v, 0) + 1
+    out = {v: b for v, b in raw.items() if b > 0 and v in s_base and v not in base}
+    if slots > 0 and len(out) > slots:
+        out = {v: out[v] for v in sorted(out, key=lambda v: (-out[v], v))[:slots]}
     return out
 
 
@@ -352,28 +287,6 @@ def dual_path(s_base: Mapping[int, float], s_spread: Mapping[int, float], k: int
     rest = sorted((v for v in s_spread if v not in chosen), key=lambda v: (-s_spread[v], v))
     flipped = rest[:m]
     return [(v, "base") for v in base] + [(v, "base" if v in by_base else "hebbian") for v in flipped]
-
-
-def dual_path_traced(s_base: Mapping[int, float], s_spread: Mapping[int, float], traced: Mapping[int, float],
-                     k: int = 10, m: int = 3, slots: int = 1) -> list[tuple[int, str]]:
-    """Eq.5 with use traces taking their own slots (a departure: feedback-learned slots next to the paper's two
-    paths). Up to ``slots`` memories that use traces point at (``traced``: id -> bonus from
-    :func:`trace_bonus` / :func:`gated_trace_bonus`) and that are not among the top ``k`` by ``S_base`` are
-    chosen first, ranked by ``S_base + bonus``; the other ``k + m - t`` places (``t`` traced memories taken)
-    are filled by :func:`dual_path` with ``k - t`` base slots and ``m`` flipped ones, so a trace displaces the
-    weakest memory by ``S`` among the k-th base hit and the spreading candidates instead of taking the
-    flipped slot a conversation link held. Traced memories come right after the base hits, labelled
-    "hebbian" (brought in by association). No traced memory: exactly :func:`dual_path`."""
-    ranked = sorted(s_base, key=lambda v: (-s_base[v], v))
-    top = set(ranked[:k])
-    picks = sorted((v for v, b in traced.items() if b > 0 and v in s_base and v not in top),
-                   key=lambda v: (-(s_base[v] + traced[v]), v))[:max(0, min(slots, k))]
-    if not picks:
-        return dual_path(s_base, s_spread, k, m)
-    rest_base = {v: s for v, s in s_base.items() if v not in picks}
-    rest_spread = {v: s for v, s in s_spread.items() if v not in picks}
-    chosen = dual_path(rest_base, rest_spread, k - len(picks), m)
-    return chosen[:k - len(picks)] + [(v, "hebbian") for v in picks] + chosen[k - len(picks):]
 
 
 # ----------------------------------------------------------------------------------- forgetting

@@ -21,16 +21,9 @@ __all__ = ["retrieval_record", "apply_feedback", "check_feedback"]
 
 def retrieval_record(memories: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What the asks log keeps of a retrieval for feedback: per memory its id, S_base, path and the ids its
-    spreading bonus came from; ``"trace": 1`` on a memory a use trace brought in (a trace bonus on the
-    associative path), so that feedback can tell a trace that misled (:func:`hela_cli.dynamics.trace_misleads`)."""
-    out = []
-    for m in memories:
-        rec = {"id": m["id"], "base": round(float(m.get("base_score") or 0.0), 6), "path": m.get("path"),
-               "from": [s["id"] for s in m.get("spread_from") or []]}
-        if m.get("path") == "hebbian" and float(m.get("trace_bonus") or 0.0) > 0:
-            rec["trace"] = 1
-        out.append(rec)
-    return out
+    spreading bonus came from."""
+    return [{"id": m["id"], "base": round(float(m.get("base_score") or 0.0), 6), "path": m.get("path"),
+             "from": [s["id"] for s in m.get("spread_from") or []]} for m in memories]
 
 
 def _ids(used: Iterable[Any]) -> list[int]:

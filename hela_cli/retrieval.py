@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from hela_cli.config import Config
-from hela_cli.dynamics import (base_activation, dual_path, dual_path_traced, gated_trace_bonus, hebbian_update, idf,
-                               overlap, reinforcement, spread_activation, time_factor, trace_bonus, trace_misleads,
-                               trace_similarity, weighted_keyword_match, window_factor)
+from hela_cli.dynamics import (base_activation, dual_path, hebbian_update, idf, reinforcement,
+                               spread_activation, time_factor, trace_bonus, trace_slot_cap, weighted_keyword_match,
+                               window_factor)
 from hela_cli.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.query_time import question_window
@@ -145,14 +145,9 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     t2 = time.perf_counter()
     traced: dict[int, float] = {}
     if r.trace_weight > 0:   # use traces: earlier similar recalls with feedback point at what they used
-        vecs, used_sets, hit_sets = store.use_traces(space.id)
+        vecs, used_sets = store.use_traces(space.id)
         if used_sets and vecs.shape[1] == len(q):
-            sims = (vecs @ q).tolist()
-            if r.trace_overlap > 0:   # ... plus the overlap of the two questions' base hits
-                base_now = sorted(s_base, key=lambda v: (-s_base[v], v))[:r.k]
-                sims = [trace_similarity(c, overlap(base_now, hits[:r.k]), r.trace_overlap)
-                        for c, hits in zip(sims, hit_sets)]
-            traced = trace_bonus(sims, used_sets, r.trace_weight, r.trace_min_sim, r.trace_share)
+            traced = trace_bonus((vecs @ q).tolist(), used_sets, r.trace_weight, r.trace_min_sim)
             if allowed is not None:   # traces stay inside the filter too
                 traced = {v: b for v, b in traced.items() if v in allowed}
             new = set(traced) - set(s_base)
@@ -162,14 +157,8 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
                 fill_cos(new)
                 s_base.update(s_base_of(new))
             traced = {v: b for v, b in traced.items() if v in s_base}
-            misled = (trace_misleads(store.trace_records(space.id)) if traced and r.trace_misled_keep < 1.0
-                      else None)
-            if (r.trace_relevance > 0 or r.trace_max_rank > 0 or r.trace_max_slots > 0 or r.trace_need_below > 0
-                    or misled):
-                traced = gated_trace_bonus(traced, s_base, r.k, relevance=r.trace_relevance,
-                                           max_rank=r.trace_max_rank, max_slots=r.trace_max_slots,
-                                           need_below=r.trace_need_below, misled=misled,
-                                           misled_keep=r.trace_misled_keep)
+            if r.trace_max_slots > 0:   # at most this many flipped slots go to traces (dynamics.trace_slot_cap)
+                traced = trace_slot_cap(traced, s_base, r.k, r.trace_max_slots)
     spreads: dict[int, Any] = {}
     edge_w: dict[tuple[int, int], float] = {}   # (source, target) -> the edge weight spreading used
     if r.spreading and s_base:
@@ -187,12 +176,9 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         spreads = spread_activation(s_base, nbrs, r.beta, r.theta)
         edge_w = {(i, j): w for i, lst in nbrs.items() for j, w in lst}
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
-    if r.trace_slots > 0:   # traces take their own slots from the weakest by S (dynamics.dual_path_traced)
-        chosen = dual_path_traced(s_base, s_final, traced, r.k, r.m, r.trace_slots)
-    else:                   # traces join S on the flipped path
-        for v, b in traced.items():
-            s_final[v] = s_final.get(v, s_base[v]) + b
-        chosen = dual_path(s_base, s_final, r.k, r.m)
+    for v, b in traced.items():
+        s_final[v] = s_final.get(v, s_base[v]) + b
+    chosen = dual_path(s_base, s_final, r.k, r.m)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
     memories = []

@@ -70,22 +70,12 @@ class AsksLog:
                               (json.dumps(list(used)), when, int(ask_id)))
         return cur.rowcount == 1
 
-    def use_traces(self, space_id: int, limit: int = 5000
-                   ) -> tuple[np.ndarray, list[list[int]], list[list[int]]]:
+    def use_traces(self, space_id: int, limit: int = 5000) -> tuple[np.ndarray, list[list[int]]]:
         """The space's use traces, newest first (at most ``limit``): recalls with feedback and a query vector.
-        Returns ``(vectors (n, dim) float32, used ids per trace, retrieved ids per trace in retrieval order)``;
-        an empty (0, 0) matrix when there are none."""
-        rows = self.db.execute("SELECT vector, used, memories FROM asks WHERE space_id=? AND used IS NOT NULL "
-                               "AND used != '[]' AND vector IS NOT NULL ORDER BY id DESC LIMIT ?",
-                               (space_id, int(limit))).fetchall()
+        Returns ``(vectors (n, dim) float32, used ids per trace)``; an empty (0, 0) matrix when there are none."""
+        rows = self.db.execute("SELECT vector, used FROM asks WHERE space_id=? AND used IS NOT NULL AND used != '[]' "
+                               "AND vector IS NOT NULL ORDER BY id DESC LIMIT ?", (space_id, int(limit))).fetchall()
         if not rows:
-            return np.zeros((0, 0), dtype=np.float32), [], []
-        return (np.stack([np.frombuffer(bytes(v), dtype=np.float32) for v, _, _ in rows]),
-                [json.loads(u) for _, u, _ in rows], [json.loads(m or "[]") for _, _, m in rows])
-
-    def trace_records(self, space_id: int, limit: int = 5000) -> list[tuple[list[dict[str, Any]], list[int]]]:
-        """``(retrieval record, used ids)`` of the space's recalls with feedback, newest first (at most
-        ``limit``): what :func:`hela_cli.dynamics.trace_misleads` counts."""
-        rows = self.db.execute("SELECT retrieval, used FROM asks WHERE space_id=? AND used IS NOT NULL "
-                               "AND retrieval IS NOT NULL ORDER BY id DESC LIMIT ?", (space_id, int(limit))).fetchall()
-        return [(json.loads(r), json.loads(u)) for r, u in rows]
+            return np.zeros((0, 0), dtype=np.float32), []
+        return (np.stack([np.frombuffer(bytes(v), dtype=np.float32) for v, _ in rows]),
+                [json.loads(u) for _, u in rows])
