@@ -133,6 +133,8 @@ class AnswerConfig:
     log: bool = True                  # keep the question and answer text in the `asks` log (a learning ask or
                                       # recall always gets a row: its id is the recall id feedback names)
     cite_feedback: bool = False       # an answered ask reinforces the citations that share words with its answer
+    keep_recalls: int = 10000         # recalls that never got feedback are kept for the newest N per space (older
+                                      # ones can no longer take feedback; asks and recalls with feedback stay); 0: all
 
 
 @dataclass

@@ -227,7 +227,8 @@ class Memory:
         keep = self.config.answer.log
         return self.store.log_ask(space_id, question if keep else "", answer if keep else None,
                                   [m["id"] for m in memories], step, kind=kind,
-                                  retrieval=retrieval_record(memories), vector=vector)
+                                  retrieval=retrieval_record(memories), vector=vector,
+                                  keep_recalls=self.config.answer.keep_recalls)
 
     def reinforce(self, space: str, used: Sequence[int], *, recall_id: int | None = None) -> dict[str, Any]:
         """Feedback: the memories of a recall (``recall_id``, default the space's most recent recall or
@@ -324,6 +325,12 @@ class Memory:
         """An existing space (:class:`~hela_cli.errors.StoreError` if the database or the space is
         missing), without creating an empty database as a side effect."""
         return self._open_store(must_exist=True).require_space(name)
+
+    def space_of(self, node_ids: Sequence[int]) -> str | None:
+        """The one space holding all of ``node_ids``, or None (unknown ids, several spaces, no database):
+        commands that name memories by id need no ``--space``."""
+        names = {self._open_store(must_exist=True).node_space_name(int(i)) for i in node_ids}
+        return names.pop() if len(names) == 1 and None not in names else None
 
     def spaces(self) -> list[dict[str, Any]]:
         """Every space with its counts (``Store.spaces``); an empty list, and no file created, when the

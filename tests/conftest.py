@@ -66,6 +66,7 @@ def cli_env(request, tmp_path, model_dir_path, monkeypatch):
     monkeypatch.setenv("HELA_MODELS_DIR", str(model_dir_path))
     monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("HELA_CONFIG", raising=False)
+    monkeypatch.delenv("HELA_SPACE", raising=False)
     return tmp_path
 
 
@@ -77,6 +78,7 @@ def bare_cli_env(tmp_path, monkeypatch):
     monkeypatch.setenv("HELA_MODELS_DIR", str(tmp_path / "no-models"))
     monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("HELA_CONFIG", raising=False)
+    monkeypatch.delenv("HELA_SPACE", raising=False)
     return tmp_path
 
 
@@ -144,3 +146,26 @@ def _backend_db(request: pytest.FixtureRequest, sqlite_db: Any) -> str:
     if os.environ.get("HELA_TEST_BACKEND", "sqlite") != "postgres":
         return str(sqlite_db)
     return new_database(request.getfixturevalue("pg_server"))
+
+
+# ------------------------------------------------------------------ the tiny LoCoMo file of the bench tests
+@pytest.fixture()
+def locomo_file(tmp_path: Path) -> Path:
+    """A LoCoMo-shaped file of two short conversations (tests/support.py) and their questions."""
+    import json
+
+    from tests.support import QA_A, QA_B, SESSIONS_A, SESSIONS_B, tiny_locomo_sample
+
+    data = [tiny_locomo_sample("pair-a", ("Priya", "Tomas"), SESSIONS_A, QA_A),
+            tiny_locomo_sample("pair-b", ("Mei", "Oskar"), SESSIONS_B, QA_B)]
+    path = tmp_path / "tiny_locomo.json"
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+@pytest.fixture()
+def cfg(model_dir_path: Path) -> Config:
+    """The default configuration reading the default models from the test model directory."""
+    c = Config()
+    c.models.dir = str(model_dir_path)
+    return c

@@ -112,6 +112,17 @@ def test_cli_add_text_id_json(cli_env):
     assert nodes[0]["speaker"] == "Alice" and nodes[0]["time_str"] == "2024-05-01 10:00"
 
 
+def test_hela_space_sets_the_default_space_and_a_flag_wins(cli_env, monkeypatch):
+    monkeypatch.setenv("HELA_SPACE", "alice")
+    assert _cli(["add", "I", "like", "tea"]).exit_code == 0
+    assert _cli(["add", "-s", "bob", "Bob", "likes", "coffee"]).exit_code == 0
+    listed = json.loads(_cli(["memories", "--json"]).stdout)
+    assert [m["text"] for m in listed] == ["I like tea"]
+    monkeypatch.delenv("HELA_SPACE")
+    unknown = _cli(["memories"])
+    assert unknown.exit_code != 0 and "unknown space 'default'" in unknown.stderr
+
+
 def test_cli_add_stdin_all_or_nothing(cli_env):
     db = cli_env / "hela.db"
     lines = [{"speaker": "Ana", "text": "We should repaint the kitchen", "time": "2024-06-01T09:00:00Z", "id": "a1"},

@@ -14,96 +14,13 @@ from hela_cli.config import Config
 from hela_cli.errors import InputError
 from hela_cli.keywords import keywords
 from hela_cli.store import Store
+from tests.support import QA_A, QA_B, SESSIONS_A, SESSIONS_B
 
 runner = CliRunner()
-
-SESSIONS_A = [
-    ("10:00 am on 3 March, 2023", [
-        ("Priya", "I finally adopted a grey kitten from the shelter, her name is Pebble."),
-        ("Tomas", "Pebble is a lovely name! I spent the weekend fixing the roof of my boathouse."),
-        ("Priya", "I also signed up for a pottery class on Thursday evenings."),
-        ("Tomas", "Pottery sounds calming. I am training for the Lisbon half marathon in May."),
-    ]),
-    ("4:30 pm on 20 March, 2023", [
-        ("Priya", "Pebble knocked my first pottery bowl off the shelf and it shattered."),
-        ("Tomas", "Oh no! My knee started hurting after a long run along the river."),
-        ("Priya", "My sister Anjali is visiting from Toronto next week."),
-        ("Tomas", "I booked a physiotherapist for my knee on Friday."),
-    ]),
-    ("9:15 am on 2 May, 2023", [
-        ("Tomas", "I finished the Lisbon half marathon in one hour and fifty minutes!"),
-        ("Priya", "Congratulations! Anjali and I glazed six mugs together at the studio."),
-        ("Tomas", "Next I want to row across the lake in the restored boathouse canoe."),
-        ("Priya", "Pebble now sleeps on the warm kiln lid every afternoon."),
-    ]),
-]
-
-SESSIONS_B = [
-    ("7:00 pm on 1 June, 2022", [
-        ("Mei", "I started volunteering at the community garden on Saturdays."),
-        ("Oskar", "I am learning the cello, my teacher is very patient."),
-        ("Mei", "We planted tomatoes, basil and a row of sunflowers."),
-    ]),
-    ("8:00 pm on 15 July, 2022", [
-        ("Oskar", "I played my first cello recital at the library in 2022."),
-        ("Mei", "The sunflowers grew taller than me, the kids loved them."),
-        ("Oskar", "My neighbour lent me his bicycle to get to rehearsals."),
-    ]),
-]
-
-
-def _sample(sid, speakers, sessions, qa):
-    conv = {"speaker_a": speakers[0], "speaker_b": speakers[1]}
-    for n, (date, turns) in enumerate(sessions, start=1):
-        conv[f"session_{n}_date_time"] = date
-        conv[f"session_{n}"] = [{"speaker": s, "dia_id": f"D{n}:{i}", "text": t}
-                                for i, (s, t) in enumerate(turns, start=1)]
-    return {"sample_id": sid, "conversation": conv, "qa": qa}
-
-
-QA_A = [
-    {"question": "What is the name of Priya's kitten?", "answer": "Pebble", "evidence": ["D1:1"], "category": 4},
-    {"question": "When did Tomas run the Lisbon half marathon?", "answer": "May 2023", "evidence": ["D3:1"],
-     "category": 2},
-    {"question": "What hobbies does Priya have?", "answer": "pottery, adopting pets",
-     "evidence": ["D1:3; D2:1", "D3:2"], "category": 1},
-    {"question": "Why did Tomas see a physiotherapist?", "answer": "knee pain after running",
-     "evidence": ["D2:2", "D2:4"], "category": 4},
-    {"question": "Would Tomas enjoy outdoor sports?", "answer": "Yes; he runs and rows", "evidence": ["D1:4"],
-     "category": 3},
-    {"question": "What did Priya's kitten break at the aquarium?", "adversarial_answer": "a pottery bowl",
-     "evidence": ["D2:1"], "category": 5},
-    {"question": "Who visited Priya from Toronto?", "answer": "Anjali, her sister", "evidence": ["D2:3"],
-     "category": 4},
-]
-QA_B = [
-    {"question": "In which year did Oskar play his first cello recital?", "answer": 2022, "evidence": ["D2:1"],
-     "category": 2},
-    {"question": "What did Mei plant in the community garden?", "answer": "tomatoes, basil, sunflowers",
-     "evidence": ["D1:3"], "category": 1},
-    {"question": "How does Oskar get to rehearsals?", "answer": "a borrowed bicycle", "evidence": ["D2:3"],
-     "category": 4},
-]
 
 
 TEXT = {(sid, f"D{n}:{i}"): t for sid, sessions in (("pair-a", SESSIONS_A), ("pair-b", SESSIONS_B))
         for n, (_, turns) in enumerate(sessions, start=1) for i, (_, t) in enumerate(turns, start=1)}
-
-
-@pytest.fixture()
-def locomo_file(tmp_path):
-    data = [_sample("pair-a", ("Priya", "Tomas"), SESSIONS_A, QA_A),
-            _sample("pair-b", ("Mei", "Oskar"), SESSIONS_B, QA_B)]
-    path = tmp_path / "tiny_locomo.json"
-    path.write_text(json.dumps(data, indent=1))
-    return path
-
-
-@pytest.fixture()
-def cfg(model_dir_path):
-    c = Config()
-    c.models.dir = str(model_dir_path)
-    return c
 
 
 def _comparable(summary):
@@ -511,3 +428,19 @@ def test_categories_score_a_subset_on_the_same_learning_sequence(locomo_file, cf
 def test_cli_categories_option_is_validated(cli_env, locomo_file):
     res = runner.invoke(app, ["bench", "locomo", str(locomo_file), "--retrieval-only", "--categories", "one"])
     assert res.exit_code == 2 and "--categories" in res.output
+
+
+def test_bench_without_nltk_says_which_extra_before_running(monkeypatch, tmp_path, locomo_file):
+    """nltk is the ``bench`` extra: without it both benchmarks stop at once with the install line."""
+    import sys
+
+    from hela_cli.bench.longmemeval import run_longmemeval
+    from tests.support import MINI
+
+    monkeypatch.setitem(sys.modules, "nltk", None)   # import nltk -> ImportError
+    db = tmp_path / "bench.db"
+    for run in (lambda: run_locomo(locomo_file, retrieval_only=True, cfg=Config(), db=db),
+                lambda: run_longmemeval(MINI, retrieval_only=True, cfg=Config())):
+        with pytest.raises(InputError, match=r"pip install 'hela\[bench\]'"):
+            run()
+    assert not db.exists()

@@ -19,7 +19,7 @@ from hela_cli.config import Config
 from hela_cli.errors import InputError
 
 runner = CliRunner()
-MINI = Path(__file__).resolve().parent / "data" / "longmemeval_mini.json"
+from tests.support import MINI  # noqa: E402
 
 
 @pytest.fixture()

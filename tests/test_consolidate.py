@@ -7,69 +7,15 @@ from datetime import datetime, timezone
 
 import pytest
 
-from hela_cli.config import Config
 from hela_cli.consolidate import (cluster_change, detect_hubs, distill_schema, normalise_date, novelty, plan_hubs,
                                   resolve_relative, salvage_json, select_cluster, validate_distillation)
 from tests.cases import write_conversation
+from tests.support import ScriptedChat, good_reply, hub_space, small_config  # noqa: F401 (shared)
 
 MAY8 = datetime(2023, 5, 8, 10, 0, tzinfo=timezone.utc).timestamp()
 
 
 
-
-
-def small_config(**changes):
-    # consecutive-turn links of 0.1 (below delta_hub even for a turn between two): hubs come from use only;
-    # links decaying as in the paper (they count in Eq.2), no keyword links
-    cfg = Config().replace(**{"consolidation.max_tokens": 200, "consolidation.max_neighbours": 2,
-                              "consolidation.auto": False, "ingest.initial_weight": 0.1,
-                              "ingest.fixed_links": False, "ingest.keyword_links": 0,
-                              "consolidation.delta_hub": 0.5, **changes})
-    cfg.retrieval.k, cfg.retrieval.m = 3, 0
-    return cfg
-
-
-class ScriptedChat:
-    """A ChatModel returning scripted replies (str, or callable(messages, schema) -> str) in order."""
-
-    model_id, n_ctx = "scripted", 4096
-
-    def __init__(self, *replies, answer="an answer"):
-        self.replies = list(replies)
-        self.answer = answer
-        self.calls = []
-
-    def count_tokens(self, text):
-        return len(text.split())
-
-    def generate(self, messages, *, max_tokens=256, temperature=0.0, json_schema=None, stop=None):
-        self.calls.append(json_schema)
-        if json_schema is None:
-            return self.answer
-        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        return reply(messages, json_schema) if callable(reply) else reply
-
-
-def good_reply(messages, schema):
-    """A valid distillation citing the first cluster id the schema allows."""
-    ids = schema["properties"]["facts"]["items"]["properties"]["evidence"]["items"]["enum"]
-    return json.dumps({"traits": [{"subject": "Caroline", "text": "Caroline loves her calm greyhound Tofu.",
-                                   "confidence": 1.7, "evidence": ids[:1]}],
-                       "facts": [{"subject": "Caroline", "text": "Caroline adopted the greyhound Tofu.",
-                                  "date": "", "evidence": ids[:1]}],
-                       "knowledge": []})
-
-
-def hub_space(make_memory, tmp_path, chat, **changes):
-    """A space of TURNS with a hand-made hub: node 0 strongly linked to nodes 4 and 6."""
-    mem = make_memory(small_config(**changes), chat=chat)
-    mem.ingest([write_conversation(tmp_path / "c.jsonl")], space="t")
-    sp = mem.store.require_space("t")
-    ids = [n["id"] for n in mem.store.iter_nodes(sp.id)]
-    with mem.store.transaction():
-        mem.store.set_edges(sp, {(ids[0], ids[4]): 0.4, (ids[0], ids[6]): 0.3, (ids[4], ids[6]): 0.2},
-                            mem.config.hebbian.decay)
-    return mem, ids
 
 
 # ----------------------------------------------------------------------------------- pure functions

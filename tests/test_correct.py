@@ -4,7 +4,6 @@ recall filters applied before ranking (pure logic: the ``hash_embedder`` stand-i
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -287,7 +286,7 @@ def test_history_table_migration_and_fts_secure_delete(tmp_path):
 def test_consolidation_that_read_a_memory_before_its_delete_writes_nothing_from_it(tmp_path, hash_embedder):
     """The interleaving replayed: consolidation reads a hub's cluster, the chat model runs, another process
     deletes a memory of that cluster, consolidation writes. No record restating it, no hub state."""
-    from tests.test_consolidate import ScriptedChat, good_reply
+    from tests.support import ScriptedChat, good_reply
 
     mem = _mem(tmp_path, hash_embedder, consolidation__delta_hub=0.01, consolidation__auto=False)
     ids = _fill(mem)
@@ -355,3 +354,23 @@ def test_delete_without_a_loadable_embedder_still_deletes_and_says_so(tmp_path, 
         rep = other.delete("x", [ids["a3"]])      # last of its session: no model needed, no note
         assert rep["deleted"] == [ids["a3"]] and "note" not in rep
         assert other.store.integrity_problems() == []
+
+
+def test_cli_commands_by_id_find_the_memory_space(cli_env):
+    """edit / history / delete by id need no --space: the memory's own space is used (a flag still wins)."""
+    from typer.testing import CliRunner
+
+    from hela_cli.cli import app
+
+    run = CliRunner().invoke
+    assert run(app, ["add", "-s", "alice", "Alice", "likes", "tea"]).exit_code == 0
+    nid = int(run(app, ["add", "-s", "bob", "Bob", "likes", "coffee"]).stdout)
+    edited = run(app, ["edit", str(nid), "Bob likes green tea"])
+    assert edited.exit_code == 0, edited.output
+    hist = json.loads(run(app, ["history", str(nid), "--json"]).stdout)
+    assert [v["text"] for v in hist["versions"]] == ["Bob likes coffee", "Bob likes green tea"]
+    wrong = run(app, ["delete", str(nid), "-s", "alice", "--yes"])
+    assert wrong.exit_code != 0 or "nothing deleted" in wrong.output
+    assert run(app, ["delete", str(nid), "--yes"]).exit_code == 0
+    assert json.loads(run(app, ["memories", "-s", "bob", "--json"]).stdout) == []
+    assert len(json.loads(run(app, ["memories", "-s", "alice", "--json"]).stdout)) == 1

@@ -16,7 +16,7 @@ from mcp.client.stdio import stdio_client
 from hela_cli.consolidate import Record, store_records
 from hela_cli.store import Store
 from tests.reliability import PY, REPO, hela, hela_env
-from tests.test_mcp import _call, _params
+from tests.support import call_tool, mcp_params
 
 SECRET = "8675-QUASAR-ZEBRA"
 TURNS = [
@@ -137,33 +137,33 @@ def test_mcp_server_memories_update_delete(tmp_path):
     errlog = (tmp_path / "server.err").open("w")
 
     async def main() -> None:
-        async with stdio_client(_params(tmp_path, db), errlog=errlog) as (r, w), ClientSession(r, w) as s:
+        async with stdio_client(mcp_params(tmp_path, db), errlog=errlog) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert {"speaker", "session", "since", "until"} <= set(tools["recall"].input_schema["properties"])
             assert {"ids", "source_ids", "confirm"} <= set(tools["delete"].input_schema["properties"])
             turns = [{"speaker": sp, "text": t, "id": f"t{i}"} for i, (sp, t) in enumerate(TURNS)]
-            err, out = await _call(s, "remember", {"space": "me", "turns": turns})
+            err, out = await call_tool(s, "remember", {"space": "me", "turns": turns})
             assert not err
             ids = dict(zip([t["id"] for t in turns], out["added"]))
-            err, out = await _call(s, "recall", {"space": "me", "query": "bank PIN"})
+            err, out = await call_tool(s, "recall", {"space": "me", "query": "bank PIN"})
             assert ids["t2"] in [m["id"] for m in out["memories"]]      # the server's index holds it
-            err, out = await _call(s, "memories", {"space": "me", "speaker": "assistant"})
+            err, out = await call_tool(s, "memories", {"space": "me", "speaker": "assistant"})
             assert not err and [m["id"] for m in out["memories"]] == [ids["t3"], ids["t1"]]
-            err, out = await _call(s, "update", {"space": "me", "source_id": "t5", "text": "I adopted a cat"})
+            err, out = await call_tool(s, "update", {"space": "me", "source_id": "t5", "text": "I adopted a cat"})
             assert not err and out["previous"].endswith("shelter")
-            err, msg = await _call(s, "delete", {"space": "me", "contains": "PIN"})
+            err, msg = await call_tool(s, "delete", {"space": "me", "contains": "PIN"})
             assert err and "confirm" in msg
-            err, msg = await _call(s, "delete", {"space": "me", "ids": [999]})
+            err, msg = await call_tool(s, "delete", {"space": "me", "ids": [999]})
             assert err and msg == "no memory 999 in space 'me'"
-            err, out = await _call(s, "delete", {"space": "me", "contains": "PIN", "confirm": True})
+            err, out = await call_tool(s, "delete", {"space": "me", "contains": "PIN", "confirm": True})
             assert not err and sorted(out["deleted"]) == sorted([ids["t2"], ids["t3"]]) and out["bytes_verified"]
-            err, out = await _call(s, "recall", {"space": "me", "query": "bank PIN", "k": 20})
+            err, out = await call_tool(s, "recall", {"space": "me", "query": "bank PIN", "k": 20})
             assert not ({ids["t2"], ids["t3"]} & {m["id"] for m in out["memories"]})   # dropped at once
             # a delete from another process: the server's next recall no longer returns it
             r = hela(["delete", "-s", "me", "--source-id", "t0"], hela_env(tmp_path, db))
             assert r.returncode == 0, r.stderr
-            err, out = await _call(s, "recall", {"space": "me", "query": "Lisbon trams", "k": 20})
+            err, out = await call_tool(s, "recall", {"space": "me", "query": "Lisbon trams", "k": 20})
             assert ids["t0"] not in {m["id"] for m in out["memories"]}
 
     anyio.run(main)

@@ -18,7 +18,7 @@ from hela_cli.errors import InputError, ModelError
 from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
 from tests.conftest import SAMPLE
 from tests.model_server import SERVER_KEY, dead_url, fault_server, llama_server  # noqa: F401 (fixtures)
-from tests.test_consolidate import hub_space
+from tests.support import hub_space
 
 runner = CliRunner()
 
@@ -203,13 +203,12 @@ def test_library_faults_are_model_errors(fault_server):
 
 # ----------------------------------------------------------------------------------- bench --reader
 def test_bench_reader_answers_with_the_given_model(cli_env, llama_server, monkeypatch, tmp_path):
-    from tests.test_bench import QA_A, SESSIONS_A, _sample
-    from tests.test_bench_longmemeval import MINI
+    from tests.support import MINI, QA_A, SESSIONS_A, tiny_locomo_sample
 
     monkeypatch.setenv("HELA_API_KEY", SERVER_KEY)
     ref = f"openai:smollm2@{llama_server}"
     locomo = tmp_path / "tiny_locomo.json"
-    locomo.write_text(json.dumps([_sample("pair-a", ("Priya", "Tomas"), SESSIONS_A, QA_A)]))
+    locomo.write_text(json.dumps([tiny_locomo_sample("pair-a", ("Priya", "Tomas"), SESSIONS_A, QA_A)]))
     rec = tmp_path / "qa.jsonl"
     res = cli("bench", "locomo", str(locomo), "--limit", "2", "--reader", ref, "--records", str(rec), "--json")
     assert res.exit_code == 0, res.output

@@ -179,26 +179,26 @@ def test_cli_ask_json_then_reinforce(cli_env):
 
 # ----------------------------------------------------------------------------------- MCP
 def test_mcp_recall_then_reinforce(tmp_path):
-    from tests.test_mcp import TURNS, _call, _params
+    from tests.support import MCP_TURNS as TURNS, call_tool, mcp_params
 
     db = tmp_path / "mcp.db"
     errlog = (tmp_path / "server.err").open("w")
 
     async def main() -> None:
-        async with stdio_client(_params(tmp_path, db), errlog=errlog) as (r, w), ClientSession(r, w) as s:
+        async with stdio_client(mcp_params(tmp_path, db), errlog=errlog) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
-            err, out = await _call(s, "remember", {"space": "pets", "turns": TURNS})
-            err, out = await _call(s, "recall", {"space": "pets", "query": "What is the name of Alice's cat?"})
+            err, out = await call_tool(s, "remember", {"space": "pets", "turns": TURNS})
+            err, out = await call_tool(s, "recall", {"space": "pets", "query": "What is the name of Alice's cat?"})
             assert not err and isinstance(out["recall_id"], int)
             rid, ids = out["recall_id"], [m["id"] for m in out["memories"]]
-            err, rep = await _call(s, "reinforce", {"space": "pets", "recall_id": rid, "used": ids[:2]})
+            err, rep = await call_tool(s, "reinforce", {"space": "pets", "recall_id": rid, "used": ids[:2]})
             assert not err and rep["recall_id"] == rid and rep["used"] == ids[:2] and rep["strengthened"] >= 1
-            err, msg = await _call(s, "reinforce", {"space": "pets", "recall_id": rid, "used": ids[:2]})
+            err, msg = await call_tool(s, "reinforce", {"space": "pets", "recall_id": rid, "used": ids[:2]})
             assert err and msg == f"recall {rid} already has feedback (memories {ids[:2]})"
-            err, out = await _call(s, "recall", {"space": "pets", "query": "marathon"})
-            err, msg = await _call(s, "reinforce", {"space": "pets", "recall_id": out["recall_id"], "used": [987654]})
+            err, out = await call_tool(s, "recall", {"space": "pets", "query": "marathon"})
+            err, msg = await call_tool(s, "reinforce", {"space": "pets", "recall_id": out["recall_id"], "used": [987654]})
             assert err and msg.startswith(f"recall {out['recall_id']} did not return memory 987654")
-            err, msg = await _call(s, "reinforce", {"space": "pets", "recall_id": 31337, "used": ids[:1]})
+            err, msg = await call_tool(s, "reinforce", {"space": "pets", "recall_id": 31337, "used": ids[:1]})
             assert err and msg.startswith("recall 31337: no such recall")
 
     anyio.run(main)
@@ -207,7 +207,6 @@ def test_mcp_recall_then_reinforce(tmp_path):
 
 
 # ----------------------------------------------------------------------------------- prequential bench
-from tests.test_bench import cfg, locomo_file  # noqa: E402,F401 - fixtures
 
 
 def test_bench_feedback_is_applied_after_the_question_is_scored(locomo_file, cfg, hash_embedder, tmp_path,  # noqa: F811
@@ -267,7 +266,7 @@ def test_longmemeval_feedback_after_its_only_question(tmp_path, model_dir_path, 
     """LongMemEval: feedback (simulation) reaches the item's own memory after its single question is scored,
     so it changes no score: the same memories as without feedback."""
     from hela_cli.bench.longmemeval import run_longmemeval
-    from tests.test_bench_longmemeval import MINI
+    from tests.support import MINI
 
     cfg = Config()
     cfg.models.dir = str(model_dir_path)

@@ -133,3 +133,28 @@ def test_the_checker_sees_an_upward_import_and_a_cycle(tmp_path, monkeypatch):
         except AssertionError:
             continue
         raise AssertionError(f"{check.__name__} missed it")
+
+
+def _test_module_imports(tests_dir: Path) -> list[str]:
+    """``file: module`` for each import of a ``tests.test_*`` module from a file under ``tests_dir``."""
+    found = []
+    for path in sorted(tests_dir.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{path.name}: {n}" for n in names
+                      if n.startswith("tests.test_") or (n.startswith("test_") and "." not in n)]
+    return found
+
+
+def test_test_modules_do_not_import_each_other():
+    """Shared test helpers live in tests/support.py, tests/cases.py or conftest.py: importing a test module
+    from another one runs (and couples) both."""
+    bad = _test_module_imports(Path(__file__).resolve().parent)
+    assert not bad, "move what these use to tests/support.py: " + ", ".join(bad)
+
+
+def test_the_test_import_check_can_fail(tmp_path):
+    (tmp_path / "test_a.py").write_text("def f():\n    from tests.test_b import helper\n")
+    (tmp_path / "test_c.py").write_text("import tests.support\nfrom tests.cases import write\n")
+    assert _test_module_imports(tmp_path) == ["test_a.py: tests.test_b"]

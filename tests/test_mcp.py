@@ -7,56 +7,18 @@ bad arguments, an unknown space and a model fault.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
-from tests.reliability import PY, REPO, hela, hela_env
-
-TURNS = [
-    {"speaker": "Alice", "text": "I adopted a grey cat called Miso from the shelter", "time": "2024-05-01T10:00:00Z",
-     "id": "m1"},
-    {"speaker": "Bob", "text": "Nice! I am training for the Berlin marathon in September", "time": "2024-05-01T10:01:00Z",
-     "id": "m2"},
-    {"speaker": "Alice", "text": "Miso sleeps on my keyboard every morning", "time": "2024-05-01T10:02:00Z", "id": "m3"},
-]
+from tests.reliability import PY, hela, hela_env
+from tests.support import MCP_TURNS as TURNS, NET_TRAP, call_tool, mcp_params
 
 
-# `hela mcp` under an audit hook that records any network use (the SDK brings HTTP transports along; the
-# stdio server must never open a socket)
-NET_TRAP = """import sys
-LOG = sys.argv[1]
-EVENTS = ("socket.connect", "socket.bind", "socket.getaddrinfo", "socket.gethostbyname", "socket.sendto")
-def hook(event, args):
-    if event in EVENTS:
-        with open(LOG, "a") as f:
-            f.write(f"{event} {args!r}\\n")
-sys.addaudithook(hook)
-sys.argv = ["hela", *sys.argv[2:]]
-from hela_cli.cli import main
-main()
-"""
 
 
-def _params(tmp: Path, db: Path, *extra: str, **env: str) -> StdioServerParameters:
-    return StdioServerParameters(command=PY, args=["-c", NET_TRAP, str(tmp / "network.log"), "mcp", "--db", str(db),
-                                                   *extra],
-                                 env=hela_env(tmp, None, HELA_MODELS_N_THREADS="2", **env), cwd=str(REPO))
-
-
-async def _call(s: ClientSession, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
-    res = await s.call_tool(name, args)
-    if res.is_error:
-        assert len(res.content) == 1
-        text = res.content[0].text
-        assert "\n" not in text and "Traceback" not in text
-        return True, text
-    assert res.structured_content == json.loads(res.content[0].text)
-    return False, res.structured_content
 
 
 def test_mcp_session(tmp_path):
@@ -64,7 +26,7 @@ def test_mcp_session(tmp_path):
     errlog = (tmp_path / "server.err").open("w")
 
     async def main() -> None:
-        async with stdio_client(_params(tmp_path, db), errlog=errlog) as (r, w), ClientSession(r, w) as s:
+        async with stdio_client(mcp_params(tmp_path, db), errlog=errlog) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert set(tools) == {"remember", "recall", "ask", "reinforce", "forget", "spaces", "hubs", "memories",
@@ -72,16 +34,16 @@ def test_mcp_session(tmp_path):
             assert {"space", "query", "k", "learn", "explain"} <= set(tools["recall"].input_schema["properties"])
             assert tools["remember"].input_schema["required"] == ["space", "turns"]
 
-            assert await _call(s, "spaces", {}) == (False, {"spaces": []})
+            assert await call_tool(s, "spaces", {}) == (False, {"spaces": []})
             assert not db.exists()  # listing does not create the database
 
-            err, out = await _call(s, "remember", {"space": "pets", "turns": TURNS})
+            err, out = await call_tool(s, "remember", {"space": "pets", "turns": TURNS})
             assert not err and len(out["added"]) == 3 and out["skipped"] == []
             ids = dict(zip(["m1", "m2", "m3"], out["added"]))
-            err, out = await _call(s, "remember", {"space": "pets", "turns": TURNS[:1]})
+            err, out = await call_tool(s, "remember", {"space": "pets", "turns": TURNS[:1]})
             assert out == {"space": "pets", "added": [], "skipped": [{"id": ids["m1"], "source_id": "m1"}]}
 
-            err, out = await _call(s, "recall", {"space": "pets", "query": "What is the name of Alice's cat?",
+            err, out = await call_tool(s, "recall", {"space": "pets", "query": "What is the name of Alice's cat?",
                                                  "learn": False})
             assert not err
             found = {m["source_id"]: m for m in out["memories"]}
@@ -90,43 +52,43 @@ def test_mcp_session(tmp_path):
             assert found["m1"]["id"] == ids["m1"] and found["m1"]["date"] == "2024-05-01T10:00:00Z"
             assert found["m1"]["speaker"] == "Alice" and found["m1"]["path"] in ("base", "hebbian")
             assert isinstance(found["m1"]["score"], float)
-            err, out = await _call(s, "recall", {"space": "pets", "query": "marathon", "explain": True, "k": 1})
+            err, out = await call_tool(s, "recall", {"space": "pets", "query": "marathon", "explain": True, "k": 1})
             assert not err and out["memories"][0]["source_id"] == "m2" and "cos" in out["memories"][0]
             # k=1: one memory by base activation first; the m flipped slots are 'hebbian' only when the spreading
             # bonus brought a memory in (not so here: the space's 3 memories hold them by base activation)
             assert out["memories"][0]["path"] == "base" and len(out["memories"]) == 3
             assert all(m["path"] == "base" for m in out["memories"])
-            steps = (await _call(s, "spaces", {}))[1]["spaces"][0]["retrievals"]
+            steps = (await call_tool(s, "spaces", {}))[1]["spaces"][0]["retrievals"]
             assert steps == 1  # learn=false did not count, the default learns
 
             # a CLI process writes to the same database while the server holds it open
             cli = hela(["add", "-s", "pets", "--speaker", "Bob", "--time", "2024-05-01T10:03:00Z",
                         "My sister Clara lives in Lyon"], hela_env(tmp_path, db))
             assert cli.returncode == 0, cli.stderr
-            err, out = await _call(s, "recall", {"space": "pets", "query": "Where does Clara live?"})
+            err, out = await call_tool(s, "recall", {"space": "pets", "query": "Where does Clara live?"})
             assert out["memories"][0]["id"] == int(cli.stdout)
 
-            err, out = await _call(s, "ask", {"space": "pets", "question": "What is the name of Alice's cat?"})
+            err, out = await call_tool(s, "ask", {"space": "pets", "question": "What is the name of Alice's cat?"})
             assert not err and isinstance(out["answer"], str) and out["answer"].strip()
             assert ids["m1"] in [m["id"] for m in out["memories"]]
 
-            err, out = await _call(s, "forget", {"space": "pets"})
+            err, out = await call_tool(s, "forget", {"space": "pets"})
             assert not err and out["applied"] is False and out["removed"] == 0 and out["nodes"] == 4
-            err, out = await _call(s, "hubs", {"space": "pets", "top": 3})
+            err, out = await call_tool(s, "hubs", {"space": "pets", "top": 3})
             assert not err and isinstance(out["hubs"], list)
 
             # errors: one line, the CLI's message, and the server answers afterwards
-            err, msg = await _call(s, "recall", {"space": "nope", "query": "x"})
+            err, msg = await call_tool(s, "recall", {"space": "nope", "query": "x"})
             assert err and msg == "unknown space 'nope' (spaces: pets)"
-            err, msg = await _call(s, "recall", {"space": "pets", "query": "x", "k": "lots"})
+            err, msg = await call_tool(s, "recall", {"space": "pets", "query": "x", "k": "lots"})
             assert err and msg.startswith("recall: invalid arguments: k:")
-            err, msg = await _call(s, "remember", {"space": "pets", "turns": [{"speaker": "Bob"}]})
+            err, msg = await call_tool(s, "remember", {"space": "pets", "turns": [{"speaker": "Bob"}]})
             assert err and msg.startswith("remember: invalid arguments: turns.0.text:")
-            err, msg = await _call(s, "remember", {"space": "pets", "turns": [{"text": "hi", "time": "whenever-ish"}]})
+            err, msg = await call_tool(s, "remember", {"space": "pets", "turns": [{"text": "hi", "time": "whenever-ish"}]})
             assert err and msg == "turn 1: cannot parse date/time 'whenever-ish'"
-            err, msg = await _call(s, "ask", {"space": "pets", "question": "   "})
+            err, msg = await call_tool(s, "ask", {"space": "pets", "question": "   "})
             assert err and msg == "the question is empty"
-            err, out = await _call(s, "spaces", {})
+            err, out = await call_tool(s, "spaces", {})
             assert not err and out["spaces"][0]["nodes"] == 4
 
     anyio.run(main)
@@ -142,13 +104,13 @@ def test_mcp_model_fault_is_a_tool_error(tmp_path):
     errlog = (tmp_path / "server.err").open("w")
 
     async def main() -> None:
-        params = _params(tmp_path, db, HELA_MODELS_EMBEDDER=str(bad))
+        params = mcp_params(tmp_path, db, HELA_MODELS_EMBEDDER=str(bad))
         async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
             await s.initialize()
             for _ in range(2):  # the fault is reported each time; the server stays up
-                err, msg = await _call(s, "remember", {"space": "x", "turns": [{"text": "hello"}]})
+                err, msg = await call_tool(s, "remember", {"space": "x", "turns": [{"text": "hello"}]})
                 assert err and str(bad) in msg
-            assert await _call(s, "spaces", {}) == (False, {"spaces": []})
+            assert await call_tool(s, "spaces", {}) == (False, {"spaces": []})
 
     anyio.run(main)
     errlog.close()

@@ -15,7 +15,7 @@ from hela_cli.errors import ModelError
 from hela_cli.mcp_server import build_server
 from hela_cli.models.sampling import SamplingChat
 from tests.cases import TURNS
-from tests.test_consolidate import small_config
+from tests.support import small_config
 
 REMEMBER = [{"text": t, "speaker": s, "time": ts, "session": "s1"} for s, t, ts in TURNS]
 
@@ -119,9 +119,9 @@ def test_sampling_over_stdio_with_a_real_server_process(tmp_path, model_dir_path
     from mcp import ClientSession
     from mcp.client.stdio import stdio_client
 
-    from tests.test_mcp import TURNS as MCP_TURNS, _params
+    from tests.support import MCP_TURNS, mcp_params
 
-    params = _params(tmp_path, tmp_path / "s.db", HELA_MODELS_CHAT="client")
+    params = mcp_params(tmp_path, tmp_path / "s.db", HELA_MODELS_CHAT="client")
     seen: list[str] = []
 
     async def sampling(context: Any, p: Any) -> CreateMessageResult:

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from hela_cli.bench.metrics import (aggregate, amem_bleu1, amem_f1, evidence_ids, evidence_recall, gold_answer,
-                                    locomo_f1)
+                                    locomo_f1, require_nltk)
 from hela_cli.bench.runner import (BASELINES, VARIANTS, RecordWriter, Runner, fingerprint, load_records,
                                    retrieved, variant_config)
 from hela_cli.config import Config
@@ -209,6 +209,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     from hela_cli.bench.feedback import EvidenceHistory, parse_feedback, simulated_used
     from hela_cli.feedback import apply_feedback, retrieval_record
 
+    require_nltk()
     fb_kind, fb_p = parse_feedback(feedback)
     if fb_kind != "none" and variant in BASELINES:
         raise InputError(f"--feedback {feedback}: the {variant} baseline does not learn; use a hela variant")

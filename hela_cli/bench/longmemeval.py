@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from hela_cli.bench.metrics import locomo_f1_score, normalize_answer
+from hela_cli.bench.metrics import locomo_f1_score, normalize_answer, require_nltk
 from hela_cli.bench.runner import (BASELINES, RecordWriter, Runner, fingerprint, load_records, retrieved,
                                    variant_config)
 from hela_cli.config import Config
@@ -277,6 +277,7 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
     from hela_cli.bench.feedback import parse_feedback, simulated_used
     from hela_cli.feedback import apply_feedback, retrieval_record
 
+    require_nltk()
     fb_kind, fb_p = parse_feedback(feedback)
     t_start = time.perf_counter()
     if limit is not None and limit < 1:

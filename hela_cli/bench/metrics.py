@@ -46,6 +46,8 @@ from collections import Counter
 from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
+from hela_cli.errors import InputError
+
 __all__ = [
     "amem_tokenize",
     "amem_f1",
@@ -105,6 +107,16 @@ def amem_f1(prediction: Any, reference: Any) -> float:
     precision = common / len(pred)
     recall = common / len(ref)
     return 2 * precision * recall / (precision + recall)
+
+
+def require_nltk() -> None:
+    """The answer metrics need the nltk package (the ``bench`` extra); say so before a run starts, not at
+    its first score."""
+    try:
+        import nltk  # noqa: F401
+    except ImportError:
+        raise InputError("hela bench needs the nltk package for its answer metrics: "
+                         "pip install 'hela[bench]'") from None
 
 
 @lru_cache(maxsize=1)

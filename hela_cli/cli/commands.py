@@ -357,7 +357,8 @@ def add(
     words: list[str] = typer.Argument(..., metavar="TEXT", help="The turn's text, or '-' to read JSON Lines "
                                       "from stdin ({\"speaker\"|\"role\", \"text\"|\"content\", \"time\"?, "
                                       "\"id\"?, \"session\"?} per line)."),
-    space: str = typer.Option("default", "--space", "-s", help="Memory space (created if needed)."),
+    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE",
+                              help="Memory space (created if needed)."),
     speaker: Optional[str] = typer.Option(None, "--speaker", help="Who said it (default: user)."),
     when: Optional[str] = typer.Option(None, "--time", help="When it was said (default: now)."),
     session: Optional[str] = typer.Option(None, "--session", help="Session id (default: the newest turn's "
@@ -401,7 +402,7 @@ def parse_now(value: Optional[str]) -> Optional[float]:
 def ask(
     ctx: typer.Context,
     question: str = typer.Argument(..., help="The question."),
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
     k: Optional[int] = typer.Option(None, "--k", min=1, max=200, help="Top-k by base activation (default 10)."),
     flip: Optional[int] = typer.Option(None, "--flip", min=0, max=100, help="Extra nodes by spread activation (default 3)."),
     now: Optional[str] = typer.Option(None, "--now", help="The present for time decay (default: the newest memory)."),

@@ -12,7 +12,7 @@ from hela_cli.cli.render import HUB_STYLE, console, err_console, print_json, tab
 
 def consolidate_cmd(
     ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List hubs and clusters; no model call, no write."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:

@@ -14,6 +14,14 @@ from hela_cli.errors import InputError
 
 
 
+ID_SPACE_HELP = "Memory space (default: the space of the ids given, else 'default')."
+
+
+def _space(mem: Any, space: Optional[str], ids: Any) -> str:
+    """``--space`` / ``HELA_SPACE`` if given, else the one space holding the memory ids, else 'default'."""
+    return space or (mem.space_of(ids) if ids else None) or "default"
+
+
 def memory_line(m: dict[str, Any], width: int) -> str:
     """``ID  YYYY-MM-DD HH:MM  speaker: text`` cut to ``width`` columns."""
     head = f"{m['id']:>6}  {fmt_ts(m['timestamp'])}  "
@@ -29,7 +37,7 @@ def _print_memories(rows: list[dict[str, Any]]) -> None:
 
 def memories_cmd(
     ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
     speaker: Optional[str] = typer.Option(None, "--speaker", help="Only what this speaker said."),
     session: Optional[str] = typer.Option(None, "--session", help="Only this session."),
     since: Optional[str] = typer.Option(None, "--since", help="Only memories at or after this time."),
@@ -54,7 +62,7 @@ def memories_cmd(
 def delete_cmd(
     ctx: typer.Context,
     ids: Optional[list[int]] = typer.Argument(None, metavar="[ID]...", help="Memory ids to delete."),
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: Optional[str] = typer.Option(None, "--space", "-s", envvar="HELA_SPACE", help=ID_SPACE_HELP),
     source_ids: Optional[list[str]] = typer.Option(None, "--source-id", help="Delete the memory with this "
                                                    "source id (repeatable)."),
     session: Optional[str] = typer.Option(None, "--session", help="Filter: every memory of this session."),
@@ -73,6 +81,7 @@ def delete_cmd(
     filters = parse_filters(speaker=speaker, session=session, before=before, contains=contains)
     mem = state(ctx).memory()
     with mem:
+        space = _space(mem, space, ids)
         if filters and not (ids or source_ids):
             sp = mem.space(space)
             chosen = select(mem.store, sp, filters=filters)
@@ -126,7 +135,7 @@ def edit_cmd(
     ctx: typer.Context,
     args: list[str] = typer.Argument(..., metavar="[ID] TEXT", help="The memory id and its new text (with "
                                      "--source-id: the text alone)."),
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: Optional[str] = typer.Option(None, "--space", "-s", envvar="HELA_SPACE", help=ID_SPACE_HELP),
     source_id: Optional[str] = typer.Option(None, "--source-id", help="Edit the memory with this source id."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -135,7 +144,8 @@ def edit_cmd(
     node_id, new = _target(args, source_id, "edit")
     mem = state(ctx).memory()
     with mem:
-        rep = mem.edit(space, node_id, new, source_id=source_id)
+        rep = mem.edit(_space(mem, space, [node_id] if node_id is not None else []), node_id, new,
+                       source_id=source_id)
     if json_out:
         print_json(rep)
         return
@@ -159,7 +169,7 @@ def _target(args: list[str], source_id: Optional[str], what: str) -> tuple[Optio
 def history_cmd(
     ctx: typer.Context,
     node_id: Optional[int] = typer.Argument(None, metavar="[ID]", help="The memory id."),
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: Optional[str] = typer.Option(None, "--space", "-s", envvar="HELA_SPACE", help=ID_SPACE_HELP),
     source_id: Optional[str] = typer.Option(None, "--source-id", help="The memory with this source id."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -168,7 +178,8 @@ def history_cmd(
         raise InputError("hela history: give a memory id or --source-id")
     mem = state(ctx).memory()
     with mem:
-        rep = mem.history(space, node_id, source_id=source_id)
+        rep = mem.history(_space(mem, space, [node_id] if node_id is not None else []), node_id,
+                          source_id=source_id)
     if json_out:
         print_json(rep)
         return

@@ -16,7 +16,7 @@ from hela_cli.cli.render import err_console, text
 def export_cmd(
     ctx: typer.Context,
     fmt: str = typer.Option(..., "--format", "-f", help="json|graphml"),
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
     out: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write here (default: stdout)."),
     vectors: bool = typer.Option(False, "--vectors", help="JSON: include the embedding vectors."),
 ) -> None:

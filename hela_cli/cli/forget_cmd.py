@@ -24,7 +24,7 @@ def candidates_table(title: str, cands: list[dict[str, Any]]) -> Any:
 
 def forget_cmd(
     ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
     apply: bool = typer.Option(False, "--apply", help="Remove the candidates (default: dry run)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:

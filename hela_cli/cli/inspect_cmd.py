@@ -33,7 +33,7 @@ def _num(x: Optional[float], digits: int = 3) -> str:
 @inspect_app.callback(invoke_without_command=True)
 def inspect_main(
     ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", help="Memory space."),
+    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Overview: nodes, edges, weight distribution, hubs, candidates, semantic records."""

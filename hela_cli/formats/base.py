@@ -214,6 +214,25 @@ def _want_list(v: Any, place: str, key: str) -> list:
     return v
 
 
+def _keyed_objects(obj: Any, noun: str, what: str, key: str) -> Any:
+    """The objects of a top-level array of ``noun`` objects (or the one object): ``(object, id, place)``,
+    each an object (``what`` in the error) with a string ``key`` seen once; ``place`` names it in errors."""
+    if isinstance(obj, list) and not obj:
+        raise _Bad("top level", f"empty JSON array; no {noun}s")
+    if not isinstance(obj, (list, dict)):
+        raise _Bad("top level", f"expected an array of {noun}s or one {noun} object, got {_type_name(obj)}")
+    seen: dict[str, int] = {}
+    for i, item in enumerate(obj if isinstance(obj, list) else [obj], start=1):
+        place = f"{noun} {i}"
+        _want_dict(item, place, what)
+        ident = _get_str(item, key, place)
+        place = f"{noun} {i} ({_show(ident, 30).strip(chr(34))})"
+        if ident in seen:
+            raise _Bad(place, f"duplicate {key} {_show(ident)} (also {noun} {seen[ident]})")
+        seen[ident] = i
+        yield item, ident, place
+
+
 def _fill_times(rows, make):
     """Apply the no-timestamp rule: inherit previous; leading take first; none -> (0.0, "")."""
     first = next((w for w, _ in rows if w is not None), (0.0, ""))

@@ -6,8 +6,8 @@ import re
 from typing import Any
 
 from hela_cli.dates import parse_date
-from hela_cli.formats.base import (Conversation, Source, Turn, _Bad, _get_str, _show, _type_name, _want_dict,
-                                   _want_list)
+from hela_cli.formats.base import (Conversation, Source, Turn, _Bad, _get_str, _keyed_objects, _show, _type_name,
+                                   _want_dict, _want_list)
 
 CAPTION_TEMPLATE = " [shares an image: {}]"
 
@@ -19,21 +19,8 @@ def parse(src: Source) -> list[Conversation]:
 
 
 def _parse_locomo(obj: Any, name: str) -> list[Conversation]:
-    samples = obj if isinstance(obj, list) else [obj]
-    if isinstance(obj, list) and not obj:
-        raise _Bad("top level", "empty JSON array; no samples")
-    if not isinstance(obj, (list, dict)):
-        raise _Bad("top level", f"expected an array of samples or one sample object, got {_type_name(obj)}")
     out: list[Conversation] = []
-    seen_ids: dict[str, int] = {}
-    for si, sample in enumerate(samples, start=1):
-        place = f"sample {si}"
-        _want_dict(sample, place, "a sample object")
-        sid = _get_str(sample, "sample_id", place)
-        place = f"sample {si} ({_show(sid, 30).strip(chr(34))})"
-        if sid in seen_ids:
-            raise _Bad(place, f"duplicate sample_id {_show(sid)} (also sample {seen_ids[sid]})")
-        seen_ids[sid] = si
+    for sample, sid, place in _keyed_objects(obj, "sample", "a sample object", "sample_id"):
         if "conversation" not in sample:
             raise _Bad(place, "missing 'conversation'")
         conv = _want_dict(sample["conversation"], place + " conversation")

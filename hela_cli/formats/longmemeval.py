@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from hela_cli.dates import parse_date
-from hela_cli.formats.base import (Conversation, Source, Turn, _Bad, _check_encodable, _get_str, _show, _type_name,
-                                   _want_dict, _want_list)
+from hela_cli.formats.base import (Conversation, Source, Turn, _Bad, _check_encodable, _get_str, _keyed_objects,
+                                   _show, _type_name, _want_dict, _want_list)
 
 
 def parse(src: Source) -> list[Conversation]:
@@ -14,21 +14,8 @@ def parse(src: Source) -> list[Conversation]:
 
 
 def _parse_longmemeval(obj: Any, name: str) -> list[Conversation]:
-    if isinstance(obj, list) and not obj:
-        raise _Bad("top level", "empty JSON array; no items")
-    if not isinstance(obj, (list, dict)):
-        raise _Bad("top level", f"expected an array of items or one item object, got {_type_name(obj)}")
-    items = obj if isinstance(obj, list) else [obj]
     out: list[Conversation] = []
-    seen_q: dict[str, int] = {}
-    for ii, item in enumerate(items, start=1):
-        place = f"item {ii}"
-        _want_dict(item, place, "an item object")
-        qid = _get_str(item, "question_id", place)
-        place = f"item {ii} ({_show(qid, 30).strip(chr(34))})"
-        if qid in seen_q:
-            raise _Bad(place, f"duplicate question_id {_show(qid)} (also item {seen_q[qid]})")
-        seen_q[qid] = ii
+    for item, qid, place in _keyed_objects(obj, "item", "an item object", "question_id"):
         if "haystack_sessions" not in item:
             raise _Bad(place, "missing 'haystack_sessions'")
         sessions = _want_list(item["haystack_sessions"], place, "haystack_sessions")

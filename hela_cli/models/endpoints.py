@@ -188,9 +188,16 @@ class _Client:
         return err
 
     def post_json(self, path: str, body: dict[str, Any], root: bool = False) -> Any:
-        url = (self.ep.root + "/" + path) if root else path
+        return self._json("POST", path, url=(self.ep.root + "/" + path) if root else path, json=body)
+
+    def get_json(self, path: str) -> Any:
+        return self._json("GET", path)
+
+    def _json(self, method: str, path: str, url: str | None = None, **kw: Any) -> Any:
+        """The JSON reply to one request; faults, HTTP errors and a reply that is not JSON as a ModelError
+        naming the endpoint and ``path``."""
         try:
-            r = self._http.post(url, json=body)
+            r = self._http.request(method, url or path, **kw)
         except self._httpx.HTTPError as e:
             raise self._fault(e) from None
         if r.status_code >= 400:
@@ -200,18 +207,6 @@ class _Client:
         except ValueError:
             kind = r.headers.get("content-type", "no content type")
             raise ModelError(f"{self.ep.ref}: the reply to {path} is not JSON (HTTP {r.status_code}, {kind})") from None
-
-    def get_json(self, path: str) -> Any:
-        try:
-            r = self._http.get(path)
-        except self._httpx.HTTPError as e:
-            raise self._fault(e) from None
-        if r.status_code >= 400:
-            raise self._status(r.status_code, r.text)
-        try:
-            return r.json()
-        except ValueError:
-            raise ModelError(f"{self.ep.ref}: the reply to {path} is not JSON (HTTP {r.status_code})") from None
 
     def stream_sse(self, path: str, body: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """The ``data:`` events of a server-sent-events reply, as JSON objects, until ``[DONE]``."""

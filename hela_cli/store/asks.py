@@ -12,26 +12,45 @@ import numpy as np
 from hela_cli.store.base import _blob
 
 
+#: how often (in asks rows) ``log_ask`` prunes old recalls without feedback: a recall row is ~4 KB (query
+#: vector + retrieved set), so an agent recalling all day would otherwise grow the file without bound
+PRUNE_EVERY = 64
+
+
 class AsksLog:
     """``asks`` rows, newest first per space."""
 
     def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int, *,
                 kind: str = "ask", retrieval: Sequence[dict[str, Any]] | None = None,
-                vector: np.ndarray | None = None) -> int | None:
+                vector: np.ndarray | None = None, keep_recalls: int = 0) -> int | None:
         """Record one ask or recall, as `llm` logs prompts; returns its id (the recall id feedback names).
         ``retrieval``: the retrieved set as the feedback rule reads it (``[{id, base, path, from}]``);
         ``vector``: the query vector (with feedback, the row becomes a use trace). Nothing is logged (None)
-        when one of its memories was deleted meanwhile (``hela delete``: the answer may restate it)."""
+        when one of its memories was deleted meanwhile (``hela delete``: the answer may restate it).
+        ``keep_recalls`` > 0: recalls that never got feedback are kept for the space's newest
+        ``keep_recalls`` of them (pruned every :data:`PRUNE_EVERY` rows; asks and recalls with feedback stay)."""
         with self.transaction():
             if memories and self.deleted_ids(memories):
                 return None
             # plain SQL (not sqlite-utils): the same statement runs on SQLite and Postgres (store/postgres.py)
-            return self.db.execute(
+            new_id = self.db.execute(
                 "INSERT INTO asks(space_id, question, answer, memories, step, created_at, kind, retrieval, vector) "
                 "VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
                 (space_id, question, answer, json.dumps(list(memories)), step, time.time(), kind,
                  None if retrieval is None else json.dumps(list(retrieval)),
                  None if vector is None else _blob(vector))).fetchone()[0]
+            if keep_recalls > 0 and new_id % PRUNE_EVERY == 0:
+                self.prune_recalls(space_id, keep_recalls)
+            return new_id
+
+    def prune_recalls(self, space_id: int, keep: int) -> int:
+        """Delete the space's recalls without feedback older than its newest ``keep`` of them (they can no
+        longer take feedback); returns how many. Inside a write transaction."""
+        self.require_transaction("prune_recalls")
+        return self.db.execute(
+            "DELETE FROM asks WHERE space_id = ? AND kind = 'recall' AND used IS NULL AND id <= "
+            "(SELECT id FROM asks WHERE space_id = ? AND kind = 'recall' AND used IS NULL "
+            "ORDER BY id DESC LIMIT 1 OFFSET ?)", (space_id, space_id, int(keep))).rowcount
 
     @staticmethod
     def _ask_row(r: dict[str, Any]) -> dict[str, Any]:

@@ -49,26 +49,10 @@ def filter_clause(speaker: str | None = None, session: str | None = None, since:
     speaker / session equal, ``since <= ts <= until``, ``ts < before``, text containing ``contains``
     (case-insensitive for ASCII letters)."""
     p = f"{alias}." if alias else ""
-    where, args = [], []
-    if speaker is not None:
-        where.append(f"{p}speaker = ?")
-        args.append(speaker)
-    if session is not None:
-        where.append(f"{p}session = ?")
-        args.append(session)
-    if since is not None:
-        where.append(f"{p}ts >= ?")
-        args.append(since)
-    if until is not None:
-        where.append(f"{p}ts <= ?")
-        args.append(until)
-    if before is not None:
-        where.append(f"{p}ts < ?")
-        args.append(before)
-    if contains is not None:
-        where.append(f"instr(lower({p}text), lower(?)) > 0")
-        args.append(contains)
-    return "".join(f" AND {w}" for w in where), args
+    conditions = [(speaker, f"{p}speaker = ?"), (session, f"{p}session = ?"), (since, f"{p}ts >= ?"),
+                  (until, f"{p}ts <= ?"), (before, f"{p}ts < ?"), (contains, f"instr(lower({p}text), lower(?)) > 0")]
+    used = [(sql, value) for value, sql in conditions if value is not None]
+    return "".join(f" AND {sql}" for sql, _ in used), [value for _, value in used]
 
 
 def probes(texts: Iterable[str]) -> list[bytes]:
