@@ -441,7 +441,9 @@ def prequential(out: Path, cfg: Config, emb: Any, feedback: str, passes: int = 2
     convs = parse_file(LOCOMO, "locomo")
     qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
     rows: dict[int, list[dict[str, Any]]] = {p: [] for p in range(1, passes + 1)}
-    used_n = 0
+    used_n = traced_n = traced_q = traced_ev = 0
+    slot_n: dict[int, int] = {}
+    slot_ev: dict[int, int] = {}
     with tempfile.TemporaryDirectory(dir=out) as tmp:
         for c in convs:
             hist = EvidenceHistory()
@@ -460,6 +462,16 @@ def prequential(out: Path, cfg: Config, emb: Any, feedback: str, passes: int = 2
                         rows[p].append({"category": question_category(qa), "overlap": hist.overlaps(ev) if p == 1 else None,
                                         "recall": evidence_recall(qa.get("evidence"), list(got)),
                                         "ceiling": (len(set(ev) & got) + reach) / len(set(ev)) if ev else None})
+                        if p == 1:   # evidence by slot: the k base hits, then the flipped slots
+                            for j, m in enumerate(res.memories):
+                                slot_n[j] = slot_n.get(j, 0) + 1
+                                slot_ev[j] = slot_ev.get(j, 0) + (m["source_id"] in set(ev))
+                        if p == 1:   # use traces that took a flipped slot (after the k base hits)
+                            fired = [m for j, m in enumerate(res.memories) if m.get("trace_bonus", 0.0) > 0
+                                     and (j >= cfg.retrieval.k or m["path"] == "hebbian")]
+                            traced_n += len(fired)
+                            traced_q += bool(fired)
+                            traced_ev += sum(m["source_id"] in set(ev) for m in fired)
                         used = simulated_used(kind, p_noise, res.memories, ev, gold_answer(qa), q,
                                               seed=f"{c.name}:{i}:{p}")
                         reported |= {m["source_id"] for m in res.memories if m["id"] in set(used)}
@@ -483,6 +495,10 @@ def prequential(out: Path, cfg: Config, emb: Any, feedback: str, passes: int = 2
     ceil = [r for r in rows[1] if r["ceiling"] is not None]
     res_["pass 1 ceiling (reported evidence, m slots)"] = table([{**r, "recall": r["ceiling"]} for r in ceil])
     res_["used per question"] = round(used_n / max(1, sum(len(r) for r in rows.values())), 2)
+    res_["pass 1 evidence share by slot (%)"] = [round(100 * slot_ev[j] / slot_n[j], 1) for j in sorted(slot_n)]
+    n1 = max(1, len(rows[1]))
+    res_["pass 1 traces taking a slot: per question / share of questions / evidence share"] = [
+        round(traced_n / n1, 2), round(traced_q / n1, 3), round(traced_ev / max(1, traced_n), 3)]
     return res_
 
 

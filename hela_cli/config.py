@@ -86,6 +86,8 @@ class RetrievalConfig:
     trace_weight: float = 1.0         # flipped-path bonus from similar earlier recalls to what they used (0: off)
     trace_min_sim: float = 0.6        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
                                       # cosine on the default embedder's scale, like theta)
+    trace_max_slots: int = 1          # ... at most this many of the m flipped slots go to traced memories, the
+                                      # most similar traces first (dynamics.trace_slot_cap; 0: no cap)
 
 
 @dataclass

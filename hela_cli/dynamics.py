@@ -13,6 +13,7 @@ Links      cross-session prior edges from shared rare keywords (cold start)     
 Eq.1 pairs which pairs of the final set Eq.1 reinforces, and by how much          :func:`reinforcement`
 Feedback   which pairs feedback on a recall strengthens / weakens (departure from Eq.1)  :func:`feedback_pairs`
 Traces     flipped-path bonus from earlier similar queries to what they used             :func:`trace_bonus`
+Traces     ... at most this many flipped slots for traces (departure, with feedback)      :func:`trace_slot_cap`
 =========  =====================================================================  =====================
 """
 
@@ -139,6 +140,22 @@ def trace_bonus(similarities: Sequence[float], used: Sequence[Sequence[int]], we
         for v in ids:
             if b > out.get(v, 0.0):
                 out[v] = b
+    return out
+
+
+def trace_slot_cap(raw: Mapping[int, float], s_base: Mapping[int, float], k: int, slots: int) -> dict[int, float]:
+    """Use traces take at most ``slots`` of the flipped path's m slots: of the memories :func:`trace_bonus`
+    points at (``raw``: id -> bonus) that are candidates (in ``s_base``) and not among the top ``k`` by
+    ``S_base`` (those hold a base slot anyway), only the ``slots`` with the largest bonus keep it (ties break
+    on id); the others compete on spreading alone. Each kept one still has to beat the spreading candidates
+    on ``S`` (it does not take a slot by right), and the other flipped slots stay with the associations and
+    conversation links that filled them before feedback. ``slots`` <= 0: no cap (all candidates keep their
+    bonus). Returns ``{id: bonus}``."""
+    ranked = sorted(s_base, key=lambda v: (-s_base[v], v))
+    base = set(ranked[:k])
+    out = {v: b for v, b in raw.items() if b > 0 and v in s_base and v not in base}
+    if slots > 0 and len(out) > slots:
+        out = {v: out[v] for v in sorted(out, key=lambda v: (-out[v], v))[:slots]}
     return out
 
 

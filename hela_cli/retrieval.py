@@ -23,7 +23,8 @@ import numpy as np
 
 from hela_cli.config import Config
 from hela_cli.dynamics import (base_activation, dual_path, hebbian_update, idf, reinforcement,
-                               spread_activation, time_factor, trace_bonus, weighted_keyword_match, window_factor)
+                               spread_activation, time_factor, trace_bonus, trace_slot_cap, weighted_keyword_match,
+                               window_factor)
 from hela_cli.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.query_time import question_window
@@ -169,6 +170,8 @@ def _ranked(store: Store, space: Space, embedder: Embedder, question: str, cfg: 
                 fill_cos(new)
                 s_base.update(s_base_of(new))
             traced = {v: b for v, b in traced.items() if v in s_base}
+            if r.trace_max_slots > 0:   # at most this many flipped slots go to traces (dynamics.trace_slot_cap)
+                traced = trace_slot_cap(traced, s_base, r.k, r.trace_max_slots)
     spreads: dict[int, Any] = {}
     edge_w: dict[tuple[int, int], float] = {}   # (source, target) -> the edge weight spreading used
     if r.spreading and s_base:
