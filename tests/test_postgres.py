@@ -60,7 +60,7 @@ def test_placeholders_are_translated_outside_literals():
 
 # ----------------------------------------------------------------------------- against a server
 def test_missing_database_and_reads_that_must_not_create(pg_server):
-    from pg_support import with_database
+    from tests.pg_support import with_database
 
     r = runner.invoke(app, ["--db", with_database(pg_server, "no_such_db"), "spaces"])
     assert r.exit_code == 2 and "no_such_db" in r.output and "does not exist" in r.output

@@ -75,7 +75,8 @@ def server(request, tmp_path_factory, model_dir_path, embedder):
     assert oct(files[0].stat().st_mode & 0o777) == "0o600"
     cfg = Config()
     cfg.db = env["HELA_DB"]
-    yield {"embedder": embedder, "model_dir": model_dir_path, "base": info["url"].split("?")[0], "url": info["url"], "db": env["HELA_DB"], "cfg": cfg,
+    yield {"embedder": embedder, "model_dir": model_dir_path, "base": info["url"].split("?")[0], "url": info["url"],
+           "db": env["HELA_DB"], "home": env["HELA_HOME"], "cfg": cfg,
            "proc": proc, "token": info["url"].split("token=")[1], "url_file": files[0]}
     proc.send_signal(signal.SIGINT)   # Ctrl-C stops it
     try:
@@ -247,7 +248,7 @@ def test_pages_show_what_another_process_wrote(page, server):
     page.goto(server["base"] + "memories?space=demo")
     before = page.locator("#count").inner_text()
     env = {**os.environ, "HELA_DB": server["db"], "HELA_MODELS_DIR": os.environ.get("HELA_MODELS_DIR", ""),
-           "HELA_HOME": str(Path(server["db"]).parent / "home")}
+           "HELA_HOME": server["home"]}
     env["HELA_MODELS_DIR"] = str(server["model_dir"])
     subprocess.run([sys.executable, "-m", "hela_cli", "add", "--space", "demo", "--speaker", "Maya",
                     "Jonas bought a red kayak for the lake."], env=env, check=True, capture_output=True)
