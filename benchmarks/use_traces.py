@@ -3,8 +3,8 @@
 Every recall with feedback becomes a use trace (its query vector and the memories it used); each later
 recall compares its query with the space's newest 5,000 traces. This times ``Memory.retrieve`` (no
 learning, so the space does not change between the timed recalls) on a space of ``--nodes`` memories with
-0 and ``--traces`` traces written through the store's own asks-log calls, from a keyword-hash embedder (no
-model). ``PYTHONPATH=OTHER_CHECKOUT python benchmarks/use_traces.py`` times another checkout.
+0 and ``--traces`` traces written through the store's own asks-log calls, from a 384-d keyword-hash embedder
+(no model). ``PYTHONPATH=OTHER_CHECKOUT python benchmarks/use_traces.py`` times another checkout.
 
     python benchmarks/use_traces.py --nodes 2000 --traces 1000,5000 --queries 60
 """
@@ -27,6 +27,12 @@ from hela_cli.config import Config  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
 from tests.conftest import HashEmbedder  # noqa: E402
 
+class Hash384(HashEmbedder):
+    """The keyword-hash embedder at the default embedder's width (a trace row holds a 384-d vector)."""
+
+    model_id, dim = "test:hash-384", 384
+
+
 WORDS = ("tea boat garden river violin marathon kitten pottery lisbon porto sister concert recipe bike "
          "winter summer school doctor guitar novel camera island forest bakery").split()
 
@@ -39,7 +45,7 @@ def main() -> None:
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     tmp = Path(tempfile.mkdtemp(prefix="hela-traces-"))
-    mem = Memory(Config(db=str(tmp / "t.db")), embedder=HashEmbedder())
+    mem = Memory(Config(db=str(tmp / "t.db")), embedder=Hash384())
     turns = [{"text": " ".join(rng.choice(WORDS, 6)) + f" note {i}"} for i in range(a.nodes)]
     mem.add_batch("t", turns)
     sp = mem.space("t")

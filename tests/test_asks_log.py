@@ -36,3 +36,24 @@ def test_keep_recalls_zero_keeps_every_recall(make_memory, hash_embedder):
     for i in range(PRUNE_EVERY + 2):
         mem.retrieve(f"tea {i}", "a", learn=True)
     assert len(_kinds(mem, mem.space("a").id)) == PRUNE_EVERY + 2
+
+
+def test_use_traces_are_cached_until_they_change(make_memory, hash_embedder):
+    """The decoded traces are reused while the space's traces stay; new feedback, another process's feedback
+    and a deleted memory each make the next recall read them again."""
+    mem = make_memory(embedder=hash_embedder)
+    mem.add_batch("a", [{"text": f"turn {i} about tea and boats"} for i in range(8)])
+    sp = mem.space("a")
+    first = mem.retrieve("tea", "a", learn=True)
+    used = first.memories[0]["id"]
+    mem.reinforce("a", [used], recall_id=first.recall_id)
+    vecs, sets = mem.store.use_traces(sp.id)
+    assert sets == [[used]]
+    assert mem.store.use_traces(sp.id)[0] is vecs                      # cached: the same array
+    second = mem.retrieve("boats", "a", learn=True)
+    other = second.memories[1]["id"]
+    with mem.store.transaction():                                     # as another process would: no cache call
+        mem.store.mark_feedback(second.recall_id, [other], 0.0)
+    assert mem.store.use_traces(sp.id)[1] == [[other], [used]]
+    mem.delete("a", [used])        # every logged recall that retrieved it goes with it: both traces here
+    assert mem.store.use_traces(sp.id)[1] == []

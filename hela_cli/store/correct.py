@@ -207,6 +207,7 @@ class Correct:
         self._sizes.pop(space_id, None)
         for key in [k for k in self._caches if k[0] == space_id]:
             del self._caches[key]
+        self.__dict__.get("_trace_cache", {}).pop(space_id, None)   # the use traces (store/asks.py)
 
     def erase_nodes(self, space_id: int, ids: Sequence[int], scrub: bool = True,
                     revectors: dict[int, np.ndarray] | None = None) -> dict[str, Any]:
