@@ -260,6 +260,31 @@ def test_simulated_feedback_kinds():
         "noisy", 0.5, mems, ["D1:1", "D1:3"], seed="x")
     h = EvidenceHistory()
     assert [h.overlaps(e) for e in (["a"], ["b"], ["b", "c"], [])] == [False, False, True, False]
+    # cite: the reader's own answer, not the gold one (no answer: nothing)
+    assert parse_feedback("cite") == ("cite", 0.0)
+    assert simulated_used("cite", 0, mems, [], question="What did the kitten break?", prediction="a bowl") == [3]
+    assert simulated_used("cite", 0, mems, [], gold="Pebble", question="What did the kitten break?") == []
+
+
+def test_bench_cite_feedback_uses_the_readers_answer(locomo_file, cfg, hash_embedder, tmp_path):
+    from hela_cli.bench import run_locomo
+    from hela_cli.bench.longmemeval import run_longmemeval
+    from tests.support import MINI, SESSIONS_A, ScriptedChat
+
+    with pytest.raises(InputError, match="--retrieval-only"):
+        run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=hash_embedder, feedback="cite")
+    with pytest.raises(InputError, match="one question per haystack"):
+        run_longmemeval(MINI, retrieval_only=False, cfg=cfg, embedder=hash_embedder, feedback="cite")
+    records = tmp_path / "r.jsonl"
+    s = run_locomo(locomo_file, cfg=cfg, embedder=hash_embedder, chat=ScriptedChat(answer="Pebble the kitten"),
+                   k=3, records=records, feedback="cite", forget_every=0, samples=["pair-a"])
+    recs = [json.loads(line) for line in records.read_text().splitlines()]
+    assert s["feedback"] == "cite" and recs and all(r["prediction"] == "Pebble the kitten" for r in recs)
+    text = {f"D{n}:{i}": t for n, (_, turns) in enumerate(SESSIONS_A, start=1) for i, (_, t) in enumerate(turns, 1)}
+    for r in recs:   # what the reader's answer cites among that question's memories
+        pebble = {m["source_id"] for m in r["retrieved"]
+                  if "Pebble" in text[m["source_id"]] or "kitten" in text[m["source_id"]]}
+        assert set(r["used"]) <= pebble and (bool(r["used"]) == bool(pebble))
 
 
 def test_longmemeval_feedback_after_its_only_question(tmp_path, model_dir_path, hash_embedder):

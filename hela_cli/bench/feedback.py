@@ -12,6 +12,8 @@ no question profits from its own answer (prequential protocol):
               retrieved ones (word overlap > 0): a capable reader whose answer is right
 ``noisy:P``   the evidence set with a share ``P`` of its ids replaced by retrieved non-evidence memories
               (seeded per question, so a run is reproducible)
+``cite``      **not a simulation**: the memories the reader's own answer cites (word overlap > 0), the signal
+              ``answer.cite_feedback`` sends after a ``hela ask``; needs answers (not ``--retrieval-only``)
 ============  ==============================================================================================
 """
 
@@ -25,15 +27,15 @@ from hela_cli.errors import InputError
 
 __all__ = ["parse_feedback", "simulated_used", "EvidenceHistory"]
 
-KINDS = ("none", "evidence", "answer", "noisy")
+KINDS = ("none", "evidence", "answer", "noisy", "cite")
 
 
 def parse_feedback(spec: str | None) -> tuple[str, float]:
-    """``none|evidence|answer|noisy:P`` -> ``(kind, P)``; :class:`InputError` for anything else."""
+    """``none|evidence|answer|noisy:P|cite`` -> ``(kind, P)``; :class:`InputError` for anything else."""
     s = (spec or "none").strip().lower()
     kind, _, arg = s.partition(":")
     if kind not in KINDS or (kind == "noisy") != bool(arg):
-        raise InputError(f"--feedback: expected none, evidence, answer or noisy:P (0 <= P <= 1), got {spec!r}")
+        raise InputError(f"--feedback: expected none, evidence, answer, noisy:P (0 <= P <= 1) or cite, got {spec!r}")
     p = 0.0
     if kind == "noisy":
         try:
@@ -46,10 +48,14 @@ def parse_feedback(spec: str | None) -> tuple[str, float]:
 
 
 def simulated_used(kind: str, p: float, memories: Sequence[Mapping[str, Any]], evidence: Iterable[str],
-                   gold: str | None = None, question: str | None = None, seed: str = "") -> list[int]:
-    """The ids a simulated agent reports as used for one retrieval (see the module docstring)."""
+                   gold: str | None = None, question: str | None = None, seed: str = "",
+                   prediction: str | None = None) -> list[int]:
+    """The ids a simulated agent (or, for ``cite``, the reader's own ``prediction``) reports as used for one
+    retrieval (see the module docstring)."""
     if kind == "none" or not memories:
         return []
+    if kind == "cite":   # what Memory.ask sends with answer.cite_feedback
+        return [c["id"] for c in select_citations(prediction, memories, question=question) if c["overlap"] > 0]
     ev = set(evidence)
     hits = [m["id"] for m in memories if m.get("source_id") in ev]
     if kind == "evidence":

@@ -213,6 +213,8 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     fb_kind, fb_p = parse_feedback(feedback)
     if fb_kind != "none" and variant in BASELINES:
         raise InputError(f"--feedback {feedback}: the {variant} baseline does not learn; use a hela variant")
+    if fb_kind == "cite" and retrieval_only:
+        raise InputError("--feedback cite: the reader's citations need its answers; drop --retrieval-only")
     t_start = time.perf_counter()
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}")
@@ -337,7 +339,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                     question = str(qa.get("question", ""))
                     used = [] if fb_kind == "none" else simulated_used(
                         fb_kind, fb_p, memories, evidence_ids(qa.get("evidence")), gold_answer(qa), question,
-                        seed=f"{name}:{i}:{p}")
+                        seed=f"{name}:{i}:{p}", prediction=out.get("prediction"))
                     if scored is not None:
                         scored(used)
                     if fb_kind == "none" or not memories:
@@ -355,7 +357,10 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
                     if (name, i, p) in done or not scored(qa):
                         # answered before an interruption, or a category not scored: redo / do its learning
                         # so the graph stays in step
-                        give_feedback(qa, runner.replay(str(qa.get("question", ""))), i, p)
+                        again = runner.replay(str(qa.get("question", "")))
+                        if (name, i, p) in done:   # cite: the answer it gave then
+                            again["prediction"] = done[(name, i, p)].get("prediction")
+                        give_feedback(qa, again, i, p)
                         runner.after_question()
                         if scored(qa):
                             replayed += 1
@@ -433,7 +438,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
         "limit_per_sample": limit,
         "categories": sorted(wanted) if wanted is not None else None,
         "passes": passes,
-        "feedback": feedback if fb_kind == "none" else f"{feedback} (simulation)",
+        "feedback": feedback if fb_kind in ("none", "cite") else f"{feedback} (simulation)",
         "questions": len(results),
         **summary,
         "per_sample": per_sample,

@@ -279,6 +279,9 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
 
     require_nltk()
     fb_kind, fb_p = parse_feedback(feedback)
+    if fb_kind == "cite":
+        raise InputError("--feedback cite: LongMemEval asks one question per haystack, so a citation could "
+                         "only help that same question; use it with hela bench locomo")
     t_start = time.perf_counter()
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}")

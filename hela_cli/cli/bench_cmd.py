@@ -135,8 +135,9 @@ def bench_locomo(
     reader: Optional[str] = typer.Option(None, "--reader", metavar="REF", help="Answer with this chat model: "
                                          "any models.chat value (alias, GGUF path, ollama:NAME, "
                                          "openai:MODEL@BASE_URL); default models.chat."),
-    feedback: str = typer.Option("none", "--feedback", help="Simulated use signals (a simulation), applied after "
-                                 "each question is scored: none|evidence|answer|noisy:P."),
+    feedback: str = typer.Option("none", "--feedback", help="Use signals, applied after each question is scored: "
+                                 "none|evidence|answer|noisy:P (simulations) or cite (the reader's own "
+                                 "citations)."),
 ) -> None:
     """Evaluate on LoCoMo: fresh space per conversation, questions in order with learning on."""
     from hela_cli.bench import VARIANTS, run_locomo
