@@ -25,41 +25,23 @@ columns' planner statistics (``pg_stats``, readable by SQL) quote it.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import random
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 
 from hela_cli.config import Config
-from hela_cli.keywords import keywords
 from hela_cli.memory import Memory
 from hela_cli.store.pg_correct import VACUUM_TABLES
 
+# the tests' keyword-hash embedder (no model); appended, so that PYTHONPATH still decides which hela_cli runs
+sys.path.append(str(Path(__file__).resolve().parents[1]))
+from tests.conftest import HashEmbedder  # noqa: E402
+
 SECRET = "the vault code is QX-ZORBLAX-77-TANGERINE"
 NEEDLES = (b"ZORBLAX", b"zorblax")
-
-
-class KeywordHashEmbedder:
-    """tests/conftest.py's HashEmbedder (a benchmark imports no test module): each keyword a hashed direction."""
-
-    model_id = "test:hash-64"
-    dim = 64
-    n_ctx = 512
-
-    def embed(self, texts):
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for kw in keywords(text) or [text]:
-                h = hashlib.blake2b(kw.encode(), digest_size=8).digest()
-                out[i, h[0] % self.dim] += 1.0 if h[1] & 1 else -1.0
-            if not out[i].any():
-                out[i, 0] = 1.0
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
 def scan(conn, datadir: Path, dboid: int) -> dict[str, object]:
@@ -106,7 +88,7 @@ def main() -> None:
         dboid = conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()[0]
         print(f"server {conn.execute('SHOW server_version').fetchone()[0]}, {n} memories")
 
-        m = Memory(Config(db=url), embedder=KeywordHashEmbedder())
+        m = Memory(Config(db=url), embedder=HashEmbedder())
         random.seed(1)
         words = "apple river garden music travel office paper bread window mountain coffee yellow".split()
         turns = [{"text": " ".join(random.choices(words, k=12)) + f" n{i}", "speaker": random.choice(["Ana", "Bo"])}

@@ -116,21 +116,28 @@ class Edges:
             row = self.db.execute("SELECT amp, prior FROM edges WHERE a=? AND b=?", (a, b)).fetchone()
             return row[1] + row[0] * self._factor(space.id, decay) if row else 0.0
 
-    def set_edges(self, space: Space, weights: dict[tuple[int, int], float], decay: float) -> None:
-        """Write current weights for pairs, inside a write transaction. A pair whose node is gone (or in
-        another space) is skipped: the check runs in the transaction, so no edge can dangle. An edge with a
-        fixed ``prior`` keeps it; its decaying part becomes ``max(0, weight - prior)``."""
-        self.require_transaction("set_edges")
-        factor = self._write_factor(space.id, decay)
-        rows = []
+    @staticmethod
+    def _edge_amps(weights: dict[tuple[int, int], float], factor: float) -> dict[tuple[int, int], float]:
+        """``{(min, max): amplitude}`` of the weights at the current decay ``factor`` (a pair given twice keeps
+        its last weight; self-pairs skipped); a weight that is not a finite non-negative number is refused."""
+        amps: dict[tuple[int, int], float] = {}
         for (a, b), w in weights.items():
             if a == b:
                 continue
             amp = w / factor
             if not (amp >= 0 and math.isfinite(amp)):
                 raise StoreError(f"edge ({a}, {b}): weight {w!r} is not a finite non-negative number")
-            a, b = min(a, b), max(a, b)
-            rows.append((a, b, space.id, amp, a, space.id, b, space.id, factor))
+            amps[(min(a, b), max(a, b))] = amp
+        return amps
+
+    def set_edges(self, space: Space, weights: dict[tuple[int, int], float], decay: float) -> None:
+        """Write current weights for pairs, inside a write transaction. A pair whose node is gone (or in
+        another space) is skipped: the check runs in the transaction, so no edge can dangle. An edge with a
+        fixed ``prior`` keeps it; its decaying part becomes ``max(0, weight - prior)``."""
+        self.require_transaction("set_edges")
+        factor = self._write_factor(space.id, decay)
+        rows = [(a, b, space.id, amp, a, space.id, b, space.id, factor)
+                for (a, b), amp in self._edge_amps(weights, factor).items()]
         self.db.executemany(
             "INSERT INTO edges(a, b, space_id, amp) SELECT ?, ?, ?, ? "
             "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "

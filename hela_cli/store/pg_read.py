@@ -24,7 +24,6 @@ from changes, so the results are SQLite's (the LoCoMo parity run and ``tests/tes
 from __future__ import annotations
 
 import contextlib
-import math
 import re
 from typing import Any, Iterator, Sequence
 
@@ -186,14 +185,7 @@ class PgReads:
         ``(b, a)``) keeps its last weight, as the statements in turn did."""
         self.require_transaction("set_edges")
         factor = self._write_factor(space.id, decay)
-        amps: dict[tuple[int, int], float] = {}
-        for (a, b), w in weights.items():
-            if a == b:
-                continue
-            amp = w / factor
-            if not (amp >= 0 and math.isfinite(amp)):
-                raise StoreError(f"edge ({a}, {b}): weight {w!r} is not a finite non-negative number")
-            amps[(min(a, b), max(a, b))] = amp
+        amps = self._edge_amps(weights, factor)  # type: ignore[attr-defined]
         if not amps:
             return
         self.db.execute(
