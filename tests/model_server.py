@@ -122,10 +122,16 @@ class _FaultHandler(BaseHTTPRequestHandler):
             self._reply(404, b'{"error": "unknown fault"}')
 
 
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        """A client that gave up (the "slow" fault outlives hela's timeout) makes the late reply a broken pipe;
+        socketserver would print its traceback on this process's stderr, into a later test's captured output."""
+
+
 @pytest.fixture(scope="session")
 def fault_server():
     """``http://127.0.0.1:PORT``: prefix a fault name, e.g. ``f"{fault_server}/500/v1"``."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _FaultHandler)
+    httpd = _QuietServer(("127.0.0.1", 0), _FaultHandler)
     t = threading.Thread(target=httpd.serve_forever, daemon=True)
     t.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
