@@ -87,20 +87,22 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     Postgres), the learning write after it."""
     learn = cfg.retrieval.learn if learn is None else learn
     t0 = time.perf_counter()
+    if query_vector is None:   # before the snapshot: a served embedder may take a while
+        query_vector = embed_queries(embedder, [question])[0]
     with store.reading(space.id):
-        res = _ranked(store, space, embedder, question, cfg, now, query_vector, filters, t0)
+        res = _ranked(store, space, question, cfg, now, query_vector, filters, t0)
     if learn:
         learn_from_retrieval(store, space, res, cfg)
     res.timings_ms["total"] = (time.perf_counter() - t0) * 1000
     return res
 
 
-def _ranked(store: Store, space: Space, embedder: Embedder, question: str, cfg: Config, now: float | None,
-            query_vector: np.ndarray | None, filters: dict[str, Any] | None, t0: float) -> Retrieval:
+def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float | None,
+            query_vector: np.ndarray, filters: dict[str, Any] | None, t0: float) -> Retrieval:
     """:func:`retrieve` up to the ranked memories and semantic records (the reads)."""
     r = cfg.retrieval
     timings: dict[str, float] = {}
-    q = query_vector if query_vector is not None else embed_queries(embedder, [question])[0]
+    q = query_vector
     q_kw = keywords(question)
     timings["embed"] = (time.perf_counter() - t0) * 1000
 
