@@ -51,7 +51,8 @@ def check_feedback(store: Store, space: Space, used: Iterable[Any], recall_id: A
             raise InputError(f"recall id {recall_id!r} is not a number")
         row = store.get_ask(int(recall_id))
         if row is None:
-            raise InputError(f"recall {recall_id}: no such recall in {store.path}")
+            raise InputError(f"recall {recall_id}: no such recall in {store.path} (a recall that gets no feedback "
+                             f"is kept for the space's newest answer.keep_recalls recalls)")
         if row["space_id"] != space.id:
             raise InputError(f"recall {recall_id} is a recall of another space, not of '{space.name}'")
     rid = row["id"]
