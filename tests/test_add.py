@@ -7,6 +7,7 @@ and real processes adding while an ingest and ``ask`` loops run on the same file
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import threading
@@ -106,7 +107,7 @@ def test_cli_add_text_id_json(cli_env):
     assert json.loads(again.stdout) == {"space": "me", "added": [], "skipped": [{"id": nid + 1, "source_id": "k1"}]}
     bad = _cli(["add", "-s", "me", "--time", "yesterday-ish", "hi"])
     assert bad.exit_code == 2 and bad.stderr.strip().splitlines() == ["error: --time: cannot parse date/time 'yesterday-ish'"]
-    with Memory(Config(db=str(cli_env / "hela.db"))) as mem:
+    with Memory(Config(db=os.environ["HELA_DB"])) as mem:   # the test's database, on either backend
         nodes = list(mem.store.iter_nodes(mem.store.require_space("me").id))
     assert [n["text"] for n in nodes] == ["I like tea", "Second turn"]
     assert nodes[0]["speaker"] == "Alice" and nodes[0]["time_str"] == "2024-05-01 10:00"
@@ -124,6 +125,8 @@ def test_hela_space_sets_the_default_space_and_a_flag_wins(cli_env, monkeypatch)
 
 
 def test_cli_add_stdin_all_or_nothing(cli_env):
+    if os.environ["HELA_DB"].startswith("postgresql"):   # HELA_TEST_BACKEND=postgres
+        pytest.skip("checks that no SQLite file is created; on Postgres test_postgres.py checks no schema is")
     db = cli_env / "hela.db"
     lines = [{"speaker": "Ana", "text": "We should repaint the kitchen", "time": "2024-06-01T09:00:00Z", "id": "a1"},
              {"role": "assistant", "content": "Which colour?", "time": 1717232460},
