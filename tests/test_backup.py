@@ -4,6 +4,7 @@ restored into a fresh file gives the same content (through the id mapping) and t
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import threading
 from pathlib import Path
@@ -67,7 +68,7 @@ def test_backup_export_import_round_trip_real_models(cli_env, monkeypatch, tmp_p
     monkeypatch.setenv("HELA_CONSOLIDATION_DELTA_HUB", "0.5")
     monkeypatch.setenv("HELA_CONSOLIDATION_AUTO", "false")
     monkeypatch.setenv("HELA_INGEST_PASSAGE_CHARS", "40")  # some turns get passage vectors
-    db = cli_env / "hela.db"
+    db = os.environ["HELA_DB"]   # the test's database (HELA_TEST_BACKEND=postgres: a Postgres URL)
     run("ingest", str(write_conversation(tmp_path / "c.jsonl")), "--space", "t")
     for q in QUESTIONS[:3]:
         run("ask", q, "-s", "t", "--no-llm", "--json")  # learning on: edges get learned weights
@@ -84,7 +85,7 @@ def test_backup_export_import_round_trip_real_models(cli_env, monkeypatch, tmp_p
         assert s.count_semantic(sp.id) >= 1 and sp.step == 4 and sp.consolidated_step > 0
         assert any(amp > 0 for _, _, _, amp in s.raw_edges(sp.id)[2])
 
-    def recall(dbfile: Path) -> list[dict[str, Any]]:
+    def recall(dbfile: Path | str) -> list[dict[str, Any]]:
         return [json.loads(run("--db", str(dbfile), "ask", q, "-s", "t", "--no-llm", "--no-learn", "--json").stdout)
                 for q in QUESTIONS]
 

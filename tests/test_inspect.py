@@ -2,6 +2,7 @@
 snapshot, valid GraphML / JSON / SVG, and the CLI (--json, errors, safe rendering of user text)."""
 
 import json
+import os
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -170,7 +171,7 @@ def run(*args, code=0):
 
 def test_cli_inspect_export_json(cli_env, tmp_path, monkeypatch):
     monkeypatch.setenv("HELA_CONSOLIDATION_DELTA_HUB", "0.5")
-    tiny_store(cli_env / "hela.db").close()
+    tiny_store(os.environ["HELA_DB"]).close()
     ov = json.loads(run("inspect", "--space", "tiny", "--json").stdout)
     assert ov["nodes"] == 5 and ov["hubs"]["count"] == 2
     hubs = json.loads(run("inspect", "hubs", "--space", "tiny", "--top", "1", "--json").stdout)
@@ -197,7 +198,7 @@ def test_cli_inspect_export_json(cli_env, tmp_path, monkeypatch):
 
 
 def test_cli_human_output_and_errors(cli_env, tmp_path):
-    tiny_store(cli_env / "hela.db").close()
+    tiny_store(os.environ["HELA_DB"]).close()
     for args in (("inspect", "-s", "tiny"), ("inspect", "hubs", "-s", "tiny"), ("inspect", "prune", "-s", "tiny"),
                  ("inspect", "semantic", "-s", "tiny"), ("consolidate", "-s", "tiny", "--dry-run"),
                  ("forget", "-s", "tiny")):
@@ -221,7 +222,7 @@ def test_cli_human_output_and_errors(cli_env, tmp_path):
 
 def test_cli_no_database(cli_env):
     res = run("inspect", "--json", code=4)
-    assert "no database yet" in res.output
+    assert "database yet" in res.output   # SQLite: "no database yet"; Postgres: "no hela database yet"
     assert not (cli_env / "hela.db").exists()
 
 
@@ -233,7 +234,7 @@ def test_cli_consolidate_with_real_models(cli_env, monkeypatch, tmp_path):
     monkeypatch.setenv("HELA_INGEST_INITIAL_WEIGHT", "0.1")  # ingest links alone make no hub
     monkeypatch.setenv("HELA_CONSOLIDATION_DELTA_HUB", "0.5")
     run("ingest", str(write_conversation(tmp_path / "c.jsonl")), "--space", "t")
-    with Store(cli_env / "hela.db") as s:  # a hub: node 1 strongly associated with 5 and 7 (the Tofu turns)
+    with Store(os.environ["HELA_DB"]) as s:  # a hub: node 1 strongly associated with 5 and 7 (the Tofu turns)
         sp = s.require_space("t")
         with s.transaction():
             s.set_edges(sp, {(1, 5): 0.4, (1, 7): 0.3, (5, 7): 0.2}, 0.995)
