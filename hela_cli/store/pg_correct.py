@@ -26,7 +26,6 @@ same portable SQL as on SQLite, translated by ``PgDB`` (``store/postgres.py``).
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from pathlib import Path
@@ -146,35 +145,6 @@ class PgCorrect:
                              ) -> list[tuple[int, float]]:
         where, args = filter_clause(alias="n", **filters)
         return [(nid, score) for nid, score in self._bm25(space_id, terms, where, args, limit)]
-
-    def _bm25(self, space_id: int, terms: Sequence[str], where: str, args: Sequence[Any], limit: int,
-              offset: int = 0) -> list[tuple[int, float]]:
-        """FTS5's ``-bm25()`` over the space's memories matching ``where`` (``" AND ..."`` on alias ``n``), best
-        first, ties by id: the statistics of :meth:`~hela_cli.store.pg_search.PgSearch.keyword_search`."""
-        from hela_cli.store.pg_search import BM25_B, BM25_K1, term_key
-
-        terms = [t for t in dict.fromkeys(terms) if t]
-        if not terms or limit <= 0:
-            return []
-        with self._snapshot():
-            n_docs, n_tokens = self.db.execute(
-                "SELECT coalesce(sum(fts_docs), 0)::float8, coalesce(sum(fts_len), 0)::float8 FROM spaces"
-            ).fetchone()
-            if n_docs <= 0:
-                return []
-            keys = list(dict.fromkeys(term_key(t) for t in terms))
-            df = dict(self.db.execute(
-                "SELECT term, count(*) FROM node_terms WHERE space_id = ? AND term = ANY(?) GROUP BY term",
-                (int(space_id), keys)).fetchall())
-            idf = [max(math.log((n_docs - df.get(k, 0) + 0.5) / (df.get(k, 0) + 0.5)), 0) or 1e-6 for k in keys]
-            rows = self.db.execute(
-                "SELECT t.node_id, sum(q.idf * (t.tf * ?) / (t.tf + ? * (? + ? * t.dl / ?))) AS score "
-                "FROM node_terms t JOIN unnest(?::text[], ?::float8[]) AS q(term, idf) ON t.term = q.term "
-                f"JOIN nodes n ON n.id = t.node_id WHERE t.space_id = ?{where} GROUP BY t.node_id "
-                "ORDER BY score DESC, t.node_id LIMIT ? OFFSET ?",
-                (BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B, n_tokens / n_docs, keys, idf, int(space_id),
-                 *args, int(limit), int(offset))).fetchall()
-        return [(int(n), float(s)) for n, s in rows]
 
     # ---------------------------------------------------------------- browsing (hela ui)
     def set_query_only(self, on: bool) -> None:

@@ -176,7 +176,13 @@ class PgSearch:
                         (len(ids), total, space_id))
 
     def keyword_search(self, space_id: int, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """Nodes of the space matching any term, ``[(node_id, bm25)]`` best first: FTS5's ``-bm25()``.
+        """Nodes of the space matching any term, ``[(node_id, bm25)]`` best first: FTS5's ``-bm25()``."""
+        return self._bm25(space_id, terms, "", (), limit)
+
+    def _bm25(self, space_id: int, terms: Sequence[str], where: str, args: Sequence[Any], limit: int,
+              offset: int = 0) -> list[tuple[int, float]]:
+        """FTS5's ``-bm25()`` over the space's memories, best first, ties by id; ``where`` (``" AND ..."`` on
+        the nodes' alias ``n``, with ``args``) narrows them (recall filters, ``hela ui``'s search).
 
         One statement (it was three in a snapshot: the totals, the document frequencies, the scores): the
         IDF is computed in SQL with the float8 operations, in the order, of the formula in this module's
@@ -186,8 +192,9 @@ class PgSearch:
         if not terms or limit <= 0:
             return []
         keys = [term_key(t) for t in terms]
+        nodes = " JOIN nodes n ON n.id = t.node_id" if where else ""
         rows = self.db.execute(
-            """WITH tot AS (SELECT coalesce(sum(fts_docs), 0)::float8 AS n, coalesce(sum(fts_len), 0)::float8 AS len
+            f"""WITH tot AS (SELECT coalesce(sum(fts_docs), 0)::float8 AS n, coalesce(sum(fts_len), 0)::float8 AS len
                             FROM spaces),
                     df AS (SELECT term, count(*)::float8 AS df FROM node_terms
                            WHERE space_id = ? AND term = ANY(?) GROUP BY term),
@@ -196,10 +203,11 @@ class PgSearch:
                SELECT t.node_id,
                       sum((CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END) * (t.tf * ?)
                           / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) AS score
-               FROM node_terms t JOIN q ON t.term = q.term CROSS JOIN tot
-               WHERE t.space_id = ? AND tot.n > 0 GROUP BY t.node_id ORDER BY score DESC, t.node_id LIMIT ?""",
+               FROM node_terms t JOIN q ON t.term = q.term CROSS JOIN tot{nodes}
+               WHERE t.space_id = ? AND tot.n > 0{where} GROUP BY t.node_id ORDER BY score DESC, t.node_id
+               LIMIT ? OFFSET ?""",
             (int(space_id), list(set(keys)), keys, BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B,
-             int(space_id), int(limit))).fetchall()
+             int(space_id), *args, int(limit), int(offset))).fetchall()
         return [(int(n), float(s)) for n, s in rows]
 
     def term_counts(self, space_id: int, terms: Sequence[str]) -> dict[str, int]:
