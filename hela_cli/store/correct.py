@@ -160,20 +160,11 @@ class Correct:
                     "DELETE FROM semantic WHERE id IN ({ids})"):
             _delete_in(self, sql, records)
         _delete_in(self, "DELETE FROM reembed_stage WHERE kind = 'semantic' AND id IN ({ids})", records)
-        hubs_reset = 0
-        for sql, keys in (("DELETE FROM hubs WHERE node_id IN ({ids})", sorted(hubs | set(ids))),
-                          ("DELETE FROM hubs WHERE space_id = ? AND "
-                           + self._json_holds("hubs.cluster", "{ids}"), ids)):
-            for i in range(0, len(keys), 500):
-                chunk = keys[i:i + 500]
-                args = (chunk if "space_id" not in sql else (space_id, *chunk))
-                hubs_reset += self.db.execute(sql.format(ids=",".join("?" * len(chunk))), args).rowcount
-        asks = 0
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            asks += self.db.execute(
-                "DELETE FROM asks WHERE space_id = ? AND " + self._json_holds("asks.memories", ",".join("?" * len(chunk))),
-                (space_id, *chunk)).rowcount
+        hubs_reset = (_delete_in(self, "DELETE FROM hubs WHERE node_id IN ({ids})", sorted(hubs | set(ids)))
+                      + _delete_in(self, "DELETE FROM hubs WHERE space_id = ? AND "
+                                   + self._json_holds("hubs.cluster", "{ids}"), ids, (space_id,)))
+        asks = _delete_in(self, "DELETE FROM asks WHERE space_id = ? AND " + self._json_holds("asks.memories", "{ids}"),
+                          ids, (space_id,))
         for t in dict.fromkeys([*texts, *record_texts]):
             if len(t.strip()) >= MIN_PROBE:   # a question or answer quoting the text
                 asks += self.db.execute("DELETE FROM asks WHERE space_id = ? AND (instr(question, ?) > 0 OR "
@@ -227,8 +218,7 @@ class Correct:
             texts = [r[1] for r in rows]
             texts += [r[0] for r in self.select_in("SELECT text FROM history WHERE node_id IN ({ids})", found)]
             derived = self._purge_derived(space_id, found, texts)
-            history = sum(self.db.execute(f"DELETE FROM history WHERE node_id IN ({','.join('?' * len(c))})",
-                                          c).rowcount for c in _chunks(found))
+            history = _delete_in(self, "DELETE FROM history WHERE node_id IN ({ids})", found)
             _delete_in(self, "DELETE FROM reembed_stage WHERE kind IN ('node', 'passage') AND id IN ({ids})", found)
             keep = {n: v for n, v in (revectors or {}).items() if n not in set(found)}
             if keep and found:
@@ -433,10 +423,11 @@ class Correct:
             self.db.execute("UPDATE spaces SET name = ? WHERE id = ?", (new, sp.id))
 
 
-def _delete_in(store: Any, sql: str, ids: Sequence[int]) -> int:
-    """Run a ``DELETE ... IN ({ids})`` 500 ids at a time (no rows to read: portable to psycopg, whose cursor
-    of a DELETE has no result to iterate). Returns the rows deleted."""
-    return sum(store.db.execute(sql.format(ids=",".join("?" * len(c))), c).rowcount for c in _chunks(ids))
+def _delete_in(store: Any, sql: str, ids: Sequence[int], params: Sequence[Any] = ()) -> int:
+    """Run a ``DELETE ... IN ({ids})`` (``params`` bound before the ids) 500 ids at a time (no rows to read:
+    portable to psycopg, whose cursor of a DELETE has no result to iterate). Returns the rows deleted."""
+    return sum(store.db.execute(sql.format(ids=",".join("?" * len(c))), (*params, *c)).rowcount
+               for c in _chunks(ids))
 
 
 def _chunks(ids: Sequence[int], n: int = 500) -> Iterable[list[int]]:
