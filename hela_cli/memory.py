@@ -329,8 +329,10 @@ class Memory:
     def space_of(self, node_ids: Sequence[int]) -> str | None:
         """The one space holding all of ``node_ids``, or None (unknown ids, several spaces, no database):
         commands that name memories by id need no ``--space``."""
-        names = {self._open_store(must_exist=True).node_space_name(int(i)) for i in node_ids}
-        return names.pop() if len(names) == 1 and None not in names else None
+        ids = {int(i) for i in node_ids}
+        found = self._open_store(must_exist=True).node_space_names(ids)
+        names = set(found.values())
+        return names.pop() if len(found) == len(ids) and len(names) == 1 else None
 
     def spaces(self) -> list[dict[str, Any]]:
         """Every space with its counts (``Store.spaces``); an empty list, and no file created, when the

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from hela_cli.store.base import NODE_COLUMNS, Space, _fts_phrase, _node, sqlite3
 
@@ -194,6 +194,10 @@ class Browse:
                                               "LIMIT ? OFFSET ?", (space_id, int(limit), int(offset)))]
 
     def node_space_name(self, node_id: int) -> str | None:
-        row = self.db.execute("SELECT s.name FROM nodes n JOIN spaces s ON s.id = n.space_id WHERE n.id = ?",
-                              (node_id,)).fetchone()
-        return row[0] if row else None
+        return self.node_space_names([node_id]).get(int(node_id))
+
+    def node_space_names(self, node_ids: Sequence[int]) -> dict[int, str]:
+        """``{node id: its space's name}`` for those of ``node_ids`` that exist, in one query per 500 ids."""
+        return {int(i): name for i, name in self.select_in(
+            "SELECT n.id, s.name FROM nodes n JOIN spaces s ON s.id = n.space_id WHERE n.id IN ({ids})",
+            sorted({int(i) for i in node_ids}))}
