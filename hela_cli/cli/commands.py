@@ -18,7 +18,7 @@ from hela_cli import __version__
 from hela_cli.config import Config, load_config
 from hela_cli.errors import HelaError, InputError
 from hela_cli.cli.clicklib import core as click_core, exceptions as click_exceptions
-from hela_cli.cli.helpers import progress_bar, state
+from hela_cli.cli.helpers import progress_bar, space_option, state
 from hela_cli.cli.render import citation_lines, clean, console, err_console, fmt_ts, print_json, table, text
 
 _NO_ARGS_HELP = (click_exceptions.NoArgsIsHelpError,)
@@ -357,8 +357,7 @@ def add(
     words: list[str] = typer.Argument(..., metavar="TEXT", help="The turn's text, or '-' to read JSON Lines "
                                       "from stdin ({\"speaker\"|\"role\", \"text\"|\"content\", \"time\"?, "
                                       "\"id\"?, \"session\"?} per line)."),
-    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE",
-                              help="Memory space (created if needed)."),
+    space: str = space_option("Memory space (created if needed)."),
     speaker: Optional[str] = typer.Option(None, "--speaker", help="Who said it (default: user)."),
     when: Optional[str] = typer.Option(None, "--time", help="When it was said (default: now)."),
     session: Optional[str] = typer.Option(None, "--session", help="Session id (default: the newest turn's "
@@ -402,7 +401,7 @@ def parse_now(value: Optional[str]) -> Optional[float]:
 def ask(
     ctx: typer.Context,
     question: str = typer.Argument(..., help="The question."),
-    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
+    space: str = space_option(),
     k: Optional[int] = typer.Option(None, "--k", min=1, max=200, help="Top-k by base activation (default 10)."),
     flip: Optional[int] = typer.Option(None, "--flip", min=0, max=100, help="Extra nodes by spread activation (default 3)."),
     now: Optional[str] = typer.Option(None, "--now", help="The present for time decay (default: the newest memory)."),

@@ -6,13 +6,13 @@ from typing import Any
 
 import typer
 
-from hela_cli.cli.helpers import state
+from hela_cli.cli.helpers import space_option, state
 from hela_cli.cli.render import HUB_STYLE, console, err_console, print_json, table, text
 
 
 def consolidate_cmd(
     ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
+    space: str = space_option(),
     dry_run: bool = typer.Option(False, "--dry-run", help="List hubs and clusters; no model call, no write."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:

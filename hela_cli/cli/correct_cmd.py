@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from hela_cli.cli.helpers import state
+from hela_cli.cli.helpers import space_option, state
 from hela_cli.cli.render import console, err_console, fmt_ts, one_line, print_json, text
 from hela_cli.errors import InputError
 
@@ -37,7 +37,7 @@ def _print_memories(rows: list[dict[str, Any]]) -> None:
 
 def memories_cmd(
     ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
+    space: str = space_option(),
     speaker: Optional[str] = typer.Option(None, "--speaker", help="Only what this speaker said."),
     session: Optional[str] = typer.Option(None, "--session", help="Only this session."),
     since: Optional[str] = typer.Option(None, "--since", help="Only memories at or after this time."),
@@ -62,7 +62,7 @@ def memories_cmd(
 def delete_cmd(
     ctx: typer.Context,
     ids: Optional[list[int]] = typer.Argument(None, metavar="[ID]...", help="Memory ids to delete."),
-    space: Optional[str] = typer.Option(None, "--space", "-s", envvar="HELA_SPACE", help=ID_SPACE_HELP),
+    space: Optional[str] = space_option(ID_SPACE_HELP, None),
     source_ids: Optional[list[str]] = typer.Option(None, "--source-id", help="Delete the memory with this "
                                                    "source id (repeatable)."),
     session: Optional[str] = typer.Option(None, "--session", help="Filter: every memory of this session."),
@@ -137,7 +137,7 @@ def edit_cmd(
     ctx: typer.Context,
     args: list[str] = typer.Argument(..., metavar="[ID] TEXT", help="The memory id and its new text (with "
                                      "--source-id: the text alone)."),
-    space: Optional[str] = typer.Option(None, "--space", "-s", envvar="HELA_SPACE", help=ID_SPACE_HELP),
+    space: Optional[str] = space_option(ID_SPACE_HELP, None),
     source_id: Optional[str] = typer.Option(None, "--source-id", help="Edit the memory with this source id."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -171,7 +171,7 @@ def _target(args: list[str], source_id: Optional[str], what: str) -> tuple[Optio
 def history_cmd(
     ctx: typer.Context,
     node_id: Optional[int] = typer.Argument(None, metavar="[ID]", help="The memory id."),
-    space: Optional[str] = typer.Option(None, "--space", "-s", envvar="HELA_SPACE", help=ID_SPACE_HELP),
+    space: Optional[str] = space_option(ID_SPACE_HELP, None),
     source_id: Optional[str] = typer.Option(None, "--source-id", help="The memory with this source id."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

@@ -9,14 +9,14 @@ from typing import Optional
 import typer
 
 from hela_cli.errors import InputError
-from hela_cli.cli.helpers import open_store, write_out
+from hela_cli.cli.helpers import open_store, space_option, write_out
 from hela_cli.cli.render import err_console, text
 
 
 def export_cmd(
     ctx: typer.Context,
     fmt: str = typer.Option(..., "--format", "-f", help="json|graphml"),
-    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
+    space: str = space_option(),
     out: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write here (default: stdout)."),
     vectors: bool = typer.Option(False, "--vectors", help="JSON: include the embedding vectors."),
 ) -> None:

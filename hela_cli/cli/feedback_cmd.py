@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from hela_cli.cli.helpers import state
+from hela_cli.cli.helpers import space_option, state
 from hela_cli.cli.render import console, print_json, text
 
 
@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
     def reinforce(
         ctx: typer.Context,
         used: list[int] = typer.Argument(..., metavar="ID...", help="Ids of the recall's memories that were used."),
-        space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
+        space: str = space_option(),
         recall: Optional[int] = typer.Option(None, "--recall", metavar="ID", help="The recall id (`recall_id` of "
                                              "`hela ask --json` or MCP recall; default: the space's latest)."),
         json_out: bool = typer.Option(False, "--json", help="Print JSON."),

@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from hela_cli.cli.helpers import state
+from hela_cli.cli.helpers import space_option, state
 from hela_cli.cli.render import ISOLATED_STYLE, console, print_json, table, text
 
 
@@ -24,7 +24,7 @@ def candidates_table(title: str, cands: list[dict[str, Any]]) -> Any:
 
 def forget_cmd(
     ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
+    space: str = space_option(),
     apply: bool = typer.Option(False, "--apply", help="Remove the candidates (default: dry run)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:

@@ -18,6 +18,11 @@ from hela_cli.cli.render import clean, err_console, print_json
 Progress = Callable[..., None]
 
 
+def space_option(help: str = "Memory space.", default: Optional[str] = "default") -> Any:
+    """``-s/--space NAME``: the flag, else ``HELA_SPACE``, else ``default`` (every command that takes a space)."""
+    return typer.Option(default, "--space", "-s", envvar="HELA_SPACE", help=help)
+
+
 def state(ctx: typer.Context) -> Any:
     """The global options' state object (``--db``, ``--config``) of the ``hela`` command."""
     return ctx.find_root().obj

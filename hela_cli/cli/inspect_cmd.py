@@ -10,7 +10,7 @@ import typer
 
 from hela_cli.errors import InputError
 from hela_cli.cli.forget_cmd import candidates_table
-from hela_cli.cli.helpers import open_store, show_space, write_out
+from hela_cli.cli.helpers import open_store, show_space, space_option, write_out
 from hela_cli.cli.render import HUB_STYLE, ISOLATED_STYLE, clean, console, err_console, fmt_ts, print_json, table, text
 
 CTX = {"help_option_names": ["-h", "--help"]}
@@ -33,7 +33,7 @@ def _num(x: Optional[float], digits: int = 3) -> str:
 @inspect_app.callback(invoke_without_command=True)
 def inspect_main(
     ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
+    space: str = space_option(),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Overview: nodes, edges, weight distribution, hubs, candidates, semantic records."""

@@ -6,13 +6,13 @@ from typing import Optional
 
 import typer
 
-from hela_cli.cli.helpers import state
+from hela_cli.cli.helpers import space_option, state
 from hela_cli.cli.render import console, print_json, text
 
 
 def link_cmd(
     ctx: typer.Context,
-    space: str = typer.Option("default", "--space", "-s", envvar="HELA_SPACE", help="Memory space."),
+    space: str = space_option(),
     top_k: Optional[int] = typer.Option(None, "--top-k", min=1,
                                         help="Partners per memory (default: ingest.keyword_links)."),
     weight: Optional[float] = typer.Option(None, "--weight", min=0.0,
