@@ -33,16 +33,10 @@ from hela_cli.mcp_http import (StaticTokenVerifier, client_config, is_loopback, 
                                url_for)
 from hela_cli.mcp_server import build_server
 from tests.reliability import PY, REPO, hela, hela_env
+from tests.support import MCP_TURNS as TURNS
 
 TOKEN = "test-token-" + "x7Qp2" * 6
 TOOLS = {"remember", "recall", "ask", "reinforce", "forget", "spaces", "hubs", "memories", "update", "delete"}
-TURNS = [
-    {"speaker": "Alice", "text": "I adopted a grey cat called Miso from the shelter", "time": "2024-05-01T10:00:00Z",
-     "id": "m1"},
-    {"speaker": "Bob", "text": "Nice! I am training for the Berlin marathon in September", "time": "2024-05-01T10:01:00Z",
-     "id": "m2"},
-    {"speaker": "Alice", "text": "Miso sleeps on my keyboard every morning", "time": "2024-05-01T10:02:00Z", "id": "m3"},
-]
 READY = "hela mcp: serving the hela tools at "
 
 
