@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from hela_cli import inspection  # noqa: E402
+from hela_cli.maintenance import inspection  # noqa: E402
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
 from hela_cli.store import sqlite3  # noqa: E402
@@ -129,7 +129,7 @@ def synthetic(args: argparse.Namespace) -> dict[str, Any]:
         t_build = scale.build(work / "hela.db", data, cfg, lambda s: print(s, file=sys.stderr))
         qs = data.queries(10)
         with Memory(cfg, embedder=scale.NoEmbedder()) as mem:
-            from hela_cli.retrieval import retrieve
+            from hela_cli.mechanics.retrieval import retrieve
 
             sp = mem.store.require_space(scale.SPACE)
             for text, v in qs * 3:  # learned edges among the retrieved memories

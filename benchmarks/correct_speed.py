@@ -8,7 +8,7 @@ asks (each retrieving 13 memories), then times, each ``--reps`` times on a diffe
 
 * ``delete``: ``Store.erase_nodes`` of one memory (every table, then the scrub: WAL checkpoint, a byte
   search of the file, VACUUM only if a probe is found), wall and CPU time, and the scrub alone;
-* ``edit``: ``hela_cli.correct.edit`` with a stand-in embedder returning fixed vectors (the embedding
+* ``edit``: ``hela_cli.maintenance.correct.edit`` with a stand-in embedder returning fixed vectors (the embedding
   itself is not timed: ~10-20 ms a text with the default embedder), wall and CPU time;
 * ``delete --session``: a filter delete of one session (20 memories);
 * ``memories --contains``: a listing that scans every memory's text;
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hela_cli.config import Config  # noqa: E402
-from hela_cli.correct import edit  # noqa: E402
+from hela_cli.maintenance.correct import edit  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
 from scale import DIM, FAKE_EMBEDDER, SPACE, Synthetic, build  # noqa: E402
 

@@ -6,7 +6,7 @@ pruning of negligible edges.
 
 A synthetic 10k-node space (``benchmarks/scale.py``'s clustered 384-d unit vectors with keywords and
 consecutive-turn links of 0.5; no model involved) is built once and copied, then each mode runs the same
-``--asks`` learning retrievals (``hela_cli.retrieval.retrieve`` with ``query_vector``, learning on: Eq.1
+``--asks`` learning retrievals (``hela_cli.mechanics.retrieval.retrieve`` with ``query_vector``, learning on: Eq.1
 writes up to 78 edges per ask) on its copy:
 
 * ``prune``: the code as it is (at most ``PRUNE_PER_STEP`` edges below ``PRUNE_WEIGHT`` deleted per step);
@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 import hela_cli.store.edges as edges_mod  # noqa: E402
 from hela_cli.config import Config  # noqa: E402
-from hela_cli.retrieval import retrieve  # noqa: E402
+from hela_cli.mechanics.retrieval import retrieve  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
 from scale import SPACE, NoEmbedder, Synthetic, build, db_bytes  # noqa: E402
 

@@ -54,7 +54,7 @@ def main() -> None:
     from hela_cli.models import DEFAULT_MODELS, LlamaChat
     from hela_cli.models.llama import _n_threads
     from hela_cli.paths import model_dir
-    from hela_cli.prompts import ANSWER_STOP, answer_messages
+    from hela_cli.answering.prompts import ANSWER_STOP, answer_messages
     from tests.model_server import free_port
 
     mdir = model_dir("")

@@ -62,7 +62,7 @@ def main() -> None:
     ap.add_argument("--json", default=None)
     ap.add_argument("--hnsw-min", type=int, default=None)
     args = ap.parse_args()
-    from hela_cli.retrieval import retrieve
+    from hela_cli.mechanics.retrieval import retrieve
 
     cfg = Config()
     kw = {} if args.hnsw_min is None else {"hnsw_min": args.hnsw_min}

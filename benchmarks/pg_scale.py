@@ -58,7 +58,7 @@ def knn_recall(url: str, data: scale.Synthetic, queries: int, k: int = 100) -> f
 def interleaved(url: str, data: scale.Synthetic, cfg: Config, queries: int) -> dict[str, Any]:
     """p50 / p95 of ``retrieve`` (learning on) with pgvector's exact scan and with HNSW, the two asked in
     turn question by question, so both see the same machine load (this machine's load varies by 10x)."""
-    from hela_cli.retrieval import retrieve
+    from hela_cli.mechanics.retrieval import retrieve
 
     qs = data.queries(queries + 4)
     emb = scale.NoEmbedder()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from hela_cli.config import load_config  # noqa: E402
 from hela_cli.bench.metrics import amem_f1, gold_answer, locomo_f1  # noqa: E402
-from hela_cli.prompts import (ANSWER_STOP, AnswerPrompt, answer_messages, clean_answer,  # noqa: E402
+from hela_cli.answering.prompts import (ANSWER_STOP, AnswerPrompt, answer_messages, clean_answer,  # noqa: E402
                               render_memory)
 
 # hela's answer prompt before this work (commit 7b7fa5f), kept verbatim for the comparison
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> None:
     from hela_cli.formats import parse_file
     from hela_cli.ingest import ingest_conversations
     from hela_cli.memory import Memory
-    from hela_cli.retrieval import retrieve
+    from hela_cli.mechanics.retrieval import retrieve
     from hela_cli.store import Store
 
     cfg = load_config(None, overrides={"consolidation.auto": False, "retrieval.semantic_k": 0})

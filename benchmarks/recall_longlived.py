@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402  (before llama_cpp: hela_cli.models sets OMP_WAIT_POLICY)
-from hela_cli.retrieval import retrieve  # noqa: E402
+from hela_cli.mechanics.retrieval import retrieve  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
 
 

@@ -19,7 +19,7 @@ A variant is a set of configuration overrides (dotted keys of :class:`hela_cli.c
 learning switch (``NAME@key=value,...`` adds overrides to a named one; ``learn=0`` turns learning off).
 Variants with ingest links that the cache lacks (``ingest.fixed_links``, ``ingest.keyword_links``) get them
 on their database copy through the same code ``hela link`` runs; retrieval runs in-process through
-:func:`hela_cli.retrieval.retrieve`, exactly the code ``hela ask`` and ``hela bench`` use. With learning on,
+:func:`hela_cli.mechanics.retrieval.retrieve`, exactly the code ``hela ask`` and ``hela bench`` use. With learning on,
 each variant works on a fresh copy of the cached database (Eq.1 writes edges); with learning off the cached
 file is only read.
 
@@ -45,11 +45,11 @@ from hela_cli.bench import CATEGORY_NAMES, question_category, summarize  # noqa:
 from hela_cli.config import Config, load_config  # noqa: E402
 from hela_cli.formats import parse_date, parse_file  # noqa: E402
 from hela_cli.ingest import ingest_conversations  # noqa: E402
-from hela_cli.keywords import keywords  # noqa: E402
+from hela_cli.text.keywords import keywords  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
 from hela_cli.bench.metrics import evidence_ids, evidence_recall  # noqa: E402
 from hela_cli.models import embed_queries  # noqa: E402
-from hela_cli.retrieval import learn_from_memories, retrieve  # noqa: E402
+from hela_cli.mechanics.retrieval import learn_from_memories, retrieve  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
 
 LOCOMO = "/work/shared/data/locomo_dev.json"
@@ -430,11 +430,11 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2, order: str = "data
 def prequential(out: Path, cfg: Config, emb: Any, feedback: str, passes: int = 2) -> dict[str, Any]:
     """LoCoMo in dataset order with simulated feedback (:mod:`hela_cli.bench.feedback`, a simulation): each
     question is retrieved (learning per ``cfg``) and scored, then its simulated feedback is applied through
-    :func:`hela_cli.feedback.apply_feedback`, as ``hela bench locomo --feedback`` does; ``passes`` test-retest
+    :func:`hela_cli.mechanics.feedback.apply_feedback`, as ``hela bench locomo --feedback`` does; ``passes`` test-retest
     passes on the same graph. Per pass: recall by category; pass 1 also split by whether the question's
     evidence overlaps an earlier question's evidence."""
     from hela_cli.bench.feedback import EvidenceHistory, parse_feedback, simulated_used
-    from hela_cli.feedback import apply_feedback, retrieval_record
+    from hela_cli.mechanics.feedback import apply_feedback, retrieval_record
     from hela_cli.bench.metrics import gold_answer
 
     kind, p_noise = parse_feedback(feedback)

@@ -9,7 +9,7 @@ What it measures, on this machine, in one run (see BENCHMARKS.md for recorded nu
 * **build**: synthetic clustered unit vectors (384-d, ~100 nodes per cluster, cosine to the cluster centre
   ~0.7) with keywords, timestamps and consecutive-turn edges written directly through ``Store`` (the
   database is bound to a fake embedder id; no model involved). Time to build, file size per node.
-* **retrieval latency** of ``hela_cli.retrieval.retrieve`` without an LLM, Hebbian update included (learning
+* **retrieval latency** of ``hela_cli.mechanics.retrieval.retrieve`` without an LLM, Hebbian update included (learning
   on: each query is one write transaction), p50 / p95 over ``--queries`` questions whose vectors are
   given as ``query_vector`` (so no embedder runs), once with the default store (``retrieval.vector_cache:
   false``: sqlite-vec KNN above 20k nodes, the exact in-process index up to 20k) and once with the
@@ -166,7 +166,7 @@ def pct(values: list[float], p: float) -> float:
 
 def latency(path: Path, data: Synthetic, cfg: Config, queries: int, vector_cache: bool,
             **store_kw: Any) -> dict[str, Any]:
-    from hela_cli.retrieval import retrieve
+    from hela_cli.mechanics.retrieval import retrieve
 
     qs = data.queries(queries + 5)
     totals: list[float] = []
@@ -244,7 +244,7 @@ def naive_query(path: Path, question_kw: list[str], q: np.ndarray, top: int) -> 
 
 
 def naive(path: Path, data: Synthetic, cfg: Config, queries: int) -> dict[str, Any]:
-    from hela_cli.keywords import keywords
+    from hela_cli.text.keywords import keywords
 
     write_s = naive_write(path, data)
     times = []
@@ -274,7 +274,7 @@ def vm_hwm_mb() -> float:
 
 
 def child_retrieve(db: str) -> None:
-    from hela_cli.retrieval import retrieve
+    from hela_cli.mechanics.retrieval import retrieve
 
     cfg = Config()
     with Store(db) as store:
@@ -289,7 +289,7 @@ def child_retrieve(db: str) -> None:
 def child_cold(db: str, qfile: str, i: int) -> None:
     """One retrieval in a fresh process (query ``i`` of ``qfile``); prints timings and peak RSS."""
     t_imp = time.perf_counter()
-    from hela_cli.retrieval import retrieve
+    from hela_cli.mechanics.retrieval import retrieve
 
     import_ms = (time.perf_counter() - t_imp) * 1000
     qs = json.loads(Path(qfile).read_text())

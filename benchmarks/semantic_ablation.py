@@ -21,18 +21,18 @@ from pathlib import Path
 
 from hela_cli.config import load_config  # noqa: E402
 from hela_cli.bench.metrics import amem_f1, gold_answer, locomo_f1  # noqa: E402
-from hela_cli.prompts import answer_messages  # noqa: E402
-from hela_cli.streaming import answer  # noqa: E402
+from hela_cli.answering.prompts import answer_messages  # noqa: E402
+from hela_cli.answering.streaming import answer  # noqa: E402
 
 NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
 def run(args: argparse.Namespace) -> None:
     from hela_cli.formats import parse_file
-    from hela_cli.forget import forget
+    from hela_cli.mechanics.forget import forget
     from hela_cli.ingest import ingest_conversations
     from hela_cli.memory import Memory
-    from hela_cli.retrieval import learn_from_memories
+    from hela_cli.mechanics.retrieval import learn_from_memories
     from hela_cli.store import Store
 
     cfg = load_config(None)

@@ -58,7 +58,7 @@ class QueryEmbedder:
 
 def use(path: Path, data: Synthetic, cfg: Config, learn: int, semantic: int, log) -> dict[str, Any]:
     """Learning retrievals (half of them five questions taken in turn: hubs form) and semantic records."""
-    from hela_cli.retrieval import retrieve
+    from hela_cli.mechanics.retrieval import retrieve
 
     qs = data.queries(learn)
     repeated = [qs[i % 5] for i in range(learn // 2)]
@@ -147,7 +147,7 @@ def measure(path: Path, data: Synthetic, cfg: Config, repeat: int) -> list[dict[
                     "warm_max_ms": round(max(warm) * 1000, 1),
                     "warm_cpu_median_ms": round(statistics.median(warm_cpu) * 1000, 1)})
     # another process learns (one retrieval with Eq.1): the next hubs / heatmap page reads the edges again
-    from hela_cli.retrieval import retrieve
+    from hela_cli.mechanics.retrieval import retrieve
 
     for name, p in [("hubs, after another process learned", f"/hubs?space={SPACE}"),
                     ("heatmap, after another process learned", f"/heatmap?space={SPACE}")]:

@@ -15,16 +15,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from hela_cli.citations import select_citations
+from hela_cli.answering.citations import select_citations
 from hela_cli.config import Config
 from hela_cli.models.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
 from hela_cli.errors import HelaError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
-from hela_cli import streaming
+from hela_cli.answering import streaming
 from hela_cli.paths import default_db_path
-from hela_cli.prompts import answer_messages
-from hela_cli.retrieval import Retrieval, learn_from_retrieval, retrieve
+from hela_cli.answering.prompts import answer_messages
+from hela_cli.mechanics.retrieval import Retrieval, learn_from_retrieval, retrieve
 from hela_cli.store import Space, Store
 
 
@@ -132,9 +132,9 @@ class Memory:
     def reembed(self, space: str | None = None, progress: Callable[[int, int], None] | None = None
                 ) -> dict[str, Any]:
         """Re-embed the database with the configured embedder (``models.embedder``) and bind it to it; see
-        :mod:`hela_cli.reembed` (resumable, swapped in one transaction). The binding covers every space, so
+        :mod:`hela_cli.maintenance.reembed` (resumable, swapped in one transaction). The binding covers every space, so
         every space is re-embedded: ``space``, when given, must exist and be the database's only space."""
-        from hela_cli.reembed import reembed
+        from hela_cli.maintenance.reembed import reembed
 
         store = self._open_store(must_exist=True)
         if space is not None:
@@ -201,7 +201,7 @@ class Memory:
     def retrieve(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
                  learn: bool | None = None, speaker: str | None = None, session: str | None = None,
                  since: Any = None, until: Any = None, log: bool = True) -> Retrieval:
-        """Dual-path retrieval (:func:`hela_cli.retrieval.retrieve`); ``k`` overrides ``retrieval.k`` for this
+        """Dual-path retrieval (:func:`hela_cli.mechanics.retrieval.retrieve`); ``k`` overrides ``retrieval.k`` for this
         call. Learns from the result (Eq.1) unless ``learn`` (default ``retrieval.learn``) is off.
         ``speaker``, ``session``, ``since`` / ``until`` (any date ``hela add --time`` reads) restrict the
         candidates before ranking (docs/correcting.md). A learning retrieval is logged (``log``) in the asks
@@ -222,7 +222,7 @@ class Memory:
         """One asks-log row (the recall id; None when one of the memories was deleted meanwhile). With
         ``answer.log`` off the row keeps no question or answer text, only the retrieved ids and scores that
         feedback needs."""
-        from hela_cli.feedback import retrieval_record
+        from hela_cli.mechanics.feedback import retrieval_record
 
         keep = self.config.answer.log
         return self.store.log_ask(space_id, question if keep else "", answer if keep else None,
@@ -232,12 +232,12 @@ class Memory:
 
     def reinforce(self, space: str, used: Sequence[int], *, recall_id: int | None = None) -> dict[str, Any]:
         """Feedback: the memories of a recall (``recall_id``, default the space's most recent recall or
-        ask) that the caller used. Applies the feedback rule (:func:`hela_cli.dynamics.feedback_pairs`;
-        see :mod:`hela_cli.feedback`); no model is loaded. A recall takes feedback once. Raises
+        ask) that the caller used. Applies the feedback rule (:func:`hela_cli.mechanics.dynamics.feedback_pairs`;
+        see :mod:`hela_cli.mechanics.feedback`); no model is loaded. A recall takes feedback once. Raises
         :class:`~hela_cli.errors.InputError`, writing nothing, for an unknown recall id, a recall of another
         space, or memories that recall did not return. Returns ``{"space", "recall_id", "used",
         "strengthened", "weakened", "step"}``."""
-        from hela_cli.feedback import apply_feedback, check_feedback
+        from hela_cli.mechanics.feedback import apply_feedback, check_feedback
 
         if isinstance(used, (str, bytes)) or not isinstance(used, Sequence):
             raise HelaError("used must be a list of memory ids", 2)
@@ -258,18 +258,18 @@ class Memory:
     def ask(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
             llm: bool = True, learn: bool | None = None, speaker: str | None = None, session: str | None = None,
             since: Any = None, until: Any = None, on_text: Callable[[str], None] | None = None) -> dict[str, Any]:
-        """Retrieve, answer with the chat model using prompt A.2 (:func:`hela_cli.streaming.answer`), then
+        """Retrieve, answer with the chat model using prompt A.2 (:func:`hela_cli.answering.streaming.answer`), then
         learn (Eq.1). Nothing else: a due auto-consolidation is the caller's to run, after it has shown the
         answer (:meth:`consolidate_if_due`; it can take a minute on a CPU).
 
         Learning is applied only once everything else succeeded: a failed ask (a model fault, a
         prompt over the context window) writes nothing. Returns the stable ``hela ask --json`` object
         (``consolidation`` is None: a caller that runs one reports it); ``citations`` are the memories the
-        answer rests on (:func:`hela_cli.citations.select_citations`, empty without an answer). Without
+        answer rests on (:func:`hela_cli.answering.citations.select_citations`, empty without an answer). Without
         ``llm``, ``context_tokens`` is None when no chat model is found (retrieval alone needs none).
         ``speaker``, ``session``, ``since``, ``until``: recall filters, as in :meth:`retrieve`.
         ``on_text`` gets the answer as it is generated, in pieces that join to the result's ``answer``
-        (streaming; see :func:`hela_cli.streaming.answer`).
+        (streaming; see :func:`hela_cli.answering.streaming.answer`).
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
@@ -346,10 +346,10 @@ class Memory:
 
     def consolidate(self, space: str, *, dry_run: bool = False, auto: bool = False,
                     max_hubs: int | None = None, progress: Callable[[int, int, Any], None] | None = None) -> dict[str, Any]:
-        """Reflective consolidation of a space (see :mod:`hela_cli.consolidate`). ``dry_run`` lists hubs
+        """Reflective consolidation of a space (see :mod:`hela_cli.mechanics.consolidate`). ``dry_run`` lists hubs
         and clusters without loading a model or writing; models load only if a hub needs distilling.
         ``auto`` (auto-consolidation) does not retry hubs that failed with an unchanged cluster."""
-        from hela_cli.consolidate import consolidate
+        from hela_cli.mechanics.consolidate import consolidate
 
         sp = self.space(space)
 
@@ -366,7 +366,7 @@ class Memory:
         and ``consolidation.auto_every`` learning steps passed since the last run. Cheap when nothing is due
         or no hub needs distilling (one edge aggregate, no model). Returns a summary, or None if not due;
         an error is reported in the summary instead of being raised."""
-        from hela_cli.consolidate import needs_auto
+        from hela_cli.mechanics.consolidate import needs_auto
 
         if not needs_auto(self.space(space), self.config):
             return None
@@ -414,10 +414,10 @@ class Memory:
 
     def import_export(self, path: str | Path, *, space: str | None = None, reembed: bool = False) -> dict[str, Any]:
         """Restore what ``hela export --format json --vectors`` wrote into a new or empty ``space`` (default:
-        the exported space's name), all in one transaction; see :mod:`hela_cli.restore`. ``reembed``: embed
+        the exported space's name), all in one transaction; see :mod:`hela_cli.maintenance.importing`. ``reembed``: embed
         the texts again with the configured embedder (required for an export from another embedder or one
         without vectors). The report's ``ids`` maps each exported memory id to its new id."""
-        from hela_cli.restore import import_export, load_export
+        from hela_cli.maintenance.importing import import_export, load_export
 
         t0 = time.perf_counter()
         exp = load_export(path, reembed=reembed)  # checked before the database is opened or created
@@ -428,17 +428,17 @@ class Memory:
         return {**rep, "seconds": round(time.perf_counter() - t0, 3)}
 
     def forget(self, space: str, *, apply: bool = False, now: float | None = None) -> dict[str, Any]:
-        """Forgetting candidates (dry run) or their removal (``apply``); see :mod:`hela_cli.forget`."""
-        from hela_cli.forget import forget
+        """Forgetting candidates (dry run) or their removal (``apply``); see :mod:`hela_cli.mechanics.forget`."""
+        from hela_cli.mechanics.forget import forget
 
         return forget(self.store, self.space(space), self.config, apply=apply, now=now)
 
-    # ---------------------------------------------------------------- correcting memory (hela_cli/correct.py)
+    # ---------------------------------------------------------------- correcting memory (hela_cli/maintenance/correct.py)
     def memories(self, space: str, *, speaker: str | None = None, session: str | None = None, since: Any = None,
                  until: Any = None, contains: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """The space's memories matching the filters, newest first (``hela memories``); dates: anything
         ``hela add --time`` reads. No model is loaded."""
-        from hela_cli.correct import list_memories, parse_filters
+        from hela_cli.maintenance.correct import list_memories, parse_filters
 
         filters = parse_filters(speaker=speaker, session=session, since=since, until=until, contains=contains)
         return list_memories(self._open_store(True), self.space(space),
@@ -451,7 +451,7 @@ class Memory:
         unknown one is an :class:`~hela_cli.errors.InputError`, nothing changed) or by filter, which needs
         ``confirm=True``. The embedder loads to re-embed the turns that had a deleted one as context; when
         it cannot, the delete still happens and ``note`` says so."""
-        from hela_cli.correct import delete, parse_filters
+        from hela_cli.maintenance.correct import delete, parse_filters
 
         filters = parse_filters(speaker=speaker, session=session, before=before, contains=contains)
         store, sp = self._open_store(True), self.space(space)
@@ -475,7 +475,7 @@ class Memory:
              ) -> dict[str, Any]:
         """Replace a memory's text, keeping its id, time, session, speaker and learned links; the previous
         text goes to its history (:meth:`history`). Re-embeds with the configured embedder."""
-        from hela_cli.correct import edit
+        from hela_cli.maintenance.correct import edit
 
         sp = self.space(space)
         if not isinstance(text, str) or not text.strip():
@@ -485,7 +485,7 @@ class Memory:
 
     def history(self, space: str, node_id: int | None = None, *, source_id: str | None = None) -> dict[str, Any]:
         """A memory's earlier texts and its current one, oldest first."""
-        from hela_cli.correct import history
+        from hela_cli.maintenance.correct import history
 
         return history(self.store, self.space(space), node_id=node_id, source_id=source_id)
 
@@ -499,7 +499,7 @@ class Memory:
 
 
 def _recall_filters(speaker: str | None, session: str | None, since: Any, until: Any) -> dict[str, Any] | None:
-    """Recall filters as :func:`hela_cli.retrieval.retrieve` takes them (None: no filter)."""
-    from hela_cli.correct import parse_filters
+    """Recall filters as :func:`hela_cli.mechanics.retrieval.retrieve` takes them (None: no filter)."""
+    from hela_cli.maintenance.correct import parse_filters
 
     return parse_filters(speaker=speaker, session=session, since=since, until=until) or None

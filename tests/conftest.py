@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from hela_cli.config import Config
-from hela_cli.keywords import keywords
+from hela_cli.text.keywords import keywords
 from hela_cli.memory import Memory
 from hela_cli.models import DEFAULT_MODELS, LlamaChat, LlamaEmbedder
 from hela_cli.paths import model_dir

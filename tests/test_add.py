@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from hela_cli.cli import app
 from hela_cli.config import Config
 from hela_cli.errors import InputError
-from hela_cli.keywords import keywords
+from hela_cli.text.keywords import keywords
 from hela_cli.memory import Memory
 from tests.reliability import PY, REPO, hela, hela_env, messages_file, popen_hela
 
@@ -246,7 +246,7 @@ def test_cli_add_model_fault_writes_nothing(bare_cli_env, monkeypatch):
 def test_parse_time_forms():
     from datetime import datetime, timezone
 
-    from hela_cli.dates import parse_time
+    from hela_cli.text.dates import parse_time
 
     assert parse_time("2024-05-01 10:00", "t") == (T0, "2024-05-01 10:00")
     assert parse_time("2024-05-01T12:00:00+02:00", "t")[0] == T0

@@ -4,7 +4,7 @@ import pytest
 
 from hela_cli.config import Config
 from hela_cli.memory import Memory
-from hela_cli.prompts import answer_messages, format_date
+from hela_cli.answering.prompts import answer_messages, format_date
 from hela_cli.store import Store
 from tests.conftest import SAMPLE
 

@@ -59,6 +59,6 @@ def test_public_names_are_lazy_reexports():
 def test_cli_help_does_not_load_the_core():
     code = ("import json, sys\n"
             "from hela_cli.cli import app\n"
-            "print(json.dumps(sorted(m for m in ('hela_cli.memory', 'hela_cli.mcp_server', 'mcp', 'llama_cpp') "
+            "print(json.dumps(sorted(m for m in ('hela_cli.memory', 'hela_cli.mcp_server.tools', 'mcp', 'llama_cpp') "
             "if m in sys.modules)))")
     assert _python(code) == []

@@ -12,7 +12,7 @@ from hela_cli.bench import BASELINES, VARIANTS, load_records, run_locomo
 from hela_cli.cli import app
 from hela_cli.config import Config
 from hela_cli.errors import InputError
-from hela_cli.keywords import keywords
+from hela_cli.text.keywords import keywords
 from hela_cli.store import Store
 from tests.support import QA_A, QA_B, SESSIONS_A, SESSIONS_B
 
@@ -162,7 +162,7 @@ def test_ablations_change_the_code_path(locomo_file, cfg, embedder, tmp_path):
 
 
 def test_full_forgets_periodically_no_forget_does_not(locomo_file, cfg, embedder):
-    pytest.importorskip("hela_cli.forget")
+    pytest.importorskip("hela_cli.mechanics.forget")
     cfg.forgetting.delta_prune = 0.5  # ingest links weigh 0.1-0.2: unused old turns become candidates
     cfg.ingest.fixed_links = False    # ... as they decay (paper); a fixed link keeps its turn from being weak
     full = run_locomo(locomo_file, retrieval_only=True, cfg=cfg, embedder=embedder, k=2, forget_every=2)
@@ -239,7 +239,7 @@ class FakeChat:
 
 
 def test_resume_in_qa_mode_replays_consolidation(locomo_file, cfg, embedder, tmp_path):
-    pytest.importorskip("hela_cli.consolidate")
+    pytest.importorskip("hela_cli.mechanics.consolidate")
     cfg.consolidation.auto_every = 2   # auto-consolidation after every 2 learning asks ...
     cfg.consolidation.delta_hub = 0.15  # ... and ingest links (0.1 each) already make hubs
     cfg.retrieval.semantic_k = 5        # records in the answer context (off by default)
@@ -311,7 +311,7 @@ def test_semantic_split_table():
 def test_gold_fields_never_reach_retrieval(locomo_file, cfg, embedder, tmp_path, monkeypatch):
     """Answers, evidence and categories are read only to score: changing them (a canary answer, other
     evidence ids, other categories) changes no query and no retrieved memory."""
-    import hela_cli.retrieval as retrieval_mod
+    import hela_cli.mechanics.retrieval as retrieval_mod
 
     seen: list[str] = []
     real_retrieve = retrieval_mod.retrieve

@@ -3,7 +3,7 @@
 
 import pytest
 
-from hela_cli.citations import select_citations
+from hela_cli.answering.citations import select_citations
 from hela_cli.cli.render import citation_lines, one_line
 
 MAY8 = 1683504000.0  # 8 May 2023 00:00 UTC
@@ -82,7 +82,7 @@ def test_words_the_question_already_has_do_not_count():
 
 
 def test_excerpt_shows_the_matched_word():
-    from hela_cli.citations import excerpt
+    from hela_cli.answering.citations import excerpt
 
     text = "It is a bit small, but she is a retired racing greyhound and mostly sleeps. Her name is Tofu. " * 2
     ex = excerpt(text, ["tofu"], 40)

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from hela_cli.consolidate import (cluster_change, detect_hubs, distill_schema, normalise_date, novelty, plan_hubs,
+from hela_cli.mechanics.consolidate import (cluster_change, detect_hubs, distill_schema, normalise_date, novelty, plan_hubs,
                                   resolve_relative, salvage_json, select_cluster, validate_distillation)
 from tests.cases import write_conversation
 from tests.support import ScriptedChat, good_reply, hub_space, small_config  # noqa: F401 (shared)
@@ -156,7 +156,7 @@ def test_dry_run_plans_without_model_or_writes(make_memory, tmp_path):
     def no_model():
         raise AssertionError("dry run must not load a model")
 
-    from hela_cli.consolidate import consolidate
+    from hela_cli.mechanics.consolidate import consolidate
 
     sp = mem.store.require_space("t")
     rep = consolidate(mem.store, sp, mem.config, embedder=no_model, chat=no_model, dry_run=True)

@@ -16,7 +16,7 @@ from hela_cli.config import Config
 from hela_cli.errors import HelaError, InputError, StoreError
 from hela_cli.ingest import embedding_texts
 from hela_cli.formats import Turn
-from hela_cli.keywords import keywords
+from hela_cli.text.keywords import keywords
 from hela_cli.memory import Memory
 from hela_cli.store import Store
 
@@ -271,7 +271,7 @@ def test_spaces_drop_and_rename(backend_db, tmp_path, hash_embedder):
 
 
 def test_mcp_tools_memories_update_delete(backend_db, hash_embedder):
-    from hela_cli.mcp_server import HelaServer
+    from hela_cli.mcp_server.tools import HelaServer
 
     server = HelaServer(Config(db=backend_db))
     server.memory._embedder = hash_embedder

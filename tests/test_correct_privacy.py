@@ -14,7 +14,7 @@ import anyio
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
-from hela_cli.consolidate import Record, store_records
+from hela_cli.mechanics.consolidate import Record, store_records
 from hela_cli.store import Store
 from tests.reliability import PY, REPO, hela, hela_env
 from tests.support import call_tool, mcp_params

@@ -1,4 +1,4 @@
-"""hela_cli/dates.py: the one home of date parsing and formatting (moved from formats, prompts and
+"""hela_cli/text/dates.py: the one home of date parsing and formatting (moved from formats, prompts and
 consolidate; the old import paths still give the same functions)."""
 
 from __future__ import annotations
@@ -7,7 +7,13 @@ from datetime import datetime, timezone
 
 import pytest
 
-from hela_cli import consolidate, dates, formats, prompts
+from hela_cli import formats
+
+from hela_cli.mechanics import consolidate
+
+from hela_cli.text import dates
+
+from hela_cli.answering import prompts
 
 
 def utc(*a) -> float:

@@ -47,7 +47,7 @@ def test_every_cli_command_is_documented_and_has_help():
 def test_every_mcp_tool_is_documented_and_has_a_description(tmp_path):
     from mcp import Client
 
-    from hela_cli.mcp_server import build_server
+    from hela_cli.mcp_server.tools import build_server
 
     server = build_server(Config(db=str(tmp_path / "d.db")))
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from hela_cli.dynamics import (DAY, base_activation, coactivated_pairs, dual_path, forget_reasons,
+from hela_cli.mechanics.dynamics import (DAY, base_activation, coactivated_pairs, dual_path, forget_reasons,
                                hebbian_update, hub_strength, is_hub, should_forget, spread_activation,
                                time_factor)
 
@@ -74,7 +74,7 @@ def test_forgetting_needs_all_three():
 
 # ----------------------------------------------------------------------------------- Eq.3 inputs (round 2)
 def test_idf_rarer_terms_weigh_more_and_stay_positive():
-    from hela_cli.dynamics import idf
+    from hela_cli.mechanics.dynamics import idf
 
     assert idf(1, 1000) == pytest.approx(math.log(1 + 999.5 / 1.5))
     assert idf(500, 1000) == pytest.approx(math.log(2.0))
@@ -84,8 +84,8 @@ def test_idf_rarer_terms_weigh_more_and_stay_positive():
 
 
 def test_weighted_keyword_match_is_the_plain_share_with_equal_weights():
-    from hela_cli.dynamics import weighted_keyword_match
-    from hela_cli.keywords import keyword_match
+    from hela_cli.mechanics.dynamics import weighted_keyword_match
+    from hela_cli.text.keywords import keyword_match
 
     q, node = ["caroline", "paint", "sunset"], ["paint", "caroline", "lake"]
     assert weighted_keyword_match(q, node, {}) == pytest.approx(keyword_match(q, node)) == pytest.approx(2 / 3)
@@ -98,7 +98,7 @@ def test_weighted_keyword_match_is_the_plain_share_with_equal_weights():
 
 
 def test_learned_share_of_an_edge():
-    from hela_cli.dynamics import learned_share
+    from hela_cli.mechanics.dynamics import learned_share
 
     assert learned_share(0.5, 0.5) == 0.0              # an untouched conversation link
     assert learned_share(0.6, 0.5) == pytest.approx(0.1 / 0.6)
@@ -109,7 +109,7 @@ def test_learned_share_of_an_edge():
 
 # ----------------------------------------------------------------------------------- issue 17 rules
 def test_reinforcement_all_pairs_is_the_paper():
-    from hela_cli.dynamics import reinforcement
+    from hela_cli.mechanics.dynamics import reinforcement
 
     got = reinforcement({3: 1.0, 1: 0.2, 2: 0.5}, eta=0.02)
     assert got == {(1, 2): 0.02, (1, 3): 0.02, (2, 3): 0.02}
@@ -117,7 +117,7 @@ def test_reinforcement_all_pairs_is_the_paper():
 
 
 def test_reinforcement_margin_keeps_only_memories_near_the_top():
-    from hela_cli.dynamics import reinforcement
+    from hela_cli.mechanics.dynamics import reinforcement
 
     s = {1: 2.0, 2: 1.7, 3: 1.5, 4: 0.9}
     assert set(reinforcement(s, 0.02, margin=0.75)) == {(1, 2), (1, 3), (2, 3)}   # 4 is below 0.75 * 2.0
@@ -126,7 +126,7 @@ def test_reinforcement_margin_keeps_only_memories_near_the_top():
 
 
 def test_reinforcement_by_score_scales_eta_by_relative_scores():
-    from hela_cli.dynamics import reinforcement
+    from hela_cli.mechanics.dynamics import reinforcement
 
     got = reinforcement({1: 2.0, 2: 1.0, 3: 0.5}, 0.1, by_score=True)
     assert got[(1, 2)] == pytest.approx(0.1 * 1.0 * 0.5)
@@ -135,7 +135,7 @@ def test_reinforcement_by_score_scales_eta_by_relative_scores():
 
 
 def test_keyword_partners_links_rare_shared_keywords_across_sessions_only():
-    from hela_cli.dynamics import idf, keyword_partners
+    from hela_cli.mechanics.dynamics import idf, keyword_partners
 
     docs = {1: ("s1", ["chess", "club", "weekend"]), 2: ("s1", ["chess", "weekend"]),
             3: ("s2", ["chess", "tournament"]), 4: ("s2", ["weekend"]), 5: ("s3", ["tournament", "club"]),
@@ -158,7 +158,7 @@ def test_keyword_partners_links_rare_shared_keywords_across_sessions_only():
 
 
 def test_keyword_partners_default_rarity_cap_is_sqrt_n():
-    from hela_cli.dynamics import keyword_partners
+    from hela_cli.mechanics.dynamics import keyword_partners
 
     # 16 memories in 16 sessions; "common" is in 5 of them (> sqrt(16) = 4): it links nothing
     docs = {i: (f"s{i}", ["common"] if i < 5 else []) for i in range(16)}

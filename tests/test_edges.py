@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hela_cli.config import Config
-from hela_cli.retrieval import learn_from
+from hela_cli.mechanics.retrieval import learn_from
 from hela_cli.store import Store
 
 ETA, CAP = 0.02, 1.0

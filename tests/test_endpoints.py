@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from hela_cli.cli import app
 from hela_cli.config import Config
-from hela_cli.consolidate import distill_cluster, distill_schema, salvage_json
+from hela_cli.mechanics.consolidate import distill_cluster, distill_schema, salvage_json
 from hela_cli.models.endpoints import (OpenAIChat, OpenAIEmbedder, estimate_tokens, is_loopback, parse_ref)
 from hela_cli.errors import InputError, ModelError
-from hela_cli.prompts import ANSWER_STOP, answer_messages, clean_answer
+from hela_cli.answering.prompts import ANSWER_STOP, answer_messages, clean_answer
 from tests.conftest import SAMPLE
 from tests.model_server import SERVER_KEY, dead_url, fault_server, llama_server  # noqa: F401 (fixtures)
 from tests.support import hub_space

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from hela_cli.cli import app
 from hela_cli.config import Config
-from hela_cli.dynamics import depressed_weight, feedback_pairs, trace_bonus
+from hela_cli.mechanics.dynamics import depressed_weight, feedback_pairs, trace_bonus
 from hela_cli.errors import InputError
 from tests.conftest import SAMPLE
 
@@ -211,7 +211,7 @@ def test_mcp_recall_then_reinforce(tmp_path):
 
 def test_bench_feedback_is_applied_after_the_question_is_scored(locomo_file, cfg, hash_embedder, tmp_path,  # noqa: F811
                                                                 monkeypatch):
-    import hela_cli.feedback as fb
+    import hela_cli.mechanics.feedback as fb
     from hela_cli.bench import run_locomo
 
     records = tmp_path / "r.jsonl"

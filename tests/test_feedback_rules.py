@@ -4,7 +4,7 @@ retrieval."""
 import pytest
 
 from hela_cli.config import Config
-from hela_cli.dynamics import dual_path, trace_bonus, trace_slot_cap
+from hela_cli.mechanics.dynamics import dual_path, trace_bonus, trace_slot_cap
 from tests.conftest import SAMPLE
 
 S_BASE = {1: 2.0, 2: 1.5, 3: 1.0, 4: 0.5, 5: 0.25}   # k = 2: base hits 1 and 2

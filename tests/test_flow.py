@@ -9,8 +9,8 @@ import pytest
 from hela_cli.config import Config
 from hela_cli.errors import StoreError
 from hela_cli.memory import Memory
-from hela_cli.prompts import ANSWER_STOP, answer_messages
-from hela_cli.streaming import answer
+from hela_cli.answering.prompts import ANSWER_STOP, answer_messages
+from hela_cli.answering.streaming import answer
 from tests.conftest import SAMPLE
 
 

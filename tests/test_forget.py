@@ -9,8 +9,8 @@ from typer.testing import CliRunner
 
 from hela_cli.cli import app
 from hela_cli.config import Config
-from hela_cli.dynamics import DAY
-from hela_cli.forget import explain_reasons
+from hela_cli.mechanics.dynamics import DAY
+from hela_cli.mechanics.forget import explain_reasons
 from hela_cli.store import Store
 from tests.cases import TURNS, write_conversation
 

@@ -17,10 +17,10 @@ import time
 import pytest
 
 from hela_cli.config import Config
-from hela_cli.consolidate import Record, store_records
-from hela_cli.forget import forget
+from hela_cli.mechanics.consolidate import Record, store_records
+from hela_cli.mechanics.forget import forget
 from hela_cli.memory import Memory
-from hela_cli.retrieval import learn_from
+from hela_cli.mechanics.retrieval import learn_from
 from hela_cli.store import Store
 from tests.conftest import SAMPLE
 from tests.reliability import PY, hela, hela_env

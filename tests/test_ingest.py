@@ -162,7 +162,7 @@ def test_keyword_links_off_add_no_cross_session_edge(make_memory):
 def test_keyword_links_for_a_few_new_turns_match_the_full_computation(make_memory):
     """`hela add` links a few turns through FTS5 postings of their rare keywords; the result must be what
     the whole-space computation gives for the same turns."""
-    from hela_cli.dynamics import keyword_partners
+    from hela_cli.mechanics.dynamics import keyword_partners
     from hela_cli.ingest import link_keywords
 
     cfg = Config().replace(**{"ingest.keyword_links": 0})

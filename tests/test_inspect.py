@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from hela_cli import inspection
+from hela_cli.maintenance import inspection
 from hela_cli.cli import app
 from hela_cli.config import Config
 from hela_cli.errors import StoreError

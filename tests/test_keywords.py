@@ -1,4 +1,4 @@
-from hela_cli.keywords import keyword_match, keywords, stem
+from hela_cli.text.keywords import keyword_match, keywords, stem
 
 
 def test_keywords_drop_stop_words_and_stem():

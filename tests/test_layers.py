@@ -14,15 +14,17 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "hela_cli"
 
-#: lowest first; a name is a top-level module or package of hela_cli (a package covers its modules)
+#: lowest first; a name is a module or package of hela_cli, relative to it (a package covers its modules,
+#: a dotted name such as ``mechanics.dynamics`` one module of a package whose modules sit in several layers)
 LAYERS: list[tuple[str, set[str]]] = [
-    ("leaves", {"__init__", "errors", "paths", "dynamics", "keywords", "query_time"}),
-    ("config, store, dates", {"config", "store", "dates"}),
-    ("formats, models, prompts", {"formats", "prompts", "streaming", "models"}),
-    ("retrieval, ingest, consolidate", {"retrieval", "ingest", "consolidate", "forget", "citations", "reembed",
-                                        "inspection", "correct", "restore", "copy", "feedback"}),
+    ("leaves", {"__init__", "errors", "paths", "text", "mechanics.dynamics", "mechanics"}),
+    ("config, store", {"config", "store"}),
+    ("formats, models, answering", {"formats", "models", "answering"}),
+    ("the paper's operations, ingest, maintenance", {"mechanics.retrieval", "mechanics.consolidate",
+                                                      "mechanics.forget", "mechanics.feedback", "ingest",
+                                                      "maintenance"}),
     ("memory", {"memory"}),
-    ("mcp_server, bench, ui", {"mcp_server", "mcp_http", "bench", "ui"}),
+    ("mcp_server, bench, ui", {"mcp_server", "bench", "ui"}),
     ("cli", {"cli", "__main__"}),
 ]
 
@@ -66,8 +68,13 @@ def _imports(modules: dict[str, Path]) -> dict[str, set[str]]:
 
 
 def _top(mod: str) -> str:
-    parts = mod.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
+    """The name ``mod`` has in LAYERS: the longest listed prefix of its path below hela_cli."""
+    parts = mod.split(".")[1:] or ["__init__"]
+    listed = {name for _, names in LAYERS for name in names}
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in listed:
+            return ".".join(parts[:n])
+    return parts[0]
 
 
 def _layer_of() -> dict[str, int]:

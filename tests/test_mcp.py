@@ -138,7 +138,7 @@ def test_ask_answers_before_a_due_consolidation(tmp_path, embedder, chat, monkey
     from mcp import Client
 
     from hela_cli.config import Config
-    from hela_cli.mcp_server import build_server
+    from hela_cli.mcp_server.tools import build_server
     from hela_cli.memory import Memory
 
     server = build_server(Config(db=str(tmp_path / "c.db")))

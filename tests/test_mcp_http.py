@@ -29,9 +29,9 @@ from mcp.shared.exceptions import MCPError
 
 from hela_cli.config import Config
 from hela_cli.errors import InputError
-from hela_cli.mcp_http import (StaticTokenVerifier, client_config, is_loopback, parse_address, resolve_token,
+from hela_cli.mcp_server.http import (StaticTokenVerifier, client_config, is_loopback, parse_address, resolve_token,
                                url_for)
-from hela_cli.mcp_server import build_server
+from hela_cli.mcp_server.tools import build_server
 from tests.reliability import PY, REPO, hela, hela_env
 from tests.support import MCP_TURNS as TURNS
 
@@ -391,7 +391,7 @@ def test_accepted_connections_get_tcp_nodelay():
     TCP; without it every response body waited ~40 ms for the client's delayed ACK."""
     import asyncio
 
-    from hela_cli.mcp_http import _listen
+    from hela_cli.mcp_server.http import _listen
 
     sock = _listen(socket.AF_INET, "127.0.0.1", free_port(), "test")
     seen: list[int] = []

@@ -14,12 +14,12 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
-from hela_cli import inspection
+from hela_cli.maintenance import inspection
 from hela_cli.cli import app
 from hela_cli.config import Config
-from hela_cli.copy import copy_spaces
+from hela_cli.maintenance.copying import copy_spaces
 from hela_cli.errors import StoreError
-from hela_cli.keywords import keywords
+from hela_cli.text.keywords import keywords
 from hela_cli.memory import Memory
 from hela_cli.store import Store
 from hela_cli.store.target import is_postgres

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hela_cli.config import Config
-from hela_cli.retrieval import learn_from, retrieve
+from hela_cli.mechanics.retrieval import learn_from, retrieve
 from hela_cli.store import Store
 
 DIM = 16

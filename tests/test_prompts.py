@@ -1,6 +1,6 @@
 """Prompt A.2 as the paper wrote it, hela's optional departures, and the answer post-processing."""
 
-from hela_cli.prompts import (ABSTAIN_SENTENCE, GUARD_SENTENCE, AnswerPrompt, answer_messages, clean_answer)
+from hela_cli.answering.prompts import (ABSTAIN_SENTENCE, GUARD_SENTENCE, AnswerPrompt, answer_messages, clean_answer)
 
 MEMS = [{"timestamp": 1683504000.0, "speaker": "Jonas", "text": "My dog is called Tofu."},
         {"timestamp": 1684540800.0, "speaker": "Maya", "text": "Oma looked after Tofu."}]

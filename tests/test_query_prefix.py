@@ -4,7 +4,7 @@ import numpy as np
 
 from hela_cli.config import Config
 from hela_cli.models import embed_queries
-from hela_cli.retrieval import retrieve
+from hela_cli.mechanics.retrieval import retrieve
 from tests.conftest import SAMPLE, HashEmbedder
 
 

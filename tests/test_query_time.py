@@ -1,11 +1,11 @@
-"""Time expressions in questions (hela_cli/query_time.py) and the soft window prior (dynamics.window_factor)."""
+"""Time expressions in questions (hela_cli/text/query_time.py) and the soft window prior (dynamics.window_factor)."""
 
 from datetime import datetime, timezone
 
 import pytest
 
-from hela_cli.dynamics import DAY, window_factor
-from hela_cli.query_time import question_window
+from hela_cli.mechanics.dynamics import DAY, window_factor
+from hela_cli.text.query_time import question_window
 
 NOW = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc).timestamp()
 

@@ -13,8 +13,8 @@ from hela_cli.config import Config
 from hela_cli.errors import StoreError
 from hela_cli.ingest import add_passages
 from hela_cli.memory import Memory
-from hela_cli.reembed import node_texts, reembed
-from hela_cli.retrieval import retrieve
+from hela_cli.maintenance.reembed import node_texts, reembed
+from hela_cli.mechanics.retrieval import retrieve
 from hela_cli.store import Store
 from tests.conftest import SAMPLE, HashEmbedder
 

@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.types import CreateMessageResult, ErrorData, TextContent
 
 from hela_cli.errors import ModelError
-from hela_cli.mcp_server import build_server
+from hela_cli.mcp_server.tools import build_server
 from hela_cli.models.sampling import SamplingChat
 from tests.cases import TURNS
 from tests.support import small_config

@@ -20,7 +20,7 @@ import pytest
 
 from hela_cli.config import Config
 from hela_cli.errors import StoreError
-from hela_cli.retrieval import retrieve
+from hela_cli.mechanics.retrieval import retrieve
 from hela_cli.store import MIGRATIONS, Store
 from hela_cli.store.base import sqlite3
 

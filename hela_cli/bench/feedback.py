@@ -8,7 +8,7 @@ no question profits from its own answer (prequential protocol):
 ``none``      no feedback (learning, if on, is plain co-retrieval Eq.1)
 ``evidence``  the gold evidence memories among those retrieved: an agent that reports what it used; it can
               only report what it was shown
-``answer``    the memories :func:`hela_cli.citations.select_citations` picks for the *gold* answer among the
+``answer``    the memories :func:`hela_cli.answering.citations.select_citations` picks for the *gold* answer among the
               retrieved ones (word overlap > 0): a capable reader whose answer is right
 ``noisy:P``   the evidence set with a share ``P`` of its ids replaced by retrieved non-evidence memories
               (seeded per question, so a run is reproducible)
@@ -22,7 +22,7 @@ from __future__ import annotations
 import random
 from typing import Any, Iterable, Mapping, Sequence
 
-from hela_cli.citations import CITATION_COUNT, select_citations
+from hela_cli.answering.citations import CITATION_COUNT, select_citations
 from hela_cli.errors import InputError
 
 __all__ = ["parse_feedback", "simulated_used", "EvidenceHistory"]

@@ -19,7 +19,7 @@ Variants are ablations of the same code path, obtained through configuration onl
 ``full``        the configured defaults
 ``no-spreading``  ``retrieval.spreading = False`` (Eq.4 off; the m flipped slots are filled by S_base)
 ``no-reflect``  ``consolidation.auto = False`` and ``retrieval.semantic_k = 0``
-``no-forget``   no forgetting (``full`` applies ``hela_cli.forget`` every ``forget_every`` questions)
+``no-forget``   no forgetting (``full`` applies ``hela_cli.mechanics.forget`` every ``forget_every`` questions)
 ``no-learn``    ``retrieval.learn = False`` (no Eq.1 update: the graph keeps its ingest edges)
 ``cosine``      baseline: plain top-(k+m) nodes by embedding cosine (``Store.knn``), no learning
 ``bm25``        baseline: plain top-(k+m) nodes by FTS5 BM25 on the question's keywords, no learning
@@ -65,9 +65,9 @@ Progress = Callable[[int, int, str], None]
 
 
 def _forgetting() -> Callable[..., dict[str, Any]] | None:
-    """``hela_cli.forget.forget`` when the forgetting module is available, else None."""
+    """``hela_cli.mechanics.forget.forget`` when the forgetting module is available, else None."""
     try:
-        from hela_cli.forget import forget
+        from hela_cli.mechanics.forget import forget
     except ImportError:
         return None
     return forget
@@ -102,10 +102,10 @@ def _spread_attribution(memories: Sequence[Mapping[str, Any]], initial: Mapping[
                         ) -> tuple[list[str], list[str]]:
     """source_ids of the ``hebbian`` memories (brought in by the spreading bonus) whose bonus came mostly from
     learned weight, and of those whose bonus came mostly from initial edges (conversation links made at
-    ingest): each source's contribution is split by :func:`hela_cli.dynamics.learned_share`, with the
+    ingest): each source's contribution is split by :func:`hela_cli.mechanics.dynamics.learned_share`, with the
     edge's ingest weight ``initial`` decayed by ``factor`` (``decay ** step``), except its ``fixed`` prior part
     (``ingest.fixed_links``), which does not decay."""
-    from hela_cli.dynamics import learned_share
+    from hela_cli.mechanics.dynamics import learned_share
 
     learned_ids, link_ids = [], []
     for m in memories:
@@ -192,7 +192,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     spaces in that database instead of temporary ones (each sample's space must not exist there yet).
     ``embedder`` / ``chat`` let a caller reuse loaded models (tests); by default they load from ``cfg``.
     ``progress(done, total, label)`` is called as questions complete (resumed ones included).
-    ``forget_every``: the hela variants except ``no-forget`` apply forgetting (``hela_cli.forget``) to the
+    ``forget_every``: the hela variants except ``no-forget`` apply forgetting (``hela_cli.mechanics.forget``) to the
     conversation's space after every N questions (0: never).
     ``passes`` > 1: test-retest - each conversation's questions are asked in dataset order, then all of them
     again on the same (learning) memory, ``passes`` times; records carry their ``pass``, the summary's main
@@ -202,12 +202,12 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     forgetting see the same sequence of questions as a run over all categories.
     ``feedback``: ``none|evidence|answer|noisy:P``, simulated use signals (:mod:`hela_cli.bench.feedback`,
     labelled simulation): each question is retrieved and scored first, then its simulated feedback is applied
-    (:func:`hela_cli.feedback.apply_feedback`), so no question profits from its own answer. Records carry
+    (:func:`hela_cli.mechanics.feedback.apply_feedback`), so no question profits from its own answer. Records carry
     ``used`` and, in pass 1, ``overlap`` (its evidence overlaps an earlier question's); the summary has
     ``by_overlap``.
     """
     from hela_cli.bench.feedback import EvidenceHistory, parse_feedback, simulated_used
-    from hela_cli.feedback import apply_feedback, retrieval_record
+    from hela_cli.mechanics.feedback import apply_feedback, retrieval_record
 
     require_nltk()
     fb_kind, fb_p = parse_feedback(feedback)
@@ -228,15 +228,15 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     if variant in BASELINES or variant == "no-forget" or not forget_every:
         active_forget = 0
         if variant == "no-forget" and forget_fn is None:
-            notes.append("the forgetting module (hela_cli.forget) is not available, so no forgetting is applied "
+            notes.append("the forgetting module (hela_cli.mechanics.forget) is not available, so no forgetting is applied "
                          "in any variant: no-forget gives the same numbers as full")
     elif forget_fn is None:
         active_forget = 0
-        notes.append("no forgetting applied: the forgetting module (hela_cli.forget) is not available, so "
+        notes.append("no forgetting applied: the forgetting module (hela_cli.mechanics.forget) is not available, so "
                      "full and no-forget give the same numbers")
     else:
         active_forget = forget_every
-        notes.append(f"forgetting (hela_cli.forget, apply) runs on the space after every {forget_every} "
+        notes.append(f"forgetting (hela_cli.mechanics.forget, apply) runs on the space after every {forget_every} "
                      f"questions; no-forget skips it")
     fp = fingerprint(vcfg, variant, retrieval_only, path, active_forget)
     if passes > 1:

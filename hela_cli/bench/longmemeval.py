@@ -243,7 +243,7 @@ class _LmeRunner(Runner):
         timings: dict[str, float] = {}
         prediction = None
         if self.retrieval_only:
-            from hela_cli.prompts import answer_messages
+            from hela_cli.answering.prompts import answer_messages
 
             res = self._retrieve(self.store, self.store.require_space(self.space), self.mem.embedder, question,
                                  self.cfg, now=self.now)
@@ -275,7 +275,7 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
     ``feedback``: simulated use signals as in :func:`hela_cli.bench.locomo.run_locomo` (a simulation; ``evidence`` = the
     ``has_answer`` turns retrieved), applied after the item's question is scored."""
     from hela_cli.bench.feedback import parse_feedback, simulated_used
-    from hela_cli.feedback import apply_feedback, retrieval_record
+    from hela_cli.mechanics.feedback import apply_feedback, retrieval_record
 
     require_nltk()
     fb_kind, fb_p = parse_feedback(feedback)

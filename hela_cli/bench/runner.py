@@ -20,10 +20,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 from hela_cli.config import Config
 from hela_cli.errors import InputError
-from hela_cli.keywords import keywords
+from hela_cli.text.keywords import keywords
 from hela_cli.models import embed_queries
-from hela_cli.prompts import answer_messages
-from hela_cli.streaming import answer
+from hela_cli.answering.prompts import answer_messages
+from hela_cli.answering.streaming import answer
 
 __all__ = ["VARIANTS", "BASELINES", "variant_config", "fingerprint", "load_records", "RecordWriter", "Runner",
            "retrieved"]
@@ -137,7 +137,7 @@ class Runner:
     def __init__(self, mem: Any, space: str, variant: str, retrieval_only: bool,
                  count_tokens: Callable[[str], int], forget: Callable[..., dict[str, Any]] | None = None,
                  forget_every: int = 0):
-        from hela_cli.retrieval import retrieve
+        from hela_cli.mechanics.retrieval import retrieve
 
         self._retrieve = retrieve
         self._forget = forget

@@ -1,7 +1,7 @@
 """``hela backup`` and ``hela import`` (registered on the main app in ``commands.py`` through :func:`register`).
 
 Flag parsing and rendering only: the logic is in :meth:`hela_cli.memory.Memory.backup` (``store/backup.py``)
-and :mod:`hela_cli.restore`. Errors are :class:`~hela_cli.errors.HelaError`, mapped to one line and an exit
+and :mod:`hela_cli.maintenance.importing`. Errors are :class:`~hela_cli.errors.HelaError`, mapped to one line and an exit
 code by ``commands.HelaGroup``.
 """
 

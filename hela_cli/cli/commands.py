@@ -366,7 +366,7 @@ def add(
     json_out: bool = typer.Option(False, "--json", help='Print {"added": [...], "skipped": [...]}.'),
 ) -> None:
     """Remember a turn now (one node, linked to the previous turn of its session). Prints the new id(s)."""
-    from hela_cli.dates import parse_time
+    from hela_cli.text.dates import parse_time
     from hela_cli.ingest import turn_from_mapping
 
     if words == ["-"]:
@@ -392,7 +392,7 @@ def add(
 
 # ----------------------------------------------------------------------------------- ask
 def parse_now(value: Optional[str]) -> Optional[float]:
-    from hela_cli.dates import parse_time
+    from hela_cli.text.dates import parse_time
 
     return None if value is None else parse_time(value, "--now")[0]
 
@@ -488,7 +488,7 @@ def mcp(
     """Run the MCP server on stdio, or over HTTP with --http (tools: remember, recall, ask, reinforce,
     forget, spaces, hubs, memories, update, delete)."""
     try:
-        from hela_cli.mcp_server import serve
+        from hela_cli.mcp_server.tools import serve
     except ImportError as e:  # pragma: no cover - mcp is a dependency
         raise HelaError(f"hela mcp needs the MCP SDK ({e}); pip install 'mcp>=2'") from None
 
@@ -496,7 +496,7 @@ def mcp(
     st.db = db or st.db
     st.config_path = config or st.config_path
     if http is not None:
-        from hela_cli.mcp_http import serve_http
+        from hela_cli.mcp_server.http import serve_http
 
         serve_http(st.config(), http, token_file)
     elif token_file is not None:

@@ -1,4 +1,4 @@
-"""``hela consolidate``: flags and rendering; the logic is in :mod:`hela_cli.consolidate`."""
+"""``hela consolidate``: flags and rendering; the logic is in :mod:`hela_cli.mechanics.consolidate`."""
 
 from __future__ import annotations
 

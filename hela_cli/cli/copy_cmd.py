@@ -1,4 +1,4 @@
-"""``hela copy SRC DEST``: spaces between databases of either backend (see :mod:`hela_cli.copy`)."""
+"""``hela copy SRC DEST``: spaces between databases of either backend (see :mod:`hela_cli.maintenance.copying`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def copy_cmd(
 ) -> None:
     """Copy spaces between databases (SQLite <-> Postgres) with vectors, learned weights, step counters,
     semantic records and the asks log. A space that already holds memories in DEST is refused."""
-    from hela_cli.copy import copy_spaces
+    from hela_cli.maintenance.copying import copy_spaces
 
     log = (lambda s: None) if json_out else (lambda s: err_console.print(text(s), soft_wrap=True))
     out = copy_spaces(src, dest, space or (), progress=log)

@@ -1,5 +1,5 @@
 """``hela memories`` / ``delete`` / ``edit`` / ``history`` and ``hela spaces drop|rename``: correcting memory.
-The core is :mod:`hela_cli.correct` (through :class:`~hela_cli.memory.Memory`)."""
+The core is :mod:`hela_cli.maintenance.correct` (through :class:`~hela_cli.memory.Memory`)."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def delete_cmd(
 ) -> None:
     """Delete memories completely: the memory, its vectors, keywords, edges, history, the asks that
     retrieved it and the semantic records that cite it, also from the file's bytes."""
-    from hela_cli.correct import parse_filters, select
+    from hela_cli.maintenance.correct import parse_filters, select
 
     ids = list(ids or [])
     source_ids = list(source_ids or [])

@@ -1,4 +1,4 @@
-"""``hela export``: a whole space as JSON or GraphML (:mod:`hela_cli.inspection`)."""
+"""``hela export``: a whole space as JSON or GraphML (:mod:`hela_cli.maintenance.inspection`)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def export_cmd(
     """Export a whole space (nodes, edges with current weights, semantic records) as JSON or GraphML."""
     import json
 
-    from hela_cli import inspection
+    from hela_cli.maintenance import inspection
 
     if fmt not in ("json", "graphml"):
         raise InputError(f"unknown export format '{fmt}' (choose json or graphml)")

@@ -1,4 +1,4 @@
-"""``hela forget``: flags and rendering; the logic is in :mod:`hela_cli.forget`."""
+"""``hela forget``: flags and rendering; the logic is in :mod:`hela_cli.mechanics.forget`."""
 
 from __future__ import annotations
 

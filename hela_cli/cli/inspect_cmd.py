@@ -1,5 +1,5 @@
 """``hela inspect ...``: look inside a memory space (flags and rendering; the views are plain data from
-:mod:`hela_cli.inspection`). User text is always rendered through :func:`render.text` (never markup)."""
+:mod:`hela_cli.maintenance.inspection`). User text is always rendered through :func:`render.text` (never markup)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def inspect_main(
     ctx.meta["hela_inspect"] = {"space": space, "json": json_out}
     if ctx.invoked_subcommand is not None:
         return
-    from hela_cli import inspection
+    from hela_cli.maintenance import inspection
 
     show_space(ctx, space, json_out, inspection.overview, render_overview)
 
@@ -85,7 +85,7 @@ def inspect_hubs(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Hubs: D(v) (Eq.2), degree, cluster preview, consolidated or not."""
-    from hela_cli import inspection
+    from hela_cli.maintenance import inspection
 
     show_space(ctx, space, json_out, lambda store, sp, cfg: inspection.hubs(store, sp, cfg, top), render_hubs)
 
@@ -114,7 +114,7 @@ def inspect_prune(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Forgetting candidates with the reason for each criterion."""
-    from hela_cli import inspection
+    from hela_cli.maintenance import inspection
 
     show_space(ctx, space, json_out, inspection.prune, render_prune)
 
@@ -136,7 +136,7 @@ def inspect_node(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """One memory: text, metadata, neighbours with current weights, semantic records citing it."""
-    from hela_cli import inspection
+    from hela_cli.maintenance import inspection
 
     parent = ctx.meta.get("hela_inspect", {})
     json_out = json_out or parent.get("json", False)
@@ -183,7 +183,7 @@ def inspect_heatmap(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Current edge-weight matrix as a coloured grid (paper appendix B)."""
-    from hela_cli import inspection
+    from hela_cli.maintenance import inspection
 
     if nodes is not None and hubs_only:
         raise InputError("--nodes and --hubs exclude each other")
@@ -205,7 +205,7 @@ def inspect_heatmap(
 
 def render_heatmap(hm: dict[str, Any]) -> None:
     """The matrix as a grid of coloured cells (two spaces each) with styled node labels."""
-    from hela_cli.inspection import heat_char, heat_colour
+    from hela_cli.maintenance.inspection import heat_char, heat_colour
 
     nodes, matrix, cap = hm["nodes"], hm["matrix"], hm["cap"] or 1.0
     if not nodes:
@@ -245,7 +245,7 @@ def inspect_semantic(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Semantic records (traits, facts, knowledge) with their evidence."""
-    from hela_cli import inspection
+    from hela_cli.maintenance import inspection
 
     show_space(ctx, space, json_out, lambda store, sp, cfg: inspection.semantic(store, sp), render_semantic)
 

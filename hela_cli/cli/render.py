@@ -7,7 +7,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from hela_cli.dates import fmt_ts  # noqa: F401 - re-exported: the CLI modules import it from here
+from hela_cli.text.dates import fmt_ts  # noqa: F401 - re-exported: the CLI modules import it from here
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -90,8 +90,8 @@ def citation_lines(citations: list[dict[str, Any]], width: int) -> list[str]:
     """One line per citation, at most ``width`` characters:
     ``  D1:4 · 8 May 2023 · Jonas: text…`` (the node id ``#12`` when there is no source id); the excerpt
     starts before the first answer word the memory contains when the start would hide it."""
-    from hela_cli.citations import excerpt
-    from hela_cli.prompts import format_date
+    from hela_cli.answering.citations import excerpt
+    from hela_cli.answering.prompts import format_date
 
     out = []
     for c in citations:

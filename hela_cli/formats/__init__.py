@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
-from hela_cli.dates import MAX_YEAR, MIN_YEAR, parse_date  # noqa: F401  (MIN_YEAR, MAX_YEAR: still imported from here)
+from hela_cli.text.dates import MAX_YEAR, MIN_YEAR, parse_date  # noqa: F401  (MIN_YEAR, MAX_YEAR: still imported from here)
 from hela_cli.formats import chatgpt, claude, locomo, longmemeval, messages, text, whatsapp
 from hela_cli.formats.base import Conversation, Source, Turn, _Bad, _error, _read_text, _show
 from hela_cli.formats.detect import _sniff, detect_format

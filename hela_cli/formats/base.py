@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hela_cli.dates import _show, _type_name  # noqa: F401  (message helpers shared with the parsers)
+from hela_cli.text.dates import _show, _type_name  # noqa: F401  (message helpers shared with the parsers)
 from hela_cli.errors import InputError
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from hela_cli.dates import format_iso, parse_date, parse_time_value
+from hela_cli.text.dates import format_iso, parse_date, parse_time_value
 from hela_cli.formats.base import Conversation, _Bad, _check_encodable, _show, _type_name, _want_dict
 
 _Time = tuple[float, str]

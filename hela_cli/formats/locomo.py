@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hela_cli.dates import parse_date
+from hela_cli.text.dates import parse_date
 from hela_cli.formats.base import (Conversation, Source, Turn, _Bad, _get_str, _keyed_objects, _show, _type_name,
                                    _want_dict, _want_list)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hela_cli.dates import parse_date
+from hela_cli.text.dates import parse_date
 from hela_cli.formats.base import (Conversation, Source, Turn, _Bad, _check_encodable, _get_str, _keyed_objects,
                                    _show, _type_name, _want_dict, _want_list)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hela_cli.dates import parse_time_value as _parse_time_value
+from hela_cli.text.dates import parse_time_value as _parse_time_value
 from hela_cli.formats.base import (_JSONL_SUFFIXES, Conversation, Source, Turn, _Bad, _check_encodable, _fill_times,
                                    _get_str, _loads, _show, _type_name, _want_dict)
 

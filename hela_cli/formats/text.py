@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hela_cli.dates import parse_date
+from hela_cli.text.dates import parse_date
 from hela_cli.formats.base import Conversation, Source, Turn, _Bad, _fill_times, _show
 
 _HEADER_MD = re.compile(

@@ -6,7 +6,7 @@ import functools
 import re
 from typing import Any, Callable
 
-from hela_cli.dates import epoch
+from hela_cli.text.dates import epoch
 from hela_cli.formats.base import Conversation, Source, Turn, _Bad, _show
 
 

@@ -7,14 +7,14 @@ import math
 from typing import Any, Sequence
 
 from hela_cli.config import Config
-from hela_cli.dynamics import hebbian_update, keyword_partners
+from hela_cli.mechanics.dynamics import hebbian_update, keyword_partners
 from hela_cli.store import Store
 
 
 def link_keywords(store: Store, space: str, cfg: Config, node_ids: Sequence[int] | None = None) -> int:
     """Cold-start associations: prior edges from ``node_ids`` (default: every memory of the space, the
     one-off step for a space ingested without them) to their ``ingest.keyword_links`` best partners in other
-    sessions by shared rare keywords (:func:`hela_cli.dynamics.keyword_partners`), each at weight
+    sessions by shared rare keywords (:func:`hela_cli.mechanics.dynamics.keyword_partners`), each at weight
     ``ingest.keyword_link_weight`` (a fixed prior with ``ingest.fixed_links``). An existing edge keeps its
     weight if it is already heavier, so running it again changes nothing but links decayed since. One
     write transaction. Returns the edges written."""

@@ -9,7 +9,7 @@ import time
 from typing import Any, Sequence
 
 from hela_cli.config import Config
-from hela_cli.dates import format_iso, parse_time
+from hela_cli.text.dates import format_iso, parse_time
 from hela_cli.formats import Turn
 from hela_cli.ingest.embedding import embedding_texts
 from hela_cli.ingest.links import _associate, link_keywords, write_links

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from hela_cli.formats import Turn
-from hela_cli.keywords import keywords
+from hela_cli.text.keywords import keywords
 
 
 def turn_hash(turn: Turn, position: int) -> str:
@@ -18,7 +18,7 @@ def turn_hash(turn: Turn, position: int) -> str:
 
 
 def node_row(turn: Turn, ord: int, hash: str, source: str) -> dict[str, Any]:
-    """The ``nodes`` row of a turn: its fields, its keywords (:func:`hela_cli.keywords.keywords`), its place
+    """The ``nodes`` row of a turn: its fields, its keywords (:func:`hela_cli.text.keywords.keywords`), its place
     ``ord`` in the space, its content ``hash`` (idempotence) and the ``source`` it came from."""
     return dict(text=turn.text, speaker=turn.speaker, role=turn.role, ts=turn.timestamp, time_str=turn.time_str,
                 keywords=keywords(turn.text), source_id=turn.source_id, session=turn.session, ord=ord, hash=hash,

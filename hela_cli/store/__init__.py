@@ -4,7 +4,7 @@
 * FTS5 holds node keywords for keyword candidates (BM25).
 * ``edges`` holds undirected Hebbian edges, one row per pair ``a < b``. The current weight is
   ``amp * decay ** (step - base_step)`` with the space's retrieval counter ``step``: a retrieval decays
-  every edge by bumping ``step`` (O(1)); see :mod:`hela_cli.dynamics`.
+  every edge by bumping ``step`` (O(1)); see :mod:`hela_cli.mechanics.dynamics`.
 * Named, ordered migrations (sqlite-utils ``Migrations``) are applied under ``BEGIN IMMEDIATE``, one
   committed transaction each; WAL, ``busy_timeout``, ``synchronous=NORMAL``; the file is user-only (0600).
 

@@ -11,7 +11,7 @@ against 0.8 s for the bare backup API. Copies are written next to the destinatio
 name created user-only (0600) and renamed into place once complete and checked, so a failed or
 interrupted backup never leaves a partial file at the destination.
 
-The ``restore_*`` methods write what :mod:`hela_cli.restore` decided (ids already mapped), inside the
+The ``restore_*`` methods write what :mod:`hela_cli.maintenance.importing` decided (ids already mapped), inside the
 caller's write transaction; they keep each value as exported (edge ``prior`` / ``amp``, the space's
 counters, access counts, record times) so that the current weights and every score come back exactly.
 """

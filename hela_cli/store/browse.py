@@ -15,7 +15,7 @@ from hela_cli.store.base import NODE_COLUMNS, Space, _fts_phrase, _node, sqlite3
 class NodeFilter:
     """Filters of a memory list; None / empty: no filter. ``since`` / ``until``: epoch seconds (inclusive
     start, exclusive end). ``contains``: a case-insensitive substring of the text. ``terms``: keywords (as
-    :func:`hela_cli.keywords.keywords` gives them) matched through FTS5, results best first."""
+    :func:`hela_cli.text.keywords.keywords` gives them) matched through FTS5, results best first."""
 
     speaker: str | None = None
     session: str | None = None

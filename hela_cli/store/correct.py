@@ -209,7 +209,7 @@ class Correct:
 
         Returns ``{"deleted": [ids], "semantic": [record ids], "asks": n, "hubs_reset": n,
         "history": n, "scrub": {...} | None}``. ``revectors``: new vectors for remaining memories whose
-        embedding context held a deleted one (``hela_cli.correct.delete`` computes them), written in the
+        embedding context held a deleted one (``hela_cli.maintenance.correct.delete`` computes them), written in the
         same transaction."""
         with self.transaction():
             rows = list(self.select_in("SELECT id, text FROM nodes WHERE space_id = ? AND id IN ({ids})",

@@ -53,7 +53,7 @@ class Reembed:
                                "FROM nodes ORDER BY space_id, ord, id").fetchall()
 
     def reembed_passage_owners(self) -> set[int]:
-        """Nodes that have passage vectors now (they get new ones; see :mod:`hela_cli.reembed`)."""
+        """Nodes that have passage vectors now (they get new ones; see :mod:`hela_cli.maintenance.reembed`)."""
         return {r[0] for r in self.db.execute("SELECT DISTINCT node_id FROM node_passage")}
 
     def reembed_semantic(self) -> list[tuple[int, str | None, str]]:

@@ -27,7 +27,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from hela_cli import __version__
-from hela_cli.dates import fmt_ts
+from hela_cli.text.dates import fmt_ts
 from hela_cli.errors import HelaError
 from hela_cli.ui import graph, views
 

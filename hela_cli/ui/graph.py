@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from hela_cli.inspection import escape, preview
+from hela_cli.maintenance.inspection import escape, preview
 
 LABELLED_EDGES = 14   # spreading edges whose weight is written on the line (the strongest contributions)
 EDGE_DASH = {"spread": "", "conversation": "", "keyword": "7 4", "learned": "2 3", "match": "1 4"}

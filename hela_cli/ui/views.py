@@ -11,11 +11,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from hela_cli import inspection
+from hela_cli.maintenance import inspection
 from hela_cli.config import Config
-from hela_cli.consolidate import select_cluster
+from hela_cli.mechanics.consolidate import select_cluster
 from hela_cli.errors import HelaError, InputError, StoreError
-from hela_cli.keywords import keywords
+from hela_cli.text.keywords import keywords
 from hela_cli.store import NodeFilter, Space, Store
 
 PAGE_SIZE = 50
@@ -62,7 +62,7 @@ def summary(store: Store, sp: Space) -> dict[str, Any]:
 def parse_filter(params: dict[str, str]) -> NodeFilter:
     """A :class:`NodeFilter` from query parameters (``speaker``, ``session``, ``since``, ``until``,
     ``contains``, ``q`` keyword search); a bad date is an :class:`InputError` naming the field."""
-    from hela_cli.dates import parse_date
+    from hela_cli.text.dates import parse_date
 
     def date(key: str) -> float | None:
         value = (params.get(key) or "").strip()
@@ -116,7 +116,7 @@ def link_kind(conversation: bool, prior: float) -> str:
 
 
 def memory(store: Store, cfg: Config, node_id: int) -> dict[str, Any]:
-    """One memory (:func:`hela_cli.inspection.node`) whose neighbours carry their link kind and the
+    """One memory (:func:`hela_cli.maintenance.inspection.node`) whose neighbours carry their link kind and the
     fixed / learned parts of their weight; ``previous`` / ``next``: the neighbouring turns of its session
     when they are linked to it (only the nearest linked turn on each side can be one)."""
     name = store.node_space_name(node_id)
@@ -186,7 +186,7 @@ def hubs(store: Store, sp: Space, cfg: Config, top: int = 30) -> list[dict[str, 
 
 def hub_graph(store: Store, sp: Space, cfg: Config, node_id: int) -> dict[str, Any]:
     """The neighbourhood of a memory (a hub's cluster first): the centre, its consolidation cluster
-    (:func:`hela_cli.consolidate.select_cluster`), then its strongest other neighbours up to
+    (:func:`hela_cli.mechanics.consolidate.select_cluster`), then its strongest other neighbours up to
     ``HUB_GRAPH_MAX`` nodes, and every edge among them with its kind."""
     name = store.node_space_name(node_id)
     if name is None or name != sp.name:

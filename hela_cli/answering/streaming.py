@@ -1,7 +1,7 @@
 """Answering: :func:`answer` (generate with prompt A.2's settings, then clean; streamed or not), and printing
 an answer as it is generated, so that what was printed is exactly the cleaned answer.
 
-:func:`hela_cli.prompts.clean_answer` keeps the first non-empty line of the model's output and removes a
+:func:`hela_cli.answering.prompts.clean_answer` keeps the first non-empty line of the model's output and removes a
 leading ``Answer:`` label, ``[date]`` and ``Speaker:`` (a speaker of the memories) - decisions that the
 first few characters cannot settle ("Caro" may become "Caroline: ..."). :class:`AnswerStream` holds text
 back only while such a prefix is undecided (and trailing spaces, which the cleaning strips), then passes
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from hela_cli.prompts import ANSWER_STOP, DEFAULT_PROMPT, clean_answer
+from hela_cli.answering.prompts import ANSWER_STOP, DEFAULT_PROMPT, clean_answer
 
 _BRACKET = re.compile(r"^\[[^\]]{1,40}\]\s*")
 _BRACKET_OPEN = re.compile(r"^\[[^\]\n]{0,40}$")

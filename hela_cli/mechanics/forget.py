@@ -1,6 +1,6 @@
 """Adaptive forgetting (paper section 3.3): remove memories that are weak, old and never used.
 
-A node is a candidate only if all three criteria of :func:`hela_cli.dynamics.forget_reasons` hold:
+A node is a candidate only if all three criteria of :func:`hela_cli.mechanics.dynamics.forget_reasons` hold:
 
 * **weak**: its total current edge weight ``D(v)`` is below ``forgetting.delta_prune``;
 * **old**: it has been idle longer than ``forgetting.delta_age_days``, measured against the space's "now"
@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from hela_cli.config import Config
-from hela_cli.dynamics import DAY, forget_reasons, should_forget
+from hela_cli.mechanics.dynamics import DAY, forget_reasons, should_forget
 from hela_cli.store import Space, Store
 
 

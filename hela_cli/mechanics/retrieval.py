@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 
 from hela_cli.config import Config
-from hela_cli.dynamics import (base_activation, dual_path, hebbian_update, idf, reinforcement,
+from hela_cli.mechanics.dynamics import (base_activation, dual_path, hebbian_update, idf, reinforcement,
                                spread_activation, time_factor, trace_bonus, trace_slot_cap, weighted_keyword_match,
                                window_factor)
-from hela_cli.keywords import keyword_match, keywords
+from hela_cli.text.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
-from hela_cli.query_time import question_window
+from hela_cli.text.query_time import question_window
 from hela_cli.store import Space, Store
 
 
@@ -81,7 +81,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
              now: float | None = None, learn: bool | None = None,
              query_vector: np.ndarray | None = None, filters: dict[str, Any] | None = None) -> Retrieval:
     """``filters`` (``speaker``, ``session``, ``since``, ``until`` as UTC epoch seconds; see
-    :func:`hela_cli.correct.parse_filters`) restrict the candidates before ranking: KNN, keyword search,
+    :func:`hela_cli.maintenance.correct.parse_filters`) restrict the candidates before ranking: KNN, keyword search,
     passages, the date window and spreading see only the matching memories. None: the whole space.
     The reads run in one snapshot of the space (``Store.reading``: one statement fewer per read on
     Postgres), the learning write after it."""
@@ -258,11 +258,11 @@ def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, whe
     """Eq.1 after a retrieval, in one short write transaction. Returns the space's new step.
 
     ``scores`` (each memory's S_base) select and weight the reinforced pairs when ``hebbian.pair_margin`` or
-    ``hebbian.eta_by_score`` is set (:func:`hela_cli.dynamics.reinforcement`); without them every pair of
+    ``hebbian.eta_by_score`` is set (:func:`hela_cli.mechanics.dynamics.reinforcement`); without them every pair of
     the set is reinforced at ``eta`` (the paper). ``spread_in``: the memories the spreading bonus brought in
     (path ``hebbian``); with ``hebbian.learn_spread`` off they take no part in Eq.1 (an association that
     brought a memory in is not reinforced by that same retrieval). With ``hebbian.coretrieval`` off no pair is
-    reinforced and the step does not advance (learning comes from feedback, :mod:`hela_cli.feedback`); the
+    reinforced and the step does not advance (learning comes from feedback, :mod:`hela_cli.mechanics.feedback`); the
     access is still recorded."""
     h = cfg.hebbian
     ids = list(dict.fromkeys(node_ids))
@@ -273,7 +273,7 @@ def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, whe
     else:
         rates = reinforcement(s_base, h.eta, h.pair_margin, h.eta_by_score)
     with store.transaction(space=space.id):
-        if not h.coretrieval:   # learning from feedback only (hela_cli.feedback): the access is recorded
+        if not h.coretrieval:   # learning from feedback only (hela_cli.mechanics.feedback): the access is recorded
             store.touch_nodes(ids, when)
             return store.refresh_space(space).step
         fresh = store.advance_step(space.id, h.decay)   # every edge decays once (O(1))

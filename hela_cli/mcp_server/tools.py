@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hela_cli import __version__
 from hela_cli.config import Config
-from hela_cli.dates import format_iso
+from hela_cli.text.dates import format_iso
 from hela_cli.models.endpoints import CLIENT
 from hela_cli.errors import HelaError, InputError
 from hela_cli.memory import Memory
@@ -181,7 +181,7 @@ class HelaServer:
                            for r in self.memory.spaces()]}
 
     def hubs(self, space: str, top: int = 10) -> dict[str, Any]:
-        from hela_cli.inspection import hubs
+        from hela_cli.maintenance.inspection import hubs
 
         sp = self.memory.space(space)
         return {"space": space, "hubs": hubs(self.memory.store, sp, self.memory.config, top=top)}
@@ -190,7 +190,7 @@ class HelaServer:
     def _now(value: str | None) -> float | None:
         if value is None:
             return None
-        from hela_cli.dates import parse_time
+        from hela_cli.text.dates import parse_time
 
         return parse_time(value, "now")[0]
 
@@ -206,7 +206,7 @@ def _error_line(e: BaseException) -> str:
 
 def build_server(config: Config, **options: Any) -> Any:
     """The SDK server (``mcp.server.mcpserver.MCPServer``) with hela's tools registered; ``options`` go to
-    ``MCPServer`` (the HTTP server's ``token_verifier`` and ``auth``, see :mod:`hela_cli.mcp_http`)."""
+    ``MCPServer`` (the HTTP server's ``token_verifier`` and ``auth``, see :mod:`hela_cli.mcp_server.http`)."""
     try:
         import anyio
         from mcp.server.mcpserver import Context, MCPServer

@@ -1,9 +1,9 @@
-"""``hela mcp --http HOST:PORT``: the MCP tools of :mod:`hela_cli.mcp_server` shared over HTTP.
+"""``hela mcp --http HOST:PORT``: the MCP tools of :mod:`hela_cli.mcp_server.tools` shared over HTTP.
 
 One process serves many MCP clients (agents on this or other machines) over the official SDK's
 streamable HTTP transport at ``/mcp``. It holds one :class:`~hela_cli.memory.Memory`: the database is
 opened and the models are loaded once, on the first call that needs them, for every client. Tool calls
-from all sessions run one at a time on it (the limiter in :func:`~hela_cli.mcp_server.build_server`):
+from all sessions run one at a time on it (the limiter in :func:`~hela_cli.mcp_server.tools.build_server`):
 one SQLite connection and one llama.cpp context are not safe to share between threads.
 
 Access needs a bearer token, checked by the SDK's own auth hooks (a :class:`TokenVerifier` given to
@@ -184,7 +184,7 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
     import uvicorn
     from mcp.server.auth.settings import AuthSettings
 
-    from hela_cli.mcp_server import build_server
+    from hela_cli.mcp_server.tools import build_server
 
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
     host, port = parse_address(address)

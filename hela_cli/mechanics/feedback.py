@@ -2,7 +2,7 @@
 
 Every learning recall or ask is a row of the asks log; its id is the *recall id* returned with the results. The
 caller later names the memories of that retrieval it used; :func:`apply_feedback` applies the feedback rule
-(:func:`hela_cli.dynamics.feedback_pairs`) in one short write transaction, on the same edge machinery as Eq.1
+(:func:`hela_cli.mechanics.dynamics.feedback_pairs`) in one short write transaction, on the same edge machinery as Eq.1
 (current weights under the lazy global decay, ``set_edges``, pruning of negligible learned edges). It does not
 advance the step: decay counts retrievals, and the retrieval the feedback is about already counted.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping, Sequence
 
 from hela_cli.config import Config
-from hela_cli.dynamics import depressed_weight, feedback_pairs, hebbian_update
+from hela_cli.mechanics.dynamics import depressed_weight, feedback_pairs, hebbian_update
 from hela_cli.errors import InputError
 from hela_cli.store import Space, Store
 

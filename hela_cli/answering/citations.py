@@ -2,7 +2,7 @@
 
 The rule, kept simple so a person can check it:
 
-1. the answer's words are the keyword extractor's stemmed content words (:func:`hela_cli.keywords.keywords`:
+1. the answer's words are the keyword extractor's stemmed content words (:func:`hela_cli.text.keywords.keywords`:
    stop words and 1-2 letter words dropped, "painting" meets "painted") that the question does not already
    contain ("Jonas's dog is Tofu" asked "What is the name of Jonas's dog?" looks for "tofu"); all of the
    answer's words if that leaves none;
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from hela_cli.keywords import _TOKEN, keywords, stem
-from hela_cli.prompts import format_date
+from hela_cli.text.keywords import _TOKEN, keywords, stem
+from hela_cli.answering.prompts import format_date
 
 __all__ = ["select_citations", "excerpt", "CITATION_COUNT"]
 

@@ -1,7 +1,7 @@
 """Reflective consolidation (paper section 3.3, "Hebbian distillation"): hubs -> clusters -> semantic records.
 
 1. **Hubs** (Eq.2): every node whose associative strength ``D(v) = sum_j w_vj`` over its *current* edge
-   weights exceeds ``consolidation.delta_hub`` (:func:`hela_cli.dynamics.hub_strength` / ``is_hub``).
+   weights exceeds ``consolidation.delta_hub`` (:func:`hela_cli.mechanics.dynamics.hub_strength` / ``is_hub``).
 2. **Cluster**: the hub plus its strongest neighbours, at most ``max_neighbours`` with
    ``w >= neighbour_min_weight`` (:func:`select_cluster`).
 3. **Plan** (:func:`plan_consolidation`, no model, no writes; this is ``--dry-run``): a hub is distilled
@@ -11,8 +11,8 @@
    *covered*: nothing new would be learnt, so no model call is spent on it (status ``covered: hub N``).
    Hubs that failed before are retried by an explicit run, but not by auto-consolidation unless their
    cluster changed.
-4. **Distil** with the chat model and prompt A.1 (:func:`hela_cli.prompts.distill_messages`) under a
-   JSON schema derived from :data:`hela_cli.prompts.DISTILL_SCHEMA` (llama.cpp turns it into a grammar,
+4. **Distil** with the chat model and prompt A.1 (:func:`hela_cli.answering.prompts.distill_messages`) under a
+   JSON schema derived from :data:`hela_cli.answering.prompts.DISTILL_SCHEMA` (llama.cpp turns it into a grammar,
    so the output is always JSON of that shape; evidence ids are restricted to the cluster's ids and the
    number/length of items is sized to the ``max_tokens`` budget). A reply cut short by the token budget
    is salvaged up to its last complete item. Validation (:func:`validate_distillation`): evidence must
@@ -43,12 +43,12 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from hela_cli.config import Config
-from hela_cli.dynamics import is_hub
+from hela_cli.mechanics.dynamics import is_hub
 from hela_cli.errors import HelaError
-from hela_cli.keywords import keywords, stem
+from hela_cli.text.keywords import keywords, stem
 from hela_cli.models import ChatModel, Embedder
-from hela_cli.dates import MONTH_NAMES, WEEKDAY_NAMES, YEAR_RE, has_relative, normalise_date, resolve_relative
-from hela_cli.prompts import DISTILL_SCHEMA, distill_messages
+from hela_cli.text.dates import MONTH_NAMES, WEEKDAY_NAMES, YEAR_RE, has_relative, normalise_date, resolve_relative
+from hela_cli.answering.prompts import DISTILL_SCHEMA, distill_messages
 from hela_cli.store import Space, Store
 
 KINDS = {"traits": "trait", "facts": "fact", "knowledge": "knowledge"}
@@ -264,7 +264,7 @@ def salvage_json(raw: str) -> tuple[dict[str, Any] | None, bool]:
 
 
 # ----------------------------------------------------------------------------------- dates
-# date parsing and relative-date resolution live in hela_cli/dates.py
+# date parsing and relative-date resolution live in hela_cli/text/dates.py
 _MONTH_WORDS = {stem(m) for m in MONTH_NAMES} | {stem(d) for d in WEEKDAY_NAMES}
 
 

@@ -2,7 +2,7 @@
 ``delete``, ``edit``, ``history``; ``Memory.memories`` / ``delete`` / ``edit`` / ``history``; MCP
 ``memories``, ``delete``, ``update``). The SQL is in :mod:`hela_cli.store.correct`; what an edit re-embeds
 is built by ingest's own functions (:func:`hela_cli.ingest.embedding_texts`,
-:func:`hela_cli.ingest.embed_passages`, :func:`hela_cli.keywords.keywords`)."""
+:func:`hela_cli.ingest.embed_passages`, :func:`hela_cli.text.keywords.keywords`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from typing import Any, Sequence
 
 from hela_cli.config import Config
-from hela_cli.dates import format_iso, parse_time
+from hela_cli.text.dates import format_iso, parse_time
 from hela_cli.errors import InputError
 from hela_cli.models import Embedder
 from hela_cli.store import Space, Store
@@ -140,7 +140,7 @@ def edit(store: Store, embedder: Embedder, space: Space, cfg: Config, text: str,
     the vectors of the turns that had it in their embedding context. The previous text goes to the
     history. One write transaction (:meth:`hela_cli.store.Store.replace_node_text`)."""
     from hela_cli.ingest import embed_passages, embedding_texts
-    from hela_cli.keywords import keywords
+    from hela_cli.text.keywords import keywords
 
     t0 = time.perf_counter()
     if not isinstance(text, str) or not text.strip():

@@ -331,7 +331,7 @@ def weighted_keyword_match(query_keywords: Sequence[str], node_keywords: Iterabl
 
 def window_factor(ts: float, window: tuple[float, float] | None, weight: float,
                   slack_days: float = 14.0) -> float:
-    """Soft time prior of a question that names a time (:func:`hela_cli.query_time.question_window`), a
+    """Soft time prior of a question that names a time (:func:`hela_cli.text.query_time.question_window`), a
     factor on Eq.3 in place of the global ``exp(-dt/tau)``: ``(1 - weight) + weight * match`` where match is
     1 for memories from the window's start to ``slack_days`` after its end (people talk about an event
     on the day or in the days after it) and falls as ``exp(-gap / slack)`` with the gap in days outside

@@ -2,7 +2,7 @@
 
 ``question_window("What did Maria do in December 2023?", now)`` gives the month of December 2023; retrieval
 uses the window as a soft prior on Eq.3's time factor (``retrieval.date_prior``, see
-:func:`hela_cli.dynamics.window_factor`). Recognised, in English:
+:func:`hela_cli.mechanics.dynamics.window_factor`). Recognised, in English:
 
 * a day: "on October 13, 2023", "13 October 2023", "1 February, 2023", "2023-10-13", "2023/10/13";
 * a month: "in July 2023", "July 2023"; a month without a year ("in June") is the latest such month at or

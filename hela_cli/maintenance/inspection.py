@@ -23,10 +23,10 @@ import xml.etree.ElementTree as ET
 from typing import Any, Sequence
 
 from hela_cli.config import Config
-from hela_cli.consolidate import detect_hubs, plan_consolidation, select_cluster
-from hela_cli.dynamics import hub_strength, is_hub
+from hela_cli.mechanics.consolidate import detect_hubs, plan_consolidation, select_cluster
+from hela_cli.mechanics.dynamics import hub_strength, is_hub
 from hela_cli.errors import StoreError
-from hela_cli.forget import evaluate
+from hela_cli.mechanics.forget import evaluate
 from hela_cli.store import Space, Store
 
 EXPORT_FORMAT = "hela-export"
@@ -297,7 +297,7 @@ def _vec(v: Any) -> list[float] | None:
 
 
 def export_json(store: Store, space: Space, cfg: Config, vectors: bool = False) -> dict[str, Any]:
-    """Everything an import (``hela import``, :mod:`hela_cli.restore`) needs, read in one snapshot: space
+    """Everything an import (``hela import``, :mod:`hela_cli.maintenance.importing`) needs, read in one snapshot: space
     counters (``step``, ``base_step``, ``consolidated_step``), embedder, nodes (all columns), edges with their
     current ``weight`` and the stored ``prior`` / ``amp`` it is made of (``weight = prior + amp * decay **
     (step - base_step)``), semantic records with evidence, hub bookkeeping; with ``vectors`` each node's

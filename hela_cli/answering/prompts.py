@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from hela_cli.dates import format_date  # noqa: F401  (re-exported: prompts render dates this way)
+from hela_cli.text.dates import format_date  # noqa: F401  (re-exported: prompts render dates this way)
 
 
 def render_memory(m: dict[str, Any]) -> str:

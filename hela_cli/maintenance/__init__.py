@@ -1,0 +1,1 @@
+"""Maintenance of a database: correcting, inspecting and exporting, importing, copying, re-embedding."""
