@@ -1,9 +1,9 @@
 """The command line: the only package of hela that imports typer, rich or click.
 
-``app`` (the Typer application) and ``main`` (the console-script entry point) live in :mod:`.commands`; a
-command group or a larger command has its own ``<name>_cmd`` module (``bench``, ``consolidate``, ``forget``,
-``link``, ``inspect``, ``export``); :mod:`.helpers` holds the progress bar, the read-a-space-then-JSON-or-
-table pattern and ``--out`` writing; terminal rendering in :mod:`.render` and :mod:`.explain`.
+``app`` (the Typer application) and ``main`` (the console-script entry point) live in :mod:`.app`; each
+top-level command is one module of :mod:`.commands`, named after it; :mod:`.helpers` holds what several
+commands share (``--space``, the progress bar, read-a-space-then-JSON-or-table, ``--out`` writing); terminal
+rendering in :mod:`.render` and :mod:`.explain`.
 """
 
 import os
@@ -13,7 +13,7 @@ import os
 # hela_cli.store.vector_index._matvec); a user's explicit setting wins. Set before anything imports numpy.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from hela_cli.cli.commands import app, main  # noqa: E402
+from hela_cli.cli.app import app, main  # noqa: E402
 
 
 __all__ = ["app", "main"]

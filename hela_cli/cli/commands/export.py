@@ -12,8 +12,11 @@ from hela_cli.errors import InputError
 from hela_cli.cli.helpers import open_store, space_option, write_out
 from hela_cli.cli.render import err_console, text
 
+app = typer.Typer()
 
-def export_cmd(
+
+@app.command("export")
+def export(
     ctx: typer.Context,
     fmt: str = typer.Option(..., "--format", "-f", help="json|graphml"),
     space: str = space_option(),
