@@ -1,4 +1,4 @@
-"""``hela bench ...`` commands (registered on the main app in ``commands.py``).
+"""``hela bench locomo`` and ``hela bench longmemeval``.
 
 Flag parsing and rendering only; the benchmark itself is :func:`hela_cli.bench.locomo.run_locomo`.
 """
