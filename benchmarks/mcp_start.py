@@ -3,6 +3,7 @@
     python benchmarks/mcp_start.py --runs 10                                  # this checkout
     python benchmarks/mcp_start.py --runs 10 --variant base=/tmp/base-src --variant new=.   # A/B, alternated
     python benchmarks/mcp_start.py --importtime                               # where the start goes
+    python benchmarks/mcp_start.py --imports                                  # each layer alone (CPU)
 
 What it measures, on this machine, with a raw JSON-RPC client on the server's pipes (no client library in
 the timed path): ``python -m hela_cli mcp --db TMP.db`` (what the ``hela`` console script runs) is spawned;
@@ -16,7 +17,9 @@ the timed path): ``python -m hela_cli mcp --db TMP.db`` (what the ``hela`` conso
 
 Variants (``NAME=SOURCE_DIR``: the directory holding the ``hela_cli`` package to run, put first on
 ``PYTHONPATH``) run in turn, one run of each per round, so a change in the machine's load hits all of them
-alike; the medians are reported. ``--importtime`` runs ``python -X importtime`` on the server's imports
+alike; the medians are reported. ``--imports`` times ``python -c IMPORT`` for each layer (python alone,
+pydantic, the SDK's protocol models, the SDK package, ``MCPServer``, hela's CLI, hela's tools module, the
+memory stack, all of the stdio server) in turn, wall and CPU. ``--importtime`` runs ``python -X importtime`` on the server's imports
 (the CLI, ``hela_cli.mcp_server.tools`` and the SDK's ``MCPServer`` and stdio transport) and sums each
 top-level package's own import time: hela vs the SDK (``mcp``, ``mcp_types``) vs pydantic, starlette,
 uvicorn, httpx, numpy and the rest.
@@ -125,12 +128,40 @@ def importtime(src: Path, tmp: Path, repeat: int) -> dict[str, Any]:
             "largest_other_ms": {n: round(v, 1) for v, n in top_other}}
 
 
+#: ``--imports``: what each layer of the start costs alone, as ``python -c STATEMENT`` (each includes the one
+#: before it where it imports it)
+IMPORT_STEPS = {
+    "python": "pass",
+    "pydantic": "import pydantic",
+    "mcp_types (the SDK's protocol models)": "import mcp_types",
+    "mcp (the SDK package: client, server, types)": "import mcp",
+    "mcp + MCPServer + stdio": "import mcp.server.mcpserver, mcp.server.stdio",
+    "hela CLI (typer, click, rich, commands)": "from hela_cli.cli.commands import app",
+    "hela mcp_server.tools": "from hela_cli.mcp_server.tools import build_server",
+    "hela memory stack": "import hela_cli.memory",
+    "the whole stdio server": SERVER_IMPORTS,
+}
+
+
+def one_import(src: Path, tmp: Path, statement: str) -> dict[str, float]:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", statement], env=env_for(src, tmp / "home"), cwd=str(tmp))
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = (time.perf_counter() - t0) * 1000
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"python -c {statement!r} failed ({proc.returncode})")
+    return {"wall_ms": wall, "cpu_ms": (usage.ru_utime + usage.ru_stime) * 1000}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=SOURCE_DIR",
                     help="a hela_cli source tree to time (repeatable; default: this checkout)")
     ap.add_argument("--runs", type=int, default=10, help="rounds (each variant once per round)")
     ap.add_argument("--importtime", action="store_true", help="attribute the import time instead")
+    ap.add_argument("--imports", action="store_true", help="time `python -c IMPORT` for each layer instead "
+                    "(the first variant's tree; rounds alternate the statements)")
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args()
     variants = {}
@@ -146,6 +177,15 @@ def main() -> None:
         load_before = os.getloadavg()[0]
         if a.importtime:
             out["importtime"] = {name: importtime(src, tmp_path, a.runs) for name, src in variants.items()}
+        elif a.imports:
+            src = next(iter(variants.values()))
+            steps: dict[str, list[dict[str, float]]] = {name: [] for name in IMPORT_STEPS}
+            for i in range(a.runs):
+                for name, statement in IMPORT_STEPS.items():
+                    steps[name].append(one_import(src, tmp_path, statement))
+                print(f"round {i + 1} done", file=sys.stderr, flush=True)
+            out["imports_median_ms"] = {name: {k: round(statistics.median(r[k] for r in rs), 1)
+                                               for k in ("wall_ms", "cpu_ms")} for name, rs in steps.items()}
         else:
             results: dict[str, list[dict[str, float]]] = {name: [] for name in variants}
             for i in range(a.runs):

@@ -66,27 +66,47 @@ class FakeAPI:
         return [json.dumps(b, ensure_ascii=False) for b in self.messages()]
 
 
-def _sse(reply: str, model: str) -> bytes:
+@dataclass(frozen=True)
+class ToolUse:
+    """A reply that calls a tool (``tool_use`` block, stop reason ``tool_use``): the agent runs the tool and
+    sends its result in the next request."""
+
+    name: str
+    input: dict[str, Any]
+    id: str = "toolu_fake_0001"
+
+
+def _block(reply: str | ToolUse) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], str]:
+    """(the complete content block, the block as streaming starts it, its one delta, the stop reason)."""
+    if isinstance(reply, ToolUse):
+        block = {"type": "tool_use", "id": reply.id, "name": reply.name, "input": reply.input}
+        return (block, {**block, "input": {}}, {"type": "input_json_delta", "partial_json": json.dumps(reply.input)},
+                "tool_use")
+    return ({"type": "text", "text": reply}, {"type": "text", "text": ""}, {"type": "text_delta", "text": reply},
+            "end_turn")
+
+
+def _sse(reply: str | ToolUse, model: str) -> bytes:
+    _, start, delta, stop = _block(reply)
     events = [
         ("message_start", {"type": "message_start", "message": {
             "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [],
             "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "text", "text": ""}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "text_delta", "text": reply}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                           "usage": {"output_tokens": max(1, len(reply.split()))}}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                           "usage": {"output_tokens": 5}}),
         ("message_stop", {"type": "message_stop"}),
     ]
     return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode("utf-8")
 
 
 @contextlib.contextmanager
-def fake_messages_api(reply: str | Callable[[dict[str, Any]], str] = "Done.") -> Iterator[FakeAPI]:
+def fake_messages_api(reply: str | Callable[[dict[str, Any]], str | ToolUse] = "Done.") -> Iterator[FakeAPI]:
     """A fake Anthropic Messages API on 127.0.0.1 (a free port) answering every request with ``reply``
-    (a string, or a function of the request body). Yields a :class:`FakeAPI` recording the requests."""
+    (a string, or a function of the request body returning a string or a :class:`ToolUse`). Yields a
+    :class:`FakeAPI` recording the requests."""
     api = FakeAPI(url="")
     lock = threading.Lock()
 
@@ -128,8 +148,9 @@ def fake_messages_api(reply: str | Callable[[dict[str, Any]], str] = "Done.") ->
             if body.get("stream"):
                 self._send(200, _sse(text, model), "text/event-stream")
             else:
+                block, _, _, stop = _block(text)
                 msg = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-                       "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                       "content": [block], "stop_reason": stop,
                        "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 3}}
                 self._send(200, json.dumps(msg).encode("utf-8"), "application/json")
 
