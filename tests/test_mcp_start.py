@@ -17,7 +17,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tests.reliability import PY, REPO, hela_env
+import pytest
+
+from hela_cli.cli import _mcp_stdio_options
+from tests.reliability import PY, REPO, hela, hela_env
 
 MODULES_AT_EXIT = """import atexit, sys
 OUT = sys.argv[1]
@@ -78,6 +81,7 @@ def test_initialize_and_tools_list_import_no_memory_stack(tmp_path):
     assert len(answers[1]["result"]["tools"]) == 10
     assert imported(modules, NOT_BEFORE_A_CALL) == []
     assert "hela_cli.mcp_server.tools" in modules
+    assert imported(modules, ("typer", "hela_cli.cli.commands")) == []  # hela mcp --db: not through Typer
     assert not db.exists()
 
 
@@ -87,3 +91,26 @@ def test_the_first_call_imports_what_it_needs(tmp_path):
     assert answers[2]["result"]["structuredContent"] == {"spaces": []}
     assert {"hela_cli.memory", "hela_cli.store", "numpy"} <= set(imported(modules, NOT_BEFORE_A_CALL))
     assert "hela_cli.mcp_server.http" not in modules  # the stdio server never needs the HTTP module
+
+
+@pytest.mark.parametrize("args, options", [
+    ([], {}),
+    (["--db", "a.db"], {"--db": "a.db"}),
+    (["--db=a.db", "--config", "c.yaml"], {"--db": "a.db", "--config": "c.yaml"}),
+    (["--http", "127.0.0.1:1"], None),  # the HTTP server, --help, other or repeated options: the Typer app
+    (["--help"], None),
+    (["--db", "a.db", "--db", "b.db"], None),
+    (["--db"], None),
+    (["--token-file", "t"], None),
+])
+def test_which_mcp_command_lines_skip_typer(args, options):
+    assert _mcp_stdio_options(args) == options
+
+
+def test_a_bad_config_is_one_line_from_the_cli(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("retrieval: [1\n")
+    done = hela(["mcp", "--config", str(bad), "--db", str(tmp_path / "x.db")], hela_env(tmp_path, None))
+    assert done.returncode == 1 and done.stdout == ""  # stdout is the protocol's: nothing on it
+    assert done.stderr.startswith(f"error: {bad}: line 2") and done.stderr.count("\n") == 1
+    assert not (tmp_path / "x.db").exists()
