@@ -19,15 +19,20 @@ be called directly.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
+
+import pytest
 
 from tests.agents_support import ToolUse, claude_env, fake_messages_api, require_claude, run_claude
-from tests.reliability import hela, hela_env
-from tests.test_mcp_http import start
+from tests.reliability import PY, REPO, hela, hela_env
 
 TOKEN = "claude-test-token-" + "Lm3q8" * 5
 MEMORY = "I adopted a grey cat called Miso"
@@ -89,20 +94,43 @@ def check_recall_came_back(res: subprocess.CompletedProcess, api: Any, tmp: Path
     assert out["space"] == "pets" and MEMORY in [m["text"] for m in out["memories"]]
 
 
+@contextlib.contextmanager
+def http_server(tmp: Path, db: Path, token_file: Path) -> Iterator[tuple[str, Path]]:
+    """A long-lived ``hela mcp --http 127.0.0.1:PORT``: (its URL, its output file), stopped with Ctrl-C."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp / "server.out"
+    with log.open("w") as out:
+        proc = subprocess.Popen([PY, "-m", "hela_cli", "mcp", "--http", f"127.0.0.1:{port}", "--db", str(db),
+                                 "--token-file", str(token_file)], env=hela_env(tmp, None), stdout=out,
+                                stderr=subprocess.STDOUT, cwd=str(REPO))
+    try:
+        deadline = time.monotonic() + 180  # a hang guard for a busy machine, not a timing assertion
+        while "serving the hela tools" not in log.read_text():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"hela mcp --http did not start:\n{log.read_text()}")
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp", log
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def test_claude_code_recalls_through_the_http_server(tmp_path):
     claude = require_claude()
-    token_file = tmp_path / "token"
+    db, token_file = tmp_path / "shared.db", tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
-    server = start(tmp_path / "server", "--token-file", str(token_file))
-    try:
-        remember(tmp_path / "server", server.db)
-        with fake_messages_api(agent) as api:
-            res = ask_claude(claude, tmp_path, api, ["--transport", "http", "hela", server.url,
-                                                      "--header", f"Authorization: Bearer {TOKEN}"])
-            check_recall_came_back(res, api, tmp_path)
-    finally:
-        server.stop()
-    assert TOKEN not in server.output()
+    remember(tmp_path, db)
+    with http_server(tmp_path, db, token_file) as (url, log), fake_messages_api(agent) as api:
+        res = ask_claude(claude, tmp_path, api, ["--transport", "http", "hela", url,
+                                                  "--header", f"Authorization: Bearer {TOKEN}"])
+        check_recall_came_back(res, api, tmp_path)
+    assert TOKEN not in log.read_text()
     assert TOKEN not in res.stdout + res.stderr
 
 
