@@ -71,6 +71,8 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=6, help="rounds (one session of each mode per round)")
     ap.add_argument("--wait", action="store_true", help="add stdio-wait modes (MCP_CONNECTION_NONBLOCKING=false)")
     ap.add_argument("--no-http", action="store_true", help="leave out the HTTP mode")
+    ap.add_argument("--debug", action="store_true", help="run claude with --debug and print its log lines about "
+                    "hela's server for each session that missed the tools")
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args()
     claude, why = claude_binary()
@@ -126,7 +128,7 @@ def main() -> None:
                 for mode, m in modes.items():
                     before = len(api.requests)
                     t0 = time.perf_counter()
-                    res = run_claude(claude, "Say done.", m["project"], m["env"], 300)
+                    res = run_claude(claude, "Say done.", m["project"], m["env"], 300, *(["--debug"] if a.debug else []))
                     wall = time.perf_counter() - t0
                     bodies = [r["body"] for r in api.requests[before:] if r["path"].split("?")[0] == "/v1/messages"]
                     seen = bool(bodies) and TOOL in json.dumps(bodies[0])
@@ -134,6 +136,12 @@ def main() -> None:
                                           "requests": len(bodies)})
                     print(f"round {i + 1} {mode}: hela tools in the first request: {seen}, {wall:.1f} s, "
                           f"rc {res.returncode}", file=sys.stderr, flush=True)
+                    if a.debug and not seen:  # Claude Code's own account of the connection
+                        logs = sorted((Path(m["env"]["HOME"]) / ".claude" / "debug").glob("*.txt"),
+                                      key=lambda f: f.stat().st_mtime)
+                        for line in logs[-1].read_text(errors="replace").splitlines() if logs else []:
+                            if '"hela"' in line or "API REQUEST" in line or "nonblocking" in line:
+                                print("    " + line[:240], file=sys.stderr)
                 loads.append(os.getloadavg()[0])
         out = {"claude": subprocess.run([str(claude), "--version"], capture_output=True, text=True).stdout.strip(),
                "sessions": a.sessions, "cpus": os.cpu_count(),
