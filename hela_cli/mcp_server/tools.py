@@ -3,7 +3,7 @@
 One :class:`~hela_cli.memory.Memory` per server process: the database opens and the models load on the
 first call that needs them, then stay loaded. The server answers ``initialize`` and ``tools/list`` before
 any of it is imported: this module imports only the standard library, pydantic (which the SDK imports
-anyway) and hela's errors at the top; the memory stack (``hela_cli.memory``: numpy, the store, the
+anyway) and hela's errors and version at the top; the memory stack (``hela_cli.memory``: numpy, the store, the
 models, retrieval) is imported by the first tool call (``tests/test_mcp_start.py`` holds that; the start-up
 figures are in BENCHMARKS.md, "MCP start-up"). Tool calls run one at a time in a worker thread (the event
 loop keeps answering the protocol). Every failure - unknown space, bad arguments, a model fault, anything
