@@ -106,10 +106,9 @@ def main() -> None:
                 port = free_port()
                 log = tmp / "http-server.log"
                 with log.open("w") as f:
-                    http_proc = subprocess.Popen([sys.executable, "-m", "hela_cli", "mcp", "--http", f"127.0.0.1:{port}",
-                                                  "--db", str(db)], env={**server_env(REPO, tmp / "hela-home"),
-                                                                         "HELA_MCP_TOKEN": TOKEN},
-                                                 stdout=f, stderr=subprocess.STDOUT)
+                    cmd = [sys.executable, "-m", "hela_cli", "mcp", "--http", f"127.0.0.1:{port}", "--db", str(db)]
+                    env = {**server_env(REPO, tmp / "hela-home"), "HELA_MCP_TOKEN": TOKEN}
+                    http_proc = subprocess.Popen(cmd, env=env, stdout=f, stderr=subprocess.STDOUT)
                 deadline = time.monotonic() + 120
                 while "serving the hela tools" not in log.read_text():
                     if http_proc.poll() is not None or time.monotonic() > deadline:
@@ -128,7 +127,8 @@ def main() -> None:
                 for mode, m in modes.items():
                     before = len(api.requests)
                     t0 = time.perf_counter()
-                    res = run_claude(claude, "Say done.", m["project"], m["env"], 300, *(["--debug"] if a.debug else []))
+                    debug = ["--debug"] if a.debug else []
+                    res = run_claude(claude, "Say done.", m["project"], m["env"], 300, *debug)
                     wall = time.perf_counter() - t0
                     bodies = [r["body"] for r in api.requests[before:] if r["path"].split("?")[0] == "/v1/messages"]
                     seen = bool(bodies) and TOOL in json.dumps(bodies[0])

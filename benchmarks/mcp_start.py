@@ -19,10 +19,10 @@ Variants (``NAME=SOURCE_DIR``: the directory holding the ``hela_cli`` package to
 ``PYTHONPATH``) run in turn, one run of each per round, so a change in the machine's load hits all of them
 alike; the medians are reported. ``--imports`` times ``python -c IMPORT`` for each layer (python alone,
 pydantic, the SDK's protocol models, the SDK package, ``MCPServer``, hela's CLI, hela's tools module, the
-memory stack, all of the stdio server) in turn, wall and CPU. ``--importtime`` runs ``python -X importtime`` on the server's imports
-(the CLI, ``hela_cli.mcp_server.tools`` and the SDK's ``MCPServer`` and stdio transport) and sums each
-top-level package's own import time: hela vs the SDK (``mcp``, ``mcp_types``) vs pydantic, starlette,
-uvicorn, httpx, numpy and the rest.
+memory stack, all of the stdio server) in turn, wall and CPU. ``--importtime`` runs ``python -X importtime``
+on the server's imports (the CLI, ``hela_cli.mcp_server.tools`` and the SDK's ``MCPServer`` and stdio
+transport) and sums each top-level package's own import time: hela vs the SDK (``mcp``, ``mcp_types``) vs
+pydantic, starlette, uvicorn, httpx, numpy and the rest.
 
 Nothing is written into the repository (the database path is in a temporary directory and is never created:
 ``initialize`` and ``tools/list`` do not open it).
