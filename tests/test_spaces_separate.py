@@ -61,6 +61,58 @@ def test_a_spaces_recall_is_the_same_beside_three_other_conversations(backend_db
         mem.close()
 
 
+def _relative(mem: Memory, space: str, questions: list[str]) -> dict:
+    """What the space recalls (no learning), its ingest links (conversation and keyword links between
+    sessions), then after learning recalls its edges, forgetting's criteria and consolidation's hubs, with
+    ids counted from the space's first memory."""
+    from hela_cli.mechanics.consolidate import plan_consolidation
+    from hela_cli.mechanics.forget import evaluate
+
+    store, cfg = mem.store, mem.config
+    sp = store.require_space(space)
+    first = min(n["id"] for n in store.iter_nodes(sp.id))
+    recalls = []
+    for q in questions:
+        r = mem.retrieve(q, space, learn=False)
+        recalls.append([(m["id"] - first, m["score"], m["path"]) for m in r.memories])
+        recalls.append([(i - first, x) for i, x in store.keyword_search(sp.id, keywords(q), 100)])
+    links = [(a - first, b - first, w) for a, b, w in store.all_edges(sp, cfg.hebbian.decay)]
+    for q in questions * 3:   # then learning (Eq.1), the same sequence: what it teaches is the space's too
+        mem.retrieve(q, space, learn=True)
+    sp = store.require_space(space)
+    learned = [(a - first, b - first, w) for a, b, w in store.all_edges(sp, cfg.hebbian.decay)]
+    forget = [{**c, "id": c["id"] - first} for c in evaluate(store, sp, cfg, only_candidates=False)[1]]
+    hubs = [(p.node_id - first, p.strength, [n - first for n in p.cluster], p.action)
+            for p in plan_consolidation(store, sp, cfg)]
+    return {"recalls": recalls, "links": links, "learned": learned, "forget": forget, "hubs": hubs}
+
+
+def test_a_conversation_ingested_after_others_is_the_conversation_alone(tmp_path, hash_embedder):
+    """The bench's case: a conversation ingested into a file after other conversations (its ids higher, its
+    keyword links and statistics computed beside them) recalls, links, forgets and consolidates exactly as
+    the conversation alone in its own file."""
+    questions = [q["question"] for q in json.loads((SAMPLE / "questions.json").read_text())]
+    cfg = dict(consolidation__delta_hub=0.01)
+
+    def memory(db: Path) -> Memory:
+        c = Config(db=str(db))
+        for key, value in cfg.items():
+            section, _, field = key.partition("__")
+            setattr(getattr(c, section), field, value)
+        return Memory(c, embedder=hash_embedder)
+
+    with memory(tmp_path / "alone.db") as mem:
+        mem.ingest([SAMPLE / "conversation.json"], space="maya")
+        alone = _relative(mem, "maya", questions)
+    assert alone["links"] and alone["learned"] != alone["links"] and alone["forget"] and alone["hubs"]
+    with memory(tmp_path / "shared.db") as mem:
+        for space, path in (("maya-text", SAMPLE / "conversation.txt"), ("chat", SAMPLE / "chat.jsonl"),
+                            ("lme", ROOT / "tests" / "data" / "longmemeval_mini.json")):
+            mem.ingest([path], space=space)
+        mem.ingest([SAMPLE / "conversation.json"], space="maya")
+        assert _relative(mem, "maya", questions) == alone
+
+
 def _docs(rng: random.Random, n: int) -> list[list[str]]:
     vocab = [f"w{i}" for i in range(40)] + ["café", "cafe", "don't"]
     return [[rng.choice(vocab) for _ in range(rng.randint(0, 8))] for _ in range(n)]
