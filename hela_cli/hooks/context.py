@@ -64,7 +64,9 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None) ->
     session, which the agent already has) within ``hooks.prompt_tokens``; learning from those injected.
     Returns the context ('' for none) and facts for the hook log."""
     h = mem.config.hooks
+    t1 = time.perf_counter()
     res = mem.retrieve(prompt, space, k=h.prompt_k + 4, learn=False)
+    t2 = time.perf_counter()
     limit = h.line_chars
     candidates = [m for m in res.memories if m["score"] >= h.prompt_min_score and m.get("session") != session]
     header = "Memories from earlier sessions of this project (hela; `hela memories` / `hela delete ID` to see or remove):"
@@ -72,8 +74,11 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None) ->
     text, n = _fill(header, [("", lines)], h.prompt_tokens)
     used = candidates[:n]
     recall_id = mem.learn_recall(space, prompt, res, used) if used and mem.config.retrieval.learn else None
+    t3 = time.perf_counter()
     return text, {"memories": [m["id"] for m in used], "recall_id": recall_id,
-                  "below_floor": sum(1 for m in res.memories if m["score"] < h.prompt_min_score)}
+                  "below_floor": sum(1 for m in res.memories if m["score"] < h.prompt_min_score),
+                  "timings_ms": {"retrieve": round((t2 - t1) * 1000, 1),
+                                 "learn": round((t3 - t2) * 1000, 1)}}
 
 
 # ------------------------------------------------------------------------------------------ session start

@@ -31,6 +31,7 @@ from hela_cli.hooks import log
 from hela_cli.hooks.agents import AGENTS
 
 MAX_STDIN = 16 * 1024 * 1024
+_T_START = time.perf_counter()   # this module's import: the hook's own start (interpreter start-up not counted)
 
 
 class _Fail(Exception):
@@ -171,10 +172,31 @@ def _space(args: argparse.Namespace, payload: dict[str, Any]) -> tuple[str, Path
     return (args.space or project_space(cwd)), project_root(cwd)
 
 
+_EMBEDDERS: dict[tuple[str, str], Any] = {}   # one per process: a caller running many hooks in-process
+
+
 def _memory(cfg: Any) -> Any:
+    """A Memory over the configured database; the embedder is loaded once per process and model."""
     from hela_cli.memory import Memory
 
-    return Memory(cfg)
+    key = (cfg.models.embedder, cfg.models.dir)
+    return _CachingMemory(Memory(cfg, embedder=_EMBEDDERS.get(key)), key)
+
+
+class _CachingMemory:
+    """``with`` support around a Memory that keeps its embedder for the next hook of this process."""
+
+    def __init__(self, mem: Any, key: tuple[str, str]):
+        self.mem, self.key = mem, key
+
+    def __enter__(self) -> Any:
+        return self.mem
+
+    def __exit__(self, *exc: Any) -> None:
+        loaded = self.mem._embedder   # None unless this hook needed the model: never load one to keep it
+        if loaded is not None:
+            _EMBEDDERS[self.key] = loaded
+        self.mem.close()
 
 
 def _has_space(mem: Any, space: str) -> bool:
@@ -211,14 +233,22 @@ def _prompt(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: by
     space, _ = _space(args, payload)
     if is_trivial(prompt, cfg):
         return "", {"result": "empty", "space": space, "detail": "trivial prompt"}
-    if cfg.hooks.redact:
-        from hela_cli.text.redact import redact
-
-        prompt = redact(prompt)
+    # the prompt is redacted (detect-secrets' import is a third of the hook's start-up) while the embedder
+    # loads (llama.cpp releases the GIL); nothing of it is embedded or written before the redaction is done
+    redacted = _background(_redact, prompt) if cfg.hooks.redact else None
     with _memory(cfg) as mem:
         if not _has_space(mem, space):
             return "", {"result": "empty", "space": space}
+        t0 = time.perf_counter()
+        mem.embedder  # noqa: B018 - loads meanwhile
+        t1 = time.perf_counter()
+        if redacted is not None:
+            prompt = redacted()
+        t2 = time.perf_counter()
         text, facts = prompt_context(mem, space, prompt, payload.get("session_id"))
+        facts["timings_ms"] = {"start_to_handler": round((t0 - _T_START) * 1000, 1),
+                               "embedder_load": round((t1 - t0) * 1000, 1),
+                               "redact_wait": round((t2 - t1) * 1000, 1), **facts.get("timings_ms", {})}
     return text, {"result": "ok" if text else "empty", "space": space, **facts}
 
 
@@ -239,6 +269,34 @@ def _capture(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: b
             return "", {"result": "detached", "space": space, "turns": len(turns), "new": len(todo), "child": pid}
         rep = store_turns(mem, space, todo)
     return "", {"result": "ok", "space": space, "turns": len(turns), **rep}
+
+
+def _redact(text: str) -> str:
+    from hela_cli.text.redact import redact
+
+    return redact(text)
+
+
+def _background(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    """Start ``fn(*args)`` in a thread; the returned function waits for its result (or raises its error)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+
+    t = threading.Thread(target=target, name="hela-hook-redact", daemon=True)
+    t.start()
+
+    def result() -> Any:
+        t.join()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    return result
 
 
 _HANDLERS = {"start": _start, "prompt": _prompt, "capture": _capture}
