@@ -203,3 +203,16 @@ def test_hook_through_typer_with_global_db(project):
                          input=json.dumps(base(project, "UserPromptSubmit", prompt=PROMPT)).encode(),
                          capture_output=True, env=env, cwd=str(project["dir"]), timeout=120)
     assert "port 6543" in context_of(res, "UserPromptSubmit")
+
+
+def test_plain_prompt_redaction_skips_the_detector_import():
+    """detect-secrets' plugins only run on text with a key-like run of characters (a third of a prompt
+    hook's CPU is their import); what they alone would catch is still caught."""
+    code = ("import sys; from hela_cli.text.redact import redact; "
+            "assert redact('which port does staging use? see src/app/main.py line 12') == "
+            "'which port does staging use? see src/app/main.py line 12'; "
+            "assert 'detect_secrets' not in sys.modules; "
+            "out = redact('twilio SK' + '0123456789abcdef' * 2 + ' end'); "
+            "assert 'REDACTED' in out, out; assert 'detect_secrets' in sys.modules")
+    res = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
