@@ -56,6 +56,10 @@ class IngestConfig:
                                       # sharing rare keywords (dynamics.keyword_partners); 0: off
     keyword_link_weight: float = 0.25 # ... initial weight of such a link (conversation links: initial_weight)
     keyword_link_min_score: float = 6.0  # ... a pair needs this sum of IDFs of shared rare keywords
+    redact: bool = False              # replace secrets with [REDACTED:kind] before a turn is embedded or stored
+                                      # (text/redact.py); `hela add|ingest --redact`; on for a hook's capture
+    tool_output_chars: int = 0        # coding-agent transcripts: keep each tool's output as a turn of at most
+                                      # N characters; 0: tool outputs are not stored (a call is one short line)
 
 
 @dataclass
@@ -235,7 +239,7 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "ingest.passage_chars": (0, None, False), "ingest.batch_size": (1, None, False),
     "ingest.associate_top": (0, None, False), "ingest.associate_min_sim": (-1, 1, False),
     "ingest.keyword_links": (0, None, False), "ingest.keyword_link_weight": (0, 1e250, False),
-    "ingest.keyword_link_min_score": (0, None, False),
+    "ingest.keyword_link_min_score": (0, None, False), "ingest.tool_output_chars": (0, None, False),
     "retrieval.k": (1, None, False), "retrieval.m": (0, None, False), "retrieval.alpha": (0, None, False),
     "retrieval.tau_days": (0, None, True), "retrieval.beta": (0, None, False),
     "retrieval.bm25_weight": (0, 1, False), "retrieval.vector_candidates": (0, None, False),
