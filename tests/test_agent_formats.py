@@ -5,6 +5,8 @@ session (the second run resuming it) against a small fake API that answered the 
 and a shell tool call, then a text; the second prompt pastes a made-up OpenAI key:
 
 * ``claude-code/session.jsonl``: Claude Code 2.1.197, ``claude -p`` then ``claude -p -c`` (Messages API);
+  ``claude-code/hooks/`` the stdin JSON of every hook event (Claude Code wrote the markers into the
+  transcript as ``hook_additional_context`` attachment records);
 * ``codex/rollout-*.jsonl``: Codex CLI 0.171.0, ``codex exec`` then ``codex exec resume --last`` (Responses
   API); ``codex/hooks/`` holds the stdin JSON of every hook event of those runs (hooks that only dump their
   stdin, trusted as ``codex/setup/config.toml`` shows; SessionStart and UserPromptSubmit answered with a
@@ -132,11 +134,12 @@ def test_directory_input_every_session_idempotent(tmp_path: Path, make_memory, h
     (tmp_path / "projects" / ".hidden.jsonl").write_text("{", encoding="utf-8")
     assert [p.name for p in session_files(tmp_path / "projects")] == ["83001b6d.jsonl", "second.jsonl"]
 
+    n = len(parse_file(CLAUDE)[0].turns)
     mem = make_memory(embedder=hash_embedder)
     first = mem.ingest([tmp_path / "projects"], space="code")
-    assert first["nodes_added"] == 20 and first["skipped_duplicates"] == 0
+    assert first["nodes_added"] == 2 * n and first["skipped_duplicates"] == 0
     again = mem.ingest([tmp_path / "projects"], space="code")
-    assert again["nodes_added"] == 0 and again["skipped_duplicates"] == 20
+    assert again["nodes_added"] == 0 and again["skipped_duplicates"] == 2 * n
     sessions = {r["session"] for r in mem.memories("code", limit=None)}
     assert sessions == {_lines(CLAUDE)[0]["sessionId"], "other-session"}
 
@@ -218,17 +221,19 @@ def test_agent_ingest_redacted_idempotent(fmt: str, path: Path, make_memory, has
     assert not any(KEY in t for t in stored)
 
 
-@pytest.mark.parametrize("agent", ["codex", "gemini"])
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini"])
 def test_recorded_hook_payloads(agent: str) -> None:
     """The hook payloads recorded from the real binaries: the fields ``hela hook`` reads."""
     payloads = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((DATA / agent / "hooks").glob("*.json"))]
     events = [p["hook_event_name"] for p in payloads]
-    start, prompt, capture = (("SessionStart", "UserPromptSubmit", "Stop") if agent == "codex"
-                              else ("SessionStart", "BeforeAgent", "AfterAgent"))
+    start, prompt, capture = (("SessionStart", "BeforeAgent", "AfterAgent") if agent == "gemini"
+                              else ("SessionStart", "UserPromptSubmit", "Stop"))
     assert {start, prompt, capture, "SessionEnd"} <= set(events)
-    transcript = CODEX if agent == "codex" else GEMINI
+    transcript = {"claude-code": CLAUDE, "codex": CODEX, "gemini": GEMINI}[agent]
     for p in payloads:
-        assert p["session_id"] and p["cwd"] and Path(p["transcript_path"]).name == transcript.name
+        assert p["session_id"] and p["cwd"] and p["transcript_path"].endswith(".jsonl")
+        if agent != "claude-code":   # the Claude Code fixture keeps the transcript's name: session.jsonl
+            assert Path(p["transcript_path"]).name == transcript.name
     assert [p["source"] for p in payloads if p["hook_event_name"] == start] == ["startup", "resume"]
     assert any(p.get("prompt", "").endswith(FIRST_PROMPT) for p in payloads if p["hook_event_name"] == prompt)
     last = [p for p in payloads if p["hook_event_name"] == capture][-1]
