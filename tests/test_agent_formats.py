@@ -1,8 +1,19 @@
-"""Coding-agent transcripts (issue 32): Claude Code session files, read from a real one.
+"""Coding-agent transcripts (issue 32): Claude Code, Codex CLI and Gemini CLI session files, read from real ones.
 
-``tests/data/agents/claude-code/session.jsonl`` was written by the real Claude Code binary (2.1.197) running
-``claude -p`` twice (the second with ``-c``) offline against a fake Messages API that answered with a
-thinking block, a text and a ``Bash`` tool call, then a text. The keys in it are made up.
+Each fixture under ``tests/data/agents/<agent>/`` was written by the real binary, run offline twice in one
+session (the second run resuming it) against a small fake API that answered the first prompt with a text
+and a shell tool call, then a text; the second prompt pastes a made-up OpenAI key:
+
+* ``claude-code/session.jsonl``: Claude Code 2.1.197, ``claude -p`` then ``claude -p -c`` (Messages API);
+  ``claude-code/hooks/`` the stdin JSON of every hook event (Claude Code wrote the markers into the
+  transcript as ``hook_additional_context`` attachment records);
+* ``codex/rollout-*.jsonl``: Codex CLI 0.171.0, ``codex exec`` then ``codex exec resume --last`` (Responses
+  API); ``codex/hooks/`` holds the stdin JSON of every hook event of those runs (hooks that only dump their
+  stdin, trusted as ``codex/setup/config.toml`` shows; SessionStart and UserPromptSubmit answered with a
+  ``MARKER-...-CONTEXT`` additionalContext, which Codex wrote into the rollout as developer messages);
+* ``gemini/session-*.jsonl``: Gemini CLI 0.61.0, ``gemini -p`` then ``gemini --resume latest -p`` (Gemini
+  API); ``gemini/hooks/`` the same dumps (Gemini put the markers into the user's message as
+  ``<hook_context>``).
 """
 
 from __future__ import annotations
@@ -18,6 +29,11 @@ from hela_cli.formats import detect_format, parse_file, session_files
 
 DATA = Path(__file__).parent / "data" / "agents"
 CLAUDE = DATA / "claude-code" / "session.jsonl"
+CODEX = next((DATA / "codex").glob("rollout-*.jsonl"))
+GEMINI = next((DATA / "gemini").glob("session-*.jsonl"))
+AGENTS = [("claude_code", CLAUDE), ("codex", CODEX), ("gemini", GEMINI)]
+FIRST_PROMPT = "Which Python version does this project use? Our deploy target is kestrel."
+KEY = "sk-proj-abcDEF1234567890ghiJKL0987654321mnoPQR"
 
 
 def _lines(path: Path) -> list[dict]:
@@ -118,11 +134,12 @@ def test_directory_input_every_session_idempotent(tmp_path: Path, make_memory, h
     (tmp_path / "projects" / ".hidden.jsonl").write_text("{", encoding="utf-8")
     assert [p.name for p in session_files(tmp_path / "projects")] == ["83001b6d.jsonl", "second.jsonl"]
 
+    n = len(parse_file(CLAUDE)[0].turns)
     mem = make_memory(embedder=hash_embedder)
     first = mem.ingest([tmp_path / "projects"], space="code")
-    assert first["nodes_added"] == 20 and first["skipped_duplicates"] == 0
+    assert first["nodes_added"] == 2 * n and first["skipped_duplicates"] == 0
     again = mem.ingest([tmp_path / "projects"], space="code")
-    assert again["nodes_added"] == 0 and again["skipped_duplicates"] == 20
+    assert again["nodes_added"] == 0 and again["skipped_duplicates"] == 2 * n
     sessions = {r["session"] for r in mem.memories("code", limit=None)}
     assert sessions == {_lines(CLAUDE)[0]["sessionId"], "other-session"}
 
@@ -145,3 +162,79 @@ def test_empty_directory_refused(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     with pytest.raises(InputError, match="a directory without session files"):
         session_files(tmp_path / "d")
+
+
+# --------------------------------------------------------------------------- the three agents alike
+
+
+@pytest.mark.parametrize("fmt,path", AGENTS)
+def test_agent_transcript_turns(fmt: str, path: Path) -> None:
+    assert detect_format(path) == fmt
+    [conv] = parse_file(path)
+    assert conv.keyed and len({t.source_id for t in conv.turns}) == len(conv.turns)
+    assert len({t.session for t in conv.turns}) == 1
+    texts = [t.text for t in conv.turns]
+    assert texts[0] == FIRST_PROMPT
+    assert any(t.startswith("[tool] ") and "python3 --version" in t for t in texts)
+    assert any(KEY in t for t in texts) and any("kestrel" in t for t in texts if t != FIRST_PROMPT)
+    assert not any("Python 3.1" in t for t in texts)                 # tool output: not stored by default
+    assert not any("MARKER-" in t or "hook_context" in t for t in texts)   # what hooks injected: never
+    assert not any(t.startswith(("<environment_context>", "<session_context>", "<skills_instructions>"))
+                   for t in texts)                                   # the agent's own context
+    assert [t.timestamp for t in conv.turns] == sorted(t.timestamp for t in conv.turns)
+    assert {t.role for t in conv.turns} == {"user", "assistant"}
+    [kept] = parse_file(path, tool_output_chars=200)
+    assert any(t.role == "tool" and "Python 3.1" in t.text for t in kept.turns)
+
+
+@pytest.mark.parametrize("fmt,path", AGENTS)
+def test_agent_transcript_read_while_written(tmp_path: Path, fmt: str, path: Path) -> None:
+    """Every prefix of the file cut mid-line reads without error, and its turns are a prefix of the whole
+    file's (nothing lost, nothing keyed differently) - as a capture hook reading a transcript the agent is
+    still writing sees it (the format named, as the hook does: auto-detection needs one whole line)."""
+    whole = path.read_text(encoding="utf-8")
+    [full] = parse_file(path)
+    keys = [t.source_id for t in full.turns]
+    f = tmp_path / path.name
+    cuts = sorted({i for i, c in enumerate(whole) if c == "\n"} | {len(whole) // 3, len(whole) // 2})
+    for cut in cuts:
+        f.write_text(whole[:cut + 1] if whole[cut:cut + 1] == "\n" else whole[:cut], encoding="utf-8")
+        try:
+            convs = parse_file(f, fmt)   # as a hook reads it: the agent's format named
+        except InputError as e:
+            assert "no complete JSON line" in str(e) or "no Gemini CLI chat record" in str(e) \
+                or "file is empty" in str(e), str(e)
+            continue
+        got = [t.source_id for c in convs for t in c.turns]
+        assert set(got) <= set(keys), (cut, set(got) - set(keys))
+
+
+@pytest.mark.parametrize("fmt,path", AGENTS)
+def test_agent_ingest_redacted_idempotent(fmt: str, path: Path, make_memory, hash_embedder) -> None:
+    mem = make_memory(embedder=hash_embedder)
+    first = mem.ingest([path], space="code", redact=True)
+    [conv] = parse_file(path)
+    assert first["nodes_added"] == len(conv.turns)
+    assert mem.ingest([path], space="code", redact=True)["nodes_added"] == 0
+    stored = [m["text"] for m in mem.memories("code", limit=None)]
+    assert any("OPENAI_API_KEY=[REDACTED:openai-key]" in t for t in stored)
+    assert not any(KEY in t for t in stored)
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini"])
+def test_recorded_hook_payloads(agent: str) -> None:
+    """The hook payloads recorded from the real binaries: the fields ``hela hook`` reads."""
+    payloads = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((DATA / agent / "hooks").glob("*.json"))]
+    events = [p["hook_event_name"] for p in payloads]
+    start, prompt, capture = (("SessionStart", "BeforeAgent", "AfterAgent") if agent == "gemini"
+                              else ("SessionStart", "UserPromptSubmit", "Stop"))
+    assert {start, prompt, capture, "SessionEnd"} <= set(events)
+    transcript = {"claude-code": CLAUDE, "codex": CODEX, "gemini": GEMINI}[agent]
+    for p in payloads:
+        assert p["session_id"] and p["cwd"] and p["transcript_path"].endswith(".jsonl")
+        if agent != "claude-code":   # the Claude Code fixture keeps the transcript's name: session.jsonl
+            assert Path(p["transcript_path"]).name == transcript.name
+    assert [p["source"] for p in payloads if p["hook_event_name"] == start] == ["startup", "resume"]
+    assert any(p.get("prompt", "").endswith(FIRST_PROMPT) for p in payloads if p["hook_event_name"] == prompt)
+    last = [p for p in payloads if p["hook_event_name"] == capture][-1]
+    assert "kestrel" in last.get("last_assistant_message", last.get("prompt_response", ""))

@@ -326,7 +326,7 @@ def test_detect(tmp_path, name, content, fmt):
 
 def test_formats_tuple():
     assert FORMATS == ("auto", "locomo", "longmemeval", "messages", "text", "chatgpt", "claude", "whatsapp",
-                       "claude_code")
+                       "claude_code", "codex", "gemini")
 
 
 @pytest.mark.parametrize(

@@ -237,7 +237,7 @@ def ingest(
     paths: list[Path] = typer.Argument(..., help="Transcript files to ingest (a folder: the coding-agent "
                                        "sessions in it)."),
     fmt: str = typer.Option("auto", "--format", "-f",
-                           help="auto|locomo|longmemeval|messages|text|chatgpt|claude|whatsapp|claude_code"),
+                           help="auto|locomo|longmemeval|messages|text|chatgpt|claude|whatsapp|claude_code|codex|gemini"),
     space: Optional[str] = typer.Option(None, "--space", "-s", help="Memory space (default: the LoCoMo "
                                         "sample_id or 'default')."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),

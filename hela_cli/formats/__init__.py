@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable
 
 from hela_cli.text.dates import MAX_YEAR, MIN_YEAR, parse_date  # noqa: F401  (MIN_YEAR, MAX_YEAR: still imported from here)
-from hela_cli.formats import chatgpt, claude, claude_code, locomo, longmemeval, messages, text, whatsapp
+from hela_cli.formats import chatgpt, claude, claude_code, codex, gemini, locomo, longmemeval, messages, text, whatsapp
 from hela_cli.formats.base import Conversation, Source, Turn, _Bad, _error, _read_text, _show
 from hela_cli.formats.detect import _sniff, detect_format
 
@@ -41,6 +41,8 @@ PARSERS: dict[str, Callable[[Source], list[Conversation]]] = {
     "claude": claude.parse,
     "whatsapp": whatsapp.parse,
     "claude_code": claude_code.parse,
+    "codex": codex.parse,
+    "gemini": gemini.parse,
 }
 
 FORMATS = ("auto", *PARSERS)

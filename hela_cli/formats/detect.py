@@ -8,11 +8,15 @@ from typing import Any
 
 from hela_cli.formats.base import _JSONL_SUFFIXES, _error, _first_nonblank_line, _loads, _read_text, _type_name
 from hela_cli.formats.claude_code import is_claude_code
+from hela_cli.formats.codex import is_codex
+from hela_cli.formats.gemini import is_gemini
 from hela_cli.formats.whatsapp import is_whatsapp
 
 #: JSON Lines written by a coding agent: the test on a line's object, the format
 AGENT_LINES = (
     (is_claude_code, "claude_code"),
+    (is_codex, "codex"),
+    (is_gemini, "gemini"),
 )
 
 
@@ -34,6 +38,7 @@ JSON_KEYS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("haystack_sessions",), "longmemeval"),
     (("mapping",), "chatgpt"),
     (("chat_messages",), "claude"),
+    (("projectHash",), "gemini"),
     (("role", "content"), "messages"),
 )
 
