@@ -216,3 +216,53 @@ def test_plain_prompt_redaction_skips_the_detector_import():
             "assert 'REDACTED' in out, out; assert 'detect_secrets' in sys.modules")
     res = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
+
+
+# ------------------------------------------------------------------------------------------ recorded payloads
+AGENT_DATA = Path(__file__).resolve().parent / "data" / "agents"
+TRANSCRIPTS = {"claude-code": "session.jsonl", "codex": "rollout-*.jsonl", "gemini": "session-*.jsonl"}
+
+
+def recorded(agent: str) -> list[tuple[str, Path]]:
+    """(event, file) of every hook payload the real binary wrote whose event hela installs."""
+    return [(p.stem.split("-", 1)[1], p) for p in sorted((AGENT_DATA / agent / "hooks").glob("*.json"))
+            if AGENTS[agent].role(p.stem.split("-", 1)[1])]
+
+
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_every_recorded_event_of_the_real_agents(project, tmp_path, agent):
+    """The stdin JSON each real binary gave its hooks, in its order (paths moved to this test's copies):
+    start and prompt events answer with their own event name or nothing, captures store the transcript's
+    turns once, none of them fails."""
+    transcript = tmp_path / "transcripts" / agent / "t.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_bytes(next((AGENT_DATA / agent).glob(TRANSCRIPTS[agent])).read_bytes())
+    events = recorded(agent)
+    assert {AGENTS[agent].role(e) for e, _ in events} == {"start", "prompt", "capture"}
+    for event, path in events:
+        payload = json.loads(path.read_text())
+        assert payload["hook_event_name"] == event
+        payload.update(transcript_path=str(transcript), cwd=str(project["dir"]))
+        res, lines = hook(project, event, payload, agent)
+        assert res.returncode == 0, res.stderr
+        assert len(lines) == 1 and lines[0]["result"] in ("ok", "empty"), (event, lines)
+        role = AGENTS[agent].role(event)
+        if res.stdout:
+            assert role in ("start", "prompt")
+            assert json.loads(res.stdout)["hookSpecificOutput"]["hookEventName"] == event
+    con = sqlite3.connect(project["db"])
+    stored = con.execute("SELECT text FROM nodes WHERE session != 'earlier-session'").fetchall()
+    asked = con.execute("SELECT question FROM asks").fetchall()
+    con.close()
+    assert not any("MARKER" in q for (q,) in asked)   # Gemini's prompt carries the start context: not a query
+    assert any("kestrel" in t for (t,) in stored) and not any("sk-proj-abcDEF" in t for (t,) in stored)
+    assert b"sk-proj-abcDEF" not in project["db"].read_bytes()
+    assert not any("MARKER" in t for (t,) in stored)   # the context hooks injected is never stored
+
+
+def test_context_an_agent_put_into_the_prompt_is_not_the_query():
+    from hela_cli.hooks.context import user_prompt
+
+    assert user_prompt("<hook_context>MARKER-SessionStart-CONTEXT</hook_context>\n\nWhich port?") == "Which port?"
+    assert user_prompt("a <system-reminder>x\ny</system-reminder> b") == "a  b"
+    assert user_prompt("  plain <b>text</b> ") == "plain <b>text</b>"

@@ -4,6 +4,7 @@ tokenizer is not hela's; no padding, nothing when nothing qualifies)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -52,6 +53,16 @@ def _fill(header: str, sections: list[tuple[str, list[str]]], budget: int) -> tu
 
 
 # ------------------------------------------------------------------------------------------ prompt recall
+# context the agents put into the prompt they hand a hook: Gemini CLI (-p) prepends the SessionStart hook's
+# context as <hook_context>...</hook_context>; Claude Code's reminders. Not the user's words: not a query.
+_INJECTED = re.compile(r"<(hook_context|system-reminder)>.*?</\1>", re.S)
+
+
+def user_prompt(prompt: str) -> str:
+    """The prompt less the context blocks an agent injected into it."""
+    return _INJECTED.sub("", prompt).strip() if "<" in prompt else prompt.strip()
+
+
 def is_trivial(prompt: str, cfg: Config) -> bool:
     from hela_cli.text.keywords import keywords
 

@@ -286,6 +286,7 @@ def _check_scope(scope: str) -> None:
 
 def _note(ag: Agent) -> str | None:
     if ag.name == "codex":
-        return ("Codex runs a hook that is not managed only once you trust it: start `codex` in a terminal and "
-                "trust hela's hooks when it lists them (or with /hooks); docs/agents.md")
+        return ("Codex runs a hook that is not managed only once you trust it: run `codex` in a terminal, type "
+                "/hooks and choose to trust hela's hooks (again after each install that changed them); a "
+                "project's .codex/ is read only in a trusted project. docs/agents.md")
     return None

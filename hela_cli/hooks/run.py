@@ -225,11 +225,12 @@ def _start(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: byt
 
 
 def _prompt(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
-    from hela_cli.hooks.context import is_trivial, prompt_context
+    from hela_cli.hooks.context import is_trivial, prompt_context, user_prompt
 
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise _Fail("stdin has no 'prompt'")
+    prompt = user_prompt(prompt)
     space, _ = _space(args, payload)
     if is_trivial(prompt, cfg):
         return "", {"result": "empty", "space": space, "detail": "trivial prompt"}
