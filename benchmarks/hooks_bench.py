@@ -78,7 +78,7 @@ def hook_inprocess(event: str, payload: dict[str, Any], space: str) -> str:
     return out.getvalue()
 
 
-def capture_session(work: Path, space: str, session: str, turns: list[Any], event: str = "SessionEnd") -> Path:
+def capture_session(work: Path, space: str, session: str, turns: list[Any]) -> Path:
     path = work / "transcripts" / f"{abs(hash(session))}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(transcript_lines(turns, session)) + "\n", encoding="utf-8")
@@ -186,6 +186,9 @@ def lme(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from hela_cli.store import Store
 
     items = load_items(args.lme)
+    if args.item_ids:
+        by_id = {it.qid: it for it in items}
+        items = [by_id[q] for q in args.item_ids.split(",")]
     if args.items:
         items = items[:args.items]
     rows = []
@@ -238,6 +241,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=20)
     ap.add_argument("--capture-runs", type=int, default=5)
     ap.add_argument("--items", type=int, default=0)
+    ap.add_argument("--item-ids", default="", help="comma-separated question ids (as hela bench longmemeval --items)")
     ap.add_argument("--dir")
     ap.add_argument("--json")
     args = ap.parse_args()
