@@ -86,7 +86,7 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None) ->
     used = candidates[:n]
     recall_id = mem.learn_recall(space, prompt, res, used) if used and mem.config.retrieval.learn else None
     t3 = time.perf_counter()
-    return text, {"memories": [m["id"] for m in used], "recall_id": recall_id,
+    return text, {"memories": [m["id"] for m in used], "recall_id": recall_id, "injected": used,
                   "below_floor": sum(1 for m in res.memories if m["score"] < h.prompt_min_score),
                   "timings_ms": {"retrieve": round((t2 - t1) * 1000, 1),
                                  "learn": round((t3 - t2) * 1000, 1)}}

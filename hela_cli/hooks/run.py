@@ -248,6 +248,11 @@ def _prompt(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: by
         t2 = time.perf_counter()
         text, facts = prompt_context(mem, space, prompt, payload.get("session_id"))
         c3 = time.process_time()
+        if cfg.hooks.feedback and facts.get("injected"):
+            from hela_cli.hooks.feedback import remember_injected
+
+            remember_injected(payload.get("session_id"), space, facts.get("recall_id"), facts["injected"])
+        facts.pop("injected", None)
         facts["timings_ms"] = {"start_to_handler": round((t0 - _T_START) * 1000, 1),
                                "embedder_load": round((t1 - t0) * 1000, 1),
                                "redact_wait": round((t2 - t1) * 1000, 1), **facts.get("timings_ms", {})}
@@ -274,6 +279,13 @@ def _capture(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: b
             pid = _detach(args, raw)
             return "", {"result": "detached", "space": space, "turns": len(turns), "new": len(todo), "child": pid}
         rep = store_turns(mem, space, todo)
+        if cfg.hooks.feedback:
+            from hela_cli.hooks.feedback import reinforce_echoed
+
+            message = payload.get("last_assistant_message") or payload.get("prompt_response")
+            fb = reinforce_echoed(mem, payload.get("session_id"), message if isinstance(message, str) else None)
+            if fb is not None:
+                rep["feedback"] = fb
     return "", {"result": "ok", "space": space, "turns": len(turns), **rep}
 
 
