@@ -247,9 +247,10 @@ def main() -> None:
     args = ap.parse_args()
     work = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="hela-hooks-bench-"))
     work.mkdir(parents=True, exist_ok=True)
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()   # the code this run started with
     res = latency(args, work) if args.what == "latency" else lme(args, work)
-    res = {"what": args.what, "commit": subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                                                      capture_output=True, text=True).stdout.strip(), **res}
+    res = {"what": args.what, "commit": commit, **res}
     text = json.dumps(res, indent=1)
     print(text)
     if args.json:
