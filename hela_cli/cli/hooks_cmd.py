@@ -106,10 +106,11 @@ def _run(row: Optional[dict]) -> str:
 def register(app: typer.Typer) -> None:
     app.add_typer(hooks_app, name="hooks")
 
-    @app.command("hook", context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-                 add_help_option=False)
+    @app.command("hook", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
     def hook(ctx: typer.Context) -> None:
-        """Run one agent hook: EVENT [--agent NAME] [--space NAME]; the agent's JSON on stdin (always exits 0)."""
+        """Run one agent hook (what `hela hooks install` puts in an agent's settings): EVENT [--agent
+        claude-code|codex|gemini] [--space NAME], the agent's JSON on stdin; prints the agent's additional
+        context or nothing, always exits 0 (failures go to the hook log; docs/agents.md)."""
         from hela_cli.hooks.run import main
 
         st = state(ctx)

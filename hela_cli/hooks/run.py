@@ -39,7 +39,7 @@ class _Fail(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hela hook", add_help=True, exit_on_error=False)
+    p = argparse.ArgumentParser(prog="hela hook", add_help=False, exit_on_error=False)
     p.add_argument("event")
     p.add_argument("--agent", default="claude-code")
     p.add_argument("--space", default=None)
