@@ -83,7 +83,10 @@ def hooks_status(json_out: bool = typer.Option(False, "--json", help="Print JSON
             t.add_row(inst["agent"], inst["scope"], "-", text(inst["problem"]), "")
             any_row = True
         for ev in inst["events"]:
-            t.add_row(inst["agent"], inst["scope"], ev["event"], text(_run(ev["last"])), text(_run(ev["last_failure"])))
+            last = _run(ev["last"])
+            if ev.get("codex_trusted") is False:
+                last += " (not trusted in Codex yet: run codex, /hooks)"
+            t.add_row(inst["agent"], inst["scope"], ev["event"], text(last), text(_run(ev["last_failure"])))
             any_row = True
     if any_row:
         console.print(t)
