@@ -86,6 +86,8 @@ class RetrievalConfig:
     passages: bool = True             # a memory's cosine is the best of its main and passage vectors (when stored)
     keyword_idf: bool = False         # weight each query keyword by its IDF in the space (speaker names included)
     date_prior: float = 0.5           # weight of the question's own time window (0: off), see dynamics.window_factor
+    date_prior_relative: float = 0.9  # ... of a window relative to the moment of asking ("3 days ago", "yesterday",
+                                      # "on Monday"), resolved against --now / a hook's prompt time / the clock
     date_slack_days: float = 7.0      # ... memories up to this many days after the window still match fully
     trace_weight: float = 1.0         # flipped-path bonus from similar earlier recalls to what they used (0: off)
     trace_min_sim: float = 0.6        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
@@ -245,7 +247,7 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "retrieval.bm25_weight": (0, 1, False), "retrieval.vector_candidates": (0, None, False),
     "retrieval.keyword_candidates": (0, None, False), "retrieval.semantic_k": (0, None, False),
     "retrieval.semantic_min_confidence": (0, 1, False),
-    "retrieval.date_prior": (0, 1, False), "retrieval.sign_index_min": (0, None, False),
+    "retrieval.date_prior": (0, 1, False), "retrieval.date_prior_relative": (0, 1, False), "retrieval.sign_index_min": (0, None, False),
     "retrieval.vector_cache_auto": (0, None, False),
     "retrieval.sign_rescore": (1, None, False), "retrieval.date_slack_days": (0, None, False),
     # any decay in (0, 1] works (edge amplitudes are rebased before the factor can underflow); weights are

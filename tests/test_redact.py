@@ -154,3 +154,19 @@ def test_ingest_redact_flag_and_config(tmp_path, make_memory, hash_embedder) -> 
     mem.add("on", f"again {GH}", source_id="x")
     mem.add_many("off", [{"text": f"again {GH}"}], redact=True)
     assert all(GH not in m["text"] for s in ("on", "off") for m in mem.memories(s))
+
+
+def test_mcp_remember_redact(tmp_path, hash_embedder) -> None:
+    """The MCP tool ``remember`` takes ``redact`` (the tools without the protocol; the schema is the SDK's)."""
+    from hela_cli.config import Config
+    from hela_cli.mcp_server.tools import HelaServer, TurnIn
+
+    server = HelaServer(Config(db=str(tmp_path / "m.db")))
+    server.memory._embedder = hash_embedder
+    try:
+        server.remember("s", [TurnIn(text=f"use {KEY}", id="a")], redact=True)
+        server.remember("s", [TurnIn(text=f"use {KEY}", id="b")])   # default: ingest.redact (off)
+        texts = {m["source_id"]: m["text"] for m in server.memory.memories("s")}
+        assert texts == {"a": "use [REDACTED:openai-key]", "b": f"use {KEY}"}
+    finally:
+        server.memory.close()
