@@ -116,3 +116,35 @@ def test_unreadable_transcript_fails_open(proj):
     _, row = capture(proj)
     assert row["result"] == "error" and str(proj["transcript"]) in row["detail"]
     assert not proj["db"].exists()
+
+
+def test_feedback_reinforces_the_injected_memories_the_answer_echoes(proj, embedder):
+    """hooks.feedback on: the prompt hook keeps what it injected, the Stop capture reports the memories the
+    final message echoes through reinforce (the asks row gets its `used`)."""
+    from hela_cli.config import Config
+    from hela_cli.memory import Memory
+
+    facts = ["The staging database listens on port 6543 because 5432 belongs to the billing service.",
+             "Our deploy bucket is frosty-otter-assets in eu-west-3.",
+             "The nightly job rebuilds the search index at 02:00 with reindex.py."]
+    with Memory(Config(db=str(proj["db"])), embedder=embedder) as mem:
+        ids = mem.add_many(proj["space"], [{"speaker": "user", "text": t, "session": "old", "id": f"f{i}"}
+                                           for i, t in enumerate(facts)])
+    env = {**proj["env"], "HELA_HOOKS_FEEDBACK": "true", "HELA_HOOKS_PROMPT_MIN_SCORE": "0"}
+    payload = {"session_id": "sess-1", "cwd": str(proj["dir"]), "hook_event_name": "UserPromptSubmit",
+               "prompt": "Where do the staging database and the deploy bucket live?"}
+    res = subprocess.run([PY, "-m", "hela_cli", "hook", "UserPromptSubmit"], input=json.dumps(payload).encode(),
+                         capture_output=True, env=env, cwd=str(proj["dir"]), timeout=300)
+    prompt_row = json.loads(proj["log"].read_text().splitlines()[-1])
+    assert res.returncode == 0 and prompt_row["result"] == "ok" and ids[1] in prompt_row["memories"], prompt_row
+    stop = {"session_id": "sess-1", "transcript_path": str(proj["transcript"]), "cwd": str(proj["dir"]),
+            "hook_event_name": "Stop", "last_assistant_message": "It is the bucket frosty-otter-assets, region eu-west-3."}
+    subprocess.run([PY, "-m", "hela_cli", "hook", "Stop"], input=json.dumps(stop).encode(), capture_output=True,
+                   env=env, cwd=str(proj["dir"]), timeout=300, check=True)
+    row = json.loads(proj["log"].read_text().splitlines()[-1])
+    assert row["result"] == "ok" and row["feedback"]["echoed"] == [ids[1]], row
+    con = sqlite3.connect(proj["db"])
+    used = con.execute("SELECT used FROM asks WHERE id = ?", (prompt_row["recall_id"],)).fetchone()[0]
+    con.close()
+    assert json.loads(used) == [ids[1]]
+    assert not list((proj["log"].parent / "hooks-state").glob("*.json"))   # given once, then forgotten

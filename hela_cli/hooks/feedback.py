@@ -21,14 +21,16 @@ def _state_path(session: str) -> Path:
     return data_dir() / "hooks-state" / (hashlib.sha256(session.encode("utf-8")).hexdigest()[:24] + ".json")
 
 
-def remember_injected(session: str | None, space: str, recall_id: int | None, memories: list[dict[str, Any]]) -> None:
-    """Keep what a prompt hook injected for the capture of the same turn."""
+def remember_injected(session: str | None, space: str, recall_id: int | None, memories: list[dict[str, Any]],
+                      prompt: str) -> None:
+    """Keep what a prompt hook injected (and its prompt, redacted: its words say nothing about use) for the
+    capture of the same turn."""
     if not session or recall_id is None or not memories:
         return
     path = _state_path(session)
     ensure_private_dir(path.parent)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    data = {"space": space, "recall_id": recall_id, "time": time.time(),
+    data = {"space": space, "recall_id": recall_id, "time": time.time(), "prompt": prompt,
             "memories": [{"id": m["id"], "text": m["text"]} for m in memories]}
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -52,7 +54,7 @@ def reinforce_echoed(mem: Any, session: str | None, message: str | None) -> dict
         pass
     from hela_cli.mechanics.feedback import echoed_memories
 
-    used = echoed_memories(state["memories"], message)
+    used = echoed_memories(state["memories"], message, prompt=state.get("prompt"))
     if not used:
         return {"echoed": []}
     rep = mem.reinforce(state["space"], used, recall_id=state["recall_id"])

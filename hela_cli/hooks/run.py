@@ -251,7 +251,7 @@ def _prompt(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: by
         if cfg.hooks.feedback and facts.get("injected"):
             from hela_cli.hooks.feedback import remember_injected
 
-            remember_injected(payload.get("session_id"), space, facts.get("recall_id"), facts["injected"])
+            remember_injected(payload.get("session_id"), space, facts.get("recall_id"), facts["injected"], prompt)
         facts.pop("injected", None)
         facts["timings_ms"] = {"start_to_handler": round((t0 - _T_START) * 1000, 1),
                                "embedder_load": round((t1 - t0) * 1000, 1),
