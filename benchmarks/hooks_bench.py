@@ -17,7 +17,8 @@ the capture hook (each haystack session replayed as a Claude Code transcript; in
 ``lme``: LongMemEval through the hooks. Per item a fresh database; each haystack session is written as a
 Claude Code transcript (``uuid`` = the turn's source id, ``sessionId`` = its session, ``timestamp`` = its
 time) and captured by the capture hook; then the question goes through the prompt hook (``--space``
-pinned). The memories in the injected context (their ids parsed from the ``[#ID ...]`` lines) are scored
+pinned; the question's date as the payload's ``timestamp``, the event time a prompt's relative dates count
+from). The memories in the injected context (their ids parsed from the ``[#ID ...]`` lines) are scored
 as ``hela bench longmemeval`` scores its retrieved set (session recall any / all, turn recall). Compare with
 ``hela bench longmemeval --retrieval-only --k K`` at the same number of memories (k + m = prompt_k).
 
@@ -207,12 +208,16 @@ def lme(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             assert row["result"] in ("ok", "empty"), row
             stored += row.get("added", 0)
         capture_s = time.perf_counter() - t0
+        # the question's date as the event's time (the `timestamp` Gemini CLI sends; live hooks use the clock)
+        stamp = format_iso(it.now) if it.now is not None else None
         out = hook_inprocess("UserPromptSubmit", {"session_id": "question", "cwd": str(work), "prompt": it.question,
-                                                  "transcript_path": "", "hook_event_name": "UserPromptSubmit"}, space)
+                                                  "transcript_path": "", "hook_event_name": "UserPromptSubmit",
+                                                  **({"timestamp": stamp} if stamp else {})}, space)
         context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
         ids = [int(x) for x in re.findall(r"^- \[#(\d+) ", context, re.M)]
         with Store.open(str(db), must_exist=True) as store:
             nodes = store.get_nodes(ids)
+            stored = store.count_nodes(store.require_space(space).id)   # every turn there (a rerun reuses the db)
         memories = [{"session": nodes[i]["session"], "source_id": nodes[i]["source_id"]} for i in ids if i in nodes]
         score = score_item(it, memories, None, True)
         rows.append({"qid": it.qid, "qtype": it.qtype, "turns": len(it.conv.turns), "stored": stored,

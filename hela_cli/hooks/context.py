@@ -70,13 +70,15 @@ def is_trivial(prompt: str, cfg: Config) -> bool:
     return len(text) < cfg.hooks.prompt_min_chars or not keywords(text)
 
 
-def prompt_context(mem: Memory, space: str, prompt: str, session: str | None) -> tuple[str, dict[str, Any]]:
+def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, now: float | None = None
+                   ) -> tuple[str, dict[str, Any]]:
     """The memories relevant to ``prompt`` (score at or above ``hooks.prompt_min_score``; none of the current
     session, which the agent already has) within ``hooks.prompt_tokens``; learning from those injected.
-    Returns the context ('' for none) and facts for the hook log."""
+    ``now``: what "yesterday" or "3 days ago" in the prompt count from (the hook passes the time of the
+    event). Returns the context ('' for none) and facts for the hook log."""
     h = mem.config.hooks
     t1 = time.perf_counter()
-    res = mem.retrieve(prompt, space, k=h.prompt_k + 4, learn=False)
+    res = mem.retrieve(prompt, space, k=h.prompt_k + 4, learn=False, now=now)
     t2 = time.perf_counter()
     limit = h.line_chars
     candidates = [m for m in res.memories if m["score"] >= h.prompt_min_score and m.get("session") != session]

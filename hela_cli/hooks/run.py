@@ -246,7 +246,7 @@ def _prompt(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: by
         if redacted is not None:
             prompt = redacted()
         t2 = time.perf_counter()
-        text, facts = prompt_context(mem, space, prompt, payload.get("session_id"))
+        text, facts = prompt_context(mem, space, prompt, payload.get("session_id"), now=_event_time(payload))
         c3 = time.process_time()
         if cfg.hooks.feedback and facts.get("injected"):
             from hela_cli.hooks.feedback import remember_injected
@@ -287,6 +287,21 @@ def _capture(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: b
             if fb is not None:
                 rep["feedback"] = fb
     return "", {"result": "ok", "space": space, "turns": len(turns), **rep}
+
+
+def _event_time(payload: dict[str, Any]) -> float:
+    """When the event happened: the payload's ``timestamp`` (Gemini CLI sends one, ISO 8601), else now. A
+    prompt's "yesterday" counts from it, not from the space's newest memory (the last session may be days
+    old)."""
+    stamp = payload.get("timestamp")
+    if isinstance(stamp, str) and stamp.strip():
+        from hela_cli.text.dates import parse_date
+
+        try:
+            return parse_date(stamp)
+        except ValueError:
+            pass
+    return time.time()
 
 
 def _redact(text: str) -> str:
