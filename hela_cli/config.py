@@ -56,6 +56,10 @@ class IngestConfig:
                                       # sharing rare keywords (dynamics.keyword_partners); 0: off
     keyword_link_weight: float = 0.25 # ... initial weight of such a link (conversation links: initial_weight)
     keyword_link_min_score: float = 6.0  # ... a pair needs this sum of IDFs of shared rare keywords
+    redact: bool = False              # replace secrets with [REDACTED:kind] before a turn is embedded or stored
+                                      # (text/redact.py); `hela add|ingest --redact`; on for a hook's capture
+    tool_output_chars: int = 0        # coding-agent transcripts: keep each tool's output as a turn of at most
+                                      # N characters; 0: tool outputs are not stored (a call is one short line)
 
 
 @dataclass
@@ -82,6 +86,8 @@ class RetrievalConfig:
     passages: bool = True             # a memory's cosine is the best of its main and passage vectors (when stored)
     keyword_idf: bool = False         # weight each query keyword by its IDF in the space (speaker names included)
     date_prior: float = 0.5           # weight of the question's own time window (0: off), see dynamics.window_factor
+    date_prior_relative: float = 0.9  # ... of a window relative to the moment of asking ("3 days ago", "yesterday",
+                                      # "on Monday"), resolved against --now / a hook's prompt time / the clock
     date_slack_days: float = 7.0      # ... memories up to this many days after the window still match fully
     trace_weight: float = 1.0         # flipped-path bonus from similar earlier recalls to what they used (0: off)
     trace_min_sim: float = 0.6        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
@@ -235,13 +241,13 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "ingest.passage_chars": (0, None, False), "ingest.batch_size": (1, None, False),
     "ingest.associate_top": (0, None, False), "ingest.associate_min_sim": (-1, 1, False),
     "ingest.keyword_links": (0, None, False), "ingest.keyword_link_weight": (0, 1e250, False),
-    "ingest.keyword_link_min_score": (0, None, False),
+    "ingest.keyword_link_min_score": (0, None, False), "ingest.tool_output_chars": (0, None, False),
     "retrieval.k": (1, None, False), "retrieval.m": (0, None, False), "retrieval.alpha": (0, None, False),
     "retrieval.tau_days": (0, None, True), "retrieval.beta": (0, None, False),
     "retrieval.bm25_weight": (0, 1, False), "retrieval.vector_candidates": (0, None, False),
     "retrieval.keyword_candidates": (0, None, False), "retrieval.semantic_k": (0, None, False),
     "retrieval.semantic_min_confidence": (0, 1, False),
-    "retrieval.date_prior": (0, 1, False), "retrieval.sign_index_min": (0, None, False),
+    "retrieval.date_prior": (0, 1, False), "retrieval.date_prior_relative": (0, 1, False), "retrieval.sign_index_min": (0, None, False),
     "retrieval.vector_cache_auto": (0, None, False),
     "retrieval.sign_rescore": (1, None, False), "retrieval.date_slack_days": (0, None, False),
     # any decay in (0, 1] works (edge amplitudes are rebased before the factor can underflow); weights are

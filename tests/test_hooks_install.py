@@ -179,3 +179,21 @@ def test_is_hela_command():
     assert not is_hela_command("./my-hook hook Stop")
     assert not is_hela_command("echo 'unbalanced")
     assert not is_hela_command(None)
+
+
+def test_status_says_whether_codex_trusts_the_hooks(homes):
+    pytest.importorskip("tomllib")   # Python 3.11+: on 3.10 the trust state is not read (None)
+    install("codex", "user", prefix=["/opt/hela/bin/hela"])
+    path = AGENTS["codex"].settings_path("user")
+
+    def trust() -> dict[str, object]:
+        inst = next(i for i in status()["installs"] if i["agent"] == "codex" and i["scope"] == "user")
+        return {e["event"]: e["codex_trusted"] for e in inst["events"]}
+
+    assert set(trust().values()) == {None}   # no Codex config yet
+    (path.parent / "config.toml").write_text(
+        '[features]\nhooks = true\n\n'
+        f'[hooks.state."{path}:session_start:0:0"]\ntrusted_hash = "sha256:0123"\n')
+    assert trust() == {"SessionStart": True, "UserPromptSubmit": False, "Stop": False, "SessionEnd": False}
+    res = runner.invoke(app, ["hooks", "status"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0 and "not trusted in Codex yet" in res.stdout

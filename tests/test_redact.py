@@ -84,3 +84,89 @@ def test_no_secret_material_left() -> None:
 @pytest.mark.parametrize("text", ORDINARY)
 def test_ordinary_text_untouched(text: str) -> None:
     assert redact(text) == text
+
+
+# --------------------------------------------------------------------------- stored nowhere
+
+KEY = "sk-proj-Zq9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9876"
+GH = "ghp_Zq9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+
+
+def _everywhere(db_path, needle: str) -> list[str]:
+    """Where ``needle`` is in the SQLite file: every text column of every table, and the raw bytes of the
+    database file and its WAL."""
+    import sqlite3
+
+    found = []
+    con = sqlite3.connect(db_path)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table')")]
+        for t in tables:
+            try:
+                rows = con.execute(f'SELECT * FROM "{t}"').fetchall()
+            except sqlite3.OperationalError:   # a virtual table this sqlite3 cannot read (vec0): bytes below
+                continue
+            if any(needle in str(v) for row in rows for v in row):
+                found.append(t)
+    finally:
+        con.close()
+    for suffix in ("", "-wal"):
+        p = f"{db_path}{suffix}"
+        try:
+            if needle.encode() in open(p, "rb").read():
+                found.append(f"bytes of {p}")
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def test_cli_add_redact_key_in_no_table_and_not_in_the_file(cli_env) -> None:
+    from typer.testing import CliRunner
+
+    from hela_cli.cli import app
+
+    runner = CliRunner()
+    db = cli_env / "hela.db"
+    r = runner.invoke(app, ["add", "-s", "dev", "--redact", "--id", "m1",
+                            f"deploy with OPENAI_API_KEY={KEY} and token {GH} please"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["add", "-s", "dev", "--id", "m2", "a turn without a secret"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["memories", "-s", "dev", "--json"])
+    assert "OPENAI_API_KEY=[REDACTED:openai-key] and token [REDACTED:github-token] please" in r.output
+    for needle in (KEY, GH, KEY[8:30]):
+        assert _everywhere(db, needle) == [], needle
+    # the same turn without --redact is stored as given (the check above can fail)
+    r = runner.invoke(app, ["add", "-s", "dev", "--id", "m3", f"key {KEY}"])
+    assert r.exit_code == 0 and _everywhere(db, KEY)
+
+
+def test_ingest_redact_flag_and_config(tmp_path, make_memory, hash_embedder) -> None:
+    import json
+
+    f = tmp_path / "chat.jsonl"
+    f.write_text(json.dumps({"role": "user", "content": f"my key {KEY}"}) + "\n", encoding="utf-8")
+    mem = make_memory(embedder=hash_embedder, ingest__redact=True)
+    mem.ingest([f], space="on")
+    mem.ingest([f], space="off", redact=False)
+    assert [m["text"] for m in mem.memories("on")] == ["my key [REDACTED:openai-key]"]
+    assert [m["text"] for m in mem.memories("off")] == [f"my key {KEY}"]
+    mem.add("on", f"again {GH}", source_id="x")
+    mem.add_many("off", [{"text": f"again {GH}"}], redact=True)
+    assert all(GH not in m["text"] for s in ("on", "off") for m in mem.memories(s))
+
+
+def test_mcp_remember_redact(tmp_path, hash_embedder) -> None:
+    """The MCP tool ``remember`` takes ``redact`` (the tools without the protocol; the schema is the SDK's)."""
+    from hela_cli.config import Config
+    from hela_cli.mcp_server.tools import HelaServer, TurnIn
+
+    server = HelaServer(Config(db=str(tmp_path / "m.db")))
+    server.memory._embedder = hash_embedder
+    try:
+        server.remember("s", [TurnIn(text=f"use {KEY}", id="a")], redact=True)
+        server.remember("s", [TurnIn(text=f"use {KEY}", id="b")])   # default: ingest.redact (off)
+        texts = {m["source_id"]: m["text"] for m in server.memory.memories("s")}
+        assert texts == {"a": "use [REDACTED:openai-key]", "b": f"use {KEY}"}
+    finally:
+        server.memory.close()

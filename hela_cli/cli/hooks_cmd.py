@@ -83,7 +83,10 @@ def hooks_status(json_out: bool = typer.Option(False, "--json", help="Print JSON
             t.add_row(inst["agent"], inst["scope"], "-", text(inst["problem"]), "")
             any_row = True
         for ev in inst["events"]:
-            t.add_row(inst["agent"], inst["scope"], ev["event"], text(_run(ev["last"])), text(_run(ev["last_failure"])))
+            last = _run(ev["last"])
+            if ev.get("codex_trusted") is False:
+                last += " (not trusted in Codex yet: run codex, /hooks)"
+            t.add_row(inst["agent"], inst["scope"], ev["event"], text(last), text(_run(ev["last_failure"])))
             any_row = True
     if any_row:
         console.print(t)
@@ -106,10 +109,11 @@ def _run(row: Optional[dict]) -> str:
 def register(app: typer.Typer) -> None:
     app.add_typer(hooks_app, name="hooks")
 
-    @app.command("hook", context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-                 add_help_option=False)
+    @app.command("hook", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
     def hook(ctx: typer.Context) -> None:
-        """Run one agent hook: EVENT [--agent NAME] [--space NAME]; the agent's JSON on stdin (always exits 0)."""
+        """Run one agent hook (what `hela hooks install` puts in an agent's settings): EVENT [--agent
+        claude-code|codex|gemini] [--space NAME], the agent's JSON on stdin; prints the agent's additional
+        context or nothing, always exits 0 (failures go to the hook log; docs/agents.md)."""
         from hela_cli.hooks.run import main
 
         st = state(ctx)

@@ -53,7 +53,8 @@ AGENTS: dict[str, Agent] = {
          "SessionEnd": "capture"}),
     "codex": Agent(
         "codex", "Codex CLI", ".codex", "hooks.json",
-        {"SessionStart": "start", "UserPromptSubmit": "prompt", "Stop": "capture"}, home_env="CODEX_HOME"),
+        {"SessionStart": "start", "UserPromptSubmit": "prompt", "Stop": "capture", "SessionEnd": "capture"},
+        home_env="CODEX_HOME"),
     "gemini": Agent(
         "gemini", "Gemini CLI", ".gemini", "settings.json",
         {"SessionStart": "start", "BeforeAgent": "prompt", "AfterAgent": "capture", "SessionEnd": "capture",

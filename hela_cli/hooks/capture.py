@@ -21,7 +21,8 @@ from hela_cli.formats import Turn, parse_file
 from hela_cli.memory import Memory
 
 #: agent -> the ``hela ingest --format`` name of its transcripts
-TRANSCRIPT_FORMAT = {"claude-code": "claude-code", "codex": "codex", "gemini": "gemini"}
+TRANSCRIPT_FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini": "gemini"}
+TOOL_CALL_PREFIX = "[tool] "   # a tool call's one line, as the parsers write it (formats/agent.py)
 
 
 def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any) -> list[Turn]:
@@ -30,7 +31,8 @@ def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any
     p = Path(path)
     if not p.is_file():
         raise InputError(f"{p}: transcript not found")
-    convs = parse_file(p, TRANSCRIPT_FORMAT[agent])
+    keep = cfg.hooks.line_chars if cfg.hooks.tool_outputs else 0
+    convs = parse_file(p, TRANSCRIPT_FORMAT[agent], tool_output_chars=keep)
     redact = _redactor() if cfg.hooks.redact else None
     out = []
     for conv in convs:
@@ -39,8 +41,6 @@ def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any
             if (kind == "tool_output" and not cfg.hooks.tool_outputs) or (kind == "tool_call" and not cfg.hooks.tool_calls):
                 continue
             text = t.text
-            if kind == "tool_output" and len(text) > cfg.hooks.line_chars:
-                text = text[:cfg.hooks.line_chars - 1] + "…"
             if redact is not None:
                 text = redact(text)
             out.append(replace(t, text=text, session=session or t.session))
@@ -48,10 +48,9 @@ def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any
 
 
 def _kind(t: Turn) -> str:
-    role = (t.role or "").lower()
-    if role in ("tool", "tool_result", "tool_output"):
+    if (t.role or "").lower() == "tool":
         return "tool_output"
-    if role in ("tool_use", "tool_call"):
+    if t.text.startswith(TOOL_CALL_PREFIX) and "\n" not in t.text:
         return "tool_call"
     return "text"
 

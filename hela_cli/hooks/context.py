@@ -4,6 +4,7 @@ tokenizer is not hela's; no padding, nothing when nothing qualifies)."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -52,6 +53,16 @@ def _fill(header: str, sections: list[tuple[str, list[str]]], budget: int) -> tu
 
 
 # ------------------------------------------------------------------------------------------ prompt recall
+# context the agents put into the prompt they hand a hook: Gemini CLI (-p) prepends the SessionStart hook's
+# context as <hook_context>...</hook_context>; Claude Code's reminders. Not the user's words: not a query.
+_INJECTED = re.compile(r"<(hook_context|system-reminder)>.*?</\1>", re.S)
+
+
+def user_prompt(prompt: str) -> str:
+    """The prompt less the context blocks an agent injected into it."""
+    return _INJECTED.sub("", prompt).strip() if "<" in prompt else prompt.strip()
+
+
 def is_trivial(prompt: str, cfg: Config) -> bool:
     from hela_cli.text.keywords import keywords
 
@@ -59,12 +70,16 @@ def is_trivial(prompt: str, cfg: Config) -> bool:
     return len(text) < cfg.hooks.prompt_min_chars or not keywords(text)
 
 
-def prompt_context(mem: Memory, space: str, prompt: str, session: str | None) -> tuple[str, dict[str, Any]]:
+def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, now: float | None = None
+                   ) -> tuple[str, dict[str, Any]]:
     """The memories relevant to ``prompt`` (score at or above ``hooks.prompt_min_score``; none of the current
     session, which the agent already has) within ``hooks.prompt_tokens``; learning from those injected.
-    Returns the context ('' for none) and facts for the hook log."""
+    ``now``: what "yesterday" or "3 days ago" in the prompt count from (the hook passes the time of the
+    event). Returns the context ('' for none) and facts for the hook log."""
     h = mem.config.hooks
-    res = mem.retrieve(prompt, space, k=h.prompt_k + 4, learn=False)
+    t1 = time.perf_counter()
+    res = mem.retrieve(prompt, space, k=h.prompt_k + 4, learn=False, now=now)
+    t2 = time.perf_counter()
     limit = h.line_chars
     candidates = [m for m in res.memories if m["score"] >= h.prompt_min_score and m.get("session") != session]
     header = "Memories from earlier sessions of this project (hela; `hela memories` / `hela delete ID` to see or remove):"
@@ -72,8 +87,11 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None) ->
     text, n = _fill(header, [("", lines)], h.prompt_tokens)
     used = candidates[:n]
     recall_id = mem.learn_recall(space, prompt, res, used) if used and mem.config.retrieval.learn else None
-    return text, {"memories": [m["id"] for m in used], "recall_id": recall_id,
-                  "below_floor": sum(1 for m in res.memories if m["score"] < h.prompt_min_score)}
+    t3 = time.perf_counter()
+    return text, {"memories": [m["id"] for m in used], "recall_id": recall_id, "injected": used,
+                  "below_floor": sum(1 for m in res.memories if m["score"] < h.prompt_min_score),
+                  "timings_ms": {"retrieve": round((t2 - t1) * 1000, 1),
+                                 "learn": round((t3 - t2) * 1000, 1)}}
 
 
 # ------------------------------------------------------------------------------------------ session start

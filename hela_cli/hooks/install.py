@@ -184,6 +184,32 @@ def _remove_hela(hooks: dict[str, Any], event: str) -> int:
     return removed
 
 
+def _hela_positions(hooks: dict[str, Any], event: str) -> list[tuple[int, int]]:
+    """(group index, handler index) of hela's entries of ``event``."""
+    return [(g, h) for g, group in enumerate(hooks.get(event) or [])
+            for h, entry in enumerate((group.get("hooks") if isinstance(group, dict) else None) or [])
+            if isinstance(entry, dict) and is_hela_command(entry.get("command"))]
+
+
+def _codex_trusted(settings: Path) -> set[str] | None:
+    """The hook keys Codex holds a trust hash for (``[hooks.state."<file>:<event>:<group>:<handler>"]`` in
+    ``$CODEX_HOME/config.toml``); None when that cannot be read (no file, Python without tomllib)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        return None
+    try:
+        data = tomllib.loads((AGENTS["codex"].user_dir() / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    state = (data.get("hooks") or {}).get("state") or {}
+    return {k for k, v in state.items() if isinstance(v, dict) and v.get("trusted_hash")}
+
+
+def _snake(event: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
 def _hela_entries(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
     out = []
     for group in hooks.get(event) or []:
@@ -263,15 +289,19 @@ def status(cwd: Path | None = None) -> dict[str, Any]:
             except InputError as e:
                 data, original, problem = {}, None, e.message
             hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+            trusted = _codex_trusted(path) if ag.name == "codex" and original is not None else None
             events = []
             for event in ag.events:
                 found = _hela_entries(hooks, event)
                 if not found:
                     continue
                 r = runs.get((ag.name, event), {})
-                events.append({"event": event, "role": ag.role(event), "command": found[0].get("command"),
-                               "last": r.get("last"), "last_failure": r.get("last_failure"),
-                               "runs": r.get("runs", 0)})
+                row = {"event": event, "role": ag.role(event), "command": found[0].get("command"),
+                       "last": r.get("last"), "last_failure": r.get("last_failure"), "runs": r.get("runs", 0)}
+                if ag.name == "codex":   # True: Codex holds a trust hash for it (stale if the command changed since)
+                    g, h = _hela_positions(hooks, event)[0]
+                    row["codex_trusted"] = None if trusted is None else f"{path}:{_snake(event)}:{g}:{h}" in trusted
+                events.append(row)
             out.append({"agent": ag.name, "scope": scope, "path": str(path), "exists": original is not None,
                         "installed": bool(events), "events": events, "problem": problem})
     return {"log": str(log.log_path()), "installs": out,
@@ -286,6 +316,7 @@ def _check_scope(scope: str) -> None:
 
 def _note(ag: Agent) -> str | None:
     if ag.name == "codex":
-        return ("Codex runs a hook that is not managed only once you trust it: start `codex` in a terminal and "
-                "trust hela's hooks when it lists them (or with /hooks); docs/agents.md")
+        return ("Codex runs a hook that is not managed only once you trust it: run `codex` in a terminal, type "
+                "/hooks and choose to trust hela's hooks (again after each install that changed them); a "
+                "project's .codex/ is read only in a trusted project. docs/agents.md")
     return None

@@ -31,6 +31,7 @@ from hela_cli.hooks import log
 from hela_cli.hooks.agents import AGENTS
 
 MAX_STDIN = 16 * 1024 * 1024
+_T_START = time.perf_counter()   # this module's import: the hook's own start (interpreter start-up not counted)
 
 
 class _Fail(Exception):
@@ -38,7 +39,7 @@ class _Fail(Exception):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hela hook", add_help=True, exit_on_error=False)
+    p = argparse.ArgumentParser(prog="hela hook", add_help=False, exit_on_error=False)
     p.add_argument("event")
     p.add_argument("--agent", default="claude-code")
     p.add_argument("--space", default=None)
@@ -171,10 +172,31 @@ def _space(args: argparse.Namespace, payload: dict[str, Any]) -> tuple[str, Path
     return (args.space or project_space(cwd)), project_root(cwd)
 
 
+_EMBEDDERS: dict[tuple[str, str], Any] = {}   # one per process: a caller running many hooks in-process
+
+
 def _memory(cfg: Any) -> Any:
+    """A Memory over the configured database; the embedder is loaded once per process and model."""
     from hela_cli.memory import Memory
 
-    return Memory(cfg)
+    key = (cfg.models.embedder, cfg.models.dir)
+    return _CachingMemory(Memory(cfg, embedder=_EMBEDDERS.get(key)), key)
+
+
+class _CachingMemory:
+    """``with`` support around a Memory that keeps its embedder for the next hook of this process."""
+
+    def __init__(self, mem: Any, key: tuple[str, str]):
+        self.mem, self.key = mem, key
+
+    def __enter__(self) -> Any:
+        return self.mem
+
+    def __exit__(self, *exc: Any) -> None:
+        loaded = self.mem._embedder   # None unless this hook needed the model: never load one to keep it
+        if loaded is not None:
+            _EMBEDDERS[self.key] = loaded
+        self.mem.close()
 
 
 def _has_space(mem: Any, space: str) -> bool:
@@ -203,22 +225,41 @@ def _start(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: byt
 
 
 def _prompt(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
-    from hela_cli.hooks.context import is_trivial, prompt_context
+    from hela_cli.hooks.context import is_trivial, prompt_context, user_prompt
 
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise _Fail("stdin has no 'prompt'")
+    prompt = user_prompt(prompt)
     space, _ = _space(args, payload)
     if is_trivial(prompt, cfg):
         return "", {"result": "empty", "space": space, "detail": "trivial prompt"}
-    if cfg.hooks.redact:
-        from hela_cli.text.redact import redact
-
-        prompt = redact(prompt)
+    # the prompt is redacted (detect-secrets' import is a third of the hook's start-up) while the embedder
+    # loads (llama.cpp releases the GIL); nothing of it is embedded or written before the redaction is done
+    redacted = _background(_redact, prompt) if cfg.hooks.redact else None
     with _memory(cfg) as mem:
         if not _has_space(mem, space):
             return "", {"result": "empty", "space": space}
-        text, facts = prompt_context(mem, space, prompt, payload.get("session_id"))
+        t0, c0 = time.perf_counter(), time.process_time()
+        mem.embedder  # noqa: B018 - loads meanwhile
+        t1, c1 = time.perf_counter(), time.process_time()
+        if redacted is not None:
+            prompt = redacted()
+        t2 = time.perf_counter()
+        text, facts = prompt_context(mem, space, prompt, payload.get("session_id"), now=_event_time(payload))
+        c3 = time.process_time()
+        if cfg.hooks.feedback and facts.get("injected"):
+            from hela_cli.hooks.feedback import remember_injected
+
+            remember_injected(payload.get("session_id"), space, facts.get("recall_id"), facts["injected"], prompt)
+        facts.pop("injected", None)
+        facts["timings_ms"] = {"start_to_handler": round((t0 - _T_START) * 1000, 1),
+                               "embedder_load": round((t1 - t0) * 1000, 1),
+                               "redact_wait": round((t2 - t1) * 1000, 1), **facts.get("timings_ms", {})}
+        # CPU seconds of the process (all threads), which a busy machine does not inflate: interpreter start
+        # and imports up to the handler, the model load (with the redaction beside it), the rest
+        facts["cpu_ms"] = {"to_handler": round(c0 * 1000, 1), "embedder_load": round((c1 - c0) * 1000, 1),
+                           "recall": round((c3 - c1) * 1000, 1), "total": round(c3 * 1000, 1)}
     return text, {"result": "ok" if text else "empty", "space": space, **facts}
 
 
@@ -238,7 +279,57 @@ def _capture(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: b
             pid = _detach(args, raw)
             return "", {"result": "detached", "space": space, "turns": len(turns), "new": len(todo), "child": pid}
         rep = store_turns(mem, space, todo)
+        if cfg.hooks.feedback:
+            from hela_cli.hooks.feedback import reinforce_echoed
+
+            message = payload.get("last_assistant_message") or payload.get("prompt_response")
+            fb = reinforce_echoed(mem, payload.get("session_id"), message if isinstance(message, str) else None)
+            if fb is not None:
+                rep["feedback"] = fb
     return "", {"result": "ok", "space": space, "turns": len(turns), **rep}
+
+
+def _event_time(payload: dict[str, Any]) -> float:
+    """When the event happened: the payload's ``timestamp`` (Gemini CLI sends one, ISO 8601), else now. A
+    prompt's "yesterday" counts from it, not from the space's newest memory (the last session may be days
+    old)."""
+    stamp = payload.get("timestamp")
+    if isinstance(stamp, str) and stamp.strip():
+        from hela_cli.text.dates import parse_date
+
+        try:
+            return parse_date(stamp)
+        except ValueError:
+            pass
+    return time.time()
+
+
+def _redact(text: str) -> str:
+    from hela_cli.text.redact import redact
+
+    return redact(text)
+
+
+def _background(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    """Start ``fn(*args)`` in a thread; the returned function waits for its result (or raises its error)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            box["error"] = e
+
+    t = threading.Thread(target=target, name="hela-hook-redact", daemon=True)
+    t.start()
+
+    def result() -> Any:
+        t.join()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    return result
 
 
 _HANDLERS = {"start": _start, "prompt": _prompt, "capture": _capture}

@@ -119,10 +119,10 @@ class HelaServer:
         self.client_samples = client_samples(caps)
 
     # ------------------------------------------------------------------ tools (plain, synchronous)
-    def remember(self, space: str, turns: list[TurnIn]) -> dict[str, Any]:
+    def remember(self, space: str, turns: list[TurnIn], redact: bool | None = None) -> dict[str, Any]:
         if not turns:
             raise InputError("turns: give at least one turn")
-        rep = self.memory.add_batch(space, [t.model_dump() for t in turns])
+        rep = self.memory.add_batch(space, [t.model_dump() for t in turns], redact=redact)
         return {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
 
     def recall(self, space: str, query: str, k: int | None = None, learn: bool = True, explain: bool = False,
@@ -303,8 +303,12 @@ def build_server(config: Config, **options: Any) -> Any:
                              "linked to the previous turn of its session. Returns the new memory ids; turns "
                              "whose id is already stored are skipped.")
     async def remember(space: Space, turns: Annotated[list[TurnIn], Field(min_length=1, description="Turns in "
-                                                                          "order.")]) -> dict[str, Any]:
-        return await call(hela.remember, space=space, turns=turns)
+                                                                          "order.")],
+                       redact: Annotated[bool | None, Field(description="Replace secrets (API keys, tokens, "
+                                                            "passwords) with [REDACTED:kind] before storing "
+                                                            "(default: the server's ingest.redact).")] = None
+                       ) -> dict[str, Any]:
+        return await call(hela.remember, space=space, turns=turns, redact=redact)
 
     @server.tool(description="Memories relevant to a query (retrieval only, no chat model): id, source id, "
                              "date, speaker, text, score and path (base = similarity, hebbian = reached through "
