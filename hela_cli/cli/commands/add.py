@@ -48,6 +48,9 @@ def add(
                                           "session if within 6 hours, else a new one)."),
     source_id: Optional[str] = typer.Option(None, "--id", help="Source id: a retry with the same id adds nothing."),
     json_out: bool = typer.Option(False, "--json", help='Print {"added": [...], "skipped": [...]}.'),
+    redact: Optional[bool] = typer.Option(None, "--redact/--no-redact", help="Replace secrets (API keys, "
+                                          "tokens, private keys, passwords) with [REDACTED:kind] before storing "
+                                          "(default: ingest.redact)."),
 ) -> None:
     """Remember a turn now (one node, linked to the previous turn of its session). Prints the new id(s)."""
     from hela_cli.text.dates import parse_time
@@ -64,7 +67,7 @@ def add(
         turns = [turn_from_mapping(turn, "hela add")]
     mem = state(ctx).memory()
     with mem:
-        rep = mem.add_batch(space, turns)
+        rep = mem.add_batch(space, turns, redact=redact)
     if json_out:
         print_json({"space": rep["space"], "added": rep["added"], "skipped": rep["skipped"]})
         return

@@ -17,12 +17,16 @@ app = typer.Typer()
 @app.command("ingest")
 def ingest(
     ctx: typer.Context,
-    paths: list[Path] = typer.Argument(..., help="Transcript files to ingest."),
+    paths: list[Path] = typer.Argument(..., help="Transcript files to ingest (a folder: the coding-agent "
+                                       "sessions in it)."),
     fmt: str = typer.Option("auto", "--format", "-f",
-                           help="auto|locomo|longmemeval|messages|text|chatgpt|claude|whatsapp"),
+                           help="auto|locomo|longmemeval|messages|text|chatgpt|claude|whatsapp|claude_code|codex|gemini"),
     space: Optional[str] = typer.Option(None, "--space", "-s", help="Memory space (default: the LoCoMo "
                                         "sample_id or 'default')."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    redact: Optional[bool] = typer.Option(None, "--redact/--no-redact", help="Replace secrets (API keys, "
+                                          "tokens, private keys, passwords) with [REDACTED:kind] before storing "
+                                          "(default: ingest.redact)."),
 ) -> None:
     """Ingest transcripts: one node per turn, consecutive turns linked. Idempotent."""
     from hela_cli.formats import FORMATS
@@ -31,7 +35,7 @@ def ingest(
         raise HelaError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})", 2)
     mem = state(ctx).memory()
     with mem, progress_bar("embedding turns", enabled=not json_out) as bar:
-        summary = mem.ingest([str(p) for p in paths], fmt, space, progress=bar)
+        summary = mem.ingest([str(p) for p in paths], fmt, space, progress=bar, redact=redact)
     if json_out:
         print_json(summary)
         return
