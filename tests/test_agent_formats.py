@@ -238,3 +238,18 @@ def test_recorded_hook_payloads(agent: str) -> None:
     assert any(p.get("prompt", "").endswith(FIRST_PROMPT) for p in payloads if p["hook_event_name"] == prompt)
     last = [p for p in payloads if p["hook_event_name"] == capture][-1]
     assert "kestrel" in last.get("last_assistant_message", last.get("prompt_response", ""))
+
+
+def test_gemini_single_document_form(tmp_path: Path) -> None:
+    """Gemini CLI before 0.61 saved a chat as one JSON document ``{sessionId, projectHash, ..., messages}``;
+    built here from the real 0.61 log (its first record plus its messages), it reads to the same turns."""
+    records = _lines(GEMINI)
+    doc = dict(records[0])
+    doc["messages"] = [r for r in records if "id" in r and "type" in r]
+    f = tmp_path / "session-2026-12-04T17-05-c1b524a3.json"
+    f.write_text(json.dumps(doc), encoding="utf-8")
+    assert detect_format(f) == "gemini"
+    [conv] = parse_file(f)
+    [log] = parse_file(GEMINI)
+    assert [t.text for t in conv.turns] == [t.text for t in log.turns]
+    assert [t.source_id for t in conv.turns] == [t.source_id for t in log.turns]
