@@ -75,7 +75,7 @@ class RetrievalConfig:
     bm25_weight: float = 0.5          # weight of the normalised BM25 score folded into keyword_match
     speaker_keywords: bool = True     # a node's speaker name counts among its keywords
     vector_candidates: int = 100      # KNN candidate pool from sqlite-vec
-    keyword_candidates: int = 100     # FTS5 candidate pool
+    keyword_candidates: int = 100     # BM25 keyword candidate pool
     semantic_k: int = 0               # semantic records merged into the answer context (paper: 5; see docs/retrieval.md)
     semantic_min_confidence: float = 0.5  # traits the distiller rated below this stay out of the context
     learn: bool = True                # apply Eq.1 after each retrieval

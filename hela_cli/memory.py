@@ -155,7 +155,7 @@ class Memory:
         """Remember one turn now (``hela add``); returns its node id.
 
         The turn is stored exactly as ingest stores one (embedding of the turn with its preceding turn
-        of the session, keywords, FTS row) and linked to the newest earlier turn of its session.
+        of the session, keywords, keyword postings) and linked to the newest earlier turn of its session.
 
         * ``speaker``: who said it (default ``role``, else ``"user"``).
         * ``time``: when (a date string, epoch seconds or a ``datetime``; no zone means UTC); default the

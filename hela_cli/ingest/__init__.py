@@ -12,7 +12,7 @@ The package's modules: ``embedding`` (what the embedder sees of a turn: :func:`e
   conversation (a coding agent's transcript: ``Conversation.keyed``) hashes each turn by its own id
   (:func:`source_hash`, as ``hela add --id`` does): a turn is stored once, whichever path stores it first.
 * ``ingest.redact``: secrets are replaced (:func:`hela_cli.text.redact.redact`) before anything is embedded.
-* Atomic per batch: each batch of turns is one ``BEGIN IMMEDIATE`` transaction (nodes, vectors, FTS rows,
+* Atomic per batch: each batch of turns is one ``BEGIN IMMEDIATE`` transaction (nodes, vectors, keyword postings,
   edges); a crash leaves only whole batches. Embedding happens outside the write transaction.
 * Links: consecutive turns of a session (``ingest.initial_weight``) in each batch's transaction; cold-start
   keyword links between sessions (``ingest.keyword_links``) in one transaction after a space's last batch

@@ -73,7 +73,7 @@ def _add_hash(turn: Turn) -> str:
 
 def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn], cfg: Config) -> dict[str, Any]:
     """Write live turns into ``space`` (created if needed) as ingest does: the same embedding context
-    (``ingest.context_window`` preceding turns of the session), keywords, FTS row and consecutive link
+    (``ingest.context_window`` preceding turns of the session), keywords, keyword postings and consecutive link
     (``ingest.initial_weight``) to the newest earlier turn of the same session.
 
     * Session: the turn's own, else the session of the space's newest turn when the turn is at most

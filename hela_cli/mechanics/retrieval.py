@@ -1,6 +1,6 @@
 """Hebbian dual-path retrieval (paper section 3.4): candidates -> Eq.3 -> Eq.4 -> Eq.5 -> Eq.1.
 
-1. Candidates: cosine neighbours from sqlite-vec KNN plus keyword hits from FTS5 (BM25).
+1. Candidates: cosine neighbours from sqlite-vec KNN plus keyword hits by BM25 (the space's own statistics).
 2. Eq.3 base activation for every candidate, exactly: ``(cos + alpha*kw) * exp(-dt/tau)`` where ``dt`` is
    measured from the space's "now" (its newest memory, or ``--now``), never the wall clock.
    ``kw`` is the share of query keywords found in the node's keywords, blended with the candidate's
