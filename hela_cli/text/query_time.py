@@ -96,6 +96,20 @@ def only_time(question: str) -> bool:
     return all(k in _GENERIC for k in keywords(rest))
 
 
+#: day words that name a time ahead as often as one past ("tonight", "today"): a window only in a question
+#: about the past (:func:`_past`); "yesterday", "last night", "3 days ago", "last week" are always past
+_AHEAD_OR_PAST = frozenset({"today", "tonight", "this morning", "this afternoon", "this evening"})
+_PAST_CUE = re.compile(r"\b(did|didn't|was|wasn't|were|weren't|had|happened|went|got\s+done|came|made|said|told|"
+                       r"wrote|broke|ran|saw|took|gave|found|left|began|spent|built|\w{3,}ed)\b", re.I)
+_NOT_PAST = frozenset({"need", "needed", "speed", "indeed", "embed", "proceed", "succeed", "exceed", "feed",
+                       "breed", "seed", "red", "bed", "shed", "wed", "based", "interested", "excited", "tired"})
+
+
+def _past(question: str) -> bool:
+    """The question speaks of the past: a past auxiliary or verb ("did", "was", "broke", "changed")."""
+    return any(m.group(1).lower() not in _NOT_PAST for m in _PAST_CUE.finditer(question))
+
+
 def _relative(start: float, end: float, unit: str) -> TimeWindow:
     return TimeWindow(start, end, 0.0, _SCALE[unit])
 
@@ -208,6 +222,8 @@ def _deictic(question: str, clock: float, tz: tzinfo | None) -> TimeWindow | Non
         centre = clock - n * length
         return _relative(centre - length / 2, min(clock, centre + length / 2), unit)
     m = _LAST.search(question)
+    if m and m.group(1).lower() == "this" and not _past(question):
+        m = None   # "this weekend" in "What should I cook this weekend?" is ahead, not a time to recall
     if m:
         which, unit = m.group(1).lower(), m.group(2).lower()
         monday = today - timedelta(days=today.weekday())   # calendar units: their edges are sharp (half a day)
@@ -231,6 +247,8 @@ def _deictic(question: str, clock: float, tz: tzinfo | None) -> TimeWindow | Non
             return _relative(*_year(ref.year - 1), "day")
         return _relative(_year(ref.year)[0], clock, "day")
     m = _DAY_WORDS.search(question)
+    if m and " ".join(m.group(1).lower().split()) in _AHEAD_OR_PAST and not _past(question):
+        m = None
     if m:
         word = " ".join(m.group(1).lower().split())
         if word == "the day before yesterday":
@@ -245,6 +263,8 @@ def _deictic(question: str, clock: float, tz: tzinfo | None) -> TimeWindow | Non
         lo, hi = hours.get(word, (0, 24))
         return _relative(_ts(today) + lo * 3600.0, min(clock, _ts(today) + hi * 3600.0 - 1), "hour")
     m = _WEEKDAY.search(question)
+    if m and (m.group(1) or "").lower() not in ("last", "past") and not _past(question):
+        m = None   # "on Monday" ahead ("Can we ship on Monday?") is no time to recall
     if m:
         back = (today.weekday() - _WEEKDAYS.index(m.group(2).lower())) % 7
         if back == 0 and (m.group(1) or "").lower() in ("last", "past"):
