@@ -136,6 +136,7 @@ def test_plural_weekday_and_no_time_are_no_window():
     "What should I serve for dinner this weekend?",
     "Can we ship on Monday?",
     "What do I need today?",
+    "I noticed my bike performs better during my Sunday group rides. Why?",   # LongMemEval: a kind of ride
 ])
 def test_a_time_ahead_is_no_time_to_recall(question):
     """"tonight", "today", "this weekend", "on Monday" name a time ahead as often as one past: a window only

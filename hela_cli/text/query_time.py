@@ -52,8 +52,10 @@ _LAST = re.compile(r"\b(last|this|past|previous)\s+(week|weekend|month|year)\b",
 _DAY_WORDS = re.compile(r"\b(the\s+day\s+before\s+yesterday|yesterday|last\s+night|earlier\s+today|today|"
                         r"tonight|this\s+(?:morning|afternoon|evening))\b", re.I)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_WEEKDAY = re.compile(r"\b(?:(on|last|this|past)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)",
-                      re.I)   # "on Mondays" is a habit, not a day
+_WEEKDAY = re.compile(r"\b(?:(on|last|this|past)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)|"
+                      r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?=\s*(?:[?.!,;]|$)))", re.I)
+# "on Monday", "last Friday", or a weekday ending the clause ("Did the build pass Tuesday?"); not "on Mondays"
+# (a habit) nor "my Sunday group rides" (a kind of ride)
 _SIDE = re.compile(r"\b(before|after|since|until|by)\s*$", re.I)
 #: the fall-off (days) outside a relative window, by its unit: "3 days ago" fades within half a day past its
 #: edges (which already allow half a day either side, for "ago" said loosely and for time zones)
@@ -266,7 +268,7 @@ def _deictic(question: str, clock: float, tz: tzinfo | None) -> TimeWindow | Non
     if m and (m.group(1) or "").lower() not in ("last", "past") and not _past(question):
         m = None   # "on Monday" ahead ("Can we ship on Monday?") is no time to recall
     if m:
-        back = (today.weekday() - _WEEKDAYS.index(m.group(2).lower())) % 7
+        back = (today.weekday() - _WEEKDAYS.index((m.group(2) or m.group(3)).lower())) % 7
         if back == 0 and (m.group(1) or "").lower() in ("last", "past"):
             back = 7   # "last Monday" asked on a Monday: a week ago
         d = today - timedelta(days=back)
