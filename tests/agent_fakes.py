@@ -93,8 +93,9 @@ def _responses(path: str, body: dict) -> tuple[str, bytes]:
     if shell and not answered:
         args = {"exec_command": {"cmd": "python3 --version"}, "shell_command": {"command": "python3 --version"},
                 "shell": {"command": ["bash", "-lc", "python3 --version"]}}[shell]
+        text = {"type": "output_text", "text": "Let me check the Python version.", "annotations": []}
         out.append({"type": "message", "id": f"msg_{n}a", "role": "assistant", "status": "completed",
-                    "content": [{"type": "output_text", "text": "Let me check the Python version.", "annotations": []}]})
+                    "content": [text]})
         out.append({"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": shell,
                     "arguments": json.dumps(args), "status": "completed"})
     else:
@@ -102,7 +103,8 @@ def _responses(path: str, body: dict) -> tuple[str, bytes]:
                     "content": [{"type": "output_text", "text": FINAL_TEXT, "annotations": []}]})
     events = [{"type": "response.created", "response": {"id": f"resp_{n}", "status": "in_progress", "output": []}}]
     for i, item in enumerate(out):
-        events.append({"type": "response.output_item.added", "output_index": i, "item": dict(item, status="in_progress")})
+        events.append({"type": "response.output_item.added", "output_index": i,
+                       "item": dict(item, status="in_progress")})
         if item["type"] == "message":
             events.append({"type": "response.output_text.delta", "item_id": item["id"], "output_index": i,
                            "content_index": 0, "delta": item["content"][0]["text"]})

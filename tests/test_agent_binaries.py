@@ -67,7 +67,8 @@ def test_codex_exec_offline(tmp_path: Path) -> None:
     with fake_responses_api() as api:
         (home / ".codex" / "config.toml").write_text(
             'model = "gpt-5-codex"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
-            f'base_url = "{api.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_API_KEY"\n\n[features]\nhooks = true\n',
+            f'base_url = "{api.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_API_KEY"\n\n'
+            '[features]\nhooks = true\n',
             encoding="utf-8")
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(home / ".codex"), "FAKE_API_KEY": "x"}
         for args in (["exec", PROMPT], ["exec", "resume", "--last", f"Thanks. Note OPENAI_API_KEY={KEY} for staging."]):

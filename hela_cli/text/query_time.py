@@ -10,7 +10,8 @@ uses the window as a soft prior on Eq.3's time factor (``retrieval.date_prior``,
 * a year: "in 2023";
 * "before X" / "after X" open the window on one side;
 * relative to the moment of asking, ``clock`` (the caller's ``--now``, a hook's prompt time, else the wall
-  clock; default ``now``; calendar days of the asker's time zone): "today", "this morning / afternoon / evening", "tonight", "earlier today",
+  clock; default ``now``; calendar days of the asker's time zone): "today", "this morning / afternoon /
+  evening", "tonight", "earlier today",
   "yesterday", "last night", "the day before yesterday", "N hours / days / weeks / months / years ago"
   (N a number or a word: "a", "two", "a couple of", "a few"), "last / this / past week / weekend / month /
   year" (calendar weeks from Monday), "on Monday", "last Friday", "this Tuesday".
