@@ -144,6 +144,24 @@ class AnswerConfig:
 
 
 @dataclass
+class HooksConfig:                    # `hela hook EVENT` inside coding agents (docs/agents.md)
+    budget_s: float = 2.0             # a start or prompt hook prints nothing and exits 0 after this long
+    capture_budget_s: float = 10.0    # ... a capture that did not finish (the database stays as it was)
+    capture_inline: int = 24          # capture more new turns than this in a detached child process
+    start_tokens: int = 1500          # session-start brief budget (tokens estimated as characters / 4)
+    start_sessions: int = 3           # ... the gist of this many recent sessions
+    prompt_tokens: int = 800          # prompt recall budget
+    prompt_k: int = 8                 # ... at most this many memories
+    prompt_min_score: float = 0.5     # ... relevance floor on the retrieval score (S of Eq.5)
+    prompt_min_chars: int = 12        # shorter prompts ("ok", "yes, go on") get no recall
+    line_chars: int = 400             # a memory's text is cut to this many characters in injected context
+    tool_calls: bool = True           # a tool call becomes one short line (tool name + its short input)
+    tool_outputs: bool = False        # tool outputs are stored too (cut to line_chars)
+    redact: bool = True               # secrets become [REDACTED:kind] before anything is stored or logged
+    feedback: bool = False            # capture reinforces injected memories echoed in the final answer
+
+
+@dataclass
 class Config:
     db: str = ""                      # "" -> <user data dir>/hela.db
     models: ModelsConfig = field(default_factory=ModelsConfig)
@@ -153,6 +171,7 @@ class Config:
     consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
     forgetting: ForgettingConfig = field(default_factory=ForgettingConfig)
     answer: AnswerConfig = field(default_factory=AnswerConfig)
+    hooks: HooksConfig = field(default_factory=HooksConfig)
 
     def replace(self, **changes: Any) -> "Config":
         """Copy with dotted-key overrides, e.g. ``cfg.replace(**{"retrieval.k": 5})``."""
@@ -164,7 +183,7 @@ class Config:
         return new
 
 
-_SECTIONS = ["models", "ingest", "retrieval", "hebbian", "consolidation", "forgetting", "answer"]
+_SECTIONS = ["models", "ingest", "retrieval", "hebbian", "consolidation", "forgetting", "answer", "hooks"]
 
 
 def _coerce(value: Any, typ: Any, key: str, origin: str) -> Any:
@@ -242,6 +261,11 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "consolidation.merge_similarity": (-1, 1, False),
     "forgetting.delta_prune": (0, None, False), "forgetting.delta_age_days": (0, None, False),
     "answer.max_tokens": (1, None, False), "answer.temperature": (0, None, False),
+    "hooks.budget_s": (0, None, True), "hooks.capture_budget_s": (0, None, True),
+    "hooks.capture_inline": (0, None, False), "hooks.start_tokens": (0, None, False),
+    "hooks.start_sessions": (0, None, False), "hooks.prompt_tokens": (0, None, False),
+    "hooks.prompt_k": (1, None, False), "hooks.prompt_min_chars": (0, None, False),
+    "hooks.line_chars": (40, None, False),
 }
 
 

@@ -226,6 +226,19 @@ class Memory:
             res.recall_id = self._log(sp.id, question, None, res.memories, res.step, "recall", res.query_vector)
         return res
 
+    def learn_recall(self, space: str, question: str, res: Retrieval, used: list[dict[str, Any]]) -> int | None:
+        """Learn from the part of a read-only retrieval (``learn=False``) that was put to use: Eq.1 over
+        ``used`` (a subset of ``res.memories``) and one asks-log row, as a learning :meth:`retrieve` does for
+        all of its memories. Returns the recall id (None when ``used`` is empty). The prompt hook learns from
+        the memories it injected, not from those under its relevance floor."""
+        if not used:
+            return None
+        sp = self.space(space)
+        part = Retrieval(memories=used, semantic=res.semantic, query_keywords=res.query_keywords, now=res.now,
+                         step=res.step, query_vector=res.query_vector)
+        learn_from_retrieval(self.store, sp, part, self.config)
+        return self._log(sp.id, question, None, used, part.step, "recall", res.query_vector)
+
     def _log(self, space_id: int, question: str, answer: str | None, memories: list[dict[str, Any]], step: int,
              kind: str, vector: Any = None) -> int | None:
         """One asks-log row (the recall id; None when one of the memories was deleted meanwhile). With

@@ -556,6 +556,12 @@ from hela_cli.cli.copy_cmd import register as _register_copy  # noqa: E402
 _register_copy(app)
 
 
+# ----------------------------------------------------------------------------------- hooks / hook (hooks_cmd.py)
+from hela_cli.cli.hooks_cmd import register as _register_hooks  # noqa: E402
+
+_register_hooks(app)
+
+
 def main() -> None:
     app(prog_name="hela")
 

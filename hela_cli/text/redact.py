@@ -176,7 +176,15 @@ def _kind_of(secret_type: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
 
 
+# every detect-secrets regex plugin above needs a run of 16+ token characters (keys, tokens, JWT parts, base64)
+# or a URL with a user (basic auth); text without either skips them, and their import (~0.2 s of CPU, a
+# third of a prompt hook's start-up: BENCHMARKS.md "Hooks") with it
+_PLUGIN_CANDIDATE = re.compile(r"[A-Za-z0-9_-]{16,}|://[^\s/@]+@")
+
+
 def _sub_plugins(text: str) -> str:
+    if not _PLUGIN_CANDIDATE.search(text):
+        return text
     found: list[tuple[str, str]] = []
     for kind, plugin in _plugins():
         for secret in plugin.analyze_string(text):
