@@ -1,4 +1,6 @@
-"""Cross-table integrity checks."""
+"""Cross-table integrity checks: the ones every engine runs (:data:`SHARED_CHECKS`) and the engine's own
+(``_engine_integrity``: SQLite's ``PRAGMA integrity_check``; ``_engine_checks``: its vec0 / FTS5 or
+Postgres' keyword tables)."""
 
 from __future__ import annotations
 
@@ -25,34 +27,9 @@ SHARED_CHECKS = {
 class Integrity:
     # ---------------------------------------------------------------- integrity
     def integrity_problems(self) -> list[str]:
-        """Cross-table consistency checks (used by tests and ``hela doctor``-style checks)."""
-        problems = []
-        # FTS5 keeps its index structure cached per connection and refreshes it when a query reads the table
-        # in a transaction; PRAGMA integrity_check alone used the stale copy after another connection had
-        # deleted rows and reported "malformed inverted index" (a fresh connection found none). Read first.
-        own_tx = not self._in_tx
-        if own_tx:
-            self.db.execute("BEGIN")
-        try:
-            self.db.execute("SELECT count(*) FROM node_fts WHERE node_fts MATCH '\"-\"'").fetchone()
-            ok = self.db.execute("PRAGMA integrity_check").fetchone()[0]
-        finally:
-            if own_tx:
-                self.db.execute("COMMIT")
-        if ok != "ok":
-            problems.append(f"integrity_check: {ok}")
-        return problems + self._count_problems({**self._engine_checks(), **SHARED_CHECKS})
-
-    def _engine_checks(self) -> dict[str, str]:
-        """Checks of the SQLite-only tables (vec0, FTS5); the Postgres store has its own."""
-        return {
-            "nodes without vector": "SELECT count(*) FROM nodes n WHERE NOT EXISTS "
-                                    "(SELECT 1 FROM node_vec v WHERE v.node_id = n.id)",
-            "vectors without node": "SELECT count(*) FROM node_vec v WHERE NOT EXISTS "
-                                    "(SELECT 1 FROM nodes n WHERE n.id = v.node_id)",
-            "fts rows without node": "SELECT count(*) FROM node_fts f WHERE NOT EXISTS "
-                                     "(SELECT 1 FROM nodes n WHERE n.id = f.rowid)",
-        }
+        """Cross-table consistency checks (used by tests and ``hela doctor``-style checks): the engine's own
+        structural check, then :data:`SHARED_CHECKS` and the engine's table checks, each ``name: count``."""
+        return self._engine_integrity() + self._count_problems({**self._engine_checks(), **SHARED_CHECKS})
 
     def _count_problems(self, checks: dict[str, str]) -> list[str]:
         """``name: count`` for each check query counting something inconsistent (vector checks skipped

@@ -54,7 +54,7 @@ def check_database(cfg: Config) -> Path | str:
     from hela_cli.store.target import describe, is_postgres
 
     if cfg.db and is_postgres(cfg.db):
-        from hela_cli.store.pg_browse import pg_database_kind
+        from hela_cli.store.postgres.browse import pg_database_kind
 
         reason = pg_database_kind(str(cfg.db))
         if reason is not None:

@@ -1,7 +1,7 @@
-"""Correcting memory, backup and browsing on Postgres: the hooks of :mod:`hela_cli.store.correct`,
-:mod:`hela_cli.store.backup` and :mod:`hela_cli.store.browse` where the engine differs. Everything else
-(``hela memories`` / ``delete`` / ``edit`` / ``history`` / ``spaces drop|rename``, ``hela import``) runs the
-same portable SQL as on SQLite, translated by ``PgDB`` (``store/postgres.py``).
+"""The Postgres engine's side of deleting and correcting, backup, browsing and integrity: the hooks of
+:mod:`hela_cli.store.correct`, :mod:`hela_cli.store.backup` and :mod:`hela_cli.store.browse` where the engine
+differs. Everything else (``hela memories`` / ``delete`` / ``edit`` / ``history`` / ``spaces drop|rename``,
+``hela import``) runs the shared SQL, translated by ``PgDB`` (``postgres/connection.py``).
 
 * **Complete deletion** deletes the same rows as on SQLite in one transaction: the node, ``node_emb``,
   ``node_passage``, the keyword postings in ``node_terms`` with the space's BM25 counts (``fts_docs`` /
@@ -46,17 +46,14 @@ SCRUB_NOTE = ("Postgres: the rows are deleted and the tables VACUUMed and ANALYZ
 
 
 class PgCorrect:
-    """Postgres hooks of ``Correct``, ``FilteredSearch``, ``Backup`` and ``Browse`` (first in ``PgStore``)."""
+    """Postgres hooks of ``Nodes.delete_nodes``, ``Correct``, ``FilteredSearch``, ``Backup``, ``Browse`` and
+    ``Integrity``."""
 
-    _SEMANTIC_VECTORS = "semantic_emb"
-    _SPACE_INDEX_TABLES: tuple[str, ...] = ()   # no sign-bit tables; per-space HNSW indexes are partial
-    _LIKE = "ILIKE"                              # SQLite's LIKE ignores ASCII case; Postgres' LIKE does not
-
-    # ---------------------------------------------------------------- correct.py hooks
-    @staticmethod
-    def _json_holds(column: str, placeholders: str) -> str:
-        return (f"EXISTS (SELECT 1 FROM json_array_elements_text(({column})::json) AS j(value) "
-                f"WHERE j.value::bigint IN ({placeholders}))")
+    # ---------------------------------------------------------------- a node's engine rows
+    def _forget_nodes(self, space_id: int, ids: Sequence[int]) -> None:
+        """Inside :meth:`delete_nodes`, before the rows go: the nodes' keyword postings and the space's BM25
+        counts."""
+        self._unindex_terms(space_id, ids)
 
     def _replace_keyword_row(self, space_id: int, node_id: int, keywords: Sequence[str]) -> None:
         """The node's postings and the space's BM25 counts: out with the stored keywords, in with the new."""
@@ -130,7 +127,7 @@ class PgCorrect:
     def knn_among(self, space_id: int, vector: np.ndarray, k: int, allowed: set[int]) -> list[tuple[int, float]]:
         """Exact nearest of the ``allowed`` memories (pgvector scan of those rows), rescored in float32 as
         :meth:`knn` does."""
-        from hela_cli.store.pg_search import RESCORE_EXTRA
+        from hela_cli.store.postgres.search import RESCORE_EXTRA
 
         if k <= 0 or not allowed or self.embedder_info() is None:
             return []
@@ -157,10 +154,7 @@ class PgCorrect:
         ``xmax`` (next transaction id) and its in-progress list."""
         return self.db.execute("SELECT pg_current_snapshot()::text").fetchone()[0]
 
-    def browse_nodes(self, space_id: int, f: Any, limit: int, offset: int = 0,
-                     newest_first: bool = True) -> list[dict[str, Any]]:
-        if not f.terms:
-            return super().browse_nodes(space_id, f, limit, offset, newest_first)
+    def _browse_by_terms(self, space_id: int, f: Any, limit: int, offset: int) -> list[dict[str, Any]]:
         where, args = self._filter_sql(space_id, f)
         where = " AND " + where.split(" AND ", 1)[1] if " AND " in where else ""
         ids = [nid for nid, _ in self._bm25(space_id, f.terms, where, args[1:], limit, offset)]
@@ -168,10 +162,8 @@ class PgCorrect:
             f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE id IN ({{ids}})", ids)}
         return [rows[i] for i in ids if i in rows]
 
-    def count_browse(self, space_id: int, f: Any) -> int:
-        if not f.terms:
-            return super().count_browse(space_id, f)
-        from hela_cli.store.pg_search import term_key
+    def _count_by_terms(self, space_id: int, f: Any) -> int:
+        from hela_cli.store.postgres.search import term_key
 
         where, args = self._filter_sql(space_id, f)
         keys = list(dict.fromkeys(term_key(t) for t in f.terms if t))
@@ -188,9 +180,11 @@ class PgCorrect:
             names = [r["name"] for r in self.spaces()]
             dumps = [self.space_dump(n) for n in names]
             info = self.embedder_info()
+        from hela_cli.store.sqlite import SqliteStore
+
         old_umask = os.umask(0o077)   # the copy's -wal / -shm files user-only too
         try:
-            copy = self._copy_store(tmp, progress=None)
+            copy = SqliteStore(tmp)
         finally:
             os.umask(old_umask)
         try:
@@ -204,3 +198,16 @@ class PgCorrect:
         finally:
             copy.close()
 
+    # ---------------------------------------------------------------- integrity
+    def _engine_integrity(self) -> list[str]:
+        """Nothing beyond the table checks: the server keeps its own structures consistent."""
+        return []
+
+    def _engine_checks(self) -> dict[str, str]:
+        """The keyword postings and the BM25 counts against the nodes."""
+        return {
+            "keyword postings without node": "SELECT count(*) FROM node_terms t WHERE NOT EXISTS "
+                                             "(SELECT 1 FROM nodes n WHERE n.id = t.node_id)",
+            "keyword statistics out of step": "SELECT count(*) FROM spaces s WHERE fts_docs <> "
+                                              "(SELECT count(*) FROM nodes n WHERE n.space_id = s.id)",
+        }
