@@ -18,7 +18,7 @@ from hela_cli import __version__
 from hela_cli.config import Config, load_config
 from hela_cli.errors import HelaError, InputError
 from hela_cli.cli.clicklib import core as click_core, exceptions as click_exceptions
-from hela_cli.cli.helpers import progress_bar, space_option, state
+from hela_cli.cli.helpers import progress_bar, space_option, state, store_progress
 from hela_cli.cli.render import citation_lines, clean, console, err_console, fmt_ts, print_json, table, text
 
 _NO_ARGS_HELP = (click_exceptions.NoArgsIsHelpError,)
@@ -70,15 +70,8 @@ class HelaGroup(TyperGroup):
         except Exception as e:  # noqa: BLE001 - last resort: no traceback for users
             if os.environ.get("HELA_DEBUG"):
                 raise
-            if _is_locked(e):
-                msg = "the database stayed locked by another process for too long; try again"
-            else:
-                msg = f"unexpected {e.__class__.__name__}: {clean(e)} (set HELA_DEBUG=1 for a traceback)"
+            msg = f"unexpected {e.__class__.__name__}: {clean(e)} (set HELA_DEBUG=1 for a traceback)"
             raise _error_line(msg, 70) from None
-
-
-def _is_locked(e: Exception) -> bool:
-    return "locked" in str(e).lower() or "busy" in str(e).lower()
 
 
 app = typer.Typer(cls=HelaGroup, no_args_is_help=True, add_completion=False,
@@ -103,7 +96,7 @@ class State:
     def memory(self, **overrides: Any) -> Any:
         from hela_cli.memory import Memory
 
-        return Memory(self.config(**overrides))
+        return Memory(self.config(**overrides), store_progress=store_progress)
 
 
 def _version(value: bool) -> None:
@@ -178,7 +171,7 @@ def models_list(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
     if is_postgres(cfg.db) or dbp.exists():
         from hela_cli.store import Store
 
-        with Store.open(cfg.db if is_postgres(cfg.db) else dbp) as s:
+        with Store.open(cfg.db if is_postgres(cfg.db) else dbp, progress=store_progress) as s:
             embed_info = s.embedder_info()
     out = {"model_dir": str(mdir), "configured": {"embedder": cfg.models.embedder, "chat": cfg.models.chat},
            "database_embedder": {"model": embed_info[0], "dim": embed_info[1]} if embed_info else None,
@@ -315,7 +308,7 @@ def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", he
         return
 
     cfg = state(ctx).config()
-    with Store.open(cfg.db) as s:
+    with Store.open(cfg.db, progress=store_progress) as s:
         rows = s.spaces()
         path = s.path
     if json_out:

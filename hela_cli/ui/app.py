@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from hela_cli import __version__
 from hela_cli.text.dates import fmt_ts
-from hela_cli.errors import HelaError
+from hela_cli.errors import HelaError, StoreLocked
 from hela_cli.ui import graph, views
 
 STATIC = Path(__file__).parent / "static"
@@ -72,9 +72,7 @@ URL file when it started.</p></main></body></html>"""
 
 
 def unexpected(e: Exception) -> str:
-    text = " ".join(str(e).split())[:300]
-    if "locked" in text.lower() or "busy" in text.lower():
-        return "the database stayed locked by another process for too long; try again"
+    text = " ".join(str(e).split())[:300]   # a lock held too long is the store's StoreLocked (a HelaError)
     return f"unexpected {e.__class__.__name__}: {text}"
 
 
@@ -115,7 +113,8 @@ def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: boo
                     return fn(request)
             except HelaError as e:
                 back_space = request.query_params.get("space")
-                return page(request, "error.html", status=404 if "unknown" in e.message else 400,
+                status = 500 if isinstance(e, StoreLocked) else 404 if "unknown" in e.message else 400
+                return page(request, "error.html", status=status,
                             message=e.message, space=back_space)
             except Exception as e:  # noqa: BLE001 - a page, never a traceback (the database, a model fault)
                 return page(request, "error.html", status=500, message=unexpected(e),
@@ -228,7 +227,8 @@ def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: boo
                     return page(request, "recall.html", space=sp.name, q=q, learn_default=learn_default,
                                 result=_recall(sp.name, q, learn))
             except HelaError as e:
-                return page(request, "error.html", status=404 if "unknown" in e.message else 400,
+                status = 500 if isinstance(e, StoreLocked) else 404 if "unknown" in e.message else 400
+                return page(request, "error.html", status=status,
                             message=e.message, space=space_name)
             except Exception as e:  # noqa: BLE001
                 return page(request, "error.html", status=500, message=unexpected(e), space=space_name)
