@@ -1,5 +1,6 @@
-"""Shared pieces of the storage layer: the SQLite module (sqlean, which can load sqlite-vec), tunables and
-row helpers."""
+"""Shared pieces of the storage layer: tunables, the ``Space`` row, row helpers, the SQLite module (sqlean,
+which can load sqlite-vec; the backup copy and the SQLite engine use it) and FTS5's keyword document of a
+node (SQLite's keyword index; kept here with the helpers it has always sat with)."""
 
 from __future__ import annotations
 

@@ -276,9 +276,6 @@ class PgConnection(Connection):
     def open(cls, path: Any = None, *, must_exist: bool = True, vector_cache: bool = False, **kw: Any) -> Any:
         return cls(str(path), vector_cache=vector_cache, must_exist=must_exist, **kw)
 
-    def close(self) -> None:
-        self.db.close()
-
     # ---------------------------------------------------------------- transactions
     @contextlib.contextmanager
     def transaction(self, space: int | None = None) -> Iterator[Any]:

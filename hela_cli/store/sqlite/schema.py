@@ -1,9 +1,10 @@
-"""Schema and named migrations of a hela database.
+"""The SQLite engine's schema and named migrations.
 
 ``MIGRATIONS`` is the ordered list of named migrations; :func:`migration_set` turns it into a sqlite-utils
 :class:`~sqlite_utils.migrations.Migrations` set (``"hela"``), which records what it applied in the
 ``_sqlite_migrations`` table (databases written by hela 0.1.0 kept that record in a ``migrations``
-table; :meth:`Connection._migrate` adopts it). Each migration gets a sqlite-utils ``Database``.
+table; :meth:`~hela_cli.store.sqlite.connection.SqliteConnection._migrate` adopts it). Each migration
+gets a sqlite-utils ``Database`` (the one place the engine uses sqlite-utils).
 
 Migrations 0001-0005 are written as SQL: they are history (existing files were created by exactly this
 DDL), and they need what ``Table.create`` cannot express: CHECK constraints, ``WITHOUT ROWID`` tables and
