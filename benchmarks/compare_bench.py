@@ -4,8 +4,8 @@
 
 Compares every number of the summaries' ``per_category``, ``overall``, ``overall_all``, ``by_overlap`` and
 ``per_sample`` exactly (as written to the JSON, every decimal), and with ``--records`` each question's
-retrieved ``(source_id, path, score, base_score)`` list in order, plus its recall figures. Timings,
-model paths and notes are left out (they differ between any two runs). Prints the differences (at most
+retrieved ``(source_id, path, score, base_score)`` list in order, plus its recall figures. Timings
+(``timing``, the ``*_s`` seconds), model paths and notes are left out (they differ between any two runs). Prints the differences (at most
 20 of each kind) and exits 1 when there is any, 0 when the two runs retrieved the same.
 """
 
@@ -31,9 +31,13 @@ def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
         yield path, value
 
 
+def _figures(summary: dict[str, Any]) -> dict[str, Any]:
+    """The summary's figures by path, without the timings (``*_s``: seconds differ between any two runs)."""
+    return {k: v for k, v in _leaves({k: summary.get(k) for k in FIGURES}) if not k.endswith("_s")}
+
+
 def summary_diffs(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    a = dict(_leaves({k: before.get(k) for k in FIGURES}))
-    b = dict(_leaves({k: after.get(k) for k in FIGURES}))
+    a, b = _figures(before), _figures(after)
     return [f"{k}: {a.get(k)!r} -> {b.get(k)!r}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
 
 
@@ -73,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     with open(args.before, encoding="utf-8") as fa, open(args.after, encoding="utf-8") as fb:
         before, after = json.load(fa), json.load(fb)
     diffs = summary_diffs(before, after)
-    n_figures = len(dict(_leaves({k: before.get(k) for k in FIGURES})))
+    n_figures = len(_figures(before))
     print(f"summary: {n_figures} figures compared, {len(diffs)} differ")
     for d in diffs[:20]:
         print("  " + d)
