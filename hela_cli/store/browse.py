@@ -1,9 +1,9 @@
 """Reads for browsing a space page by page (``hela ui``): filtered memory lists paginated in SQL, one memory's
 edges with their parts (fixed prior, learned weight) and its place in its session.
 
-Shared by both engines; each engine adds the keyword-search page (``_browse_by_terms`` /
-``_count_by_terms``: FTS5 or Postgres' BM25 over ``node_terms``), the read-only switch
-(``set_query_only``) and the change token the strength cache keys on (``_change_token``). Whether a file
+Shared by both engines (keyword search: the engine's BM25 statement ``_bm25`` over ``node_terms``); each
+engine adds the read-only switch (``set_query_only``) and the change token the strength cache keys on
+(``_change_token``). Whether a file
 or URL is a hela database at all is :func:`hela_cli.store.database_kind`."""
 
 from __future__ import annotations
@@ -11,14 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from hela_cli.store.base import NODE_COLUMNS, Space, _node
+from hela_cli.store.base import NODE_COLUMNS, Space, _node, term_key
 
 
 @dataclass
 class NodeFilter:
     """Filters of a memory list; None / empty: no filter. ``since`` / ``until``: epoch seconds (inclusive
     start, exclusive end). ``contains``: a case-insensitive substring of the text. ``terms``: keywords (as
-    :func:`hela_cli.text.keywords.keywords` gives them) matched through FTS5, results best first."""
+    :func:`hela_cli.text.keywords.keywords` gives them) matched in the keyword postings, results best BM25
+    first."""
 
     speaker: str | None = None
     session: str | None = None
@@ -69,8 +70,11 @@ class StrengthCache:
 class Browse:
     """Paginated, filtered reads of a space's memories and a memory's edges by kind."""
 
-    def _filter_sql(self, space_id: int, f: NodeFilter, alias: str = "n") -> tuple[str, list[Any]]:
-        where, args = [f"{alias}.space_id = ?"], [space_id]
+    def _filter_sql(self, space_id: int, f: NodeFilter, alias: str = "n", space: bool = True
+                    ) -> tuple[str, list[Any]]:
+        """``f`` as an SQL condition on ``alias`` with its arguments; ``space``: the space's own condition
+        first (without it: only the filters, "" when there are none)."""
+        where, args = ([f"{alias}.space_id = ?"], [space_id]) if space else ([], [])
         if f.speaker:
             where.append(f"{alias}.speaker = ?")
             args.append(f.speaker)
@@ -91,10 +95,15 @@ class Browse:
     def browse_nodes(self, space_id: int, f: NodeFilter, limit: int, offset: int = 0,
                      newest_first: bool = True) -> list[dict[str, Any]]:
         """One page of the space's memories matching ``f``: by conversation order (newest first by default),
-        or, with keyword ``terms``, best BM25 match first (the engine's keyword index:
-        :meth:`_browse_by_terms`). LIMIT / OFFSET in SQL."""
+        or, with keyword ``terms``, best BM25 match first (the space's statistics, ties by id). LIMIT /
+        OFFSET in SQL."""
         if f.terms:
-            return self._browse_by_terms(space_id, f, limit, offset)
+            where, args = self._filter_sql(space_id, f, space=False)
+            ids = [nid for nid, _ in self._bm25(space_id, f.terms, f" AND {where}" if where else "", args,
+                                                limit, offset)]
+            rows = {r[0]: _node(r) for r in self.select_in(
+                f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE id IN ({{ids}})", ids)}
+            return [rows[i] for i in ids if i in rows]
         cols = ", ".join(f"n.{c}" for c in NODE_COLUMNS)
         where, args = self._filter_sql(space_id, f)
         order = "DESC" if newest_first else "ASC"
@@ -104,8 +113,13 @@ class Browse:
     def count_browse(self, space_id: int, f: NodeFilter) -> int:
         """How many memories of the space match ``f`` (with ``terms``: :meth:`_count_by_terms`)."""
         if f.terms:
-            return self._count_by_terms(space_id, f)
-        where, args = self._filter_sql(space_id, f)
+            keys = sorted({term_key(t) for t in f.terms if t})
+            if not keys:
+                return 0
+            return self.db.execute(
+                f"SELECT count(DISTINCT t.node_id) FROM node_terms t JOIN nodes n ON n.id = t.node_id "
+                f"WHERE t.space_id = ? AND t.term IN ({','.join('?' * len(keys))}) AND {where}",
+                (int(space_id), *keys, *args)).fetchone()[0]
         return self.db.execute(f"SELECT count(*) FROM nodes n WHERE {where}", args).fetchone()[0]
 
     def node_positions(self, ids: list[int] | set[int]) -> dict[int, tuple[str, int]]:

@@ -1,7 +1,8 @@
 """The code both engines share, composed into one base, and the hooks each engine must supply.
 
-:class:`StoreCore` is every shared module's class (nodes, edges, semantic records, hubs, the asks log,
-passages, correcting, copying, backup, browsing, integrity, re-embedding, and the shared connection API)
+:class:`StoreCore` is every shared module's class (nodes, keyword postings, edges, semantic records, hubs,
+the asks log, passages, correcting, copying, backup, browsing, integrity, re-embedding, and the shared
+connection API)
 and nothing engine-specific: all their SQL is plain SQL both engines run, written once, with the few
 spellings that differ taken from the engine's :class:`~hela_cli.store.dialect.Dialect`. What differs
 beyond spelling (the driver, transactions and migrations, vector and keyword search, the bulk load of new
@@ -29,6 +30,7 @@ from hela_cli.store.correct import Correct, FilteredSearch
 from hela_cli.store.edges import Edges
 from hela_cli.store.hubs import Hubs
 from hela_cli.store.integrity import Integrity
+from hela_cli.store.keywords import Keywords
 from hela_cli.store.nodes import Nodes
 from hela_cli.store.passages import Passages
 from hela_cli.store.reembed import Reembed
@@ -36,8 +38,8 @@ from hela_cli.store.semantic import Semantic
 from hela_cli.store.transfer import Transfer
 
 
-class StoreCore(Correct, FilteredSearch, Transfer, Nodes, Passages, Edges, Semantic, Hubs, AsksLog, Reembed,
-                Integrity, Backup, Browse, Connection, abc.ABC):
+class StoreCore(Correct, FilteredSearch, Transfer, Nodes, Keywords, Passages, Edges, Semantic, Hubs, AsksLog,
+                Reembed, Integrity, Backup, Browse, Connection, abc.ABC):
     """The shared store; an engine's class is ``EnginePieces..., StoreCore``."""
 
     # ---------------------------------------------------------------- connection, transactions, migrations
@@ -72,7 +74,8 @@ class StoreCore(Correct, FilteredSearch, Transfer, Nodes, Passages, Edges, Seman
 
     @abc.abstractmethod
     def _forget_nodes(self, space_id: int, ids: Sequence[int]) -> None:
-        """Drop the engine's own index rows of nodes about to be deleted (after the version bump)."""
+        """Drop the engine's own index rows of nodes about to be deleted (after the version bump; SQLite: the
+        sqlite-vec rows and sign bits)."""
 
     @abc.abstractmethod
     def _signs_after_write(self, space_id: int, add: Any = None, remove: Sequence[int] = ()) -> None:
@@ -112,28 +115,16 @@ class StoreCore(Correct, FilteredSearch, Transfer, Nodes, Passages, Edges, Seman
     def semantic_vector(self, semantic_id: int) -> np.ndarray | None: ...
 
     @abc.abstractmethod
-    def keyword_search(self, space_id: int, terms: Sequence[str], limit: int) -> list[tuple[int, float]]: ...
+    def _index_terms(self, space_id: int, docs: dict[int, Sequence[str]]) -> None:
+        """Keyword postings of new nodes ``{node_id: keywords}`` and the space's BM25 counts (in bulk)."""
 
     @abc.abstractmethod
-    def keyword_search_among(self, space_id: int, terms: Sequence[str], limit: int, **filters: Any
-                             ) -> list[tuple[int, float]]: ...
-
-    @abc.abstractmethod
-    def term_counts(self, space_id: int, terms: Sequence[str]) -> dict[str, int]: ...
-
-    @abc.abstractmethod
-    def term_postings(self, space_id: int, terms: Sequence[str], max_df: int) -> dict[str, list[int]]: ...
-
-    @abc.abstractmethod
-    def _browse_by_terms(self, space_id: int, f: Any, limit: int, offset: int) -> list[dict[str, Any]]: ...
-
-    @abc.abstractmethod
-    def _count_by_terms(self, space_id: int, f: Any) -> int: ...
+    def _bm25(self, space_id: int, terms: Sequence[str], where: str, args: Sequence[Any], limit: int,
+              offset: int = 0) -> list[tuple[int, float]]:
+        """BM25 over the space's postings with its own statistics, best first, ties by id; ``where``
+        (``" AND ..."`` on the nodes' alias ``n``) narrows the memories, not the statistics."""
 
     # ---------------------------------------------------------------- edits, deletion, bytes
-    @abc.abstractmethod
-    def _replace_keyword_row(self, space_id: int, node_id: int, keywords: Sequence[str]) -> None: ...
-
     @abc.abstractmethod
     def _write_vectors(self, space_id: int, vectors: dict[int, np.ndarray], now: float) -> None: ...
 

@@ -3,9 +3,10 @@ spaces. The SQL of ``hela memories`` / ``delete`` / ``edit`` / ``history`` / ``s
 engines share.
 
 Complete deletion (:meth:`Correct.erase_nodes`) removes a memory from every place hela keeps it, in one
-write transaction: the node row, ``node_emb``, ``node_passage``, the engine's own index rows (SQLite: the
-sqlite-vec row, the FTS5 row and the persisted sign bits; Postgres: the keyword postings and BM25 counts;
-through :meth:`delete_nodes`' engine hook), its edit history, its edges, the asks-log rows whose retrieved
+write transaction: the node row, ``node_emb``, ``node_passage``, the keyword postings (``node_terms``, with
+the space's BM25 counts: the scores a fresh ingest of the remaining memories would give), the engine's own
+index rows (SQLite: the sqlite-vec row and the persisted sign bits; through :meth:`delete_nodes`' engine
+hook), its edit history, its edges, the asks-log rows whose retrieved
 set holds it (or whose question or answer quote it) and the semantic records that cite it (with their
 vectors and evidence; their hubs are reset so they may be distilled again). Then the engine's
 :meth:`scrub` makes the bytes go too: SQLite zeroes, checkpoints, reads its file back and VACUUMs when a
@@ -23,7 +24,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from hela_cli.errors import InputError, StoreError
-from hela_cli.store.base import NODE_COLUMNS, _blob, _fts_terms, _node
+from hela_cli.store.base import NODE_COLUMNS, _blob, _node
 
 # Tombstones (ids and times only) are kept this long: longer than any consolidation or ask runs.
 TOMBSTONE_DAYS = 1.0
@@ -79,8 +80,8 @@ class Correct:
     """Listing, complete deletion, edits and their history, dropping and renaming spaces.
 
     What differs between the engines is in the hooks each engine package defines (declared in
-    :class:`hela_cli.store.core.StoreCore`): :meth:`_replace_keyword_row`, :meth:`_write_vectors`,
-    :meth:`_signs_replace`, :meth:`checkpoint` / :meth:`scrub`, and the spellings of ``self.dialect``."""
+    :class:`hela_cli.store.core.StoreCore`): :meth:`_write_vectors`, :meth:`_signs_replace`,
+    :meth:`checkpoint` / :meth:`scrub`, and the spellings of ``self.dialect``."""
 
     # ---------------------------------------------------------------- listing
     def list_nodes(self, space_id: int, *, limit: int | None = None, **filters: Any) -> list[dict[str, Any]]:
@@ -213,7 +214,7 @@ class Correct:
                 self._signs_replace(space_id, keep)
             if found:
                 self._tombstone(space_id, found)
-                self.delete_nodes(found)   # rows, vectors, passages, FTS, edges, evidence, hubs, sign bits
+                self.delete_nodes(found)   # rows, vectors, passages, postings, edges, evidence, hubs, sign bits
         self._drop_process_caches(space_id)
         rep = {"deleted": found, "reembedded": sorted(keep) if found else [], "semantic": derived["semantic"],
                "asks": derived["asks"],
@@ -259,7 +260,7 @@ class Correct:
                           followers: dict[int, np.ndarray] | None = None) -> dict[str, Any]:
         """Replace a memory's text in one write transaction, keeping its id, time, session, speaker and
         edges: the previous text goes to ``history``; the row's text and keywords, its vector (``node_emb``,
-        ``node_vec``, sign bits), passage vectors and FTS row are replaced; ``followers`` (node -> vector)
+        ``node_vec``, sign bits), passage vectors and keyword postings are replaced; ``followers`` (node -> vector)
         are turns re-embedded because their embedding context held the old text. What was derived from the
         old text (semantic records citing it, asks-log rows holding it) is deleted as by a delete. Then the
         old text is scrubbed from the file bytes except where history keeps it."""
@@ -347,9 +348,16 @@ def _chunks(ids: Sequence[int], n: int = 500) -> Iterable[list[int]]:
 
 
 class FilteredSearch:
-    """Recall filters (speaker, session, time window) applied in candidate selection: the date window's
-    memories among the matching ones (KNN and keyword search among them are the engines':
-    ``knn_among`` / ``keyword_search_among``)."""
+    """Recall filters (speaker, session, time window) applied in candidate selection: keyword search joined
+    with the matching memories, the date window's memories among them (KNN among them is the engine's
+    ``knn_among``)."""
+
+    def keyword_search_among(self, space_id: int, terms: Sequence[str], limit: int, **filters: Any
+                             ) -> list[tuple[int, float]]:
+        """:meth:`keyword_search` restricted to the memories matching ``filters`` (joined in the BM25
+        statement, so the limit counts matching memories only; the statistics stay the space's)."""
+        where, args = filter_clause(alias="n", **filters)
+        return self._bm25(space_id, terms, where, args, limit)
 
     def nodes_in_window_among(self, space_id: int, start: float, end: float, limit: int, **filters: Any) -> list[int]:
         """:meth:`nodes_in_window` among the memories matching ``filters``."""

@@ -1,6 +1,6 @@
 """Nodes: insert, read, count, delete (forgetting), access bookkeeping; the shared SQL of the ``nodes`` table.
 
-What an engine writes differently (the bulk load of new rows with their vectors and keyword index, and
+What an engine writes differently (the bulk load of new rows with their vectors and keyword postings, and
 dropping its own index rows of deleted nodes) is behind two hooks, :meth:`Nodes._load_nodes` and
 :meth:`Nodes._forget_nodes`, declared in :class:`hela_cli.store.core.StoreCore`."""
 
@@ -175,12 +175,13 @@ class Nodes:
 
     # ---------------------------------------------------------------- deletion (forgetting)
     def delete_nodes(self, ids: Sequence[int]) -> None:
-        """Remove nodes with their vectors, keyword index rows, passages, edges and hub rows; count the
+        """Remove nodes with their vectors, keyword postings, passages, edges and hub rows; count the
         semantic evidence they leave behind. Call inside a transaction.
 
         Per space, after its ``nodes_version`` bump, the engine drops its own index rows of the nodes
-        (:meth:`_forget_nodes`: sqlite-vec, FTS5 and sign bits; Postgres' keyword postings); the rows every
-        engine keeps are deleted here."""
+        (:meth:`_forget_nodes`: SQLite's sqlite-vec rows and sign bits; nothing on Postgres), then their
+        keyword postings and the space's BM25 counts go (:meth:`_unindex_terms`); the rows every engine
+        keeps are deleted here."""
         self.require_transaction("delete_nodes")
         ids = list(ids)
         by_space: dict[int, list[int]] = {}
@@ -189,6 +190,7 @@ class Nodes:
         for sid in sorted(by_space):
             self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id = ?", (sid,))
             self._forget_nodes(sid, by_space[sid])
+            self._unindex_terms(sid, by_space[sid])
         for nid in ids:
             self.db.execute("UPDATE semantic SET forgotten_evidence = forgotten_evidence + 1 "
                             "WHERE id IN (SELECT semantic_id FROM semantic_evidence WHERE node_id=?)", (nid,))

@@ -1,4 +1,4 @@
-"""The SQLite engine: one file per database, sqlite-vec for vectors, FTS5 for keywords.
+"""The SQLite engine: one file per database, sqlite-vec and an in-process index for vectors.
 
 :class:`SqliteStore` is the shared :class:`~hela_cli.store.core.StoreCore` with this package's pieces:
 the connection, transactions and migrations (:mod:`.connection`, :mod:`.schema`), vector and keyword

@@ -1,21 +1,21 @@
 """The SQLite engine's side of deleting and correcting: its index rows, byte-level deletion, backups.
 
-* **Its own rows of a memory**: the sqlite-vec row (``node_vec``), the FTS5 row (``node_fts``) and the
-  persisted sign bits (``sign_blocks`` / ``sign_state``): dropped with the node (:meth:`_forget_nodes`),
-  rewritten by an edit (:meth:`_replace_keyword_row`, :meth:`_write_vectors`, :meth:`_signs_replace`).
+* **Its own rows of a memory**: the sqlite-vec row (``node_vec``) and the persisted sign bits
+  (``sign_blocks`` / ``sign_state``): dropped with the node (:meth:`_forget_nodes`), rewritten by an edit
+  (:meth:`_write_vectors`, :meth:`_signs_replace`). The keyword postings are shared (``node_terms``).
 * **The bytes** (:meth:`SqliteCorrect.scrub`): every connection runs with ``PRAGMA secure_delete=ON``
-  (:mod:`hela_cli.store.sqlite.connection`), so SQLite overwrites deleted cells and freed pages with zeros,
-  and ``node_fts`` has FTS5's ``secure-delete`` option (migration 0012), so a deleted row's terms leave
-  the index segments at once instead of waiting behind a delete marker; ``PRAGMA
-  wal_checkpoint(TRUNCATE)`` copies the zeroed pages into the database file and truncates the WAL, which
-  still held the old page images, to 0 bytes; the file is then read back and searched for probes of the
-  deleted texts (those no remaining row still holds). SQLite can still leave a stale copy of a cell in the
-  unallocated gap of a page that a B-tree rebalance rebuilt (rebuildPage does not zero that gap); when a
-  probe is found the file is rewritten with ``VACUUM`` (and checkpointed again) and searched once more.
-  Measured in tests/test_correct.py and BENCHMARKS.md ("Correcting memory").
+  (:mod:`hela_cli.store.sqlite.connection`), so SQLite overwrites deleted cells and freed pages with zeros
+  (the keyword postings are a plain table since migration 0015: a deleted posting leaves no delete marker
+  behind, as FTS5's did without its ``secure-delete`` option); ``PRAGMA wal_checkpoint(TRUNCATE)`` copies
+  the zeroed pages into the database file and truncates the WAL, which still held the old page images, to
+  0 bytes; the file is then read back and searched for probes of the deleted texts (those no remaining row
+  still holds). SQLite can still leave a stale copy of a cell in the unallocated gap of a page that a
+  B-tree rebalance rebuilt (rebuildPage does not zero that gap); when a probe is found the file is
+  rewritten with ``VACUUM`` (and checkpointed again) and searched once more. Measured in
+  tests/test_correct.py and BENCHMARKS.md ("Correcting memory").
 * **Backup**: ``VACUUM INTO`` (:meth:`_write_copy`); **browsing**: ``PRAGMA query_only`` and the change
-  token ``hela ui``'s strength cache keys on; **integrity**: ``PRAGMA integrity_check`` and the vec0 /
-  FTS5 cross checks.
+  token ``hela ui``'s strength cache keys on; **integrity**: ``PRAGMA integrity_check`` and the vec0 cross
+  checks.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hela_cli.errors import StoreError
-from hela_cli.store.base import _blob, _fts_terms, sqlite3
+from hela_cli.store.base import _blob, sqlite3
 from hela_cli.store.correct import file_holds, probes
 
 
@@ -36,18 +36,11 @@ class SqliteCorrect:
 
     # ---------------------------------------------------------------- a node's engine rows
     def _forget_nodes(self, space_id: int, ids: Sequence[int]) -> None:
-        """Inside :meth:`delete_nodes`, right after the space's ``nodes_version`` bump: the nodes' sign bits,
-        sqlite-vec rows and FTS5 rows."""
+        """Inside :meth:`delete_nodes`, right after the space's ``nodes_version`` bump: the nodes' sign bits and
+        sqlite-vec rows."""
         self._signs_after_write(space_id, remove=ids)
         for nid in ids:
             self.db.execute("DELETE FROM node_vec WHERE node_id=?", (nid,))
-            self.db.execute("DELETE FROM node_fts WHERE rowid=?", (nid,))
-
-    def _replace_keyword_row(self, space_id: int, node_id: int, keywords: Sequence[str]) -> None:
-        """Inside the edit's transaction, before the node row's ``keywords`` change: the node's keyword-index
-        row rebuilt for ``keywords`` (FTS5 here; the term statistics on Postgres, ``postgres/correct.py``)."""
-        self.db.execute("DELETE FROM node_fts WHERE rowid = ?", (node_id,))
-        self.db.execute("INSERT INTO node_fts(rowid, terms) VALUES (?, ?)", (node_id, _fts_terms(space_id, keywords)))
 
     def _write_vectors(self, space_id: int, vectors: dict[int, np.ndarray], now: float) -> None:
         """Inside a write transaction: new vectors for existing nodes (``node_emb``, ``node_vec``); their
@@ -138,27 +131,14 @@ class SqliteCorrect:
 
     def _engine_integrity(self) -> list[str]:
         """``PRAGMA integrity_check`` (its first line when not ``ok``)."""
-        # FTS5 keeps its index structure cached per connection and refreshes it when a query reads the table
-        # in a transaction; PRAGMA integrity_check alone used the stale copy after another connection had
-        # deleted rows and reported "malformed inverted index" (a fresh connection found none). Read first.
-        own_tx = not self._in_tx
-        if own_tx:
-            self.db.execute("BEGIN")
-        try:
-            self.db.execute("SELECT count(*) FROM node_fts WHERE node_fts MATCH '\"-\"'").fetchone()
-            ok = self.db.execute("PRAGMA integrity_check").fetchone()[0]
-        finally:
-            if own_tx:
-                self.db.execute("COMMIT")
+        ok = self.db.execute("PRAGMA integrity_check").fetchone()[0]
         return [] if ok == "ok" else [f"integrity_check: {ok}"]
 
     def _engine_checks(self) -> dict[str, str]:
-        """Checks of the SQLite-only tables (vec0, FTS5); the Postgres store has its own."""
+        """Checks of the SQLite-only tables (vec0); the Postgres store has none of its own."""
         return {
             "nodes without vector": "SELECT count(*) FROM nodes n WHERE NOT EXISTS "
                                     "(SELECT 1 FROM node_vec v WHERE v.node_id = n.id)",
             "vectors without node": "SELECT count(*) FROM node_vec v WHERE NOT EXISTS "
                                     "(SELECT 1 FROM nodes n WHERE n.id = v.node_id)",
-            "fts rows without node": "SELECT count(*) FROM node_fts f WHERE NOT EXISTS "
-                                     "(SELECT 1 FROM nodes n WHERE n.id = f.rowid)",
         }

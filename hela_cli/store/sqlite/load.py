@@ -3,8 +3,7 @@ the vector tables a re-embed rewrites.
 
 New node rows go in with ``executemany`` (batched statements; the ids SQLite gives are read back by content
 hash), their vectors twice (``node_emb``, the float32 bytes every engine keeps, and the sqlite-vec
-``node_vec`` row KNN falls back to) and their keywords as one FTS5 row scoped to the space
-(:func:`~hela_cli.store.base._fts_terms`).
+``node_vec`` row KNN falls back to) and their keyword postings (:meth:`SqliteSearch._index_terms`).
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from hela_cli.store.base import _blob, _fts_terms
+from hela_cli.store.base import _blob
 
 
 class SqliteLoad:
@@ -29,11 +28,10 @@ class SqliteLoad:
         new = self.existing_hashes(space_id, list(fresh))
         self.db.executemany("INSERT INTO node_emb(node_id, space_id, embedding) VALUES (?, ?, ?)",
                             [(new[h], space_id, _blob(vec)) for h, (_, vec) in fresh.items()])
-        # vec0 and FTS5 are virtual tables
+        # vec0 is a virtual table
         self.db.executemany("INSERT INTO node_vec(node_id, space_id, embedding) VALUES (?, ?, ?)",
                             [(new[h], space_id, _blob(vec)) for h, (_, vec) in fresh.items()])
-        self.db.executemany("INSERT INTO node_fts(rowid, terms) VALUES (?, ?)",
-                            [(new[h], _fts_terms(space_id, row.get("keywords", []))) for h, (row, _) in fresh.items()])
+        self._index_terms(space_id, {new[h]: row.get("keywords", []) for h, (row, _) in fresh.items()})
         return new
 
     def _put_semantic_vector(self, semantic_id: int, space_id: int, vector: np.ndarray) -> None:

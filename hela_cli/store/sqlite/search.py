@@ -1,10 +1,12 @@
 """The SQLite engine's search: the KNN policy (in-process index, persisted sign bits or sqlite-vec), per-space
-caches of vectors, and FTS5 keyword candidates (BM25), with the recall filters' and ``hela ui``'s variants.
+caches of vectors, and the BM25 statement over the keyword postings.
 
 A space of up to 20k memories is searched with the exact in-process index
 (:mod:`hela_cli.store.vector_index`), a larger one through the sign bits persisted in the file
 (``sign_blocks`` / ``sign_state``, kept current by every node write) with exact rescoring, and sqlite-vec's
-brute force is the fallback. Keywords are FTS5 rows scoped to their space (``s<space>_<keyword>``)."""
+brute force is the fallback. Keywords: the postings (``node_terms``) and each space's counts are shared
+(:mod:`hela_cli.store.keywords`); this engine writes new postings with ``executemany`` and scores them in
+one statement (:meth:`SqliteSearch._bm25`, BM25 as FTS5 computes it with the space's own statistics)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 
-from hela_cli.store.base import NODE_COLUMNS, _blob, _fts_phrase, _node, sqlite3
-from hela_cli.store.correct import filter_clause
+from hela_cli.store.base import BM25_B, BM25_K1, _blob, sqlite3, term_key, term_rows
 from hela_cli.store.sqlite.connection import is_readonly_error
 
 
@@ -348,47 +349,50 @@ class SqliteSearch:
             n += len(add[0])
         self.db.execute("UPDATE sign_state SET version=?, n=? WHERE space_id=?", (version, n, space_id))
 
-    def keyword_search(self, space_id: int, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """Nodes of the space matching any term, ``[(node_id, bm25)]`` with bm25 >= 0, best first."""
+    # ---------------------------------------------------------------- keywords (node_terms)
+    def _index_terms(self, space_id: int, docs: dict[int, Sequence[str]]) -> None:
+        """Keyword postings of new nodes ``{node_id: keywords}`` and the space's BM25 counts (inside the write
+        transaction)."""
+        rows, total = term_rows(space_id, docs)
+        self.db.executemany("INSERT INTO node_terms(space_id, term, node_id, tf, dl) VALUES (?,?,?,?,?)", rows)
+        self.db.execute("UPDATE spaces SET fts_docs = fts_docs + ?, fts_len = fts_len + ? WHERE id = ?",
+                        (len(docs), total, space_id))
+
+    def _bm25(self, space_id: int, terms: Sequence[str], where: str, args: Sequence[Any], limit: int,
+              offset: int = 0) -> list[tuple[int, float]]:
+        """FTS5's ``-bm25()`` over the space's memories with the space's own statistics, best first, ties by
+        id; ``where`` (``" AND ..."`` on the nodes' alias ``n``, with ``args``) narrows them (recall filters,
+        ``hela ui``'s search) without changing the statistics.
+
+        One statement: the space's counts, the document frequencies, the IDFs and the scores (a query term
+        folded to the same key as another counts twice, as a repeated phrase did in FTS5). Each score is
+        FTS5's arithmetic in FTS5's order, its terms summed in query order (``sum(... ORDER BY)``): the same
+        float64 to the last digit whatever plan the engine picks (a space alone: FTS5's ``bm25()`` exactly;
+        Postgres: within 1e-12, its last bit may differ). Measured against
+        FTS5's ``bm25()`` and a Python scorer over FTS5 matches (BENCHMARKS.md, "Keyword statistics per
+        space")."""
         terms = [t for t in dict.fromkeys(terms) if t]
         if not terms or limit <= 0:
             return []
-        query = " OR ".join(_fts_phrase(f"s{space_id}_{t}") for t in terms)
+        import json
+
+        keys = [term_key(t) for t in terms]
+        nodes = " JOIN nodes n ON n.id = t.node_id" if where else ""
         rows = self.db.execute(
-            "SELECT rowid, -bm25(node_fts) AS score FROM node_fts WHERE node_fts MATCH ? "
-            "ORDER BY bm25(node_fts) LIMIT ?", (query, int(limit))).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
-
-    def term_counts(self, space_id: int, terms: Sequence[str]) -> dict[str, int]:
-        """Document frequency of each keyword in the space (memories whose keywords hold it), cached per
-        space until its nodes change. One FTS5 count per new term."""
-        cache = self._space_cache(space_id, "term_df")
-        out: dict[str, int] = {}
-        for t in dict.fromkeys(terms):
-            if not t:
-                continue
-            if cache is not None and t in cache:
-                out[t] = cache[t]
-                continue
-            n = self.db.execute("SELECT count(*) FROM node_fts WHERE node_fts MATCH ?",
-                                (_fts_phrase(f"s{space_id}_{t}"),)).fetchone()[0]
-            out[t] = n
-            if cache is not None:
-                cache[t] = n
-        return out
-
-    def term_postings(self, space_id: int, terms: Sequence[str], max_df: int) -> dict[str, list[int]]:
-        """The memories holding each keyword, for keywords held by at most ``max_df`` memories of the space
-        (rarer ones are left out after reading ``max_df + 1`` postings). One FTS5 query per term."""
-        out: dict[str, list[int]] = {}
-        for t in dict.fromkeys(terms):
-            if not t:
-                continue
-            ids = [r[0] for r in self.db.execute("SELECT rowid FROM node_fts WHERE node_fts MATCH ? LIMIT ?",
-                                                 (_fts_phrase(f"s{space_id}_{t}"), max_df + 1))]
-            if len(ids) <= max_df:
-                out[t] = ids
-        return out
+            f"""WITH tot AS (SELECT CAST(fts_docs AS REAL) AS n, CAST(fts_len AS REAL) AS len FROM spaces WHERE id = ?),
+                    k AS (SELECT value AS term, key AS pos FROM json_each(?)),
+                    df AS (SELECT term, CAST(count(*) AS REAL) AS df FROM node_terms
+                           WHERE space_id = ? AND term IN (SELECT term FROM k) GROUP BY term),
+                    q AS (SELECT k.term, k.pos, ln((tot.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS v
+                          FROM k CROSS JOIN tot LEFT JOIN df ON df.term = k.term)
+               SELECT t.node_id,
+                      sum((CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END) * ((t.tf * ?)
+                          / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) ORDER BY q.pos) AS score
+               FROM q JOIN node_terms t ON t.space_id = ? AND t.term = q.term CROSS JOIN tot{nodes}
+               WHERE tot.n > 0{where} GROUP BY t.node_id ORDER BY score DESC, t.node_id LIMIT ? OFFSET ?""",
+            (int(space_id), json.dumps(keys), int(space_id), BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B,
+             int(space_id), *args, int(limit), int(offset))).fetchall()
+        return [(int(n), float(s)) for n, s in rows]
 
     # ---------------------------------------------------------------- semantic records
     def semantic_knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -437,38 +441,4 @@ class SqliteSearch:
             best = sorted(best, key=lambda t: (-t[1], t[0]))[:k]
         return best
 
-    def keyword_search_among(self, space_id: int, terms: Sequence[str], limit: int, **filters: Any
-                             ) -> list[tuple[int, float]]:
-        """:meth:`keyword_search` restricted to the memories matching ``filters`` (joined in the FTS5 query,
-        so the limit counts matching memories only)."""
-        terms = [t for t in dict.fromkeys(terms) if t]
-        if not terms or limit <= 0:
-            return []
-        where, args = filter_clause(alias="n", **filters)
-        query = " OR ".join(_fts_phrase(f"s{space_id}_{t}") for t in terms)
-        rows = self.db.execute(
-            f"SELECT node_fts.rowid, -bm25(node_fts) FROM node_fts JOIN nodes n ON n.id = node_fts.rowid "
-            f"WHERE node_fts MATCH ? AND n.space_id = ?{where} ORDER BY bm25(node_fts) LIMIT ?",
-            (query, space_id, *args, int(limit))).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
-
     # ---------------------------------------------------------------- browsing (hela ui)
-    def _fts_query(self, space_id: int, terms: tuple[str, ...]) -> str:
-        return " OR ".join(_fts_phrase(f"s{space_id}_{t}") for t in dict.fromkeys(terms) if t)
-
-    def _browse_by_terms(self, space_id: int, f: Any, limit: int, offset: int) -> list[dict[str, Any]]:
-        """A page of ``hela ui``'s keyword search: the memories matching ``f`` and any of ``f.terms``, best
-        BM25 match first (FTS5 joined with the filters), ties by id."""
-        cols = ", ".join(f"n.{c}" for c in NODE_COLUMNS)
-        where, args = self._filter_sql(space_id, f)
-        sql = (f"SELECT {cols} FROM node_fts JOIN nodes n ON n.id = node_fts.rowid "
-               f"WHERE node_fts MATCH ? AND {where} ORDER BY bm25(node_fts), n.id LIMIT ? OFFSET ?")
-        args = [self._fts_query(space_id, f.terms), *args]
-        return [_node(r) for r in self.db.execute(sql, (*args, int(limit), int(offset)))]
-
-    def _count_by_terms(self, space_id: int, f: Any) -> int:
-        """How many memories of the space match ``f`` and any of ``f.terms``."""
-        where, args = self._filter_sql(space_id, f)
-        return self.db.execute(f"SELECT count(*) FROM node_fts JOIN nodes n ON n.id = node_fts.rowid "
-                               f"WHERE node_fts MATCH ? AND {where}",
-                               (self._fts_query(space_id, f.terms), *args)).fetchone()[0]
