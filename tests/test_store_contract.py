@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from hela_cli.errors import StoreError, StoreLocked
-from hela_cli.store import Store, StoreAPI
+from hela_cli.store import NodeFilter, Store, StoreAPI
 from hela_cli.store.core import ENGINE_HOOKS
 from hela_cli.store.sqlite import SqliteStore
 
@@ -165,6 +165,9 @@ def _scenario(s: StoreAPI) -> dict:
         out["window"] = rel(s.nodes_in_window(sp.id, 1_700_000_000.0 + 600, 1_700_000_000.0 + 900, 10))
         out["features"] = s.node_features(ids[:3], sp.id)[ids[1]]
     out["speakers"] = s.speaker_counts(sp.id)
+    apple = NodeFilter(terms=("apple",), speaker="ana")
+    out["browse"] = ([n["id"] - base for n in s.browse_nodes(sp.id, apple, 5)], s.count_browse(sp.id, apple),
+                     s.count_browse(sp.id, NodeFilter(contains="TURN 1")))
     out["latest"] = [n["text"] for n in s.latest_nodes(sp.id, 2)]
     with s.transaction(space=sp.id):
         space = s.advance_step(sp.id, 0.9)
@@ -219,6 +222,8 @@ def test_the_scenario_runs_on_each_engine(contract_db):
     assert got["spaces"] == [("Alpha", 0), ("beta", 40)]      # code point order on both engines
     assert got["integrity"] == [] and got["spaces_after"] == ["beta"]
     assert got["erased"] == ([1], 1) and got["after"][0] == 38
+    assert got["browse"][1] == len([i for i in range(1, 40, 2) if "apple" in _rows(40)[i]["keywords"]]) > 0
+    assert got["browse"][2] == 11      # "turn 1", "turn 10" .. "turn 19": LIKE ignores ASCII case on both
 
 
 def test_both_engines_give_the_same_answers(tmp_path, pg_server):

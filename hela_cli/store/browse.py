@@ -111,7 +111,8 @@ class Browse:
         return [_node(r) for r in self.db.execute(sql, (*args, int(limit), int(offset)))]
 
     def count_browse(self, space_id: int, f: NodeFilter) -> int:
-        """How many memories of the space match ``f`` (with ``terms``: :meth:`_count_by_terms`)."""
+        """How many memories of the space match ``f`` (with ``terms``: those holding any of them)."""
+        where, args = self._filter_sql(space_id, f)
         if f.terms:
             keys = sorted({term_key(t) for t in f.terms if t})
             if not keys:
