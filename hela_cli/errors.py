@@ -38,3 +38,13 @@ class StoreError(HelaError):
     """The database cannot be used as asked (exit 4)."""
 
     exit_code = 4
+
+
+class StoreLocked(StoreError):
+    """Another process held the database's write lock longer than the busy timeout (exit 70, as before).
+
+    Raised by the store from the driver's error code (SQLite ``SQLITE_BUSY`` / ``SQLITE_LOCKED``; Postgres
+    SQLSTATE 55P03 lock_not_available, 40P01 deadlock_detected, 40001 serialization_failure), never guessed
+    from an exception's text."""
+
+    exit_code = 70

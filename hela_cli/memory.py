@@ -30,9 +30,12 @@ from hela_cli.store import Space, Store
 
 class Memory:
     def __init__(self, config: Config, store: Store | None = None, embedder: Embedder | None = None,
-                 chat: ChatModel | None = None):
+                 chat: ChatModel | None = None, store_progress: Callable[[str], None] | None = None):
+        """``store_progress``: where the database reports long steps when it is opened here (a migration of
+        an existing file, a first index build); None: silent (the CLI passes a stderr writer)."""
         self.config = config
         self._store = store  # opened on first use: bad input or a model fault never creates/touches it
+        self._store_progress = store_progress
         self._embedder = embedder
         self._chat = chat
         self._tokenizer: Any = None
@@ -48,7 +51,7 @@ class Memory:
             r = self.config.retrieval
             self._store = Store.open(self.config.db, must_exist=must_exist, vector_cache=r.vector_cache,
                                      sign_index_min=r.sign_index_min, sign_rescore=r.sign_rescore,
-                                     vector_cache_auto=r.vector_cache_auto)
+                                     vector_cache_auto=r.vector_cache_auto, progress=self._store_progress)
         return self._store
 
     def close(self) -> None:

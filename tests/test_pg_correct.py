@@ -160,7 +160,7 @@ def test_backup_and_import_refusals_on_postgres(pg_server, pg_url, tmp_path, has
 def test_ui_session_is_read_only_and_a_foreign_database_is_refused(pg_server, pg_url, tmp_path, monkeypatch,
                                                                   hash_embedder):
     from hela_cli.store import BrowseStore
-    from hela_cli.store.pg_browse import pg_database_kind
+    from hela_cli.store.postgres.browse import pg_database_kind
 
     foreign = new_database(pg_server)
     with psycopg.connect(foreign, autocommit=True) as c:

@@ -18,6 +18,12 @@ from hela_cli.cli.render import clean, console, err_console, fmt_ts, one_line, p
 Progress = Callable[..., None]
 
 
+def store_progress(line: str) -> None:
+    """The store's progress callback for the CLI: a long step of the database (a migration of an existing
+    file, a first index build) as one ``hela:`` line on stderr."""
+    print(f"hela: {line}", file=sys.stderr, flush=True)
+
+
 def space_option(help: str = "Memory space.", default: Optional[str] = "default") -> Any:
     """``-s/--space NAME``: the flag, else ``HELA_SPACE``, else ``default`` (every command that takes a space)."""
     return typer.Option(default, "--space", "-s", envvar="HELA_SPACE", help=help)
@@ -62,7 +68,7 @@ def open_store(ctx: typer.Context) -> tuple[Any, Any]:
     from hela_cli.store import Store
 
     cfg = state(ctx).config()
-    return Store.open(cfg.db), cfg
+    return Store.open(cfg.db, progress=store_progress), cfg
 
 
 def show_space(ctx: typer.Context, space: Optional[str], json_out: bool, read: Callable[[Any, Any, Any], Any],

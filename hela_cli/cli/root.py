@@ -18,6 +18,7 @@ from hela_cli.config import Config, load_config
 from hela_cli.errors import HelaError
 from hela_cli.cli.clicklib import core as click_core, exceptions as click_exceptions
 from hela_cli.cli.commands import COMMANDS
+from hela_cli.cli.helpers import store_progress
 from hela_cli.cli.render import clean, console, err_console, text
 
 _NO_ARGS_HELP = (click_exceptions.NoArgsIsHelpError,)
@@ -69,15 +70,8 @@ class HelaGroup(TyperGroup):
         except Exception as e:  # noqa: BLE001 - last resort: no traceback for users
             if os.environ.get("HELA_DEBUG"):
                 raise
-            if _is_locked(e):
-                msg = "the database stayed locked by another process for too long; try again"
-            else:
-                msg = f"unexpected {e.__class__.__name__}: {clean(e)} (set HELA_DEBUG=1 for a traceback)"
+            msg = f"unexpected {e.__class__.__name__}: {clean(e)} (set HELA_DEBUG=1 for a traceback)"
             raise _error_line(msg, 70) from None
-
-
-def _is_locked(e: Exception) -> bool:
-    return "locked" in str(e).lower() or "busy" in str(e).lower()
 
 
 app = typer.Typer(cls=HelaGroup, no_args_is_help=True, add_completion=False,
@@ -101,7 +95,7 @@ class State:
     def memory(self, **overrides: Any) -> Any:
         from hela_cli.memory import Memory
 
-        return Memory(self.config(**overrides))
+        return Memory(self.config(**overrides), store_progress=store_progress)
 
 
 def _version(value: bool) -> None:

@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from hela_cli import __version__
 from hela_cli.text.dates import fmt_ts
-from hela_cli.errors import HelaError
+from hela_cli.errors import HelaError, StoreLocked
 from hela_cli.ui import graph, views
 
 STATIC = Path(__file__).parent / "static"
@@ -72,9 +72,7 @@ URL file when it started.</p></main></body></html>"""
 
 
 def unexpected(e: Exception) -> str:
-    text = " ".join(str(e).split())[:300]
-    if "locked" in text.lower() or "busy" in text.lower():
-        return "the database stayed locked by another process for too long; try again"
+    text = " ".join(str(e).split())[:300]   # a lock held too long is the store's StoreLocked (a HelaError)
     return f"unexpected {e.__class__.__name__}: {text}"
 
 
@@ -124,8 +122,8 @@ class _Site:
     def error(self, request: Request, e: Exception, space: Any) -> HTMLResponse:
         """The error page: a HelaError's message (404 for an unknown name, else 400), anything else 500."""
         if isinstance(e, HelaError):
-            return self.page(request, "error.html", status=404 if "unknown" in e.message else 400,
-                             message=e.message, space=space)
+            status = 500 if isinstance(e, StoreLocked) else 404 if "unknown" in e.message else 400
+            return self.page(request, "error.html", status=status, message=e.message, space=space)
         return self.page(request, "error.html", status=500, message=unexpected(e), space=space)
 
     def guarded(self, fn: Callable[[Request], Response]) -> Callable[[Request], Response]:

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from hela_cli.cli.helpers import state
+from hela_cli.cli.helpers import state, store_progress
 from hela_cli.cli.render import console, err_console, print_json, table, text
 from hela_cli.errors import HelaError
 
@@ -67,7 +67,7 @@ def list_models(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
     if is_postgres(cfg.db) or dbp.exists():
         from hela_cli.store import Store
 
-        with Store.open(cfg.db if is_postgres(cfg.db) else dbp) as s:
+        with Store.open(cfg.db if is_postgres(cfg.db) else dbp, progress=store_progress) as s:
             embed_info = s.embedder_info()
     out = {"model_dir": str(mdir), "configured": {"embedder": cfg.models.embedder, "chat": cfg.models.chat},
            "database_embedder": {"model": embed_info[0], "dim": embed_info[1]} if embed_info else None,

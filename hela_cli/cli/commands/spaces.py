@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from hela_cli.cli.helpers import scrub_warning, state
+from hela_cli.cli.helpers import scrub_warning, state, store_progress
 from hela_cli.cli.render import console, err_console, fmt_ts, print_json, table, text
 from hela_cli.errors import InputError
 
@@ -23,7 +23,7 @@ def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", he
         return
 
     cfg = state(ctx).config()
-    with Store.open(cfg.db) as s:
+    with Store.open(cfg.db, progress=store_progress) as s:
         rows = s.spaces()
         path = s.path
     if json_out:

@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import typer
 
-from hela_cli.cli.helpers import state
+from hela_cli.cli.helpers import state, store_progress
 from hela_cli.cli.render import err_console, text
 from hela_cli.errors import HelaError
 
@@ -41,7 +41,8 @@ def ui(
                                    f"required"), style="yellow", soft_wrap=True)
 
     try:
-        serve(cfg, host=host, port=port, open_browser=not no_browser, learn=learn, on_ready=ready)
+        serve(cfg, host=host, port=port, open_browser=not no_browser, learn=learn, on_ready=ready,
+              store_progress=store_progress)
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it shut down on: a normal stop
         pass
     err_console.print("hela ui: stopped")

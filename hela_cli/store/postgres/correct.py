@@ -1,7 +1,7 @@
-"""Correcting memory, backup and browsing on Postgres: the hooks of :mod:`hela_cli.store.correct`,
-:mod:`hela_cli.store.backup` and :mod:`hela_cli.store.browse` where the engine differs. Everything else
-(``hela memories`` / ``delete`` / ``edit`` / ``history`` / ``spaces drop|rename``, ``hela import``) runs the
-same portable SQL as on SQLite, translated by ``PgDB`` (``store/postgres.py``).
+"""The Postgres engine's side of deleting and correcting, backup, browsing and integrity: the hooks of
+:mod:`hela_cli.store.correct`, :mod:`hela_cli.store.backup` and :mod:`hela_cli.store.browse` where the engine
+differs. Everything else (``hela memories`` / ``delete`` / ``edit`` / ``history`` / ``spaces drop|rename``,
+``hela import``) runs the shared SQL, translated by ``PgDB`` (``postgres/connection.py``).
 
 * **Complete deletion** deletes the same rows as on SQLite in one transaction: the node, ``node_emb``,
   ``node_passage``, the keyword postings in ``node_terms`` with the space's BM25 counts (``fts_docs`` /
@@ -45,17 +45,13 @@ SCRUB_NOTE = ("Postgres: the rows are deleted and the tables VACUUMed and ANALYZ
 
 
 class PgCorrect:
-    """Postgres hooks of ``Correct``, ``FilteredSearch``, ``Backup`` and ``Browse`` (first in ``PgStore``)."""
+    """Postgres hooks of ``Nodes.delete_nodes``, ``Correct``, ``FilteredSearch``, ``Backup``, ``Browse`` and
+    ``Integrity``."""
 
-    _SEMANTIC_VECTORS = "semantic_emb"
-    _SPACE_INDEX_TABLES: tuple[str, ...] = ()   # no sign-bit tables; per-space HNSW indexes are partial
-    _LIKE = "ILIKE"                              # SQLite's LIKE ignores ASCII case; Postgres' LIKE does not
-
-    # ---------------------------------------------------------------- correct.py hooks
-    @staticmethod
-    def _json_holds(column: str, placeholders: str) -> str:
-        return (f"EXISTS (SELECT 1 FROM json_array_elements_text(({column})::json) AS j(value) "
-                f"WHERE j.value::bigint IN ({placeholders}))")
+    # ---------------------------------------------------------------- a node's engine rows
+    def _forget_nodes(self, space_id: int, ids: Sequence[int]) -> None:
+        """Nothing: every index row of a node on Postgres (``node_emb``, the keyword postings) is a shared
+        table the shared :meth:`delete_nodes` empties; partial HNSW indexes follow their table."""
 
     def _write_vectors(self, space_id: int, vectors: dict[int, np.ndarray], now: float) -> None:
         for nid, vec in vectors.items():
@@ -124,7 +120,7 @@ class PgCorrect:
     def knn_among(self, space_id: int, vector: np.ndarray, k: int, allowed: set[int]) -> list[tuple[int, float]]:
         """Exact nearest of the ``allowed`` memories (pgvector scan of those rows), rescored in float32 as
         :meth:`knn` does."""
-        from hela_cli.store.pg_search import RESCORE_EXTRA
+        from hela_cli.store.postgres.search import RESCORE_EXTRA
 
         if k <= 0 or not allowed or self.embedder_info() is None:
             return []
@@ -155,9 +151,11 @@ class PgCorrect:
             names = [r["name"] for r in self.spaces()]
             dumps = [self.space_dump(n) for n in names]
             info = self.embedder_info()
+        from hela_cli.store.sqlite import SqliteStore
+
         old_umask = os.umask(0o077)   # the copy's -wal / -shm files user-only too
         try:
-            copy = self._copy_store(tmp, progress=None)
+            copy = SqliteStore(tmp)
         finally:
             os.umask(old_umask)
         try:
@@ -171,3 +169,11 @@ class PgCorrect:
         finally:
             copy.close()
 
+    # ---------------------------------------------------------------- integrity
+    def _engine_integrity(self) -> list[str]:
+        """Nothing beyond the table checks: the server keeps its own structures consistent."""
+        return []
+
+    def _engine_checks(self) -> dict[str, str]:
+        """No engine-only tables on Postgres (the keyword postings are checked on both engines)."""
+        return {}

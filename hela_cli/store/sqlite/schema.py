@@ -1,9 +1,10 @@
-"""Schema and named migrations of a hela database.
+"""The SQLite engine's schema and named migrations.
 
 ``MIGRATIONS`` is the ordered list of named migrations; :func:`migration_set` turns it into a sqlite-utils
 :class:`~sqlite_utils.migrations.Migrations` set (``"hela"``), which records what it applied in the
 ``_sqlite_migrations`` table (databases written by hela 0.1.0 kept that record in a ``migrations``
-table; :meth:`Connection._migrate` adopts it). Each migration gets a sqlite-utils ``Database``.
+table; :meth:`~hela_cli.store.sqlite.connection.SqliteConnection._migrate` adopts it). Each migration
+gets a sqlite-utils ``Database`` (the one place the engine uses sqlite-utils).
 
 Migrations 0001-0005 are written as SQL: they are history (existing files were created by exactly this
 DDL), and they need what ``Table.create`` cannot express: CHECK constraints, ``WITHOUT ROWID`` tables and
@@ -204,7 +205,7 @@ def _m10_edge_prior(db: "Database") -> None:
 
 
 def _m11_sign_blocks(db: "Database") -> None:
-    # The persisted sign-bit index of large spaces (store/vectors.py, store/vector_index.py): a cold
+    # The persisted sign-bit index of large spaces (store/sqlite/search.py, store/vector_index.py): a cold
     # process read 1M vectors through sqlite-vec in ~1 s per question, or loaded the in-process index in
     # 14.5 s. Per space, the centre its bits are taken against, the nodes_version they match (older:
     # stale, rebuilt on the next search) and its node count; per block of up to 4,096 nodes (ordered by
@@ -262,9 +263,9 @@ def _m15_keyword_terms(db: "Database") -> None:
     # Keyword statistics per space (issue 35). FTS5's bm25() takes the document count and the average
     # length over the whole table, i.e. over every space of the file: a space's scores and rankings moved
     # when another space was ingested beside it, and told something of the other spaces' content. The
-    # postings become a plain table, as on Postgres (store/pg_schema.py): (space, term, node) with the term
+    # postings become a plain table, as on Postgres (store/postgres/schema.py): (space, term, node) with the term
     # frequency and the node's length, and each space's counts in `spaces`; BM25 is computed in SQL from
-    # them (store/vectors.py). A space alone in a file scores as FTS5 scored it. Measured against one FTS5
+    # them (store/sqlite/search.py). A space alone in a file scores as FTS5 scored it. Measured against one FTS5
     # table per space and a Python scorer over FTS5 matches: BENCHMARKS.md, "Keyword statistics per space".
     from hela_cli.store.base import term_rows
 

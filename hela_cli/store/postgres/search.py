@@ -1,17 +1,17 @@
-"""Vector and keyword search on Postgres: what SQLite does with vec0, the sign-bit index and FTS5.
+"""The Postgres engine's search: what SQLite does with vec0, the sign-bit index and FTS5.
 
 Vectors (pgvector): a space up to ``hnsw_min`` memories is searched exactly (``ORDER BY embedding <=> q``
 over the space's rows, read through the ``(space_id, node_id)`` index: the same top k as SQLite's exact
 in-process index; cosines are rounded to float32 as that index computes them, so near-ties between
 almost identical vectors break by node id on both backends); a larger space gets its own partial HNSW index (``WHERE space_id = <id>``, cosine,
 built once with ``CREATE INDEX CONCURRENTLY`` the first time it is searched past the limit: right after that
-search when it ran in a retrieval's snapshot, ``pg_read.py``), queried with
+search when it ran in a retrieval's snapshot, ``read.py``), queried with
 the space id written into the statement so the planner can match the partial index. The limit is
 measured (BENCHMARKS.md, "Postgres backend").
 
 Keywords: FTS5's BM25 (k1 1.2, b 0.75, IDF ``log((N - n + 0.5) / (n + 0.5))`` floored at 1e-6, N and
 the average length those of the searched space, ``spaces.fts_docs`` / ``fts_len``) computed in SQL from
-``node_terms``, as on SQLite (``store/vectors.py``, the same postings and statement): the same scores and
+``node_terms``, as on SQLite (``store/sqlite/search.py``, the same postings and statement): the same scores and
 ranking on both engines (ties by node id), whatever the other spaces of the database hold.
 """
 
@@ -109,9 +109,8 @@ class PgSearch:
             return False
         from hela_cli.errors import StoreError
 
-        if self.progress is not None:
-            self.progress(f"{self.path}: indexing the {self._space_size(space_id):,} memories of this space "
-                          f"for search (HNSW, once)")
+        self._report(f"{self.path}: indexing the {self._space_size(space_id):,} memories of this space "
+                     f"for search (HNSW, once)")
         try:
             self.db.execute("SELECT pg_advisory_lock(?)", (0x68656C61_0003,))
             try:
@@ -133,6 +132,10 @@ class PgSearch:
             "SELECT semantic_id, (1 - (embedding <=> ?))::float4 AS sim FROM semantic_emb WHERE space_id = ? "
             "ORDER BY sim DESC, semantic_id LIMIT ?", (q, int(space_id), int(k))).fetchall()
         return [(int(n), float(s)) for n, s in rows]
+
+    def semantic_vector(self, semantic_id: int) -> np.ndarray | None:
+        row = self.db.execute("SELECT embedding FROM semantic_emb WHERE semantic_id=?", (semantic_id,)).fetchone()
+        return as_array(row[0]) if row else None
 
     def _signs_after_write(self, space_id: int, add: Any = None, remove: Sequence[int] = ()) -> None:
         """No sign bits on Postgres (pgvector's HNSW serves large spaces)."""

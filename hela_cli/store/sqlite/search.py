@@ -1,11 +1,12 @@
-"""Vector and keyword search: the KNN policy (in-process index or sqlite-vec), per-space caches of
-vectors, and BM25 keyword candidates from the keyword postings (``node_terms``).
+"""The SQLite engine's search: the KNN policy (in-process index, persisted sign bits or sqlite-vec), per-space
+caches of vectors, and the BM25 statement over the keyword postings.
 
-Keyword search is BM25 as FTS5 computes it (k1 1.2, b 0.75, IDF ``log((N - n + 0.5) / (n + 0.5))`` floored at
-1e-6), with N, n and the average length of the searched space only (``spaces.fts_docs`` / ``fts_len``,
-migration 0015): a space's scores do not depend on what other spaces of the file hold (issue 35; FTS5's
-``bm25()`` took N and the average length over every space of the file). The postings and the SQL are those
-of the Postgres backend (``store/pg_search.py``), so both engines give the same scores."""
+A space of up to 20k memories is searched with the exact in-process index
+(:mod:`hela_cli.store.vector_index`), a larger one through the sign bits persisted in the file
+(``sign_blocks`` / ``sign_state``, kept current by every node write) with exact rescoring, and sqlite-vec's
+brute force is the fallback. Keywords: the postings (``node_terms``) and each space's counts are shared
+(:mod:`hela_cli.store.keywords`); this engine writes new postings with ``executemany`` and scores them in
+one statement (:meth:`SqliteSearch._bm25`, BM25 as FTS5 computes it with the space's own statistics)."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from typing import Any, Sequence
 import numpy as np
 
 
-from hela_cli.store.base import BM25_B, BM25_K1, _blob, fts_length, sqlite3, term_key, term_rows
+from hela_cli.store.base import BM25_B, BM25_K1, _blob, sqlite3, term_key, term_rows
+from hela_cli.store.sqlite.connection import is_readonly_error
 
 
-class Search:
-    """KNN by cosine and keyword search over a space."""
+class SqliteSearch:
+    """KNN by cosine and keyword search over a space (the SQLite engine's)."""
 
     def node_vectors(self, ids: Sequence[int], space_id: int | None = None) -> dict[int, np.ndarray]:
         """Stored float32 vectors by node id (cached per space like :meth:`node_features` with ``space_id``)."""
@@ -89,10 +91,6 @@ class Search:
         if self.vector_cache_auto <= 0 or (seen == 0 and space_id not in self._indexes):
             return False
         return size <= self.vector_cache_auto
-
-    def _nodes_version(self, space_id: int) -> int:
-        row = self.db.execute("SELECT nodes_version FROM spaces WHERE id=?", (space_id,)).fetchone()
-        return row[0] if row else -1
 
     def _space_size(self, space_id: int) -> int:
         """The space's node count, cached until its nodes change. A current ``sign_state`` row holds it
@@ -266,8 +264,8 @@ class Search:
                        np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim))
 
         size = self._space_size(space_id)
-        if size >= 200_000 and self.progress is not None:  # 28 s at 1M nodes (measured): say so
-            self.progress(f"{self.path}: indexing the {size:,} memories of this space for search (once)")
+        if size >= 200_000:  # 28 s at 1M nodes (measured): say so
+            self._report(f"{self.path}: indexing the {size:,} memories of this space for search (once)")
         try:
             with self.transaction():
                 row = self.db.execute("SELECT version, dim, n, built_n FROM sign_state WHERE space_id=?",
@@ -290,7 +288,7 @@ class Search:
                                 "VALUES (?,?,?,?,?,?)", (space_id, self._nodes_version(space_id), dim, n, n,
                                                          center.tobytes()))
         except sqlite3.OperationalError as e:
-            if "readonly" in str(e) or "read-only" in str(e):
+            if is_readonly_error(e):
                 return False
             raise
         return True
@@ -360,25 +358,6 @@ class Search:
         self.db.execute("UPDATE spaces SET fts_docs = fts_docs + ?, fts_len = fts_len + ? WHERE id = ?",
                         (len(docs), total, space_id))
 
-    def _unindex_terms(self, space_id: int, ids: Sequence[int]) -> None:
-        """The postings of nodes about to be deleted (their rows still there) out, and their counts."""
-        total = sum(fts_length(space_id, kws.split() if kws else []) for _, kws in self.select_in(
-            "SELECT id, keywords FROM nodes WHERE id IN ({ids})", list(ids)))
-        self.db.executemany("DELETE FROM node_terms WHERE node_id = ?", [(i,) for i in ids])
-        self.db.execute("UPDATE spaces SET fts_docs = fts_docs - ?, fts_len = fts_len - ? WHERE id = ?",
-                        (len(ids), total, space_id))
-
-    def _replace_keyword_row(self, space_id: int, node_id: int, keywords: Sequence[str]) -> None:
-        """Inside an edit's transaction, before the node row's ``keywords`` change: the node's postings and
-        the space's counts, out with the stored keywords, in with ``keywords``."""
-        self._unindex_terms(space_id, [node_id])
-        self._index_terms(space_id, {node_id: list(keywords)})
-
-    def keyword_search(self, space_id: int, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """Nodes of the space matching any term, ``[(node_id, bm25)]`` with bm25 >= 0, best first (ties by
-        id)."""
-        return self._bm25(space_id, terms, "", (), limit)
-
     def _bm25(self, space_id: int, terms: Sequence[str], where: str, args: Sequence[Any], limit: int,
               offset: int = 0) -> list[tuple[int, float]]:
         """FTS5's ``-bm25()`` over the space's memories with the space's own statistics, best first, ties by
@@ -415,102 +394,51 @@ class Search:
              int(space_id), *args, int(limit), int(offset))).fetchall()
         return [(int(n), float(s)) for n, s in rows]
 
-    def term_counts(self, space_id: int, terms: Sequence[str]) -> dict[str, int]:
-        """Document frequency of each keyword in the space (memories whose keywords hold it), cached per
-        space until its nodes change. One statement for the terms not cached."""
-        cache = self._space_cache(space_id, "term_df")
-        want = [t for t in dict.fromkeys(terms) if t]
-        missing = [t for t in want if cache is None or t not in cache]
-        out: dict[str, int] = {}
-        if missing:
-            keys = sorted({term_key(t) for t in missing})
-            counts = dict(self.db.execute(
-                f"SELECT term, count(*) FROM node_terms WHERE space_id = ? AND term IN ({','.join('?' * len(keys))}) "
-                f"GROUP BY term", (int(space_id), *keys)).fetchall())
-            for t in missing:
-                out[t] = int(counts.get(term_key(t), 0))
-                if cache is not None:
-                    cache[t] = out[t]
-        return {t: out[t] if t in out else cache[t] for t in want}  # type: ignore[index]
+    # ---------------------------------------------------------------- semantic records
+    def semantic_knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        if k <= 0:
+            return []
+        rows = self.db.execute(
+            "SELECT semantic_id, distance FROM semantic_vec WHERE embedding MATCH ? AND k = ? AND space_id = ?",
+            (_blob(vector), int(k), space_id)).fetchall()
+        return [(sid, 1.0 - d) for sid, d in rows]
 
-    def term_postings(self, space_id: int, terms: Sequence[str], max_df: int) -> dict[str, list[int]]:
-        """The memories holding each keyword, for keywords held by at most ``max_df`` memories of the space
-        (rarer ones are left out after reading ``max_df + 1`` postings). One query per term."""
-        out: dict[str, list[int]] = {}
-        for t in dict.fromkeys(terms):
-            if not t:
+    def semantic_vector(self, semantic_id: int) -> np.ndarray | None:
+        row = self.db.execute("SELECT embedding FROM semantic_vec WHERE semantic_id=?", (semantic_id,)).fetchone()
+        return np.frombuffer(row[0], dtype=np.float32) if row else None
+
+    # ---------------------------------------------------------------- recall filters
+    def knn_among(self, space_id: int, vector: np.ndarray, k: int, allowed: set[int]) -> list[tuple[int, float]]:
+        """Exact nearest of the ``allowed`` memories by cosine, best first. Up to the in-process index's
+        limit (20k nodes) the space's index is used with a mask; above, the allowed vectors are read by id
+        from ``node_emb`` (a filter narrows the space; a filter matching most of a large space reads most
+        of its vectors: ~1 s per 100k)."""
+        from hela_cli.store.vector_index import EXACT_LIMIT, _matvec
+
+        if k <= 0 or not allowed:
+            return []
+        q = np.asarray(vector, dtype=np.float32)
+        if self.embedder_info() is not None and self._space_size(space_id) <= EXACT_LIMIT:
+            index = self._vector_index(space_id)
+            if index.exact:
+                mask = np.isin(index.ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
+                ids, mat = index.ids[mask], index.f32[mask]
+                if not len(ids):
+                    return []
+                sims = _matvec(mat, q)
+                kk = min(k, len(ids))
+                top = np.argpartition(-sims, kk - 1)[:kk] if kk < len(ids) else np.arange(len(ids))
+                return sorted(((int(ids[i]), float(sims[i])) for i in top), key=lambda t: (-t[1], t[0]))
+        best: list[tuple[int, float]] = []
+        ordered = sorted(allowed)
+        for i in range(0, len(ordered), 20_000):
+            rows = list(self.select_in("SELECT node_id, embedding FROM node_emb WHERE node_id IN ({ids})",
+                                       ordered[i:i + 20_000]))
+            if not rows:
                 continue
-            ids = [r[0] for r in self.db.execute(
-                "SELECT node_id FROM node_terms WHERE space_id = ? AND term = ? ORDER BY node_id LIMIT ?",
-                (int(space_id), term_key(t), max_df + 1))]
-            if len(ids) <= max_df:
-                out[t] = ids
-        return out
+            sims = _matvec(np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1), q)
+            best.extend((rows[j][0], float(sims[j])) for j in range(len(rows)))
+            best = sorted(best, key=lambda t: (-t[1], t[0]))[:k]
+        return best
 
-    def speaker_counts(self, space_id: int) -> dict[str, int]:
-        """``{speaker: number of memories}`` of the space, cached per space until its nodes change."""
-        cache = self._space_cache(space_id, "speakers")
-        if cache:
-            return dict(cache)
-        rows = self.db.execute("SELECT coalesce(speaker, ''), count(*) FROM nodes WHERE space_id=? "
-                               "GROUP BY speaker", (space_id,)).fetchall()
-        out = {s: n for s, n in rows if s}
-        if cache is not None:
-            cache.update(out)
-        return out
-
-    # ---------------------------------------------------------------- passage vectors of long turns
-    def insert_passages(self, space_id: int, passages: dict[int, np.ndarray]) -> None:
-        """Store passage vectors ``{node_id: (n, dim) array}`` (replacing a node's earlier ones). Call inside
-        :meth:`transaction`."""
-        assert self._in_tx, "insert_passages must run inside a transaction"
-        for nid, vecs in passages.items():
-            self.db.execute("DELETE FROM node_passage WHERE node_id=?", (nid,))
-            self.db.executemany("INSERT INTO node_passage(node_id, idx, space_id, embedding) VALUES (?,?,?,?)",
-                                [(nid, i, space_id, _blob(v)) for i, v in enumerate(vecs)])
-        if passages:
-            self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
-            self._signs_after_write(space_id)
-
-    def passage_cosines(self, space_id: int, vector: np.ndarray) -> dict[int, float]:
-        """``{node_id: best cosine of its passages}`` for every node of the space that has passage vectors.
-
-        The space's passage matrix is loaded once per process and kept until the space's nodes change
-        (passages exist only for long turns: a few per long turn, one matrix product per question)."""
-        version = self._nodes_version(space_id)
-        cached = self._caches.get((space_id, "passages"))
-        if cached is None or cached[0] != version:
-            owners, blobs = [], []
-            for nid, blob in self.db.execute(
-                    "SELECT node_id, embedding FROM node_passage WHERE space_id=? ORDER BY node_id, idx",
-                    (space_id,)):
-                owners.append(nid)
-                blobs.append(blob)
-            mat = (np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
-                   if blobs else np.zeros((0, 0), dtype=np.float32))
-            cached = (version, {"owners": np.asarray(owners, dtype=np.int64), "mat": mat})
-            self._caches[(space_id, "passages")] = cached
-        owners, mat = cached[1]["owners"], cached[1]["mat"]
-        if not len(owners):
-            return {}
-        sims = mat @ np.asarray(vector, dtype=np.float32)
-        out: dict[int, float] = {}
-        for nid, s in zip(owners.tolist(), sims.tolist()):
-            if s > out.get(nid, -2.0):
-                out[nid] = s
-        return out
-
-    def long_nodes_without_passages(self, space_id: int, min_chars: int) -> list[tuple[int, str, str]]:
-        """``[(node_id, speaker, text)]`` of the space's turns longer than ``min_chars`` with no passage vectors."""
-        return self.db.execute(
-            "SELECT id, coalesce(speaker, ''), text FROM nodes n WHERE space_id=? AND length(text) > ? AND NOT "
-            "EXISTS (SELECT 1 FROM node_passage p WHERE p.node_id = n.id) ORDER BY id",
-            (space_id, int(min_chars))).fetchall()
-
-    def nodes_in_window(self, space_id: int, start: float, end: float, limit: int) -> list[int]:
-        """Ids of up to ``limit`` memories of the space with ``start <= ts <= end`` (index ``nodes_space_ts``)."""
-        lo = start if start != float("-inf") else -1e300
-        hi = end if end != float("inf") else 1e300
-        return [r[0] for r in self.db.execute(
-            "SELECT id FROM nodes WHERE space_id=? AND ts BETWEEN ? AND ? ORDER BY ts LIMIT ?",
-            (space_id, lo, hi, int(limit)))]
+    # ---------------------------------------------------------------- browsing (hela ui)

@@ -1,12 +1,14 @@
 """``hela ui``'s store on Postgres: :class:`~hela_cli.store.postgres.PgStore` with the strength cache of a
-long-lived reader (its change token is Postgres', :meth:`hela_cli.store.pg_correct.PgCorrect._change_token`),
-and the check that a database is hela's before ``hela ui`` opens it."""
+long-lived reader (its change token is Postgres',
+:meth:`hela_cli.store.postgres.correct.PgCorrect._change_token`), and the check that a database is hela's
+before ``hela ui`` opens it."""
 
 from __future__ import annotations
 
 from hela_cli.errors import StoreError
 from hela_cli.store.browse import StrengthCache
-from hela_cli.store.postgres import PgStore, connect
+from hela_cli.store.postgres import PgStore
+from hela_cli.store.postgres.connection import connect
 
 
 class PgBrowseStore(StrengthCache, PgStore):
@@ -14,8 +16,8 @@ class PgBrowseStore(StrengthCache, PgStore):
 
 
 def pg_database_kind(url: str) -> str | None:
-    """Why the Postgres database at ``url`` is not a hela database, or None when it is one (the counterpart of
-    :func:`hela_cli.store.browse.database_kind`). Connects without creating or migrating anything
+    """Why the Postgres database at ``url`` is not a hela database, or None when it is one (the Postgres side of
+    :func:`hela_cli.store.database_kind`). Connects without creating or migrating anything
     (``must_exist``: a database without hela's tables is refused before any write); a connection that
     fails raises the usual one-line :class:`~hela_cli.errors.InputError`."""
     try:

@@ -5,9 +5,9 @@ space can be moved, copied, or distributed by that column). What SQLite keeps in
 plain tables here:
 
 * ``node_emb`` / ``semantic_emb``: pgvector ``vector`` columns (no fixed width in the column: the
-  embedder's width is bound in ``meta`` as on SQLite; HNSW indexes cast to it, see ``pg_search.py``);
+  embedder's width is bound in ``meta`` as on SQLite; HNSW indexes cast to it, see ``search.py``);
 * ``node_terms``: the keyword postings (``tf``: occurrences of the term in the node's keywords, ``dl``:
-  the node's FTS5 token count) from which ``pg_search.py`` computes FTS5's BM25 exactly; the global counts
+  the node's FTS5 token count) from which ``search.py`` computes FTS5's BM25 exactly; the global counts
   BM25 needs (rows and tokens of the whole table, as FTS5 counts them) are kept per space in
   ``spaces.fts_docs`` / ``spaces.fts_len``.
 

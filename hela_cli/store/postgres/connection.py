@@ -1,15 +1,9 @@
-"""The Postgres + pgvector backend: the same :class:`Store` API over psycopg 3.
+"""The Postgres engine's connection: psycopg 3, the write locks, transactions, migrations, errors.
 
-How it shares code with the SQLite store (see ARCHITECTURE.md, "The store seam"):
-
-* :class:`PgDB` wraps the psycopg connection with the two calls the store's SQL uses (``execute``,
-  ``executemany``) and translates the portable SQL the mixins write for SQLite: ``?`` and ``:name``
-  placeholders become psycopg's ``%s`` / ``%(name)s``, ``INSERT OR IGNORE`` becomes
-  ``ON CONFLICT DO NOTHING``. So the mixins whose SQL is portable (nodes, edges, Eq.1's decay and
-  pruning, semantic evidence, passages, windows) run unchanged on both backends;
-* what is not portable is overridden here (connection, transactions and the write lock, migrations,
-  inserts that sqlite-utils does on SQLite) and in :mod:`hela_cli.store.pg_search` (KNN through pgvector,
-  keyword search's statement).
+* :class:`PgDB` wraps the psycopg connection with the calls the store's SQL uses (``execute``,
+  ``executemany``, ``copy_rows``) and translates the shared SQL's placeholders: ``?`` and ``:name`` become
+  psycopg's ``%s`` / ``%(name)s``, ``INSERT OR IGNORE`` becomes ``ON CONFLICT DO NOTHING``, ``instr()``
+  becomes ``strpos()``; so the shared modules of :mod:`hela_cli.store` run unchanged on both engines.
 
 Transactions: one write transaction at a time per space, as SQLite's ``BEGIN IMMEDIATE`` per file: a write
 transaction that names its space (``transaction(space=id)``) takes that space's transaction-scoped advisory
@@ -20,7 +14,8 @@ writers of other spaces proceed; a transaction that names no space locks the who
 ``REPEATABLE READ`` read-only transactions: the step pair and the amplitudes come from one snapshot.
 
 Errors: every driver error becomes a :class:`StoreError` (or :class:`InputError` for a database that
-cannot be used at all) naming host and database, never the password; a connection lost mid-write rolls
+cannot be used at all) naming host and database, never the password; a lock that could not be had
+(SQLSTATE 55P03, 40P01, 40001) is :class:`~hela_cli.errors.StoreLocked`; a connection lost mid-write rolls
 that write back on the server and says so.
 """
 
@@ -28,34 +23,24 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import re
-import time
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
-import numpy as np
-
-from hela_cli.errors import InputError, StoreError
-from hela_cli.store.asks import AsksLog
-from hela_cli.store.backup import Backup
-from hela_cli.store.base import Space, _blob
-from hela_cli.store.browse import Browse
-from hela_cli.store.correct import Correct, FilteredSearch
-from hela_cli.store.connection import Connection, _stderr_line
-from hela_cli.store.edges import Edges
-from hela_cli.store.hubs import Hubs
-from hela_cli.store.integrity import SHARED_CHECKS, Integrity
-from hela_cli.store.nodes import Nodes
-from hela_cli.store.pg_correct import PgCorrect
-from hela_cli.store.pg_read import PgReads
-from hela_cli.store.pg_schema import PG_MIGRATIONS
-from hela_cli.store.reembed import Reembed
-from hela_cli.store.pg_search import PgSearch, as_array
-from hela_cli.store.search_state import SearchState
-from hela_cli.store.semantic import SEMANTIC_COLUMNS, Semantic
+from hela_cli.errors import InputError, StoreError, StoreLocked
+from hela_cli.store.connection import Connection, Progress
+from hela_cli.store.dialect import Dialect
+from hela_cli.store.postgres.schema import PG_MIGRATIONS
 from hela_cli.store.target import describe, scrub
-from hela_cli.store.transfer import Transfer
-from hela_cli.store.vectors import Search
+
+POSTGRES = Dialect(
+    name="postgres", greatest="greatest", fsum="sum(({})::numeric)::float8", like="ILIKE",
+    semantic_vectors="semantic_emb", space_index_tables=(),
+    json_holds_sql="EXISTS (SELECT 1 FROM json_array_elements_text(({column})::json) AS j(value) "
+                   "WHERE j.value::bigint IN ({placeholders}))")
+
+#: SQLSTATEs that mean "another transaction held what this one needed": lock_not_available (lock_timeout,
+#: NOWAIT), deadlock_detected, serialization_failure; mapped to :class:`StoreLocked`
+LOCK_SQLSTATES = frozenset({"55P03", "40P01", "40001"})
 
 PGVECTOR_MIN = (0, 7)
 # Advisory lock keys. 64-bit keys: migrations, the database's write key (exclusive: a database-wide write;
@@ -128,6 +113,9 @@ class PgDB:
         import psycopg
 
         first = scrub(str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__, self._url)
+        if getattr(e, "sqlstate", None) in LOCK_SQLSTATES:
+            return StoreLocked(f"{self.where}: the database stayed locked by another transaction too long "
+                               f"({first}); try again")
         if isinstance(e, (psycopg.OperationalError, psycopg.InterfaceError)) or self.conn.closed:
             return StoreError(f"{self.where}: lost the connection to the database ({first}); the write in "
                               f"progress was not applied")
@@ -263,28 +251,22 @@ def _where(conn: Any, url: str) -> str:
 
 
 class PgConnection(Connection):
-    """Connection, transactions (with the write lock), migrations, meta, embedder binding and spaces."""
+    """Connection, transactions (with the write lock) and migrations on Postgres."""
 
-    backend = "postgres"
+    dialect = POSTGRES
 
     def __init__(self, url: str, vector_cache: bool = False,
-                 progress: Callable[[str], None] | None = _stderr_line, sign_index_min: int = 20_000,
+                 progress: Progress | None = None, sign_index_min: int = 20_000,
                  sign_rescore: int = 2000, vector_cache_auto: int = 0, must_exist: bool = False,
                  hnsw_min: int | None = None):
         conn, where, _ = connect(url, must_exist=must_exist)
         self.url = url
         self.path = where           # what messages name: host and database, never the password
-        self._in_tx = False
+        self._init_state(progress=progress, vector_cache=vector_cache, sign_index_min=sign_index_min,
+                         sign_rescore=sign_rescore, vector_cache_auto=vector_cache_auto)
         self._tx_space: int | None = None   # the space the open write transaction locked (None: all)
         self._tx_meta = False                # the open transaction holds LOCK_META
-        self._tx_exp: dict[int, int] = {}    # step - base_step per space, as this transaction left it (pg_read.py)
-        self._sdb = None
-        self.progress = progress
-        self.vector_cache = vector_cache
-        self.sign_index_min = sign_index_min
-        self.sign_rescore = sign_rescore
-        self.vector_cache_auto = vector_cache_auto
-        self.search_state = SearchState()
+        self._tx_exp: dict[int, int] = {}    # step - base_step per space, as this transaction left it (read.py)
         if hnsw_min is not None:
             self.hnsw_min = hnsw_min
         self.db = PgDB(conn, where, url)
@@ -293,13 +275,6 @@ class PgConnection(Connection):
     @classmethod
     def open(cls, path: Any = None, *, must_exist: bool = True, vector_cache: bool = False, **kw: Any) -> Any:
         return cls(str(path), vector_cache=vector_cache, must_exist=must_exist, **kw)
-
-    def close(self) -> None:
-        self.db.close()
-
-    @property
-    def sdb(self) -> Any:  # pragma: no cover - a programming error
-        raise StoreError("internal error: sqlite-utils is not used on Postgres")
 
     # ---------------------------------------------------------------- transactions
     @contextlib.contextmanager
@@ -400,203 +375,9 @@ class PgConnection(Connection):
     def _table_exists(self, name: str) -> bool:
         return bool(self.db.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()[0])
 
-    # ---------------------------------------------------------------- meta / embedder / spaces
+    # ---------------------------------------------------------------- vector tables
     def _create_vector_tables(self, dim: int) -> None:
         """Nothing: pgvector columns take any width; the per-space HNSW indexes are built by searches."""
 
-    def _set_meta(self, key: str, value: str) -> None:
-        self.db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET "
-                        "value = excluded.value", (key, value))
 
-
-    def ensure_space(self, name: str) -> Space:
-        self.check_space_name(name)
-        sp = self.get_space(name)
-        if sp is None:
-            with self.transaction():
-                self.db.execute("INSERT INTO spaces(name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
-                                (name, time.time()))
-            sp = self.get_space(name)
-        if sp is None:  # pragma: no cover
-            raise StoreError(f"space '{name}' vanished while being created")
-        return sp
-
-    def spaces(self) -> list[dict[str, Any]]:
-        return self.db.dicts(
-            """SELECT s.id, s.name, s.step AS steps,
-                      (SELECT count(*) FROM nodes n WHERE n.space_id = s.id) AS nodes,
-                      (SELECT count(*) FROM edges e WHERE e.space_id = s.id) AS edges,
-                      (SELECT count(*) FROM semantic m WHERE m.space_id = s.id) AS semantic,
-                      (SELECT min(ts) FROM nodes n WHERE n.space_id = s.id) AS first_ts,
-                      (SELECT max(ts) FROM nodes n WHERE n.space_id = s.id) AS last_ts
-               FROM spaces s ORDER BY s.name COLLATE "C" """)
-
-
-class PgStore(PgCorrect, PgReads, PgSearch, PgConnection, Transfer, Correct, FilteredSearch, Nodes, Search, Edges,
-              Semantic, Hubs, AsksLog,
-              Reembed, Integrity, Backup, Browse):
-    """A hela database on Postgres + pgvector (``Store("postgresql://...")`` returns one)."""
-
-    _GREATEST = "greatest"
-    _FSUM = "sum(({})::numeric)::float8"
-
-    # ---------------------------------------------------------------- what sqlite-utils does on SQLite
-    def insert_nodes(self, space_id: int, rows: list[dict[str, Any]], vectors: np.ndarray) -> list[int]:
-        """As :meth:`Nodes.insert_nodes`: rows whose hash is already stored (or repeated) get -1."""
-        self.require_transaction("insert_nodes")
-        fresh = self._fresh_rows(space_id, rows, vectors)
-        now = time.time()
-        if not fresh:
-            return [-1] * len(rows)
-        with_id = all("id" in row for row, _ in fresh.values())  # hela copy keeps ids (store/transfer.py)
-        self.db.copy_rows(
-            "nodes", (("id",) if with_id else ()) + ("space_id", "text", "speaker", "role", "ts", "time_str",
-                                                     "keywords", "source_id", "session", "ord", "hash", "source",
-                                                     "created_at"),
-            [((row["id"],) if with_id else ()) + (
-                space_id, row["text"], row.get("speaker"), row.get("role"), row["ts"], row.get("time_str"),
-                " ".join(row.get("keywords", [])), row.get("source_id"), row.get("session"), row["ord"], row["hash"],
-                row.get("source"), now) for row, _ in fresh.values()])
-        new = self.existing_hashes(space_id, list(fresh))
-        self.db.copy_rows("node_emb", ("node_id", "space_id", "embedding"),
-                          [(new[h], space_id, np.asarray(vec, dtype=np.float32)) for h, (_, vec) in fresh.items()],
-                          types=("int8", "int8", "vector"))
-        self._index_terms(space_id, {new[h]: row.get("keywords", []) for h, (row, _) in fresh.items()})
-        self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
-        ids, placed = [], set()
-        for row in rows:
-            h = row["hash"]
-            ids.append(new[h] if h in new and h not in placed else -1)
-            placed.add(h)
-        return ids
-
-    def iter_nodes(self, space_id: int) -> Iterator[dict[str, Any]]:
-        for row in self.db.dicts("SELECT * FROM nodes WHERE space_id = ? ORDER BY ord", (space_id,)):
-            row.pop("created_at", None)
-            row["keywords"] = row["keywords"].split() if row["keywords"] else []
-            yield row
-
-    def delete_nodes(self, ids: Sequence[int]) -> None:
-        """As :meth:`Nodes.delete_nodes` (vectors, keyword postings, edges, evidence, hub rows)."""
-        self.require_transaction("delete_nodes")
-        ids = list(ids)
-        by_space: dict[int, list[int]] = {}
-        for nid, sid in self.select_in("SELECT id, space_id FROM nodes WHERE id IN ({ids})", ids):
-            by_space.setdefault(sid, []).append(nid)
-        for sid in sorted(by_space):
-            self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id = ?", (sid,))
-            self._unindex_terms(sid, by_space[sid])
-        for nid in ids:
-            self.db.execute("UPDATE semantic SET forgotten_evidence = forgotten_evidence + 1 "
-                            "WHERE id IN (SELECT semantic_id FROM semantic_evidence WHERE node_id=?)", (nid,))
-            self.db.execute("DELETE FROM semantic_evidence WHERE node_id=?", (nid,))
-            self.db.execute("DELETE FROM edges WHERE a=? OR b=?", (nid, nid))
-            self.db.execute("DELETE FROM node_emb WHERE node_id=?", (nid,))
-            self.db.execute("DELETE FROM node_passage WHERE node_id=?", (nid,))
-            self.db.execute("DELETE FROM hubs WHERE node_id=?", (nid,))
-            self.db.execute("DELETE FROM nodes WHERE id=?", (nid,))
-
-    def insert_semantic(self, space_id: int, kind: str, subject: str | None, text: str,
-                        confidence: float | None, date: str | None, hub_id: int | None,
-                        evidence: Sequence[int], vector: np.ndarray) -> int:
-        self.require_transaction("insert_semantic")
-        now = time.time()
-        sid = self.db.execute(
-            "INSERT INTO semantic(space_id, kind, subject, text, confidence, date, hub_id, created_at, updated_at) "
-            "VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
-            (space_id, kind, subject, text, confidence, date, hub_id, now, now)).fetchone()[0]
-        self.db.execute("INSERT INTO semantic_emb(semantic_id, space_id, embedding) VALUES (?,?,?)",
-                        (sid, space_id, np.asarray(vector, dtype=np.float32)))
-        self.add_evidence(sid, evidence)
-        return sid
-
-    def get_semantic(self, ids: Sequence[int] | None = None, space_id: int | None = None) -> list[dict[str, Any]]:
-        if ids is not None:
-            return super().get_semantic(ids)
-        out = self.db.dicts(f"SELECT {SEMANTIC_COLUMNS} FROM semantic WHERE space_id = ? ORDER BY id", (space_id,))
-        evidence: dict[int, list[int]] = {rec["id"]: [] for rec in out}
-        for sid, nid in self.select_in("SELECT semantic_id, node_id FROM semantic_evidence WHERE semantic_id IN "
-                                       "({ids}) ORDER BY node_id", list(evidence)):
-            evidence[sid].append(nid)
-        for rec in out:
-            rec["evidence"] = evidence[rec["id"]]
-        return out
-
-    def semantic_vector(self, semantic_id: int) -> np.ndarray | None:
-        row = self.db.execute("SELECT embedding FROM semantic_emb WHERE semantic_id=?", (semantic_id,)).fetchone()
-        return as_array(row[0]) if row else None
-
-    def hub_state(self, space_id: int) -> dict[int, dict[str, Any]]:
-        return {r[0]: {"cluster": json.loads(r[1]), "distilled_step": r[2], "status": r[3]}
-                for r in self.db.execute("SELECT node_id, cluster, distilled_step, status FROM hubs "
-                                         "WHERE space_id = ?", (space_id,))}
-
-    # ---------------------------------------------------------------- hela copy
-    def _put_semantic_vector(self, semantic_id: int, space_id: int, vector: np.ndarray) -> None:
-        self.db.execute("INSERT INTO semantic_emb(semantic_id, space_id, embedding) VALUES (?,?,?)",
-                        (semantic_id, space_id, np.asarray(vector, dtype=np.float32)))
-
-    def _after_load(self) -> None:
-        for table in ("nodes", "semantic", "asks"):
-            self.db.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
-                            f"greatest((SELECT max(id) FROM {table}), 1))")
-
-    # ---------------------------------------------------------------- integrity
-    def integrity_problems(self) -> list[str]:
-        """The shared cross-table checks (:data:`~hela_cli.store.integrity.SHARED_CHECKS`) and this backend's."""
-        return self._count_problems({**self._engine_checks(), **SHARED_CHECKS})
-
-    def _engine_checks(self) -> dict[str, str]:
-        """No engine-only tables on Postgres (the keyword postings are checked on both engines)."""
-        return {}
-
-    # ---------------------------------------------------------------- hela reembed (the SQLite flow, reembed.py)
-    def stage_vectors(self, kind: str, rows: Any) -> None:
-        self.require_transaction("stage_vectors")
-        if kind not in ("node", "passage", "semantic"):
-            raise StoreError(f"unknown vector kind {kind!r}")
-        self.db.executemany("INSERT INTO reembed_stage(kind, id, part, embedding) VALUES (?,?,?,?) "
-                            "ON CONFLICT(kind, id, part) DO UPDATE SET embedding = excluded.embedding",
-                            [(kind, int(i), int(p), _blob(v)) for i, p, v in rows])
-
-    def reembed_swap(self, model_id: str, dim: int) -> dict[str, Any] | None:
-        """As on SQLite: every vector replaced by its staged one and ``model_id`` bound, in one transaction;
-        the spaces' HNSW indexes (built for the old width) are dropped and rebuilt by the next search."""
-        if self.reembed_target() != (model_id, dim):
-            raise StoreError(f"no re-embed staged for '{model_id}' ({dim}-d)")
-        with self.transaction():
-            if any(self.reembed_missing().values()):
-                return None
-            previous = self.embedder_info()
-            db = self.db
-            for (name,) in db.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'node_emb_hnsw_%'"
-                                      ).fetchall():
-                db.execute(f'DROP INDEX IF EXISTS "{name}"')
-            db.execute("DELETE FROM meta WHERE key IN ('embed_model', 'embed_dim')")
-            self._set_meta("embed_model", model_id)
-            self._set_meta("embed_dim", str(dim))
-            for table, key, owner, kind in (("node_emb", "node_id", "nodes", "node"),
-                                            ("semantic_emb", "semantic_id", "semantic", "semantic")):
-                rows = [(i, sid, as_array(np.frombuffer(bytes(b), dtype=np.float32)))
-                        for i, sid, b in db.execute(
-                            f"SELECT s.id, o.space_id, s.embedding FROM reembed_stage s JOIN {owner} o ON o.id = s.id "
-                            f"WHERE s.kind = ?", (kind,)).fetchall()]
-                db.execute(f"DELETE FROM {table}")
-                db.copy_rows(table, (key, "space_id", "embedding"), rows, types=("int8", "int8", "vector"))
-            dropped = db.execute("SELECT count(DISTINCT node_id) FROM node_passage").fetchone()[0]
-            db.execute("DELETE FROM node_passage")
-            db.execute("INSERT INTO node_passage(node_id, idx, space_id, embedding) SELECT s.id, s.part, "
-                       "n.space_id, s.embedding FROM reembed_stage s JOIN nodes n ON n.id = s.id "
-                       "WHERE s.kind = 'passage'")
-            kept = db.execute("SELECT count(DISTINCT node_id) FROM node_passage").fetchone()[0]
-            counts = {k: db.execute("SELECT count(*) FROM reembed_stage WHERE kind=?", (k,)).fetchone()[0]
-                      for k in ("node", "passage", "semantic")}
-            db.execute("UPDATE spaces SET nodes_version = nodes_version + 1")
-            db.execute("DELETE FROM reembed_stage")
-            db.execute("DELETE FROM meta WHERE key IN ('reembed_model', 'reembed_dim')")
-        self.search_state.clear()
-        return {"previous": list(previous) if previous else None, "vectors": counts,
-                "passages_dropped": max(0, dropped - kept)}
-
-
-__all__ = ["PgDB", "PgStore", "connect", "pg_sql"]
+__all__ = ["POSTGRES", "PgConnection", "PgDB", "connect", "pg_sql"]
