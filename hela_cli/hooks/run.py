@@ -209,15 +209,9 @@ class _CachingMemory:
 
 def _has_space(mem: Any, space: str) -> bool:
     """Does the database exist and hold ``space``? (No file is created to find out.)"""
-    from hela_cli.store.target import is_postgres
+    from hela_cli.hooks.capture import has_database
 
-    db = mem.config.db
-    if not is_postgres(db) and db != ":memory:":
-        from hela_cli.paths import default_db_path
-
-        if not Path(db or default_db_path()).expanduser().exists():
-            return False
-    return mem.store.get_space(space) is not None
+    return has_database(mem) and mem.store.get_space(space) is not None
 
 
 # ------------------------------------------------------------------------------------------ the three roles
