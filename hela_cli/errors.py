@@ -1,7 +1,7 @@
 """The one exception type for user-facing errors.
 
 Core code raises :class:`HelaError` with a one-line message naming the file and
-place; ``hela_cli.cli.commands`` (``HelaGroup``) maps it to that message on stderr and the exit code.
+place; ``hela_cli.cli.root`` (``HelaGroup``) maps it to that message on stderr and the exit code.
 """
 
 from __future__ import annotations

@@ -432,7 +432,7 @@ def test_hostile_text_is_stored_and_shown_verbatim(db, tmp_path):
 def test_closed_pipe_is_quiet(db, monkeypatch):
     """`hela spaces --json | head -1`: the reader goes away while hela writes; hela stops quietly (click's
     broken-pipe exit), not with an "unexpected error" line."""
-    import hela_cli.cli.commands as cli
+    import hela_cli.cli.commands.spaces as cli
 
     def broken(*_a, **_k):
         raise BrokenPipeError(32, "Broken pipe")

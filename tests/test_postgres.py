@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from hela_cli.cli import app
 from hela_cli.config import Config
 from hela_cli.errors import InputError
-from hela_cli.maintenance.inspection import export_json
+from hela_cli.maintenance.exporting import export_json
 from hela_cli.memory import Memory
 from hela_cli.store import Store
 from hela_cli.store.postgres import pg_sql

@@ -8,8 +8,11 @@ import typer
 
 from hela_cli.cli.render import err_console, print_json, text
 
+app = typer.Typer()
 
-def copy_cmd(
+
+@app.command("copy")
+def copy(
     src: str = typer.Argument(..., metavar="SRC", help="Source database: a SQLite file or a postgresql:// URL."),
     dest: str = typer.Argument(..., metavar="DEST", help="Destination database (created if missing)."),
     space: Optional[List[str]] = typer.Option(None, "--space", "-s", help="Copy only this space (repeatable; "
@@ -28,6 +31,3 @@ def copy_cmd(
         err_console.print(text(f"copied {len(out['spaces'])} space(s) from {out['source']} to {out['destination']}"),
                           soft_wrap=True)
 
-
-def register(app: typer.Typer) -> None:
-    app.command("copy")(copy_cmd)

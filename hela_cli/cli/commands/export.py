@@ -1,4 +1,4 @@
-"""``hela export``: a whole space as JSON or GraphML (:mod:`hela_cli.maintenance.inspection`)."""
+"""``hela export``: a whole space as JSON or GraphML (:mod:`hela_cli.maintenance.exporting`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ from hela_cli.errors import InputError
 from hela_cli.cli.helpers import open_store, space_option, write_out
 from hela_cli.cli.render import err_console, text
 
+app = typer.Typer()
 
-def export_cmd(
+
+@app.command("export")
+def export(
     ctx: typer.Context,
     fmt: str = typer.Option(..., "--format", "-f", help="json|graphml"),
     space: str = space_option(),
@@ -23,7 +26,7 @@ def export_cmd(
     """Export a whole space (nodes, edges with current weights, semantic records) as JSON or GraphML."""
     import json
 
-    from hela_cli.maintenance import inspection
+    from hela_cli.maintenance import exporting
 
     if fmt not in ("json", "graphml"):
         raise InputError(f"unknown export format '{fmt}' (choose json or graphml)")
@@ -33,10 +36,10 @@ def export_cmd(
     with store:
         sp = store.require_space(space)
         if fmt == "json":
-            data = json.dumps(inspection.export_json(store, sp, cfg, vectors=vectors), ensure_ascii=False,
+            data = json.dumps(exporting.export_json(store, sp, cfg, vectors=vectors), ensure_ascii=False,
                               indent=1) + "\n"
         else:
-            data = inspection.export_graphml(store, sp, cfg)
+            data = exporting.export_graphml(store, sp, cfg)
         counts = (store.count_nodes(sp.id), store.count_edges(sp.id), store.count_semantic(sp.id))
     if out is None:
         sys.stdout.write(data)

@@ -1,4 +1,4 @@
-"""``hela bench ...`` commands (registered on the main app in ``commands.py``).
+"""``hela bench locomo`` and ``hela bench longmemeval``.
 
 Flag parsing and rendering only; the benchmark itself is :func:`hela_cli.bench.locomo.run_locomo`.
 """
@@ -16,8 +16,8 @@ from hela_cli.cli.clicklib import core as click_core
 from hela_cli.cli.helpers import check_out_dir, progress_bar, state, write_out
 from hela_cli.cli.render import clean, console, err_console, print_json, text
 
-bench_app = typer.Typer(no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
-                        help="Benchmarks (LoCoMo, LongMemEval).")
+app = typer.Typer(name="bench", no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
+                  help="Benchmarks (LoCoMo, LongMemEval).")
 
 VARIANT_HELP = "full|no-spreading|no-reflect|no-forget|no-learn|cosine|bm25"
 
@@ -108,7 +108,7 @@ def _footer(line: str, notes: list[str]) -> None:
         console.print(text(f"note: {note}"), style="yellow")
 
 
-@bench_app.command("locomo")
+@app.command("locomo")
 def bench_locomo(
     ctx: typer.Context,
     file: Path = typer.Argument(..., help="A LoCoMo JSON file (e.g. locomo10.json)."),
@@ -251,7 +251,7 @@ def render_lme(s: dict[str, Any]) -> None:
     _footer(line, s.get("notes", []))
 
 
-@bench_app.command("longmemeval")
+@app.command("longmemeval")
 def bench_longmemeval(
     ctx: typer.Context,
     file: Path = typer.Argument(..., help="A LongMemEval JSON file (e.g. longmemeval_s.json)."),

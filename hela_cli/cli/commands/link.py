@@ -9,8 +9,11 @@ import typer
 from hela_cli.cli.helpers import space_option, state
 from hela_cli.cli.render import console, print_json, text
 
+app = typer.Typer()
 
-def link_cmd(
+
+@app.command("link")
+def link(
     ctx: typer.Context,
     space: str = space_option(),
     top_k: Optional[int] = typer.Option(None, "--top-k", min=1,

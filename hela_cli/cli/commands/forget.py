@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from hela_cli.cli.helpers import space_option, state
-from hela_cli.cli.render import ISOLATED_STYLE, console, print_json, table, text
+from hela_cli.cli.render import candidates_table, console, print_json, text
+
+app = typer.Typer()
 
 
-def candidates_table(title: str, cands: list[dict[str, Any]]) -> Any:
-
-    t = table(title, [("id", "num"), ("speaker", "key"), ("text", "text"), ("weight", "num"), ("idle days", "num"),
-                      ("accesses", "num"), ("why", "text")])
-    for c in cands:
-        why = "; ".join(r["reason"] for r in c["reasons"].values())
-        t.add_row(text(str(c["id"]), ISOLATED_STYLE if not c["degree"] else ""), text(c["speaker"] or "-"),
-                  text(c["text"][:70]), f"{c['total_weight']:.4f}", f"{c['idle_days']:.1f}",
-                  str(c["access_count"]), text(why, "dim"))
-    return t
-
-
-def forget_cmd(
+@app.command("forget")
+def forget(
     ctx: typer.Context,
     space: str = space_option(),
     apply: bool = typer.Option(False, "--apply", help="Remove the candidates (default: dry run)."),

@@ -9,14 +9,13 @@ from typing import Any, Optional
 import typer
 
 from hela_cli.errors import InputError
-from hela_cli.cli.forget_cmd import candidates_table
 from hela_cli.cli.helpers import open_store, show_space, space_option, write_out
-from hela_cli.cli.render import HUB_STYLE, ISOLATED_STYLE, clean, console, err_console, fmt_ts, print_json, table, text
+from hela_cli.cli.render import HUB_STYLE, ISOLATED_STYLE, candidates_table, clean, console, err_console, fmt_ts, print_json, table, text
 
 CTX = {"help_option_names": ["-h", "--help"]}
 
-inspect_app = typer.Typer(context_settings=CTX, help="Look inside a memory space: hubs, pruning candidates, "
-                          "nodes, the edge-weight heatmap, semantic records. Without a subcommand: overview.")
+app = typer.Typer(name="inspect", context_settings=CTX, help="Look inside a memory space: hubs, pruning candidates, "
+                  "nodes, the edge-weight heatmap, semantic records. Without a subcommand: overview.")
 
 SPACE_HELP = "Memory space (default: the one given to `hela inspect`, else 'default')."
 
@@ -30,7 +29,7 @@ def _num(x: Optional[float], digits: int = 3) -> str:
 
 
 
-@inspect_app.callback(invoke_without_command=True)
+@app.callback(invoke_without_command=True)
 def inspect_main(
     ctx: typer.Context,
     space: str = space_option(),
@@ -77,7 +76,7 @@ def render_overview(ov: dict[str, Any], space: str, cfg: Any) -> None:
                            HUB_STYLE))
 
 
-@inspect_app.command("hubs")
+@app.command("hubs")
 def inspect_hubs(
     ctx: typer.Context,
     top: int = typer.Option(20, "--top", min=1, max=10_000, help="How many hubs, strongest first."),
@@ -107,7 +106,7 @@ def render_hubs(rows: list[dict[str, Any]], space: str, cfg: Any) -> None:
     console.print(t)
 
 
-@inspect_app.command("prune")
+@app.command("prune")
 def inspect_prune(
     ctx: typer.Context,
     space: Optional[str] = typer.Option(None, "--space", "-s", help=SPACE_HELP),
@@ -128,7 +127,7 @@ def render_prune(rep: dict[str, Any], space: str, cfg: Any) -> None:
     console.print(text(f"{len(rep['candidates'])} of {rep['nodes']} memories are candidates"))
 
 
-@inspect_app.command("node")
+@app.command("node")
 def inspect_node(
     ctx: typer.Context,
     node_id: int = typer.Argument(..., metavar="ID", help="Node id (see `hela ask --json`)."),
@@ -172,7 +171,7 @@ def inspect_node(
                            + (f" ({r['date']})" if r["date"] else "")))
 
 
-@inspect_app.command("heatmap")
+@app.command("heatmap")
 def inspect_heatmap(
     ctx: typer.Context,
     nodes: Optional[int] = typer.Option(None, "--nodes", "-n", min=1, max=200,
@@ -238,7 +237,7 @@ def render_heatmap(hm: dict[str, Any]) -> None:
     console.print(legend)
 
 
-@inspect_app.command("semantic")
+@app.command("semantic")
 def inspect_semantic(
     ctx: typer.Context,
     space: Optional[str] = typer.Option(None, "--space", "-s", help=SPACE_HELP),

@@ -9,8 +9,11 @@ import typer
 from hela_cli.cli.helpers import space_option, state
 from hela_cli.cli.render import HUB_STYLE, console, err_console, print_json, table, text
 
+app = typer.Typer()
 
-def consolidate_cmd(
+
+@app.command("consolidate")
+def consolidate(
     ctx: typer.Context,
     space: str = space_option(),
     dry_run: bool = typer.Option(False, "--dry-run", help="List hubs and clusters; no model call, no write."),

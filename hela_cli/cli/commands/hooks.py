@@ -1,8 +1,5 @@
-"""``hela hooks install | uninstall | status`` and ``hela hook EVENT`` (the command agents' settings run).
-
-``hela hook`` is also dispatched before Typer is imported (:func:`hela_cli.cli.main`): its start-up is the
-latency of every prompt. Both paths call :func:`hela_cli.hooks.run.main`.
-"""
+"""``hela hooks install | uninstall | status``: hela's hooks in a coding agent's settings (:mod:`hela_cli.hooks`).
+The hook itself is ``hela hook EVENT`` (:mod:`hela_cli.cli.commands.hook`)."""
 
 from __future__ import annotations
 
@@ -14,14 +11,14 @@ import typer
 from hela_cli.cli.helpers import state
 from hela_cli.cli.render import console, print_json, table, text
 
-hooks_app = typer.Typer(no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
-                        help="Automatic memory inside coding agents: install, remove, check hela's hooks.")
+app = typer.Typer(name="hooks", no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
+                  help="Automatic memory inside coding agents: install, remove, check hela's hooks.")
 
 _AGENT_HELP = "claude-code, codex or gemini."
 _SCOPE_HELP = "user (the agent's settings in your home) or project (in the git top-level directory)."
 
 
-@hooks_app.command("install")
+@app.command("install")
 def hooks_install(
     ctx: typer.Context,
     agent: str = typer.Argument(..., help=_AGENT_HELP),
@@ -48,7 +45,7 @@ def hooks_install(
         console.print(text(f"note: {rep['note']}"), soft_wrap=True)
 
 
-@hooks_app.command("uninstall")
+@app.command("uninstall")
 def hooks_uninstall(
     agent: str = typer.Argument(..., help=_AGENT_HELP),
     scope: str = typer.Option("user", "--scope", help=_SCOPE_HELP),
@@ -65,7 +62,7 @@ def hooks_uninstall(
     console.print(text(f"{rep['agent']} ({rep['scope']}): {what}: {rep['path']}"), soft_wrap=True)
 
 
-@hooks_app.command("status")
+@app.command("status")
 def hooks_status(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Per agent and scope: what is installed, the command it runs, the last run and last failure of each
     event (from the hook log)."""
@@ -104,19 +101,3 @@ def _run(row: Optional[dict]) -> str:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.get("time", 0)))
     detail = f": {row['detail']}" if row.get("detail") else ""
     return f"{when} {row.get('result')} ({row.get('ms', '?')} ms){detail}"
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(hooks_app, name="hooks")
-
-    @app.command("hook", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-    def hook(ctx: typer.Context) -> None:
-        """Run one agent hook (what `hela hooks install` puts in an agent's settings): EVENT [--agent
-        claude-code|codex|gemini] [--space NAME], the agent's JSON on stdin; prints the agent's additional
-        context or nothing, always exits 0 (failures go to the hook log; docs/agents.md)."""
-        from hela_cli.hooks.run import main
-
-        st = state(ctx)
-        extra = [*(["--db", st.db] if st.db and "--db" not in ctx.args else []),
-                 *(["--config", st.config_path] if st.config_path and "--config" not in ctx.args else [])]
-        main([*ctx.args, *extra])
