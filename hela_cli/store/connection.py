@@ -89,6 +89,20 @@ class Connection:
         call; Postgres runs them in one snapshot and reads the space's state once (``postgres/read.py``)."""
         yield
 
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """The enclosed reads in one snapshot (the dialect's ``begin_read``: a read transaction on SQLite,
+        ``REPEATABLE READ`` on Postgres), or in the caller's transaction when one is open."""
+        if self._in_tx or self.db.in_transaction:
+            yield
+            return
+        self.db.execute(self.dialect.begin_read)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(StoreError):   # a read-only snapshot: nothing to lose
+                self.db.execute("COMMIT")
+
     def require_transaction(self, what: str) -> None:
         """Raise :class:`StoreError` unless a write transaction is open (a programming error, but one that
         must not silently write outside a transaction when Python runs with ``-O``)."""

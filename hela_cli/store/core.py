@@ -48,10 +48,6 @@ class StoreCore(Correct, FilteredSearch, Transfer, Nodes, Keywords, Passages, Ed
         """A write transaction (all or nothing; nested: a savepoint). ``space``: the one space it writes."""
 
     @abc.abstractmethod
-    def _snapshot(self) -> contextlib.AbstractContextManager[None]:
-        """The enclosed reads in one snapshot (or in the caller's transaction)."""
-
-    @abc.abstractmethod
     def _migrate(self) -> None:
         """Bring the schema up to date (run by the constructor)."""
 
@@ -117,12 +113,6 @@ class StoreCore(Correct, FilteredSearch, Transfer, Nodes, Keywords, Passages, Ed
     @abc.abstractmethod
     def _index_terms(self, space_id: int, docs: dict[int, Sequence[str]]) -> None:
         """Keyword postings of new nodes ``{node_id: keywords}`` and the space's BM25 counts (in bulk)."""
-
-    @abc.abstractmethod
-    def _bm25(self, space_id: int, terms: Sequence[str], where: str, args: Sequence[Any], limit: int,
-              offset: int = 0) -> list[tuple[int, float]]:
-        """BM25 over the space's postings with its own statistics, best first, ties by id; ``where``
-        (``" AND ..."`` on the nodes' alias ``n``) narrows the memories, not the statistics."""
 
     # ---------------------------------------------------------------- edits, deletion, bytes
     @abc.abstractmethod

@@ -32,6 +32,12 @@ class Dialect:
     space_index_tables: tuple[str, ...]
     #: SQL true when the JSON array of ids in ``{column}`` holds one of ``{placeholders}`` (``?,?``)
     json_holds_sql: str
+    #: the statement opening a read snapshot (SQLite: a read transaction; Postgres: REPEATABLE READ, read-only)
+    begin_read: str
+    #: the 8-byte float type of a CAST (SQLite's REAL is 8 bytes; Postgres' REAL is 4)
+    float_type: str
+    #: rows ``(term, pos)`` of the JSON array of text bound to the one ``?``, ``pos`` its order
+    json_terms: str
 
     def json_holds(self, column: str, placeholders: str) -> str:
         return self.json_holds_sql.format(column=column, placeholders=placeholders)

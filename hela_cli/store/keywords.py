@@ -4,15 +4,16 @@ each space's BM25 counts (``spaces.fts_docs`` / ``fts_len``).
 BM25 as FTS5 computes it (k1 1.2, b 0.75, IDF ``log((N - n + 0.5) / (n + 0.5))`` floored at 1e-6), with N,
 n and the average length of the searched space only (migration 0015 on SQLite; issue 35): a space's scores
 do not depend on what other spaces hold. The reads and the removal of postings are plain SQL shared by
-both engines; the engines write new postings (``_index_terms``: ``executemany`` / ``COPY``) and run the
-scoring statement (``_bm25``: SQLite's and Postgres' spellings of the same arithmetic).
+both engines, and so is the scoring statement (``_bm25``, with the dialect's float type and term rows);
+the engines write new postings (``_index_terms``: ``executemany`` / ``COPY``).
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import json
+from typing import Any, Sequence
 
-from hela_cli.store.base import fts_length, term_key
+from hela_cli.store.base import BM25_B, BM25_K1, fts_length, term_key
 
 
 class Keywords:
@@ -31,6 +32,42 @@ class Keywords:
         the space's counts, out with the stored keywords, in with ``keywords``."""
         self._unindex_terms(space_id, [node_id])
         self._index_terms(space_id, {node_id: list(keywords)})
+
+    def _bm25(self, space_id: int, terms: Sequence[str], where: str, args: Sequence[Any], limit: int,
+              offset: int = 0) -> list[tuple[int, float]]:
+        """FTS5's ``-bm25()`` over the space's memories with the space's own statistics, best first, ties by
+        id; ``where`` (``" AND ..."`` on the nodes' alias ``n``, with ``args``) narrows them (recall filters,
+        ``hela ui``'s search) without changing the statistics.
+
+        One statement on both engines: the space's counts, the document frequencies, the IDFs and the
+        scores (a query term folded to the same key as another counts twice, as a repeated phrase did in
+        FTS5). Each score is FTS5's arithmetic in FTS5's order, its terms summed in query order
+        (``sum(... ORDER BY)``): the same float64 to the last digit whatever plan the engine picks (a space
+        alone on SQLite: FTS5's ``bm25()`` exactly; Postgres: within 1e-12, ``tests/test_postgres.py``).
+        The dialect gives the float type and the rows of the JSON array of query terms. Measured against
+        FTS5's ``bm25()`` and a Python scorer over FTS5 matches (BENCHMARKS.md, "Keyword statistics per
+        space")."""
+        terms = [t for t in dict.fromkeys(terms) if t]
+        if not terms or limit <= 0:
+            return []
+        keys = [term_key(t) for t in terms]
+        nodes = " JOIN nodes n ON n.id = t.node_id" if where else ""
+        real = self.dialect.float_type
+        rows = self.db.execute(
+            f"""WITH tot AS (SELECT CAST(fts_docs AS {real}) AS n, CAST(fts_len AS {real}) AS len FROM spaces WHERE id = ?),
+                    k AS ({self.dialect.json_terms}),
+                    df AS (SELECT term, CAST(count(*) AS {real}) AS df FROM node_terms
+                           WHERE space_id = ? AND term IN (SELECT term FROM k) GROUP BY term),
+                    q AS (SELECT k.term, k.pos, ln((tot.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS v
+                          FROM k CROSS JOIN tot LEFT JOIN df ON df.term = k.term)
+               SELECT t.node_id,
+                      sum((CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END) * ((t.tf * ?)
+                          / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) ORDER BY q.pos) AS score
+               FROM q JOIN node_terms t ON t.space_id = ? AND t.term = q.term CROSS JOIN tot{nodes}
+               WHERE tot.n > 0{where} GROUP BY t.node_id ORDER BY score DESC, t.node_id LIMIT ? OFFSET ?""",
+            (int(space_id), json.dumps(keys), int(space_id), BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B,
+             int(space_id), *args, int(limit), int(offset))).fetchall()
+        return [(int(n), float(s)) for n, s in rows]
 
     def keyword_search(self, space_id: int, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
         """Nodes of the space matching any term, ``[(node_id, bm25)]`` with bm25 >= 0, best first (ties by

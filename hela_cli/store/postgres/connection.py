@@ -36,7 +36,10 @@ POSTGRES = Dialect(
     name="postgres", greatest="greatest", fsum="sum(({})::numeric)::float8", like="ILIKE",
     semantic_vectors="semantic_emb", space_index_tables=(),
     json_holds_sql="EXISTS (SELECT 1 FROM json_array_elements_text(({column})::json) AS j(value) "
-                   "WHERE j.value::bigint IN ({placeholders}))")
+                   "WHERE j.value::bigint IN ({placeholders}))",
+    begin_read="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", float_type="float8",
+    json_terms="SELECT j.value AS term, j.ordinality AS pos FROM json_array_elements_text(CAST(? AS json)) "
+               "WITH ORDINALITY AS j(value, ordinality)")
 
 #: SQLSTATEs that mean "another transaction held what this one needed": lock_not_available (lock_timeout,
 #: NOWAIT), deadlock_detected, serialization_failure; mapped to :class:`StoreLocked`
@@ -331,19 +334,6 @@ class PgConnection(Connection):
         finally:
             self._in_tx, self._tx_space, self._tx_meta = False, None, False
             self._tx_exp.clear()
-
-    @contextlib.contextmanager
-    def _snapshot(self) -> Iterator[None]:
-        """The enclosed reads in one snapshot (``REPEATABLE READ``), or in the caller's transaction."""
-        if self._in_tx or self.db.in_transaction:
-            yield
-            return
-        self.db.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        try:
-            yield
-        finally:
-            with contextlib.suppress(StoreError):
-                self.db.execute("COMMIT")
 
     # ---------------------------------------------------------------- migrations
     def _migrate(self) -> None:

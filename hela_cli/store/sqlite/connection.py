@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 SQLITE = Dialect(
     name="sqlite", greatest="max", fsum="sum({})", like="LIKE", semantic_vectors="semantic_vec",
     space_index_tables=("sign_blocks", "sign_state"),
-    json_holds_sql="EXISTS (SELECT 1 FROM json_each({column}) WHERE value IN ({placeholders}))")
+    json_holds_sql="EXISTS (SELECT 1 FROM json_each({column}) WHERE value IN ({placeholders}))",
+    begin_read="BEGIN", float_type="REAL", json_terms="SELECT value AS term, key AS pos FROM json_each(?)")
 
 _LOCK_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
@@ -250,18 +251,6 @@ class SqliteConnection(Connection):
             self.db.execute("COMMIT")
         finally:
             self._in_tx = False
-
-    @contextlib.contextmanager
-    def _snapshot(self) -> Iterator[None]:
-        """Run the enclosed reads in one read transaction (or in the caller's transaction, read or write)."""
-        if self._in_tx or self.db.in_transaction:
-            yield
-            return
-        self.db.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self.db.execute("COMMIT")
 
     # ---------------------------------------------------------------- migrations
     def _table_exists(self, name: str) -> bool:

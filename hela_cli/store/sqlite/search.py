@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 
-from hela_cli.store.base import BM25_B, BM25_K1, _blob, sqlite3, term_key, term_rows
+from hela_cli.store.base import _blob, sqlite3, term_rows
 from hela_cli.store.sqlite.connection import is_readonly_error
 
 
@@ -357,42 +357,6 @@ class SqliteSearch:
         self.db.executemany("INSERT INTO node_terms(space_id, term, node_id, tf, dl) VALUES (?,?,?,?,?)", rows)
         self.db.execute("UPDATE spaces SET fts_docs = fts_docs + ?, fts_len = fts_len + ? WHERE id = ?",
                         (len(docs), total, space_id))
-
-    def _bm25(self, space_id: int, terms: Sequence[str], where: str, args: Sequence[Any], limit: int,
-              offset: int = 0) -> list[tuple[int, float]]:
-        """FTS5's ``-bm25()`` over the space's memories with the space's own statistics, best first, ties by
-        id; ``where`` (``" AND ..."`` on the nodes' alias ``n``, with ``args``) narrows them (recall filters,
-        ``hela ui``'s search) without changing the statistics.
-
-        One statement: the space's counts, the document frequencies, the IDFs and the scores (a query term
-        folded to the same key as another counts twice, as a repeated phrase did in FTS5). Each score is
-        FTS5's arithmetic in FTS5's order, its terms summed in query order (``sum(... ORDER BY)``): the same
-        float64 to the last digit whatever plan the engine picks (a space alone: FTS5's ``bm25()`` exactly;
-        Postgres: within 1e-12, its last bit may differ). Measured against
-        FTS5's ``bm25()`` and a Python scorer over FTS5 matches (BENCHMARKS.md, "Keyword statistics per
-        space")."""
-        terms = [t for t in dict.fromkeys(terms) if t]
-        if not terms or limit <= 0:
-            return []
-        import json
-
-        keys = [term_key(t) for t in terms]
-        nodes = " JOIN nodes n ON n.id = t.node_id" if where else ""
-        rows = self.db.execute(
-            f"""WITH tot AS (SELECT CAST(fts_docs AS REAL) AS n, CAST(fts_len AS REAL) AS len FROM spaces WHERE id = ?),
-                    k AS (SELECT value AS term, key AS pos FROM json_each(?)),
-                    df AS (SELECT term, CAST(count(*) AS REAL) AS df FROM node_terms
-                           WHERE space_id = ? AND term IN (SELECT term FROM k) GROUP BY term),
-                    q AS (SELECT k.term, k.pos, ln((tot.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS v
-                          FROM k CROSS JOIN tot LEFT JOIN df ON df.term = k.term)
-               SELECT t.node_id,
-                      sum((CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END) * ((t.tf * ?)
-                          / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) ORDER BY q.pos) AS score
-               FROM q JOIN node_terms t ON t.space_id = ? AND t.term = q.term CROSS JOIN tot{nodes}
-               WHERE tot.n > 0{where} GROUP BY t.node_id ORDER BY score DESC, t.node_id LIMIT ? OFFSET ?""",
-            (int(space_id), json.dumps(keys), int(space_id), BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B,
-             int(space_id), *args, int(limit), int(offset))).fetchall()
-        return [(int(n), float(s)) for n, s in rows]
 
     # ---------------------------------------------------------------- semantic records
     def semantic_knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
