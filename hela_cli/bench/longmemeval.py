@@ -230,11 +230,7 @@ def _embed_tokens(item: LmeItem, embedder: Any, cfg: Config) -> int | None:
 
 # ----------------------------------------------------------------------------------- asking
 class _LmeRunner(Runner):
-    """``hela bench locomo``'s runner with Eq.3's "now" set to the item's question date."""
-
-    def __init__(self, *args: Any, now: float | None = None, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.now = now
+    """``hela bench locomo``'s runner, asked at the item's question date (``now``), with LongMemEval's timings."""
 
     def ask(self, question: str) -> dict[str, Any]:
         if self.variant in BASELINES:  # no time in the baselines

@@ -132,11 +132,14 @@ class RecordWriter:
 
 # ----------------------------------------------------------------------------------- one conversation
 class Runner:
-    """Asks one conversation's questions against one fresh space."""
+    """Asks one conversation's questions against one fresh space, at one time of asking: ``now`` (LongMemEval:
+    the item's question date), else the space's newest memory once ingested (LoCoMo asks right after the
+    conversation). Passed to every retrieval, so relative times in a question ("4 years ago") and Eq.3's
+    time factor count from the conversation, never from the wall clock of the run: a run is reproducible."""
 
     def __init__(self, mem: Any, space: str, variant: str, retrieval_only: bool,
                  count_tokens: Callable[[str], int], forget: Callable[..., dict[str, Any]] | None = None,
-                 forget_every: int = 0):
+                 forget_every: int = 0, now: float | None = None):
         from hela_cli.mechanics.retrieval import retrieve
 
         self._retrieve = retrieve
@@ -152,6 +155,7 @@ class Runner:
         self.variant = variant
         self.retrieval_only = retrieval_only
         self.budget = self.cfg.retrieval.k + self.cfg.retrieval.m
+        self.now = now if now is not None else self.store.space_now(self.store.require_space(space).id)
 
     def _baseline(self, question: str) -> list[dict[str, Any]]:
         sp = self.store.require_space(self.space)
@@ -181,11 +185,11 @@ class Runner:
             return {"memories": []}  # baselines do not change the store
         if self.retrieval_only:
             res = self._retrieve(self.store, self.store.require_space(self.space), self.mem.embedder, question,
-                                 self.cfg)
+                                 self.cfg, now=self.now)
             return {"memories": res.memories, "query_vector": res.query_vector}
         # Memory.ask minus the answer: learning, then the auto-consolidation a learning ask with the
         # LLM is followed by (distillation is deterministic: temperature 0, fixed seed)
-        out = self.mem.ask(question, self.space, llm=False)
+        out = self.mem.ask(question, self.space, now=self.now, llm=False)
         if self.cfg.retrieval.learn and out["memories"]:
             self.mem.consolidate_if_due(self.space)
         return {"memories": out["memories"], "recall_id": out["recall_id"]}
@@ -208,14 +212,14 @@ class Runner:
         elif self.retrieval_only:
             # the space object must be fresh: its step defines the current edge weights
             res = self._retrieve(self.store, self.store.require_space(self.space), self.mem.embedder, question,
-                                 self.cfg)
+                                 self.cfg, now=self.now)
             timings["retrieval_ms"] = res.timings_ms.get("total", (time.perf_counter() - t0) * 1000)
             memories, semantic_n = res.memories, len(res.semantic)
             messages = answer_messages(question, res.memories, res.semantic)
             tokens = self.count_tokens("\n".join(m["content"] for m in messages))
             trace = {"query_vector": res.query_vector}
         else:
-            out = self.mem.ask(question, self.space, llm=True)
+            out = self.mem.ask(question, self.space, now=self.now, llm=True)
             trace = {"recall_id": out["recall_id"]}
             memories, semantic_n, prediction = out["memories"], len(out["semantic"]), out["answer"]
             tokens = out["context_tokens"]
