@@ -33,6 +33,10 @@ OTHER_HOOKS = {
 @pytest.fixture()
 def homes(tmp_path, monkeypatch):
     """HOME, CODEX_HOME and hela's home in tmp, and a git project to run in."""
+    # the CLI's console is made once per process and keeps the width it was made with (an earlier test's):
+    # a wide one here, so that status rows are not wrapped whatever ran before
+    from hela_cli.cli.render import console
+    monkeypatch.setattr(console, "width", 250)
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
