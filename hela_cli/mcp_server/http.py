@@ -222,4 +222,4 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
-        server.hela.memory.close()
+        server.hela.close()
