@@ -136,17 +136,18 @@ def checkouts(args: argparse.Namespace) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- the designs, as SQL
 def designs(args: argparse.Namespace) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from hela_cli.store.base import BM25_B, BM25_K1, sqlite3
+    from hela_cli.store.base import BM25_B, BM25_K1, ordered_sum, sqlite3
 
+    # the statement of store/vectors.py (Search._bm25), without the filters
     bm25_sql = """WITH tot AS (SELECT CAST(fts_docs AS REAL) AS n, CAST(fts_len AS REAL) AS len FROM spaces WHERE id = ?),
         k AS (SELECT value AS term, key AS pos FROM json_each(?)),
         df AS (SELECT term, CAST(count(*) AS REAL) AS df FROM node_terms WHERE space_id = ? AND term IN (SELECT term FROM k) GROUP BY term),
         q AS (SELECT k.term, k.pos, ln((tot.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS v
-              FROM k CROSS JOIN tot LEFT JOIN df ON df.term = k.term)
-        SELECT t.node_id, sum((CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END) * ((t.tf * ?)
-               / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) ORDER BY q.pos) AS score
-        FROM q JOIN node_terms t ON t.space_id = ? AND t.term = q.term CROSS JOIN tot
-        WHERE tot.n > 0 GROUP BY t.node_id ORDER BY score DESC, t.node_id LIMIT ?"""
+              FROM k CROSS JOIN tot LEFT JOIN df ON df.term = k.term),
+        p AS (SELECT t.node_id, q.pos, (CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END)
+                     * ((t.tf * ?) / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) AS c
+              FROM q JOIN node_terms t ON t.space_id = ? AND t.term = q.term CROSS JOIN tot WHERE tot.n > 0)
+        SELECT node_id, {score} AS score FROM p GROUP BY node_id ORDER BY score DESC, node_id LIMIT ?"""
 
     def fts_global(db: Any, s: int, q: list[str]) -> list:
         query = " OR ".join(f'"s{s}_{t}"' for t in q)
@@ -154,7 +155,7 @@ def designs(args: argparse.Namespace) -> dict[str, Any]:
                           "ORDER BY bm25(node_fts) LIMIT 100", (query,)).fetchall()
 
     def postings(db: Any, s: int, q: list[str]) -> list:
-        return db.execute(bm25_sql, (s, json.dumps(q), s, BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B, s,
+        return db.execute(bm25_sql.format(score=ordered_sum(len(q), 0)), (s, json.dumps(q), s, BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B, s,
                                      100)).fetchall()
 
     def python_scored(db: Any, s: int, q: list[str]) -> list:

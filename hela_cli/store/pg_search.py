@@ -21,7 +21,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hela_cli.store.base import BM25_B, BM25_K1, term_key, term_rows
+from hela_cli.store.base import BM25_B, BM25_K1, ordered_sum, term_key, term_rows
 
 RESCORE_EXTRA = 20   # candidates beyond k that pgvector proposes for the float32 rescoring (as the int8 index)
 
@@ -153,9 +153,9 @@ class PgSearch:
         ``hela ui``'s search).
 
         One statement (it was three in a snapshot: the totals, the document frequencies, the scores): each
-        score is FTS5's float8 arithmetic in FTS5's order (Postgres' ``ln`` is the C library's ``log``), its
-        terms summed in query order (``sum(... ORDER BY)``: one plan or another gives the same float8), as
-        SQLite computes it: the same ranking, scores within 1e-12 (``tests/test_postgres.py``)."""
+        score is FTS5's float8 arithmetic in FTS5's order (Postgres' ``ln`` is the C library's ``log``), the
+        terms' parts added in query order (:func:`~hela_cli.store.base.ordered_sum`), as on SQLite: the
+        same scores to the last bit (``tests/test_postgres.py``)."""
         terms = [t for t in dict.fromkeys(terms) if t]
         if not terms or limit <= 0:
             return []
@@ -167,13 +167,13 @@ class PgSearch:
                            WHERE space_id = ? AND term = ANY(?) GROUP BY term),
                     q AS (SELECT k.term, k.pos, ln((tot.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS v
                           FROM unnest(?::text[]) WITH ORDINALITY AS k(term, pos) CROSS JOIN tot
-                          LEFT JOIN df ON df.term = k.term)
-               SELECT t.node_id,
-                      sum((CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END) * ((t.tf * ?)
-                          / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) ORDER BY q.pos) AS score
-               FROM node_terms t JOIN q ON t.term = q.term CROSS JOIN tot{nodes}
-               WHERE t.space_id = ? AND tot.n > 0{where} GROUP BY t.node_id ORDER BY score DESC, t.node_id
-               LIMIT ? OFFSET ?""",
+                          LEFT JOIN df ON df.term = k.term),
+                    p AS (SELECT t.node_id, q.pos, (CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END)
+                                 * ((t.tf * ?) / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) AS c
+                          FROM node_terms t JOIN q ON t.term = q.term CROSS JOIN tot{nodes}
+                          WHERE t.space_id = ? AND tot.n > 0{where})
+               SELECT node_id, {ordered_sum(len(keys), 1)} AS score FROM p
+               GROUP BY node_id ORDER BY score DESC, node_id LIMIT ? OFFSET ?""",
             (int(space_id), int(space_id), list(set(keys)), keys, BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B,
              int(space_id), *args, int(limit), int(offset))).fetchall()
         return [(int(n), float(s)) for n, s in rows]
