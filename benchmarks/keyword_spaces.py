@@ -13,7 +13,7 @@ rounds (``--rounds``) so that a busy machine slows both alike; p50 / p95 per que
 
 ``--designs``: the designs weighed for the fix, as SQL on one in-memory database with the same documents:
 FTS5's ``bm25()`` (one table for every space: the statistics of the whole file), the ``node_terms``
-postings with the BM25 statement of ``store/vectors.py`` (the space's statistics), FTS5 matches scored in
+postings with the BM25 statement of ``store/sqlite/search.py`` (the space's statistics), FTS5 matches scored in
 Python with the space's statistics, and one FTS5 table per space (what opening a file with 100 or 1,000
 of them costs).
 
@@ -138,7 +138,7 @@ def designs(args: argparse.Namespace) -> dict[str, Any]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from hela_cli.store.base import BM25_B, BM25_K1, ordered_sum, sqlite3
 
-    # the statement of store/vectors.py (Search._bm25), without the filters
+    # the statement of store/sqlite/search.py (SqliteSearch._bm25), without the filters
     bm25_sql = """WITH tot AS (SELECT CAST(fts_docs AS REAL) AS n, CAST(fts_len AS REAL) AS len FROM spaces WHERE id = ?),
         k AS (SELECT value AS term, key AS pos FROM json_each(?)),
         df AS (SELECT term, CAST(count(*) AS REAL) AS df FROM node_terms WHERE space_id = ? AND term IN (SELECT term FROM k) GROUP BY term),

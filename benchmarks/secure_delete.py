@@ -18,13 +18,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import hela_cli.store.connection as connection  # noqa: E402
+import hela_cli.store.sqlite.connection as connection  # noqa: E402
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
 from tests.conftest import HashEmbedder  # noqa: E402
 
 secure = sys.argv[1:] != ["off"]
-opened = connection.Connection._migrate
+opened = connection.SqliteConnection._migrate
 
 
 def migrate_then_pragma(self):
@@ -33,7 +33,7 @@ def migrate_then_pragma(self):
         self.db.execute("PRAGMA secure_delete=OFF")
 
 
-connection.Connection._migrate = migrate_then_pragma
+connection.SqliteConnection._migrate = migrate_then_pragma
 d = tempfile.mkdtemp()
 cfg = Config(db=d + "/t.db")
 m = Memory(cfg, embedder=HashEmbedder())
