@@ -159,7 +159,7 @@ def test_keyword_scores_do_not_see_other_spaces_on_either_engine(backend_db):
 def test_a_space_alone_scores_exactly_as_fts5_bm25():
     """The statement computes FTS5's BM25 to the last bit for a space alone (what migration 0015 replaced:
     an FTS5 table of space-scoped terms), accent-folded duplicates and repeated keywords included."""
-    from hela_cli.store.schema import FTS_TOKENIZER
+    from hela_cli.store.sqlite.schema import FTS_TOKENIZER
 
     rng = random.Random(3)
     vocab = [f"w{i}" for i in range(60)] + ["don't", "café", "cafe", "Émile", "emile"]
