@@ -154,3 +154,25 @@ def test_keyword_scores_do_not_see_other_spaces_on_either_engine(backend_db):
         sid = _insert(s, "mine", mine)
         assert _search(s, sid, queries) == expected
         assert s.integrity_problems() == []
+
+
+def test_a_space_alone_scores_exactly_as_fts5_bm25():
+    """The statement computes FTS5's BM25 to the last bit for a space alone (what migration 0015 replaced:
+    an FTS5 table of space-scoped terms), accent-folded duplicates and repeated keywords included."""
+    from hela_cli.store.sqlite.schema import FTS_TOKENIZER
+
+    rng = random.Random(3)
+    vocab = [f"w{i}" for i in range(60)] + ["don't", "café", "cafe", "Émile", "emile"]
+    docs = [[rng.choice(vocab) for _ in range(rng.randint(0, 9))] for _ in range(3000)]
+    with Store(":memory:") as s:
+        s.bind_embedder("t", 4)
+        sid = _insert(s, "a", docs)
+        s.db.execute(f'CREATE VIRTUAL TABLE fts USING fts5(terms, tokenize="{FTS_TOKENIZER}")')
+        s.db.executemany("INSERT INTO fts(rowid, terms) SELECT id, ? FROM nodes WHERE hash = ?",
+                         [(" ".join(f"s{sid}_{k}" for k in d), f"a{i}") for i, d in enumerate(docs)])
+        for _ in range(300):
+            terms = [t for t in dict.fromkeys(rng.sample(vocab, rng.randint(1, 6)))]
+            query = " OR ".join('"' + f"s{sid}_{t}".replace('"', '""') + '"' for t in terms)
+            fts5 = [(r, -x) for r, x in s.db.execute(
+                "SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ? ORDER BY bm25(fts), rowid LIMIT 50", (query,))]
+            assert s.keyword_search(sid, terms, 50) == fts5

@@ -111,8 +111,14 @@ def test_0_1_0_database_upgrades_in_place(tmp_path, embedder):
                 out.append(([[m["id"], m["score"], m["path"]] for m in r.memories], [s["id"] for s in r.semantic]))
         return out
 
+    # and as the same space written afresh into a new file (hela copy's dump and load: new postings, counts)
+    fresh = tmp_path / "fresh.db"
+    with Store(path) as store, Store(fresh) as copy:
+        copy.bind_embedder(*store.embedder_info())
+        copy.space_load(store.space_dump("demo"))
+
     upgraded = recalls(path)
-    assert upgraded == recalls(alone)
+    assert upgraded == recalls(alone) == recalls(fresh)
     for (got, semantic), case in zip(upgraded, expected):
         ids, ref = [g[0] for g in got], [e[0] for e in case["memories"]]
         assert ids[:5] == ref[:5] and len(set(ids) & set(ref)) >= len(ref) - 1, case["question"]

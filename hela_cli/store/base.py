@@ -81,6 +81,14 @@ def fts_length(space_id: int, keywords: Sequence[str]) -> int:
     return sum(len(_FTS_TOKEN.findall(f"s{space_id}_{k}")) for k in keywords)
 
 
+def ordered_sum(count: int, first: int) -> str:
+    """SQL of the BM25 score of a group of ``(pos, c)`` rows (one per matching query term): the terms' parts
+    added one by one in query order, ``c(first) + c(first + 1) + ...``, a missing term adding 0, as FTS5's
+    ``bm25()`` adds them. Not ``sum()``: SQLite's sums floats with compensation (Kahan-Babuska-Neumaier) and
+    Postgres' in whatever order the plan feeds it, either off by a last bit now and then."""
+    return " + ".join(f"coalesce(max(CASE WHEN pos = {first + i} THEN c END), 0)" for i in range(count))
+
+
 def term_rows(space_id: int, docs: dict[int, Sequence[str]]) -> tuple[list[tuple[int, str, int, int, int]], int]:
     """The ``node_terms`` rows ``(space_id, term, node_id, tf, dl)`` of nodes ``{node_id: keywords}`` and the
     sum of their lengths (what ``spaces.fts_len`` gains)."""

@@ -317,7 +317,7 @@ class Correct:
                         "DELETE FROM semantic WHERE id IN ({ids})"):
                 _delete_in(self, sql, rest)
             for table in ("asks", "hubs", "edges", *self.dialect.space_index_tables, "history", "node_passage",
-                          "tombstones"):
+                          "node_terms", "tombstones"):
                 self.db.execute(f"DELETE FROM {table} WHERE space_id = ?", (space_id,))
             self.db.execute("DELETE FROM spaces WHERE id = ?", (space_id,))
         self._drop_process_caches(space_id)

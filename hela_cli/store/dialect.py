@@ -36,7 +36,7 @@ class Dialect:
     begin_read: str
     #: the 8-byte float type of a CAST (SQLite's REAL is 8 bytes; Postgres' REAL is 4)
     float_type: str
-    #: rows ``(term, pos)`` of the JSON array of text bound to the one ``?``, ``pos`` its order
+    #: rows ``(term, pos)`` of the JSON array of text bound to the one ``?``, ``pos`` its index from 0
     json_terms: str
 
     def json_holds(self, column: str, placeholders: str) -> str:

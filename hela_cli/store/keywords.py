@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from hela_cli.store.base import BM25_B, BM25_K1, fts_length, term_key
+from hela_cli.store.base import BM25_B, BM25_K1, fts_length, ordered_sum, term_key
 
 
 class Keywords:
@@ -41,10 +41,10 @@ class Keywords:
 
         One statement on both engines: the space's counts, the document frequencies, the IDFs and the
         scores (a query term folded to the same key as another counts twice, as a repeated phrase did in
-        FTS5). Each score is FTS5's arithmetic in FTS5's order, its terms summed in query order
-        (``sum(... ORDER BY)``): the same float64 to the last digit whatever plan the engine picks (a space
-        alone on SQLite: FTS5's ``bm25()`` exactly; Postgres: within 1e-12, ``tests/test_postgres.py``).
-        The dialect gives the float type and the rows of the JSON array of query terms. Measured against
+        FTS5). Each score is FTS5's arithmetic in FTS5's order, the terms' parts added in query order
+        (:func:`~hela_cli.store.base.ordered_sum`): a space alone scores as FTS5's ``bm25()`` did to the last
+        bit, and Postgres as SQLite (``tests/test_postgres.py``). The dialect gives the float type and the
+        rows ``(term, pos)`` of the JSON array of query terms, ``pos`` from 0. Measured against
         FTS5's ``bm25()`` and a Python scorer over FTS5 matches (BENCHMARKS.md, "Keyword statistics per
         space")."""
         terms = [t for t in dict.fromkeys(terms) if t]
@@ -59,12 +59,13 @@ class Keywords:
                     df AS (SELECT term, CAST(count(*) AS {real}) AS df FROM node_terms
                            WHERE space_id = ? AND term IN (SELECT term FROM k) GROUP BY term),
                     q AS (SELECT k.term, k.pos, ln((tot.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS v
-                          FROM k CROSS JOIN tot LEFT JOIN df ON df.term = k.term)
-               SELECT t.node_id,
-                      sum((CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END) * ((t.tf * ?)
-                          / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) ORDER BY q.pos) AS score
-               FROM q JOIN node_terms t ON t.space_id = ? AND t.term = q.term CROSS JOIN tot{nodes}
-               WHERE tot.n > 0{where} GROUP BY t.node_id ORDER BY score DESC, t.node_id LIMIT ? OFFSET ?""",
+                          FROM k CROSS JOIN tot LEFT JOIN df ON df.term = k.term),
+                    p AS (SELECT t.node_id, q.pos, (CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END)
+                                 * ((t.tf * ?) / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) AS c
+                          FROM q JOIN node_terms t ON t.space_id = ? AND t.term = q.term CROSS JOIN tot{nodes}
+                          WHERE tot.n > 0{where})
+               SELECT node_id, {ordered_sum(len(keys), 0)} AS score FROM p
+               GROUP BY node_id ORDER BY score DESC, node_id LIMIT ? OFFSET ?""",
             (int(space_id), json.dumps(keys), int(space_id), BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B,
              int(space_id), *args, int(limit), int(offset))).fetchall()
         return [(int(n), float(s)) for n, s in rows]

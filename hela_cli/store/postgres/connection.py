@@ -38,7 +38,7 @@ POSTGRES = Dialect(
     json_holds_sql="EXISTS (SELECT 1 FROM json_array_elements_text(({column})::json) AS j(value) "
                    "WHERE j.value::bigint IN ({placeholders}))",
     begin_read="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", float_type="float8",
-    json_terms="SELECT j.value AS term, j.ordinality AS pos FROM json_array_elements_text(CAST(? AS json)) "
+    json_terms="SELECT j.value AS term, j.ordinality - 1 AS pos FROM json_array_elements_text(CAST(? AS json)) "
                "WITH ORDINALITY AS j(value, ordinality)")
 
 #: SQLSTATEs that mean "another transaction held what this one needed": lock_not_available (lock_timeout,

@@ -7,9 +7,9 @@ plain tables here:
 * ``node_emb`` / ``semantic_emb``: pgvector ``vector`` columns (no fixed width in the column: the
   embedder's width is bound in ``meta`` as on SQLite; HNSW indexes cast to it, see ``search.py``);
 * ``node_terms``: the keyword postings (``tf``: occurrences of the term in the node's keywords, ``dl``:
-  the node's FTS5 token count) from which ``search.py`` computes FTS5's BM25 exactly; the global counts
-  BM25 needs (rows and tokens of the whole table, as FTS5 counts them) are kept per space in
-  ``spaces.fts_docs`` / ``spaces.fts_len``.
+  the node's length in tokens), as on SQLite since its migration 0015; with each space's counts
+  (``spaces.fts_docs`` / ``spaces.fts_len``: memories and tokens) they give BM25 with the space's own
+  statistics (``search.py``).
 
 Each migration runs in one transaction under an advisory lock (several processes opening a new
 database take turns) and is recorded in ``hela_migrations``.

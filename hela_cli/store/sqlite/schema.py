@@ -271,7 +271,7 @@ def _m15_keyword_terms(db: "Database") -> None:
 
     db.execute("ALTER TABLE spaces ADD COLUMN fts_docs INTEGER NOT NULL DEFAULT 0")
     db.execute("ALTER TABLE spaces ADD COLUMN fts_len INTEGER NOT NULL DEFAULT 0")
-    _script(db, """
+    db.execute("""
         CREATE TABLE node_terms(
             space_id INTEGER NOT NULL,
             term TEXT NOT NULL,
@@ -279,23 +279,25 @@ def _m15_keyword_terms(db: "Database") -> None:
             tf INTEGER NOT NULL,                    -- occurrences of the term in the node's keywords
             dl INTEGER NOT NULL,                    -- the node's length in tokens (BM25's document length)
             PRIMARY KEY(space_id, term, node_id)
-        ) WITHOUT ROWID;
-        CREATE INDEX node_terms_node ON node_terms(node_id);
-        """)
+        ) WITHOUT ROWID""")
     counts: dict[int, list[int]] = {}
     last = -1
-    while True:
+    while True:   # 5,000 nodes at a time, each batch's postings written in key order; the index afterwards
         chunk = db.execute("SELECT id, space_id, keywords FROM nodes WHERE id > ? ORDER BY id LIMIT 5000",
                            (last,)).fetchall()
         if not chunk:
             break
         last = chunk[-1][0]
+        rows = []
         for nid, sid, kws in chunk:
-            rows, total = term_rows(sid, {nid: kws.split() if kws else []})
-            db.conn.executemany("INSERT INTO node_terms(space_id, term, node_id, tf, dl) VALUES (?,?,?,?,?)", rows)
+            mine, total = term_rows(sid, {nid: kws.split() if kws else []})
+            rows.extend(mine)
             c = counts.setdefault(sid, [0, 0])
             c[0] += 1
             c[1] += total
+        rows.sort()
+        db.conn.executemany("INSERT INTO node_terms(space_id, term, node_id, tf, dl) VALUES (?,?,?,?,?)", rows)
+    db.execute("CREATE INDEX node_terms_node ON node_terms(node_id)")
     db.conn.executemany("UPDATE spaces SET fts_docs = ?, fts_len = ? WHERE id = ?",
                         [(d, n, sid) for sid, (d, n) in counts.items()])
     db.execute("DROP TABLE node_fts")
