@@ -548,6 +548,11 @@ from hela_cli.cli.copy_cmd import register as _register_copy  # noqa: E402
 
 _register_copy(app)
 
+# ----------------------------------------------------------------------------------- demo (demo.py)
+from hela_cli.cli.demo import register as _register_demo  # noqa: E402
+
+_register_demo(app)
+
 
 def main() -> None:
     app(prog_name="hela")

@@ -33,7 +33,10 @@ def register(app: typer.Typer) -> None:
 
         def ready(s: Any) -> None:
             err_console.print(text(f"hela ui: serving {s.db} at {s.url} (Ctrl-C stops it)"), soft_wrap=True)
-            err_console.print(text(f"hela ui: the address with its access token is in {s.url_file}"),
+            if no_browser:   # the person opens it: the address with its token, as Jupyter prints it
+                err_console.print(text("hela ui: open this address (it holds the access token):"), soft_wrap=True)
+                err_console.print(text(f"    {s.token_url}"), soft_wrap=True)
+            err_console.print(text(f"hela ui: the address with its access token is also in {s.url_file}"),
                               soft_wrap=True)
             if not s.loopback:
                 err_console.print(text(f"hela ui: listening on {s.host}, beyond this machine; the token is still "
