@@ -25,9 +25,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Browse the memory graph and one recall in a local web page (Ctrl-C stops it)."""
         try:
+            import python_multipart  # noqa: F401 - the form of "Recall and learn"
+
+            import hela_cli.ui.app  # noqa: F401 - jinja2
             from hela_cli.ui.server import serve
-        except ImportError as e:  # pragma: no cover - starlette / uvicorn / jinja2 are dependencies
-            raise HelaError(f"hela ui needs starlette, uvicorn and jinja2 ({e})") from None
+        except ImportError as e:  # jinja2 and python-multipart are the ui extra
+            raise HelaError(f"hela ui needs its extra: pip install 'hela[ui]' ({e})") from None
 
         cfg = state(ctx).config()
 
