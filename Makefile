@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # build a portable AVX2 kernel set instead.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: setup models demo test test-slow dist scan-avx512 bench bench-locomo bench-lme bench-scale bench-ingest bench-mcp bench-exports clean chromium
+.PHONY: setup models agents demo test test-slow dist scan-avx512 bench bench-locomo bench-lme bench-scale bench-ingest bench-mcp bench-exports clean chromium
 
 $(BIN)/hela: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,18 @@ chromium:
 		elif command -v sudo >/dev/null 2>&1; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 		else echo "chromium is missing and cannot be installed here (no root, no sudo): the hela ui browser tests will skip"; fi; }
 
-test: setup chromium
+# The real coding agents the hook tests drive offline (tests/agents_support.py), installed from npm into the
+# git-ignored .agents/ folder. Without npm or the registry the tests that need them skip (and fail in CI).
+CLAUDE_CODE_VERSION ?= 2.1.332
+
+agents: .agents/node_modules/.bin/claude
+
+.agents/node_modules/.bin/claude:
+	@mkdir -p .agents
+	@npm install --no-audit --no-fund --loglevel=error --prefix .agents @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) \
+		|| echo "could not install Claude Code from npm: its tests will skip here (and fail in CI)"
+
+test: setup chromium agents
 	$(BIN)/python -m pytest -q
 
 test-slow: setup

@@ -56,6 +56,10 @@ class IngestConfig:
                                       # sharing rare keywords (dynamics.keyword_partners); 0: off
     keyword_link_weight: float = 0.25 # ... initial weight of such a link (conversation links: initial_weight)
     keyword_link_min_score: float = 6.0  # ... a pair needs this sum of IDFs of shared rare keywords
+    redact: bool = False              # replace secrets with [REDACTED:kind] before a turn is embedded or stored
+                                      # (text/redact.py); `hela add|ingest --redact`; on for a hook's capture
+    tool_output_chars: int = 0        # coding-agent transcripts: keep each tool's output as a turn of at most
+                                      # N characters; 0: tool outputs are not stored (a call is one short line)
 
 
 @dataclass
@@ -71,7 +75,7 @@ class RetrievalConfig:
     bm25_weight: float = 0.5          # weight of the normalised BM25 score folded into keyword_match
     speaker_keywords: bool = True     # a node's speaker name counts among its keywords
     vector_candidates: int = 100      # KNN candidate pool from sqlite-vec
-    keyword_candidates: int = 100     # FTS5 candidate pool
+    keyword_candidates: int = 100     # BM25 keyword candidate pool
     semantic_k: int = 0               # semantic records merged into the answer context (paper: 5; see docs/retrieval.md)
     semantic_min_confidence: float = 0.5  # traits the distiller rated below this stay out of the context
     learn: bool = True                # apply Eq.1 after each retrieval
@@ -82,6 +86,8 @@ class RetrievalConfig:
     passages: bool = True             # a memory's cosine is the best of its main and passage vectors (when stored)
     keyword_idf: bool = False         # weight each query keyword by its IDF in the space (speaker names included)
     date_prior: float = 0.5           # weight of the question's own time window (0: off), see dynamics.window_factor
+    date_prior_relative: float = 0.9  # ... of a window relative to the moment of asking ("3 days ago", "yesterday",
+                                      # "on Monday"), resolved against --now / a hook's prompt time / the clock
     date_slack_days: float = 7.0      # ... memories up to this many days after the window still match fully
     trace_weight: float = 1.0         # flipped-path bonus from similar earlier recalls to what they used (0: off)
     trace_min_sim: float = 0.6        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
@@ -138,6 +144,24 @@ class AnswerConfig:
 
 
 @dataclass
+class HooksConfig:                    # `hela hook EVENT` inside coding agents (docs/agents.md)
+    budget_s: float = 2.0             # a start or prompt hook prints nothing and exits 0 after this long
+    capture_budget_s: float = 10.0    # ... a capture that did not finish (the database stays as it was)
+    capture_inline: int = 24          # capture more new turns than this in a detached child process
+    start_tokens: int = 1500          # session-start brief budget (tokens estimated as characters / 4)
+    start_sessions: int = 3           # ... the gist of this many recent sessions
+    prompt_tokens: int = 800          # prompt recall budget
+    prompt_k: int = 8                 # ... at most this many memories
+    prompt_min_score: float = 0.5     # ... relevance floor on the retrieval score (S of Eq.5)
+    prompt_min_chars: int = 12        # shorter prompts ("ok", "yes, go on") get no recall
+    line_chars: int = 400             # a memory's text is cut to this many characters in injected context
+    tool_calls: bool = True           # a tool call becomes one short line (tool name + its short input)
+    tool_outputs: bool = False        # tool outputs are stored too (cut to line_chars)
+    redact: bool = True               # secrets become [REDACTED:kind] before anything is stored or logged
+    feedback: bool = False            # capture reinforces injected memories echoed in the final answer
+
+
+@dataclass
 class Config:
     db: str = ""                      # "" -> <user data dir>/hela.db
     models: ModelsConfig = field(default_factory=ModelsConfig)
@@ -147,6 +171,7 @@ class Config:
     consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
     forgetting: ForgettingConfig = field(default_factory=ForgettingConfig)
     answer: AnswerConfig = field(default_factory=AnswerConfig)
+    hooks: HooksConfig = field(default_factory=HooksConfig)
 
     def replace(self, **changes: Any) -> "Config":
         """Copy with dotted-key overrides, e.g. ``cfg.replace(**{"retrieval.k": 5})``."""
@@ -158,7 +183,7 @@ class Config:
         return new
 
 
-_SECTIONS = ["models", "ingest", "retrieval", "hebbian", "consolidation", "forgetting", "answer"]
+_SECTIONS = ["models", "ingest", "retrieval", "hebbian", "consolidation", "forgetting", "answer", "hooks"]
 
 
 def _coerce(value: Any, typ: Any, key: str, origin: str) -> Any:
@@ -216,13 +241,13 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "ingest.passage_chars": (0, None, False), "ingest.batch_size": (1, None, False),
     "ingest.associate_top": (0, None, False), "ingest.associate_min_sim": (-1, 1, False),
     "ingest.keyword_links": (0, None, False), "ingest.keyword_link_weight": (0, 1e250, False),
-    "ingest.keyword_link_min_score": (0, None, False),
+    "ingest.keyword_link_min_score": (0, None, False), "ingest.tool_output_chars": (0, None, False),
     "retrieval.k": (1, None, False), "retrieval.m": (0, None, False), "retrieval.alpha": (0, None, False),
     "retrieval.tau_days": (0, None, True), "retrieval.beta": (0, None, False),
     "retrieval.bm25_weight": (0, 1, False), "retrieval.vector_candidates": (0, None, False),
     "retrieval.keyword_candidates": (0, None, False), "retrieval.semantic_k": (0, None, False),
     "retrieval.semantic_min_confidence": (0, 1, False),
-    "retrieval.date_prior": (0, 1, False), "retrieval.sign_index_min": (0, None, False),
+    "retrieval.date_prior": (0, 1, False), "retrieval.date_prior_relative": (0, 1, False), "retrieval.sign_index_min": (0, None, False),
     "retrieval.vector_cache_auto": (0, None, False),
     "retrieval.sign_rescore": (1, None, False), "retrieval.date_slack_days": (0, None, False),
     # any decay in (0, 1] works (edge amplitudes are rebased before the factor can underflow); weights are
@@ -236,6 +261,11 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "consolidation.merge_similarity": (-1, 1, False),
     "forgetting.delta_prune": (0, None, False), "forgetting.delta_age_days": (0, None, False),
     "answer.max_tokens": (1, None, False), "answer.temperature": (0, None, False),
+    "hooks.budget_s": (0, None, True), "hooks.capture_budget_s": (0, None, True),
+    "hooks.capture_inline": (0, None, False), "hooks.start_tokens": (0, None, False),
+    "hooks.start_sessions": (0, None, False), "hooks.prompt_tokens": (0, None, False),
+    "hooks.prompt_k": (1, None, False), "hooks.prompt_min_chars": (0, None, False),
+    "hooks.line_chars": (40, None, False),
 }
 
 

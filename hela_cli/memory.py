@@ -120,14 +120,16 @@ class Memory:
 
     # ---------------------------------------------------------------- operations
     def ingest(self, paths: Sequence[str | Path], fmt: str = "auto", space: str | None = None,
-               progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+               progress: Callable[[int, int], None] | None = None, *, redact: bool | None = None) -> dict[str, Any]:
+        """Ingest transcript files (a directory: the agent session files under it); ``redact`` (default
+        ``ingest.redact``) replaces secrets with ``[REDACTED:kind]`` before anything is embedded or stored."""
         from hela_cli.ingest import ingest_conversations, parse_all  # parsers: not needed to ask
 
-        convs = parse_all(paths, fmt)  # everything validated before any write
+        convs = parse_all(paths, fmt, self.config.ingest.tool_output_chars)  # everything validated before any write
         if not any(c.turns for c in convs):
             raise HelaError(f"{', '.join(map(str, paths))}: no turns to ingest")
         embedder = self.embedder  # a model fault is reported before the database is touched
-        return ingest_conversations(self.store, embedder, convs, self.config, space, progress)
+        return ingest_conversations(self.store, embedder, convs, self._redacting(redact), space, progress)
 
     def reembed(self, space: str | None = None, progress: Callable[[int, int], None] | None = None
                 ) -> dict[str, Any]:
@@ -148,11 +150,12 @@ class Memory:
         return reembed(store, embedder, self.config, progress)
 
     def add(self, space: str, text: str, *, speaker: str | None = None, time: Any = None,
-            session: str | None = None, source_id: str | None = None, role: str | None = None) -> int:
+            session: str | None = None, source_id: str | None = None, role: str | None = None,
+            redact: bool | None = None) -> int:
         """Remember one turn now (``hela add``); returns its node id.
 
         The turn is stored exactly as ingest stores one (embedding of the turn with its preceding turn
-        of the session, keywords, FTS row) and linked to the newest earlier turn of its session.
+        of the session, keywords, keyword postings) and linked to the newest earlier turn of its session.
 
         * ``speaker``: who said it (default ``role``, else ``"user"``).
         * ``time``: when (a date string, epoch seconds or a ``datetime``; no zone means UTC); default the
@@ -161,22 +164,24 @@ class Memory:
           when it is at most :data:`hela_cli.ingest.SESSION_GAP_HOURS` hours from it, else starts a new one.
         * ``source_id``: makes the write idempotent: if the space already holds a turn with this id,
           nothing is added and that turn's id is returned. Without it, the same text twice is two memories.
+        * ``redact``: replace secrets with ``[REDACTED:kind]`` before the turn is embedded or stored
+          (default ``ingest.redact``; :func:`hela_cli.text.redact.redact`).
 
         The space is created if needed. Raises :class:`~hela_cli.errors.InputError` for bad input (nothing
         written).
         """
         turn = {"text": text, "speaker": speaker, "role": role, "time": time, "session": session,
                 "id": source_id}
-        return self.add_batch(space, [turn])["ids"][0]
+        return self.add_batch(space, [turn], redact=redact)["ids"][0]
 
-    def add_many(self, space: str, turns: Sequence[Any]) -> list[int]:
+    def add_many(self, space: str, turns: Sequence[Any], *, redact: bool | None = None) -> list[int]:
         """Remember several turns in order, all or nothing (one write transaction); returns one node id per
         turn (for a duplicate source id, the id of the turn already stored). A turn is a mapping with
         ``text`` (or ``content``) and optional ``speaker`` (or ``role``), ``time``, ``session``, ``id``
         (or ``source_id``), with the meaning they have in :meth:`add`."""
-        return self.add_batch(space, turns)["ids"]
+        return self.add_batch(space, turns, redact=redact)["ids"]
 
-    def add_batch(self, space: str, turns: Sequence[Any]) -> dict[str, Any]:
+    def add_batch(self, space: str, turns: Sequence[Any], *, redact: bool | None = None) -> dict[str, Any]:
         """:meth:`add_many` with the full report: ``{"space", "added": [new ids], "skipped": [{"id",
         "source_id"}], "ids": [id per turn], "seconds"}``. ``turns`` are mappings (validated here, an error
         names ``turn N``) or :class:`~hela_cli.formats.Turn` objects from
@@ -191,7 +196,11 @@ class Memory:
             raise HelaError("no turns to add", 2)
         Store.check_space_name(space)
         embedder = self.embedder  # a model fault is reported before the database is touched
-        return add_turns(self.store, embedder, space, checked, self.config)
+        return add_turns(self.store, embedder, space, checked, self._redacting(redact))
+
+    def _redacting(self, redact: bool | None) -> Config:
+        """The configuration with ``ingest.redact`` set to ``redact`` (None: as configured)."""
+        return self.config if redact is None else self.config.replace(**{"ingest.redact": bool(redact)})
 
     def _check_embedder(self) -> None:
         info = self.store.embedder_info()
@@ -216,6 +225,19 @@ class Memory:
         if learn and log and res.memories:
             res.recall_id = self._log(sp.id, question, None, res.memories, res.step, "recall", res.query_vector)
         return res
+
+    def learn_recall(self, space: str, question: str, res: Retrieval, used: list[dict[str, Any]]) -> int | None:
+        """Learn from the part of a read-only retrieval (``learn=False``) that was put to use: Eq.1 over
+        ``used`` (a subset of ``res.memories``) and one asks-log row, as a learning :meth:`retrieve` does for
+        all of its memories. Returns the recall id (None when ``used`` is empty). The prompt hook learns from
+        the memories it injected, not from those under its relevance floor."""
+        if not used:
+            return None
+        sp = self.space(space)
+        part = Retrieval(memories=used, semantic=res.semantic, query_keywords=res.query_keywords, now=res.now,
+                         step=res.step, query_vector=res.query_vector)
+        learn_from_retrieval(self.store, sp, part, self.config)
+        return self._log(sp.id, question, None, used, part.step, "recall", res.query_vector)
 
     def _log(self, space_id: int, question: str, answer: str | None, memories: list[dict[str, Any]], step: int,
              kind: str, vector: Any = None) -> int | None:

@@ -53,12 +53,10 @@ def _counts(store: Store, nid: int) -> dict[str, int]:
          "evidence": "SELECT count(*) FROM semantic_evidence WHERE node_id=?",
          "history": "SELECT count(*) FROM history WHERE node_id=?",
          "asks": "SELECT count(*) FROM asks a WHERE " + store._json_holds("a.memories", "?"),
-         "hubs": "SELECT count(*) FROM hubs WHERE node_id=?"}
+         "hubs": "SELECT count(*) FROM hubs WHERE node_id=?",
+         "node_terms": "SELECT count(*) FROM node_terms WHERE node_id=?"}   # the keyword postings
     if store.backend == "sqlite":
-        q |= {"node_vec": "SELECT count(*) FROM node_vec WHERE node_id=?",
-              "node_fts": "SELECT count(*) FROM node_fts WHERE rowid=?"}
-    else:   # the keyword postings that replace FTS5 on Postgres
-        q |= {"node_terms": "SELECT count(*) FROM node_terms WHERE node_id=?"}
+        q |= {"node_vec": "SELECT count(*) FROM node_vec WHERE node_id=?"}
     return {k: store.db.execute(sql, (nid,) * sql.count("?")).fetchone()[0] for k, sql in q.items()}
 
 
@@ -101,7 +99,7 @@ def test_delete_is_complete_across_every_table(backend_db, tmp_path, hash_embedd
         store.set_hub_state(sp.id, ids["a3"], [ids["a3"], keep], 1, "ok")
     before = _counts(store, victim)
     assert before["nodes"] == before["node_emb"] == 1
-    assert all(before[k] == 1 for k in ("node_vec", "node_fts") if k in before) and before.get("node_terms", 1)
+    assert before.get("node_vec", 1) == 1 and before["node_terms"]
     assert before["edges"] and before["history"] == 1 and before["passages"]
     n_before = store.count_nodes(sp.id)
 
@@ -295,10 +293,9 @@ def test_mcp_tools_memories_update_delete(backend_db, hash_embedder):
     server.memory.close()
 
 
-def test_history_table_migration_and_fts_secure_delete(tmp_path):
+def test_history_table_migration_and_secure_delete(tmp_path):
     with Store(tmp_path / "n.db") as s:
         assert "0012_history" in s.applied_migrations()
-        assert s.db.execute("SELECT v FROM node_fts_config WHERE k='secure-delete'").fetchone() == (1,)
         assert s.db.execute("PRAGMA secure_delete").fetchone() == (1,)
 
 

@@ -56,3 +56,33 @@ def test_retrieval_gives_traces_one_flipped_slot(make_memory, hash_embedder):
     m.config.retrieval.trace_max_slots = 0
     uncapped = m.retrieve(q, "demo", learn=False)
     assert {x["id"] for x in uncapped.memories if x["trace_bonus"] > 0} >= set(used)
+
+
+# --------------------------------------------------------------------------- echo as a use signal (issue 32)
+
+def test_echoed_memories_distinctive_terms():
+    from hela_cli.mechanics.feedback import echoed_memories
+
+    memories = [
+        {"id": 11, "text": "We moved the session cache from Redis to the sqlite file in auth/cache.py"},
+        {"id": 12, "text": "The deploy target is the staging server named kestrel behind nginx"},
+        {"id": 13, "text": "We talked about the session timeout for the mobile app"},
+        {"id": 14, "text": "Lunch was pizza again"},
+    ]
+    message = ("Done: the session cache now lives in the sqlite file (auth/cache.py), so Redis is no longer "
+               "needed. I also set the timeout to 30 minutes.")
+    # 11 echoed (sqlite, redis, cache.py ...); 13 shares only "session" (in two memories: not distinctive)
+    # and "timeout" (one term of its several); 12 and 14 not at all
+    assert echoed_memories(memories, message, prompt="Move the session cache off Redis") == [11]
+    assert echoed_memories(memories, message, min_terms=1) == [11, 13]
+    assert echoed_memories(memories, "") == [] and echoed_memories([], message) == []
+
+
+def test_echoed_memories_ignore_the_prompts_words():
+    from hela_cli.mechanics.feedback import echoed_memories
+
+    memories = [{"id": 1, "text": "kestrel is the staging server"}, {"id": 2, "text": "tofu is the dog"},
+                {"id": 3, "text": "the printer is broken"}, {"id": 4, "text": "rain all week"}]
+    # the answer repeats the question's words: no evidence that memory 1 was used
+    assert echoed_memories(memories, "The kestrel staging server", prompt="What is the kestrel staging server?") == []
+    assert echoed_memories(memories, "It is kestrel, the staging one", prompt="Which server is staging?") == [1]

@@ -325,7 +325,8 @@ def test_detect(tmp_path, name, content, fmt):
 
 
 def test_formats_tuple():
-    assert FORMATS == ("auto", "locomo", "longmemeval", "messages", "text", "chatgpt", "claude", "whatsapp")
+    assert FORMATS == ("auto", "locomo", "longmemeval", "messages", "text", "chatgpt", "claude", "whatsapp",
+                       "claude_code", "codex", "gemini")
 
 
 @pytest.mark.parametrize(

@@ -93,7 +93,7 @@ def test_keyword_scores_are_fts5_bm25_exactly(pg_url):
         terms = rng.sample(vocab, rng.randint(1, 4))
         a, b = (s.keyword_search(s.get_space("a").id, terms, 15) for s in stores)
         assert [n for n, _ in a] == [n for n, _ in b]
-        assert np.allclose([x for _, x in a], [x for _, x in b], rtol=1e-12)
+        assert np.allclose([x for _, x in a], [x for _, x in b], rtol=1e-12)   # the last bit may differ
         assert stores[0].term_counts(1, terms) == stores[1].term_counts(1, terms)
         assert stores[0].term_postings(1, terms, 40) == stores[1].term_postings(1, terms, 40)
     for s in stores:

@@ -230,7 +230,7 @@ def test_no_network_or_telemetry_code_in_the_package():
     ``models.allow_remote``: tests/test_endpoints.py), and the listening sockets of the opt-in local
     servers (``hela mcp --http``, ``hela ui``), which connect nowhere."""
     pkg = REPO / "hela_cli"
-    allowed = {("mcp_http.py", "import socket"), ("server.py", "import socket")}  # listening sockets only
+    allowed = {("http.py", "import socket"), ("server.py", "import socket")}  # listening sockets only
     offenders = []
     for p in sorted(pkg.rglob("*.py")):
         src = p.read_text()

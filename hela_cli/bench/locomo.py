@@ -22,7 +22,7 @@ Variants are ablations of the same code path, obtained through configuration onl
 ``no-forget``   no forgetting (``full`` applies ``hela_cli.mechanics.forget`` every ``forget_every`` questions)
 ``no-learn``    ``retrieval.learn = False`` (no Eq.1 update: the graph keeps its ingest edges)
 ``cosine``      baseline: plain top-(k+m) nodes by embedding cosine (``Store.knn``), no learning
-``bm25``        baseline: plain top-(k+m) nodes by FTS5 BM25 on the question's keywords, no learning
+``bm25``        baseline: plain top-(k+m) nodes by BM25 (the space's statistics) on the question's keywords, no learning
 =============== =========================================================================================
 
 Baselines get ``k + m`` memories, the full variant's context budget, so recall compares at equal budget.

@@ -13,7 +13,67 @@ import os
 # hela_cli.store.vector_index._matvec); a user's explicit setting wins. Set before anything imports numpy.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from hela_cli.cli.commands import app, main  # noqa: E402
+import sys  # noqa: E402
+from typing import Any  # noqa: E402
+
+
+def _mcp_stdio_options(args: list[str]) -> dict[str, str] | None:
+    """The options of ``hela mcp [--db PATH] [--config PATH]`` (the stdio server as MCP clients start it),
+    or None for anything else (``--http``, ``--help``, another option), which the Typer app parses."""
+    options: dict[str, str] = {}
+    while args:
+        name, eq, value = args[0].partition("=")
+        if name not in ("--db", "--config") or name in options:
+            return None
+        if not eq:
+            if len(args) < 2:
+                return None
+            value, args = args[1], args[1:]
+        options[name], args = value, args[1:]
+    return options
+
+
+def _serve_mcp_stdio(options: dict[str, str]) -> bool:
+    """Serve ``hela mcp`` on stdio without importing Typer, Rich or the command modules (~0.1 s of CPU
+    before an MCP client's ``initialize`` is answered: BENCHMARKS.md, "MCP start-up"); False when the config
+    does not load, so that the Typer app reports it as every command does."""
+    from hela_cli.config import load_config
+    from hela_cli.errors import HelaError
+
+    try:
+        config = load_config(options.get("--config"), overrides={"db": options.get("--db")})
+    except HelaError:
+        return False
+    from hela_cli.mcp_server.tools import serve
+
+    serve(config)
+    return True
+
+
+def main() -> None:
+    """The console script. ``hela hook ...`` (what coding agents run on every prompt) goes straight to
+    :func:`hela_cli.hooks.run.main` without importing Typer, Rich or the command modules (about a third of
+    the start-up of a plain command), and so does ``hela mcp`` on stdio with no option but ``--db`` and
+    ``--config``; every other command goes through the Typer app."""
+    if sys.argv[1:2] == ["hook"] and "--help" not in sys.argv and "-h" not in sys.argv:
+        from hela_cli.hooks.run import main as hook_main
+
+        sys.exit(hook_main(sys.argv[2:]))
+    if sys.argv[1:2] == ["mcp"]:
+        options = _mcp_stdio_options(sys.argv[2:])
+        if options is not None and _serve_mcp_stdio(options):
+            return
+    from hela_cli.cli.commands import main as cli_main
+
+    cli_main()
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from hela_cli.cli.commands import app
+
+        return app
+    raise AttributeError(name)
 
 
 __all__ = ["app", "main"]

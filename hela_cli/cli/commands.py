@@ -234,12 +234,16 @@ def _size(n: Optional[int]) -> str:
 @app.command()
 def ingest(
     ctx: typer.Context,
-    paths: list[Path] = typer.Argument(..., help="Transcript files to ingest."),
+    paths: list[Path] = typer.Argument(..., help="Transcript files to ingest (a folder: the coding-agent "
+                                       "sessions in it)."),
     fmt: str = typer.Option("auto", "--format", "-f",
-                           help="auto|locomo|longmemeval|messages|text|chatgpt|claude|whatsapp"),
+                           help="auto|locomo|longmemeval|messages|text|chatgpt|claude|whatsapp|claude_code|codex|gemini"),
     space: Optional[str] = typer.Option(None, "--space", "-s", help="Memory space (default: the LoCoMo "
                                         "sample_id or 'default')."),
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+    redact: Optional[bool] = typer.Option(None, "--redact/--no-redact", help="Replace secrets (API keys, "
+                                          "tokens, private keys, passwords) with [REDACTED:kind] before storing "
+                                          "(default: ingest.redact)."),
 ) -> None:
     """Ingest transcripts: one node per turn, consecutive turns linked. Idempotent."""
     from hela_cli.formats import FORMATS
@@ -248,7 +252,7 @@ def ingest(
         raise HelaError(f"unknown format '{fmt}' (choose from {', '.join(FORMATS)})", 2)
     mem = state(ctx).memory()
     with mem, progress_bar("embedding turns", enabled=not json_out) as bar:
-        summary = mem.ingest([str(p) for p in paths], fmt, space, progress=bar)
+        summary = mem.ingest([str(p) for p in paths], fmt, space, progress=bar, redact=redact)
     if json_out:
         print_json(summary)
         return
@@ -364,6 +368,9 @@ def add(
                                           "session if within 6 hours, else a new one)."),
     source_id: Optional[str] = typer.Option(None, "--id", help="Source id: a retry with the same id adds nothing."),
     json_out: bool = typer.Option(False, "--json", help='Print {"added": [...], "skipped": [...]}.'),
+    redact: Optional[bool] = typer.Option(None, "--redact/--no-redact", help="Replace secrets (API keys, "
+                                          "tokens, private keys, passwords) with [REDACTED:kind] before storing "
+                                          "(default: ingest.redact)."),
 ) -> None:
     """Remember a turn now (one node, linked to the previous turn of its session). Prints the new id(s)."""
     from hela_cli.text.dates import parse_time
@@ -380,7 +387,7 @@ def add(
         turns = [turn_from_mapping(turn, "hela add")]
     mem = state(ctx).memory()
     with mem:
-        rep = mem.add_batch(space, turns)
+        rep = mem.add_batch(space, turns, redact=redact)
     if json_out:
         print_json({"space": rep["space"], "added": rep["added"], "skipped": rep["skipped"]})
         return
@@ -552,6 +559,12 @@ _register_copy(app)
 from hela_cli.cli.demo import register as _register_demo  # noqa: E402
 
 _register_demo(app)
+
+
+# ----------------------------------------------------------------------------------- hooks / hook (hooks_cmd.py)
+from hela_cli.cli.hooks_cmd import register as _register_hooks  # noqa: E402
+
+_register_hooks(app)
 
 
 def main() -> None:

@@ -32,6 +32,8 @@ class Conversation:
     source: str  # file path it came from
     qa: list[dict] = field(default_factory=list)  # LoCoMo qa list if present, else []
     title: str | None = None  # a chat export's conversation title (chatgpt, claude), else None
+    keyed: bool = False  # turns carry stable unique ids (agent transcripts): a turn is stored once per id,
+                         # whichever path (ingest, hela add, a hook's capture) stores it first
 
 
 # --------------------------------------------------------------------------- errors
@@ -152,12 +154,15 @@ _UNPARSED = object()
 
 class Source:
     """One input file: its name, its text and its JSON document, parsed at most once (auto-detection
-    may already have parsed it; a parser that needs it calls :meth:`document`)."""
+    may already have parsed it; a parser that needs it calls :meth:`document`). ``tool_output_chars``: the
+    agent transcript parsers keep a tool's output as a turn of at most this many characters (0: dropped;
+    ``ingest.tool_output_chars``)."""
 
-    def __init__(self, name: str, text: str, document: Any = _UNPARSED):
+    def __init__(self, name: str, text: str, document: Any = _UNPARSED, tool_output_chars: int = 0):
         self.name = name
         self.text = text
         self._document = document
+        self.tool_output_chars = tool_output_chars
 
     @property
     def parsed(self) -> bool:
@@ -177,6 +182,33 @@ class Source:
             except (ValueError, RecursionError):
                 return False
         return True
+
+def _jsonl_objects(src: Source):
+    """``(line number, object)`` of a JSON Lines file an agent writes as it goes: blank lines skipped; a last
+    line that is not yet whole (no newline after it and not valid JSON: the agent is still writing it) is
+    left for the next read; any other line that is not a JSON object raises the error naming it."""
+    lines = src.text.split("\n")
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        if i == last and not src.text.endswith("\n"):
+            try:
+                obj = json.loads(line)
+            except (ValueError, RecursionError):
+                return  # a partial last line
+        else:
+            obj = _loads(line, src.name, line_offset=i)
+        if not isinstance(obj, dict):
+            raise _Bad(f"line {i + 1}", f"expected a JSON object, got {_type_name(obj)}")
+        yield i + 1, obj
+
+
+def _short(text: str, limit: int) -> str:
+    """``text`` on one line, cut at ``limit`` characters (with an ellipsis)."""
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[:limit - 1].rstrip() + "…"
+
 
 # --------------------------------------------------------------------------- helpers
 

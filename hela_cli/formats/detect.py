@@ -7,7 +7,30 @@ from pathlib import Path
 from typing import Any
 
 from hela_cli.formats.base import _JSONL_SUFFIXES, _error, _first_nonblank_line, _loads, _read_text, _type_name
+from hela_cli.formats.claude_code import is_claude_code
+from hela_cli.formats.codex import is_codex
+from hela_cli.formats.gemini import is_gemini
 from hela_cli.formats.whatsapp import is_whatsapp
+
+#: JSON Lines written by a coding agent: the test on a line's object, the format
+AGENT_LINES = (
+    (is_claude_code, "claude_code"),
+    (is_codex, "codex"),
+    (is_gemini, "gemini"),
+)
+
+
+def _agent_jsonl(text: str) -> str | None:
+    """The coding agent whose transcript this JSON Lines text is (its first whole line says), or None."""
+    for line in text.split("\n", 3)[:3]:
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+        return next((fmt for test, fmt in AGENT_LINES if test(obj)), None)
+    return None
 
 #: the key that marks a JSON object as each format's, in the order they are tried
 JSON_KEYS: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -15,6 +38,7 @@ JSON_KEYS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("haystack_sessions",), "longmemeval"),
     (("mapping",), "chatgpt"),
     (("chat_messages",), "claude"),
+    (("projectHash",), "gemini"),
     (("role", "content"), "messages"),
 )
 
@@ -39,7 +63,7 @@ def _expected() -> str:
 def _sniff(text: str, name: str) -> tuple[str, Any, bool]:
     """(format, parsed JSON or None, parsed-ok flag)."""
     if name.lower().endswith(_JSONL_SUFFIXES):
-        return "messages", None, False
+        return _agent_jsonl(text) or "messages", None, False
     if is_whatsapp(text):
         return "whatsapp", None, False
     stripped = text.lstrip()
@@ -54,7 +78,7 @@ def _sniff(text: str, name: str) -> tuple[str, Any, bool]:
         except (ValueError, RecursionError):
             first = None
         if isinstance(first, dict):
-            return "messages", None, False
+            return _agent_jsonl(text) or "messages", None, False
         _loads(text, name)  # raises the JSON error with its position
         raise AssertionError("unreachable")  # pragma: no cover
     if isinstance(obj, list) and not obj:

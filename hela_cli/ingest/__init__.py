@@ -9,7 +9,7 @@ The package's modules: ``embedding`` (what the embedder sees of a turn: :func:`e
 * Every file is parsed and validated completely before anything is written (bad input writes nothing).
 * Idempotent: a node's content hash (session, position, speaker, time, text) is unique per space, so the
   same file ingested twice adds nothing, and an interrupted ingest can simply be re-run.
-* Atomic per batch: each batch of turns is one ``BEGIN IMMEDIATE`` transaction (nodes, vectors, FTS rows,
+* Atomic per batch: each batch of turns is one ``BEGIN IMMEDIATE`` transaction (nodes, vectors, keyword postings,
   edges); a crash leaves only whole batches. Embedding happens outside the write transaction.
 * Links: consecutive turns of a session (``ingest.initial_weight``) in each batch's transaction; cold-start
   keyword links between sessions (``ingest.keyword_links``) in one transaction after a space's last batch

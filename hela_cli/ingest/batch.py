@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from hela_cli.config import Config
-from hela_cli.formats import Conversation, parse_file
+from hela_cli.formats import Conversation, parse_file, session_files
 from hela_cli.ingest.embedding import embed_passages, embedding_texts
 from hela_cli.ingest.links import _associate, link_keywords, write_links
-from hela_cli.ingest.nodes import node_row, turn_hash
+from hela_cli.ingest.nodes import node_row, source_hash, turn_hash
 from hela_cli.models import Embedder
 from hela_cli.store import Store
 
@@ -33,17 +33,32 @@ def add_passages(store: Store, embedder: Embedder, space: str, cfg: Config, batc
     return len(todo)
 
 
-def parse_all(paths: Sequence[str | Path], fmt: str = "auto") -> list[Conversation]:
-    """Parse every file first; any error aborts before a single write."""
+def parse_all(paths: Sequence[str | Path], fmt: str = "auto", tool_output_chars: int = 0) -> list[Conversation]:
+    """Parse every file first; any error aborts before a single write. A directory stands for the agent
+    session files under it (:func:`hela_cli.formats.session_files`)."""
     convs: list[Conversation] = []
     for p in paths:
-        convs.extend(parse_file(p, fmt))
+        files = session_files(p) if Path(p).is_dir() else [p]
+        for f in files:
+            convs.extend(parse_file(f, fmt, tool_output_chars=tool_output_chars))
     return convs
+
+
+def redacted(convs: Sequence[Conversation]) -> list[Conversation]:
+    """The conversations with every turn's text through :func:`hela_cli.text.redact.redact`."""
+    from dataclasses import replace
+
+    from hela_cli.text.redact import redact
+
+    return [replace(c, turns=[replace(t, text=redact(t.text)) for t in c.turns]) for c in convs]
 
 
 def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conversation], cfg: Config,
                          space: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
     t0 = time.perf_counter()
+    convs = [c for c in convs if c.turns]   # an agent session without text: no space created for it
+    if cfg.ingest.redact:   # before anything is embedded or written
+        convs = redacted(convs)
     for conv in convs:  # a bad space name must fail before the first conversation is written
         store.check_space_name(space or conv.name or "default")
     store.bind_embedder(embedder.model_id, embedder.dim)
@@ -54,7 +69,8 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
     for conv in convs:
         name = space or conv.name or "default"
         sp = store.ensure_space(name)
-        hashes = [turn_hash(t, i) for i, t in enumerate(conv.turns)]
+        hashes = [source_hash(t.source_id) if conv.keyed and t.source_id else turn_hash(t, i)
+                  for i, t in enumerate(conv.turns)]
         existing = store.existing_hashes(sp.id, hashes)
         base_ord = store.next_ord(sp.id)
         prev_id: dict[str, int] = {}  # session -> node id of the previous turn (for consecutive links)

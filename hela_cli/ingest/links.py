@@ -27,7 +27,7 @@ def link_keywords(store: Store, space: str, cfg: Config, node_ids: Sequence[int]
         docs = store.keyword_docs(sp.id)
         pairs = keyword_partners(docs, docs if node_ids is None else node_ids, ic.keyword_links,
                                  ic.keyword_link_min_score)
-    else:   # a few new turns (`hela add`): only the memories sharing one of their rare keywords, via FTS5
+    else:   # a few new turns (`hela add`): only the memories sharing one of their rare keywords (postings)
         cap = max(2, int(math.sqrt(n)))
         mine = {i: f["keywords"] for i, f in store.node_features(node_ids).items()}
         postings = store.term_postings(sp.id, sorted({t for kws in mine.values() for t in kws}), cap)

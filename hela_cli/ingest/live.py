@@ -13,7 +13,7 @@ from hela_cli.text.dates import format_iso, parse_time
 from hela_cli.formats import Turn
 from hela_cli.ingest.embedding import embedding_texts
 from hela_cli.ingest.links import _associate, link_keywords, write_links
-from hela_cli.ingest.nodes import node_row
+from hela_cli.ingest.nodes import node_row, source_hash
 from hela_cli.models import Embedder
 from hela_cli.store import Store
 
@@ -66,13 +66,14 @@ def _add_hash(turn: Turn) -> str:
     prefix keeps these apart from ingest hashes."""
     import uuid
 
-    key = ["add", "id", turn.source_id] if turn.source_id is not None else ["add", uuid.uuid4().hex]
-    return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
+    if turn.source_id is not None:
+        return source_hash(turn.source_id)
+    return hashlib.sha256(json.dumps(["add", uuid.uuid4().hex], ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn], cfg: Config) -> dict[str, Any]:
     """Write live turns into ``space`` (created if needed) as ingest does: the same embedding context
-    (``ingest.context_window`` preceding turns of the session), keywords, FTS row and consecutive link
+    (``ingest.context_window`` preceding turns of the session), keywords, keyword postings and consecutive link
     (``ingest.initial_weight``) to the newest earlier turn of the same session.
 
     * Session: the turn's own, else the session of the space's newest turn when the turn is at most
@@ -85,6 +86,11 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
     skipped turn's id is the node already holding its source id.
     """
     t0 = time.perf_counter()
+    if cfg.ingest.redact:   # before anything is embedded or written
+        from hela_cli.text.redact import redact
+
+        turns = [Turn(t.speaker, redact(t.text), t.timestamp, t.time_str, t.session, t.source_id, t.role)
+                 for t in turns]
     store.check_space_name(space)
     sp = store.get_space(space)
     given = [t.source_id for t in turns if t.source_id is not None]

@@ -17,6 +17,13 @@ def turn_hash(turn: Turn, position: int) -> str:
 
 
 
+def source_hash(source_id: str) -> str:
+    """Content hash of a turn keyed by its own id (``hela add --id``, a coding agent's message id): the same id
+    is the same turn, whichever path stores it (ingest of a keyed transcript, ``hela add``, a hook's capture).
+    The ``add`` prefix keeps these apart from :func:`turn_hash`'s."""
+    return hashlib.sha256(json.dumps(["add", "id", source_id], ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
 def node_row(turn: Turn, ord: int, hash: str, source: str) -> dict[str, Any]:
     """The ``nodes`` row of a turn: its fields, its keywords (:func:`hela_cli.text.keywords.keywords`), its place
     ``ord`` in the space, its content ``hash`` (idempotence) and the ``source`` it came from."""

@@ -233,7 +233,7 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
-        server.hela.memory.close()
+        server.hela.close()
     # uvicorn re-raises the signal it stopped on, into the handler that was there before it: when the parent
     # started hela with SIGINT ignored (any `cmd &` of a non-interactive shell, a CI job), that raise does
     # nothing and the stop would exit 0. The stop is a Ctrl-C (130) or a SIGTERM (143) whatever was inherited.

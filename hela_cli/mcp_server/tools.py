@@ -1,7 +1,11 @@
 """``hela mcp``: hela as an MCP server over stdio, built on the official MCP Python SDK (``mcp``).
 
 One :class:`~hela_cli.memory.Memory` per server process: the database opens and the models load on the
-first call that needs them, then stay loaded. Tool calls run one at a time in a worker thread (the event
+first call that needs them, then stay loaded. The server answers ``initialize`` and ``tools/list`` before
+any of it is imported: this module imports only the standard library, pydantic (which the SDK imports
+anyway) and hela's errors and version at the top; the memory stack (``hela_cli.memory``: numpy, the store, the
+models, retrieval) is imported by the first tool call (``tests/test_mcp_start.py`` holds that; the start-up
+figures are in BENCHMARKS.md, "MCP start-up"). Tool calls run one at a time in a worker thread (the event
 loop keeps answering the protocol). Every failure - unknown space, bad arguments, a model fault, anything
 unexpected - comes back as an MCP tool error (``is_error``) carrying the CLI's one-line message; the
 server keeps serving and never sends a traceback. The database is shared safely with CLI processes (WAL,
@@ -15,17 +19,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Annotated, Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from hela_cli import __version__
-from hela_cli.config import Config
-from hela_cli.text.dates import format_iso
-from hela_cli.models.endpoints import CLIENT
 from hela_cli.errors import HelaError, InputError
-from hela_cli.memory import Memory
-from hela_cli.models.sampling import NO_SAMPLING, SamplingChat, client_samples
+
+if TYPE_CHECKING:  # imported by the first call that needs them (see the module's docstring)
+    from hela_cli.config import Config
+    from hela_cli.memory import Memory
 
 logger = logging.getLogger("hela.mcp")
 
@@ -55,6 +58,8 @@ class TurnIn(BaseModel):
 
 
 def _date(ts: float | None) -> str | None:
+    from hela_cli.text.dates import format_iso
+
     return None if ts is None else format_iso(ts)
 
 
@@ -75,12 +80,31 @@ class HelaServer:
     """The tools over one :class:`Memory`. Usable without the protocol (tests, embedding in a host)."""
 
     def __init__(self, config: Config):
-        self.memory = Memory(config)
+        self.config = config
+        self._memory: Memory | None = None
         self.due: set[str] = set()  # spaces whose auto-consolidation may be due (after a learning ask)
         self.session: Any = None  # the MCP session of the latest ask (models.chat: client samples through it)
         self.client_samples = False
-        if config.models.chat == CLIENT:  # the client's model (hela_cli.models.sampling)
-            self.memory._chat = SamplingChat(lambda: self.session, n_ctx=config.models.chat_ctx)
+
+    @property
+    def memory(self) -> Memory:
+        """The :class:`Memory`, imported and made on first use (it opens nothing until a call needs it)."""
+        if self._memory is None:
+            from hela_cli.memory import Memory
+            from hela_cli.models.endpoints import CLIENT
+
+            memory = Memory(self.config)
+            if self.config.models.chat == CLIENT:  # the client's model (hela_cli.models.sampling)
+                from hela_cli.models.sampling import SamplingChat
+
+                memory._chat = SamplingChat(lambda: self.session, n_ctx=self.config.models.chat_ctx)
+            self._memory = memory
+        return self._memory
+
+    def close(self) -> None:
+        """Close the database if a call opened it (nothing is imported or opened otherwise)."""
+        if self._memory is not None:
+            self._memory.close()
 
     def attach(self, ctx: Any) -> None:
         """Remember the calling client's session and whether it lends its model (sampling)."""
@@ -90,13 +114,15 @@ class HelaServer:
             self.session, caps = ctx.session, ctx.client_capabilities
         except (AttributeError, ValueError, LookupError):  # no request context (a direct call)
             return
+        from hela_cli.models.sampling import client_samples
+
         self.client_samples = client_samples(caps)
 
     # ------------------------------------------------------------------ tools (plain, synchronous)
-    def remember(self, space: str, turns: list[TurnIn]) -> dict[str, Any]:
+    def remember(self, space: str, turns: list[TurnIn], redact: bool | None = None) -> dict[str, Any]:
         if not turns:
             raise InputError("turns: give at least one turn")
-        rep = self.memory.add_batch(space, [t.model_dump() for t in turns])
+        rep = self.memory.add_batch(space, [t.model_dump() for t in turns], redact=redact)
         return {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
 
     def recall(self, space: str, query: str, k: int | None = None, learn: bool = True, explain: bool = False,
@@ -138,6 +164,9 @@ class HelaServer:
     def ask(self, space: str, question: str, learn: bool = True, now: str | None = None) -> dict[str, Any]:
         """As ``hela ask``, except that a due auto-consolidation is left to :meth:`consolidate_due`, which
         the server runs after the answer is sent (it can take a minute with a small CPU model)."""
+        from hela_cli.models.endpoints import CLIENT
+        from hela_cli.models.sampling import NO_SAMPLING
+
         if self.memory.config.models.chat == CLIENT and not self.client_samples:
             raise HelaError(NO_SAMPLING)
         res = self.memory.ask(question, space, now=self._now(now), learn=learn)
@@ -274,8 +303,12 @@ def build_server(config: Config, **options: Any) -> Any:
                              "linked to the previous turn of its session. Returns the new memory ids; turns "
                              "whose id is already stored are skipped.")
     async def remember(space: Space, turns: Annotated[list[TurnIn], Field(min_length=1, description="Turns in "
-                                                                          "order.")]) -> dict[str, Any]:
-        return await call(hela.remember, space=space, turns=turns)
+                                                                          "order.")],
+                       redact: Annotated[bool | None, Field(description="Replace secrets (API keys, tokens, "
+                                                            "passwords) with [REDACTED:kind] before storing "
+                                                            "(default: the server's ingest.redact).")] = None
+                       ) -> dict[str, Any]:
+        return await call(hela.remember, space=space, turns=turns, redact=redact)
 
     @server.tool(description="Memories relevant to a query (retrieval only, no chat model): id, source id, "
                              "date, speaker, text, score and path (base = similarity, hebbian = reached through "
@@ -392,4 +425,4 @@ def serve(config: Config) -> None:
     try:
         server.run("stdio")
     finally:
-        server.hela.memory.close()
+        server.hela.close()

@@ -329,17 +329,26 @@ def weighted_keyword_match(query_keywords: Sequence[str], node_keywords: Iterabl
     return sum(weights.get(t, 1.0) for t in q if t in have) / total
 
 
-def window_factor(ts: float, window: tuple[float, float] | None, weight: float,
-                  slack_days: float = 14.0) -> float:
+def window_factor(ts: float, window: Sequence[float] | None, weight: float, slack_days: float = 14.0) -> float:
     """Soft time prior of a question that names a time (:func:`hela_cli.text.query_time.question_window`), a
     factor on Eq.3 in place of the global ``exp(-dt/tau)``: ``(1 - weight) + weight * match`` where match is
     1 for memories from the window's start to ``slack_days`` after its end (people talk about an event
-    on the day or in the days after it) and falls as ``exp(-gap / slack)`` with the gap in days outside
-    it. No window or weight 0: 1."""
-    if window is None or weight <= 0:
+    on the day or in the days after it) and falls as ``exp(-gap / scale)`` with the gap in days outside
+    it, ``scale = max(slack_days, 1)``. A relative window (``(start, end, slack_days, scale_days, weight)``:
+    "3 days ago", "yesterday") brings its own slack (0: the question says when it happened), fall-off
+    (``scale_days``: half a day for "3 days ago", two for "last week") and weight (a question that says when
+    asks for that time). No window or weight 0: 1."""
+    if window is None:
         return 1.0
-    start, end = window
-    end = end + max(0.0, slack_days) * DAY
+    start, end = window[0], window[1]
+    own_slack = window[2] if len(window) > 2 else None
+    own_scale = window[3] if len(window) > 3 else None
+    weight = window[4] if len(window) > 4 and window[4] is not None else weight
+    if weight <= 0:
+        return 1.0
+    slack = max(0.0, slack_days if own_slack is None else own_slack)
+    scale = own_scale if own_scale else max(slack, 1.0)
+    end = end + slack * DAY
     gap = start - ts if ts < start else (ts - end if ts > end else 0.0)
-    match = math.exp(-(gap / DAY) / max(slack_days, 1.0)) if gap > 0 else 1.0
+    match = math.exp(-(gap / DAY) / scale) if gap > 0 else 1.0
     return (1.0 - weight) + weight * match

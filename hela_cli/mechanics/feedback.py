@@ -9,6 +9,7 @@ advance the step: decay counts retrievals, and the retrieval the feedback is abo
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
 from hela_cli.config import Config
@@ -16,7 +17,7 @@ from hela_cli.mechanics.dynamics import depressed_weight, feedback_pairs, hebbia
 from hela_cli.errors import InputError
 from hela_cli.store import Space, Store
 
-__all__ = ["retrieval_record", "apply_feedback", "check_feedback"]
+__all__ = ["retrieval_record", "apply_feedback", "check_feedback", "echoed_memories"]
 
 
 def retrieval_record(memories: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -105,3 +106,35 @@ def apply_feedback(store: Store, space: Space, retrieval: Sequence[Mapping[str, 
         if used:
             store.touch_nodes(list(used), when)
     return {"used": list(used), "strengthened": len(strengthen), "weakened": weakened, "step": fresh.step}
+
+
+def echoed_memories(memories: Sequence[Mapping[str, Any]], message: str, *, prompt: str | None = None,
+                    min_terms: int = 2, max_share: float = 0.25) -> list[int]:
+    """Ids of the injected ``memories`` (``{"id", "text"}``, as a recall returns them) whose distinctive terms
+    reappear in the assistant's final ``message``: a use signal a prompt hook can report through
+    :func:`apply_feedback` (``hooks.feedback``, off by default: its precision is measured in BENCHMARKS.md).
+
+    * terms are the keyword extractor's stems (:func:`hela_cli.text.keywords.keywords`); the words of the
+      user's ``prompt`` do not count (an answer repeats the question whatever it used);
+    * a memory's distinctive terms are those found in at most ``max_share`` of the injected memories (at
+      least one): words every memory shares say nothing about which one was used;
+    * a memory is echoed when ``min(min_terms, its number of distinctive terms)`` of them are in the
+      message (at least one).
+
+    Pure function, no model: ids in the order of ``memories``."""
+    from hela_cli.text.keywords import keywords
+
+    said = set(keywords(message or "")) - set(keywords(prompt or ""))
+    if not said or not memories:
+        return []
+    terms = [set(keywords(str(m.get("text") or ""))) for m in memories]
+    df = Counter(t for ts in terms for t in ts)
+    limit = max(1, int(max_share * len(memories)))
+    asked = set(keywords(prompt or ""))
+    out = []
+    for m, ts in zip(memories, terms):
+        distinct = {t for t in ts if df[t] <= limit} - asked
+        hits = distinct & said
+        if hits and len(hits) >= min(min_terms, len(distinct)):
+            out.append(int(m["id"]))
+    return out

@@ -1,6 +1,6 @@
 """Hebbian dual-path retrieval (paper section 3.4): candidates -> Eq.3 -> Eq.4 -> Eq.5 -> Eq.1.
 
-1. Candidates: cosine neighbours from sqlite-vec KNN plus keyword hits from FTS5 (BM25).
+1. Candidates: cosine neighbours from sqlite-vec KNN plus keyword hits by BM25 (the space's own statistics).
 2. Eq.3 base activation for every candidate, exactly: ``(cos + alpha*kw) * exp(-dt/tau)`` where ``dt`` is
    measured from the space's "now" (its newest memory, or ``--now``), never the wall clock.
    ``kw`` is the share of query keywords found in the node's keywords, blended with the candidate's
@@ -27,7 +27,7 @@ from hela_cli.mechanics.dynamics import (base_activation, dual_path, hebbian_upd
                                window_factor)
 from hela_cli.text.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
-from hela_cli.text.query_time import question_window
+from hela_cli.text.query_time import only_time, question_window
 from hela_cli.store import Space, Store
 
 
@@ -91,10 +91,33 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         query_vector = embed_queries(embedder, [question])[0]
     with store.reading(space.id):
         res = _ranked(store, space, question, cfg, now, query_vector, filters, t0)
+        res = _time_first(store, space, question, cfg, now, query_vector, filters, t0, res)
     if learn:
         learn_from_retrieval(store, space, res, cfg)
     res.timings_ms["total"] = (time.perf_counter() - t0) * 1000
     return res
+
+
+def _time_first(store: Store, space: Space, question: str, cfg: Config, now: float | None,
+                query_vector: np.ndarray, filters: dict[str, Any] | None, t0: float, res: Retrieval) -> Retrieval:
+    """A question that only names a time relative to now ("What did I do 3 days ago?": :func:`only_time`)
+    has no topic to rank by: the memories of its window come first (ranked among themselves), then the
+    others as ranked. Unchanged when the window holds no memory or the caller filtered by time."""
+    if cfg.retrieval.date_prior <= 0 or (filters and ("since" in filters or "until" in filters)) \
+            or not only_time(question):
+        return res
+    window = question_window(question, now, clock=now if now is not None else time.time(), tz=None)
+    if window is None or window.scale_days is None:
+        return res
+    narrow = {**(filters or {}), "since": window.start, "until": window.end}
+    if not store.filtered_ids(space.id, **narrow):
+        return res
+    first = _ranked(store, space, question, cfg, now, query_vector, narrow, t0)
+    seen = {m["id"] for m in first.memories}
+    first.memories = (first.memories + [m for m in res.memories if m["id"] not in seen])[
+        :max(len(res.memories), len(first.memories))]
+    first.timings_ms = res.timings_ms
+    return first
 
 
 def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float | None,
@@ -114,6 +137,7 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
     else:  # filters: candidates come from the matching memories only (not dropped after top-k)
         cos = dict(store.knn_among(space.id, q, r.vector_candidates, allowed))
         bm25 = dict(store.keyword_search_among(space.id, q_kw, r.keyword_candidates, **filters))
+    asked_at = now if now is not None else time.time()   # "yesterday", "3 days ago": from the moment of asking
     now = now if now is not None else store.space_now(space.id)
     cand = set(cos) | set(bm25)
     # passage vectors of long turns: a memory's cosine is the best of its main and passage vectors, and
@@ -122,7 +146,8 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
     if allowed is not None:
         pcos = {nid: c for nid, c in pcos.items() if nid in allowed}
     cand |= {nid for nid, _ in sorted(pcos.items(), key=lambda t: -t[1])[:r.vector_candidates]}
-    window = question_window(question, now) if r.date_prior > 0 else None
+    window = question_window(question, now, clock=asked_at, relative_weight=r.date_prior_relative, tz=None) \
+        if r.date_prior > 0 else None
     if window is not None:   # the memories of the window the question names join the candidates
         slack = r.date_slack_days * 86_400.0
         cand |= set(store.nodes_in_window(space.id, window[0], window[1] + slack, r.vector_candidates)

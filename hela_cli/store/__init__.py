@@ -1,7 +1,8 @@
 """The storage layer: one SQLite file. ALL SQL of hela lives in this package.
 
 * sqlite-vec ``vec0`` tables hold node and semantic-record vectors (partitioned by space, cosine).
-* FTS5 holds node keywords for keyword candidates (BM25).
+* ``node_terms`` holds the keyword postings, ``spaces.fts_docs`` / ``fts_len`` each space's counts: BM25
+  keyword candidates with the space's own statistics (as on Postgres).
 * ``edges`` holds undirected Hebbian edges, one row per pair ``a < b``. The current weight is
   ``amp * decay ** (step - base_step)`` with the space's retrieval counter ``step``: a retrieval decays
   every edge by bumping ``step`` (O(1)); see :mod:`hela_cli.mechanics.dynamics`.
@@ -16,8 +17,9 @@ measured to matter or where sqlite-utils cannot go:
   150 rows by id took 403-467 us as plain tuples and 811-821 us through ``rows_where`` / ``query`` (which
   wrap each read in a SAVEPOINT and build dicts), on every ask; ``import sqlite_utils`` alone costs
   60-80 ms, which a read-only ``hela ask --no-learn`` never pays because ``sdb`` is created lazily;
-* the KNN (sqlite-vec ``MATCH ... AND k = ?``) and FTS5 ``MATCH`` queries, and every write to the vec0 and
-  FTS5 virtual tables (``Table.create`` cannot make virtual tables, CHECK constraints or WITHOUT ROWID);
+* the KNN (sqlite-vec ``MATCH ... AND k = ?``) and the BM25 statement, and every write to the vec0 virtual
+  tables and the keyword postings (``Table.create`` cannot make virtual tables, CHECK constraints or
+  WITHOUT ROWID);
 * the edge writes of Eq.1 (one ``INSERT ... ON CONFLICT`` per learning step) and the O(1) global decay.
 """
 

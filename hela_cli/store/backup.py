@@ -98,24 +98,18 @@ class Backup:
 
     @staticmethod
     def _check_copy(path: Path) -> dict[str, Any]:
-        """Clean and check a finished copy: FTS5 ``optimize`` with ``secure_delete`` on, then ``PRAGMA
-        integrity_check`` and the row counts (a plain connection: the copy's vec0 tables are not queried,
-        their shadow tables are ordinary tables to the check).
+        """Check a finished copy: ``PRAGMA integrity_check`` and the row counts (a plain connection: the
+        copy's vec0 tables are not queried, their shadow tables are ordinary tables to the check).
 
-        ``VACUUM INTO`` copies live rows, but FTS5 keeps a deleted row's terms in its index segments (a
-        delete adds a marker) until the segments are merged: the keywords of a deleted memory were still in
-        the copy (measured, tests/test_backup.py). ``optimize`` merges the copy's segments into one without
-        them, and ``secure_delete`` zeroes the pages it frees. Scores do not change (the index statistics
-        already leave deleted rows out)."""
+        ``VACUUM INTO`` copies live rows only; the keyword postings are a plain table (migration 0015), so a
+        deleted memory's keywords are not in the copy (FTS5 kept them in its index segments until an
+        ``optimize``: tests/test_backup.py)."""
         old_umask = os.umask(0o077)  # a journal file next to the copy is user-only too
         try:
             con = sqlite3.connect(str(path), isolation_level=None)
         finally:
             os.umask(old_umask)
         try:
-            con.execute("PRAGMA secure_delete=ON")
-            if con.execute("SELECT 1 FROM sqlite_master WHERE name='node_fts'").fetchone():
-                con.execute("INSERT INTO node_fts(node_fts) VALUES('optimize')")
             ok = con.execute("PRAGMA integrity_check").fetchone()[0]
             if ok != "ok":
                 raise StoreError(f"{path}: the copy failed its integrity check ({ok})")

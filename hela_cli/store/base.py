@@ -3,8 +3,10 @@ row helpers."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -57,11 +59,39 @@ def _blob(vec: np.ndarray) -> bytes:
     return np.asarray(vec, dtype=np.float32).tobytes()
 
 
-def _fts_phrase(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
+# Keyword search: BM25 as FTS5 computes it (k1 1.2, b 0.75; store/vectors.py, store/pg_search.py), over the
+# postings of ``node_terms`` with each space's own counts (``spaces.fts_docs`` / ``fts_len``).
+BM25_K1 = 1.2
+BM25_B = 0.75
+_FTS_TOKEN = re.compile(r"\w+")
 
 
-def _fts_terms(space_id: int, keywords: Iterable[str]) -> str:
-    """A node's FTS document: its keywords scoped to its space (see migration 0005)."""
-    return " ".join(f"s{space_id}_{k}" for k in keywords)
+def term_key(term: str) -> str:
+    """A keyword as the keyword index stores it (as FTS5's ``unicode61`` tokenizer did): case and diacritics
+    folded."""
+    folded = unicodedata.normalize("NFKD", term.lower())
+    return "".join(c for c in folded if not unicodedata.combining(c))
 
+
+def fts_length(space_id: int, keywords: Sequence[str]) -> int:
+    """BM25's document length of a node: the tokens of its keywords as FTS5 counted them in the space-scoped
+    document of migration 0005 (``s<space>_<keyword>``), so the lengths, and the scores, stay those of
+    FTS5."""
+    return sum(len(_FTS_TOKEN.findall(f"s{space_id}_{k}")) for k in keywords)
+
+
+def term_rows(space_id: int, docs: dict[int, Sequence[str]]) -> tuple[list[tuple[int, str, int, int, int]], int]:
+    """The ``node_terms`` rows ``(space_id, term, node_id, tf, dl)`` of nodes ``{node_id: keywords}`` and the
+    sum of their lengths (what ``spaces.fts_len`` gains)."""
+    rows = []
+    total = 0
+    for nid, kws in docs.items():
+        dl = fts_length(space_id, kws)
+        total += dl
+        tf: dict[str, int] = {}
+        for k in kws:
+            if k:
+                key = term_key(k)
+                tf[key] = tf.get(key, 0) + 1
+        rows.extend((space_id, t, nid, n, dl) for t, n in tf.items())
+    return rows, total

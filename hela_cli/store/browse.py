@@ -8,14 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from hela_cli.store.base import NODE_COLUMNS, Space, _fts_phrase, _node, sqlite3
+from hela_cli.store.base import NODE_COLUMNS, Space, _node, sqlite3, term_key
 
 
 @dataclass
 class NodeFilter:
     """Filters of a memory list; None / empty: no filter. ``since`` / ``until``: epoch seconds (inclusive
     start, exclusive end). ``contains``: a case-insensitive substring of the text. ``terms``: keywords (as
-    :func:`hela_cli.text.keywords.keywords` gives them) matched through FTS5, results best first."""
+    :func:`hela_cli.text.keywords.keywords` gives them) matched in the keyword postings, results best BM25
+    first."""
 
     speaker: str | None = None
     session: str | None = None
@@ -109,8 +110,11 @@ class Browse:
         other processes write; only an explicit learning recall turns it off for its own transaction)."""
         self.db.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}")
 
-    def _filter_sql(self, space_id: int, f: NodeFilter, alias: str = "n") -> tuple[str, list[Any]]:
-        where, args = [f"{alias}.space_id = ?"], [space_id]
+    def _filter_sql(self, space_id: int, f: NodeFilter, alias: str = "n", space: bool = True
+                    ) -> tuple[str, list[Any]]:
+        """``f`` as an SQL condition on ``alias`` with its arguments; ``space``: the space's own condition
+        first (without it: only the filters, "" when there are none)."""
+        where, args = ([f"{alias}.space_id = ?"], [space_id]) if space else ([], [])
         if f.speaker:
             where.append(f"{alias}.speaker = ?")
             args.append(f.speaker)
@@ -128,31 +132,35 @@ class Browse:
             args.append(f"%{_like_escape(f.contains)}%")
         return " AND ".join(where), args
 
-    def _fts_query(self, space_id: int, terms: tuple[str, ...]) -> str:
-        return " OR ".join(_fts_phrase(f"s{space_id}_{t}") for t in dict.fromkeys(terms) if t)
-
     def browse_nodes(self, space_id: int, f: NodeFilter, limit: int, offset: int = 0,
                    newest_first: bool = True) -> list[dict[str, Any]]:
         """One page of the space's memories matching ``f``: by conversation order (newest first by default),
-        or, with keyword ``terms``, best BM25 match first. LIMIT / OFFSET in SQL."""
+        or, with keyword ``terms``, best BM25 match first (the space's statistics, ties by id). LIMIT /
+        OFFSET in SQL."""
+        if f.terms:
+            where, args = self._filter_sql(space_id, f, space=False)
+            ids = [nid for nid, _ in self._bm25(space_id, f.terms, f" AND {where}" if where else "", args,
+                                                limit, offset)]
+            rows = {r[0]: _node(r) for r in self.select_in(
+                f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE id IN ({{ids}})", ids)}
+            return [rows[i] for i in ids if i in rows]
         cols = ", ".join(f"n.{c}" for c in NODE_COLUMNS)
         where, args = self._filter_sql(space_id, f)
-        if f.terms:
-            sql = (f"SELECT {cols} FROM node_fts JOIN nodes n ON n.id = node_fts.rowid "
-                   f"WHERE node_fts MATCH ? AND {where} ORDER BY bm25(node_fts), n.id LIMIT ? OFFSET ?")
-            args = [self._fts_query(space_id, f.terms), *args]
-        else:
-            order = "DESC" if newest_first else "ASC"
-            sql = f"SELECT {cols} FROM nodes n WHERE {where} ORDER BY n.ord {order}, n.id {order} LIMIT ? OFFSET ?"
+        order = "DESC" if newest_first else "ASC"
+        sql = f"SELECT {cols} FROM nodes n WHERE {where} ORDER BY n.ord {order}, n.id {order} LIMIT ? OFFSET ?"
         return [_node(r) for r in self.db.execute(sql, (*args, int(limit), int(offset)))]
 
     def count_browse(self, space_id: int, f: NodeFilter) -> int:
         """How many memories of the space match ``f``."""
         where, args = self._filter_sql(space_id, f)
         if f.terms:
-            return self.db.execute(f"SELECT count(*) FROM node_fts JOIN nodes n ON n.id = node_fts.rowid "
-                                   f"WHERE node_fts MATCH ? AND {where}",
-                                   (self._fts_query(space_id, f.terms), *args)).fetchone()[0]
+            keys = sorted({term_key(t) for t in f.terms if t})
+            if not keys:
+                return 0
+            return self.db.execute(
+                f"SELECT count(DISTINCT t.node_id) FROM node_terms t JOIN nodes n ON n.id = t.node_id "
+                f"WHERE t.space_id = ? AND t.term IN ({','.join('?' * len(keys))}) AND {where}",
+                (int(space_id), *keys, *args)).fetchone()[0]
         return self.db.execute(f"SELECT count(*) FROM nodes n WHERE {where}", args).fetchone()[0]
 
     def node_positions(self, ids: list[int] | set[int]) -> dict[int, tuple[str, int]]:

@@ -2,15 +2,16 @@
 spaces. ALL the SQL of ``hela memories`` / ``delete`` / ``edit`` / ``history`` / ``spaces drop|rename``.
 
 Complete deletion (:meth:`Correct.erase_nodes`) removes a memory from every place hela keeps it: the node
-row, ``node_emb``, ``node_vec`` (sqlite-vec), ``node_passage``, the persisted sign bits, the FTS5 row,
-its edit history, its edges, the asks-log rows whose retrieved set holds it (or whose question or answer
+row, ``node_emb``, ``node_vec`` (sqlite-vec), ``node_passage``, the persisted sign bits, the keyword
+postings (``node_terms``, with the space's BM25 counts: the scores a fresh ingest of the remaining
+memories would give), its edit history, its edges, the asks-log rows whose retrieved set holds it (or whose question or answer
 quote it) and the semantic records that cite it (with their vectors and evidence; their hubs are reset so
 they may be distilled again). Then :meth:`Correct.scrub` makes the bytes go too:
 
 * every connection runs with ``PRAGMA secure_delete=ON`` (:mod:`hela_cli.store.connection`), so SQLite
-  overwrites deleted cells and freed pages with zeros, and ``node_fts`` has FTS5's ``secure-delete``
-  option (migration 0012), so a deleted row's terms leave the index segments at once instead of waiting
-  behind a delete marker;
+  overwrites deleted cells and freed pages with zeros (the keyword postings are a plain table since
+  migration 0015: a deleted posting leaves no delete marker behind, as FTS5's did without its
+  ``secure-delete`` option);
 * ``PRAGMA wal_checkpoint(TRUNCATE)`` copies the zeroed pages into the database file and truncates the
   WAL, which still held the old page images, to 0 bytes;
 * the database file is then read back and searched for probes of the deleted texts (those no remaining
@@ -30,7 +31,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from hela_cli.errors import InputError, StoreError
-from hela_cli.store.base import NODE_COLUMNS, _blob, _fts_terms, _node
+from hela_cli.store.base import NODE_COLUMNS, _blob, _node
 
 # Tombstones (ids and times only) are kept this long: longer than any consolidation or ask runs.
 TOMBSTONE_DAYS = 1.0
@@ -86,8 +87,7 @@ class Correct:
     """Listing, complete deletion, edits and their history, dropping and renaming spaces.
 
     What differs between the engines is in a few hooks (overridden for Postgres in
-    :mod:`hela_cli.store.pg_correct`): :meth:`_json_holds`, :meth:`_replace_keyword_row`,
-    :meth:`_write_vectors`, :meth:`_signs_replace`, :meth:`checkpoint` / :meth:`scrub` and the table names
+    :mod:`hela_cli.store.pg_correct`): :meth:`_json_holds`, :meth:`_write_vectors`, :meth:`_signs_replace`, :meth:`checkpoint` / :meth:`scrub` and the table names
     below."""
 
     _SEMANTIC_VECTORS = "semantic_vec"                     # the semantic records' vector table
@@ -229,7 +229,7 @@ class Correct:
                 self._signs_replace(space_id, keep)
             if found:
                 self._tombstone(space_id, found)
-                self.delete_nodes(found)   # rows, vectors, passages, FTS, edges, evidence, hubs, sign bits
+                self.delete_nodes(found)   # rows, vectors, passages, postings, edges, evidence, hubs, sign bits
         self._drop_process_caches(space_id)
         rep = {"deleted": found, "reembedded": sorted(keep) if found else [], "semantic": derived["semantic"],
                "asks": derived["asks"],
@@ -305,7 +305,7 @@ class Correct:
                           followers: dict[int, np.ndarray] | None = None) -> dict[str, Any]:
         """Replace a memory's text in one write transaction, keeping its id, time, session, speaker and
         edges: the previous text goes to ``history``; the row's text and keywords, its vector (``node_emb``,
-        ``node_vec``, sign bits), passage vectors and FTS row are replaced; ``followers`` (node -> vector)
+        ``node_vec``, sign bits), passage vectors and keyword postings are replaced; ``followers`` (node -> vector)
         are turns re-embedded because their embedding context held the old text. What was derived from the
         old text (semantic records citing it, asks-log rows holding it) is deleted as by a delete. Then the
         old text is scrubbed from the file bytes except where history keeps it."""
@@ -338,12 +338,6 @@ class Correct:
         scrub = self.scrub([old, *derived["semantic_texts"]]) if not self._in_tx else None
         return {"id": node_id, "previous": old, "semantic": derived["semantic"], "asks": derived["asks"],
                 "hubs_reset": derived["hubs_reset"], "scrub": scrub}
-
-    def _replace_keyword_row(self, space_id: int, node_id: int, keywords: Sequence[str]) -> None:
-        """Inside the edit's transaction, before the node row's ``keywords`` change: the node's keyword-index
-        row rebuilt for ``keywords`` (FTS5 here; the term statistics on Postgres, ``store/pg_correct.py``)."""
-        self.db.execute("DELETE FROM node_fts WHERE rowid = ?", (node_id,))
-        self.db.execute("INSERT INTO node_fts(rowid, terms) VALUES (?, ?)", (node_id, _fts_terms(space_id, keywords)))
 
     def _write_vectors(self, space_id: int, vectors: dict[int, np.ndarray], now: float) -> None:
         """Inside a write transaction: new vectors for existing nodes (``node_emb``, ``node_vec``); their
@@ -474,20 +468,10 @@ class FilteredSearch:
 
     def keyword_search_among(self, space_id: int, terms: Sequence[str], limit: int, **filters: Any
                              ) -> list[tuple[int, float]]:
-        """:meth:`keyword_search` restricted to the memories matching ``filters`` (joined in the FTS5 query,
-        so the limit counts matching memories only)."""
-        from hela_cli.store.base import _fts_phrase
-
-        terms = [t for t in dict.fromkeys(terms) if t]
-        if not terms or limit <= 0:
-            return []
+        """:meth:`keyword_search` restricted to the memories matching ``filters`` (joined in the BM25
+        statement, so the limit counts matching memories only; the statistics stay the space's)."""
         where, args = filter_clause(alias="n", **filters)
-        query = " OR ".join(_fts_phrase(f"s{space_id}_{t}") for t in terms)
-        rows = self.db.execute(
-            f"SELECT node_fts.rowid, -bm25(node_fts) FROM node_fts JOIN nodes n ON n.id = node_fts.rowid "
-            f"WHERE node_fts MATCH ? AND n.space_id = ?{where} ORDER BY bm25(node_fts) LIMIT ?",
-            (query, space_id, *args, int(limit))).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
+        return self._bm25(space_id, terms, where, args, limit)
 
     def nodes_in_window_among(self, space_id: int, start: float, end: float, limit: int, **filters: Any) -> list[int]:
         """:meth:`nodes_in_window` among the memories matching ``filters``."""

@@ -19,6 +19,10 @@ SHARED_CHECKS = {
         "(SELECT 1 FROM nodes n WHERE n.id = s.node_id)",
     "hub rows with missing node": "SELECT count(*) FROM hubs h WHERE NOT EXISTS "
         "(SELECT 1 FROM nodes n WHERE n.id = h.node_id)",
+    "keyword postings without node": "SELECT count(*) FROM node_terms t WHERE NOT EXISTS "
+        "(SELECT 1 FROM nodes n WHERE n.id = t.node_id)",
+    "keyword statistics out of step": "SELECT count(*) FROM spaces s WHERE fts_docs <> "
+        "(SELECT count(*) FROM nodes n WHERE n.space_id = s.id)",
 }
 
 
@@ -27,31 +31,18 @@ class Integrity:
     def integrity_problems(self) -> list[str]:
         """Cross-table consistency checks (used by tests and ``hela doctor``-style checks)."""
         problems = []
-        # FTS5 keeps its index structure cached per connection and refreshes it when a query reads the table
-        # in a transaction; PRAGMA integrity_check alone used the stale copy after another connection had
-        # deleted rows and reported "malformed inverted index" (a fresh connection found none). Read first.
-        own_tx = not self._in_tx
-        if own_tx:
-            self.db.execute("BEGIN")
-        try:
-            self.db.execute("SELECT count(*) FROM node_fts WHERE node_fts MATCH '\"-\"'").fetchone()
-            ok = self.db.execute("PRAGMA integrity_check").fetchone()[0]
-        finally:
-            if own_tx:
-                self.db.execute("COMMIT")
+        ok = self.db.execute("PRAGMA integrity_check").fetchone()[0]
         if ok != "ok":
             problems.append(f"integrity_check: {ok}")
         return problems + self._count_problems({**self._engine_checks(), **SHARED_CHECKS})
 
     def _engine_checks(self) -> dict[str, str]:
-        """Checks of the SQLite-only tables (vec0, FTS5); the Postgres store has its own."""
+        """Checks of the SQLite-only tables (vec0); the Postgres store has its own."""
         return {
             "nodes without vector": "SELECT count(*) FROM nodes n WHERE NOT EXISTS "
                                     "(SELECT 1 FROM node_vec v WHERE v.node_id = n.id)",
             "vectors without node": "SELECT count(*) FROM node_vec v WHERE NOT EXISTS "
                                     "(SELECT 1 FROM nodes n WHERE n.id = v.node_id)",
-            "fts rows without node": "SELECT count(*) FROM node_fts f WHERE NOT EXISTS "
-                                     "(SELECT 1 FROM nodes n WHERE n.id = f.rowid)",
         }
 
     def _count_problems(self, checks: dict[str, str]) -> list[str]:

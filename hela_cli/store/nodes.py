@@ -7,10 +7,10 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from hela_cli.store.base import NODE_COLUMNS, ROW_CACHE_MAX, _blob, _fts_terms, _node
+from hela_cli.store.base import NODE_COLUMNS, ROW_CACHE_MAX, _blob, _node
 
 class Nodes:
-    """Node rows with their vectors (``node_vec``, ``node_emb``) and keyword rows (``node_fts``)."""
+    """Node rows with their vectors (``node_vec``, ``node_emb``) and keyword postings (``node_terms``)."""
 
     def existing_hashes(self, space_id: int, hashes: Iterable[str]) -> dict[str, int]:
         """``{hash: node_id}`` for the given content hashes already stored in the space."""
@@ -72,11 +72,10 @@ class Nodes:
         self.sdb["node_emb"].insert_all(
             ({"node_id": new[h], "space_id": space_id, "embedding": _blob(vec)} for h, (_, vec) in fresh.items()),
             batch_size=200)
-        # vec0 and FTS5 are virtual tables: plain statements
+        # vec0 is a virtual table: a plain statement
         self.db.executemany("INSERT INTO node_vec(node_id, space_id, embedding) VALUES (?, ?, ?)",
                             [(new[h], space_id, _blob(vec)) for h, (_, vec) in fresh.items()])
-        self.db.executemany("INSERT INTO node_fts(rowid, terms) VALUES (?, ?)",
-                            [(new[h], _fts_terms(space_id, row.get("keywords", []))) for h, (row, _) in fresh.items()])
+        self._index_terms(space_id, {new[h]: row.get("keywords", []) for h, (row, _) in fresh.items()})
         self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
         self._signs_after_write(space_id, add=(np.array([new[h] for h in fresh], dtype=np.int64),
                                                np.array([vec for _, vec in fresh.values()], dtype=np.float32)))
@@ -169,7 +168,7 @@ class Nodes:
 
     # ---------------------------------------------------------------- deletion (forgetting)
     def delete_nodes(self, ids: Sequence[int]) -> None:
-        """Remove nodes with their vectors, FTS entries and edges; count forgotten semantic evidence.
+        """Remove nodes with their vectors, keyword postings and edges; count forgotten semantic evidence.
 
         Call inside a transaction.
         """
@@ -180,6 +179,7 @@ class Nodes:
         for sid in sorted(by_space):
             self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id = ?", (sid,))
             self._signs_after_write(sid, remove=by_space[sid])
+            self._unindex_terms(sid, by_space[sid])
         for nid in ids:
             self.db.execute("UPDATE semantic SET forgotten_evidence = forgotten_evidence + 1 "
                             "WHERE id IN (SELECT semantic_id FROM semantic_evidence WHERE node_id=?)", (nid,))
@@ -188,7 +188,6 @@ class Nodes:
             self.db.execute("DELETE FROM node_vec WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM node_emb WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM node_passage WHERE node_id=?", (nid,))
-            self.db.execute("DELETE FROM node_fts WHERE rowid=?", (nid,))
             self.db.execute("DELETE FROM hubs WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM nodes WHERE id=?", (nid,))
 

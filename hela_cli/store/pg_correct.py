@@ -21,7 +21,7 @@ same portable SQL as on SQLite, translated by ``PgDB`` (``store/postgres.py``).
   snapshot through the ``hela copy`` code (:mod:`hela_cli.store.transfer`), then checked, fsynced and
   renamed by :meth:`hela_cli.store.backup.Backup.backup_to` exactly as a SQLite backup.
 * **Browsing** (``hela ui``): read-only through ``default_transaction_read_only`` (SQLite: ``query_only``);
-  keyword search with FTS5's BM25 from the term statistics; a change token for the strength cache.
+  a change token for the strength cache.
 """
 
 from __future__ import annotations
@@ -34,8 +34,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hela_cli.errors import StoreError
-from hela_cli.store.base import NODE_COLUMNS, _node
-from hela_cli.store.correct import filter_clause, probes
+from hela_cli.store.correct import probes
 
 # The tables that hold a memory's text or what was derived from it: VACUUMed after a delete or an edit.
 VACUUM_TABLES = ("nodes", "node_terms", "node_emb", "node_passage", "history", "asks", "semantic",
@@ -57,11 +56,6 @@ class PgCorrect:
     def _json_holds(column: str, placeholders: str) -> str:
         return (f"EXISTS (SELECT 1 FROM json_array_elements_text(({column})::json) AS j(value) "
                 f"WHERE j.value::bigint IN ({placeholders}))")
-
-    def _replace_keyword_row(self, space_id: int, node_id: int, keywords: Sequence[str]) -> None:
-        """The node's postings and the space's BM25 counts: out with the stored keywords, in with the new."""
-        self._unindex_terms(space_id, [node_id])
-        self._index_terms(space_id, {node_id: list(keywords)})
 
     def _write_vectors(self, space_id: int, vectors: dict[int, np.ndarray], now: float) -> None:
         for nid, vec in vectors.items():
@@ -141,11 +135,6 @@ class PgCorrect:
             (q, int(space_id), sorted(int(i) for i in allowed), int(k) + RESCORE_EXTRA)).fetchall()
         return self._rescored([int(r[0]) for r in rows], q, k, space_id)
 
-    def keyword_search_among(self, space_id: int, terms: Sequence[str], limit: int, **filters: Any
-                             ) -> list[tuple[int, float]]:
-        where, args = filter_clause(alias="n", **filters)
-        return [(nid, score) for nid, score in self._bm25(space_id, terms, where, args, limit)]
-
     # ---------------------------------------------------------------- browsing (hela ui)
     def set_query_only(self, on: bool) -> None:
         """This session's transactions read-only (``default_transaction_read_only``): every write is refused
@@ -156,28 +145,6 @@ class PgCorrect:
         """Changes whenever a transaction that wrote anything on the server commits or starts: the snapshot's
         ``xmax`` (next transaction id) and its in-progress list."""
         return self.db.execute("SELECT pg_current_snapshot()::text").fetchone()[0]
-
-    def browse_nodes(self, space_id: int, f: Any, limit: int, offset: int = 0,
-                     newest_first: bool = True) -> list[dict[str, Any]]:
-        if not f.terms:
-            return super().browse_nodes(space_id, f, limit, offset, newest_first)
-        where, args = self._filter_sql(space_id, f)
-        where = " AND " + where.split(" AND ", 1)[1] if " AND " in where else ""
-        ids = [nid for nid, _ in self._bm25(space_id, f.terms, where, args[1:], limit, offset)]
-        rows = {r[0]: _node(r) for r in self.select_in(
-            f"SELECT {', '.join(NODE_COLUMNS)} FROM nodes WHERE id IN ({{ids}})", ids)}
-        return [rows[i] for i in ids if i in rows]
-
-    def count_browse(self, space_id: int, f: Any) -> int:
-        if not f.terms:
-            return super().count_browse(space_id, f)
-        from hela_cli.store.pg_search import term_key
-
-        where, args = self._filter_sql(space_id, f)
-        keys = list(dict.fromkeys(term_key(t) for t in f.terms if t))
-        return self.db.execute(
-            f"SELECT count(*) FROM nodes n WHERE {where} AND EXISTS (SELECT 1 FROM node_terms t WHERE "
-            f"t.node_id = n.id AND t.space_id = ? AND t.term = ANY(?))", (*args, int(space_id), keys)).fetchone()[0]
 
     # ---------------------------------------------------------------- backup
     def _write_copy(self, tmp: Path, dest: Path) -> None:

@@ -10,22 +10,20 @@ the space id written into the statement so the planner can match the partial ind
 measured (BENCHMARKS.md, "Postgres backend").
 
 Keywords: FTS5's BM25 (k1 1.2, b 0.75, IDF ``log((N - n + 0.5) / (n + 0.5))`` floored at 1e-6, N and
-the average length over the whole table as FTS5 counts them) computed in SQL from ``node_terms``, so
-``keyword_search`` returns the same scores and ranking as on SQLite (ties by node id).
+the average length those of the searched space, ``spaces.fts_docs`` / ``fts_len``) computed in SQL from
+``node_terms``, as on SQLite (``store/vectors.py``, the same postings and statement): the same scores and
+ranking on both engines (ties by node id), whatever the other spaces of the database hold.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from typing import Any, Sequence
 
 import numpy as np
 
-BM25_K1 = 1.2
+from hela_cli.store.base import BM25_B, BM25_K1, term_key, term_rows
+
 RESCORE_EXTRA = 20   # candidates beyond k that pgvector proposes for the float32 rescoring (as the int8 index)
-BM25_B = 0.75
-_FTS_TOKEN = re.compile(r"\w+")
 
 
 def as_array(value: Any) -> np.ndarray:
@@ -33,17 +31,6 @@ def as_array(value: Any) -> np.ndarray:
     if hasattr(value, "to_numpy"):
         value = value.to_numpy()
     return np.asarray(value, dtype=np.float32)
-
-
-def term_key(term: str) -> str:
-    """A keyword as FTS5's ``unicode61`` tokenizer stores it: case and diacritics folded."""
-    folded = unicodedata.normalize("NFKD", term.lower())
-    return "".join(c for c in folded if not unicodedata.combining(c))
-
-
-def fts_length(space_id: int, keywords: Sequence[str]) -> int:
-    """How many FTS5 tokens a node's document (its space-scoped keywords) holds: BM25's document length."""
-    return sum(len(_FTS_TOKEN.findall(f"s{space_id}_{k}")) for k in keywords)
 
 
 class PgSearch:
@@ -152,91 +139,41 @@ class PgSearch:
 
     # ---------------------------------------------------------------- keywords
     def _index_terms(self, space_id: int, docs: dict[int, Sequence[str]]) -> None:
-        """Keyword postings of new nodes and the space's FTS-style counts (inside the write transaction)."""
-        rows = []
-        total = 0
-        for nid, kws in docs.items():
-            dl = fts_length(space_id, kws)
-            total += dl
-            tf: dict[str, int] = {}
-            for k in kws:
-                if k:
-                    key = term_key(k)
-                    tf[key] = tf.get(key, 0) + 1
-            rows.extend((space_id, t, nid, n, dl) for t, n in tf.items())
+        """Keyword postings of new nodes and the space's BM25 counts (inside the write transaction), the
+        postings through ``COPY``."""
+        rows, total = term_rows(space_id, docs)
         self.db.copy_rows("node_terms", ("space_id", "term", "node_id", "tf", "dl"), rows)
         self.db.execute("UPDATE spaces SET fts_docs = fts_docs + ?, fts_len = fts_len + ? WHERE id = ?",
                         (len(docs), total, space_id))
 
-    def _unindex_terms(self, space_id: int, ids: Sequence[int]) -> None:
-        total = sum(fts_length(space_id, kws.split() if kws else []) for _, kws in self.select_in(
-            "SELECT id, keywords FROM nodes WHERE id IN ({ids})", list(ids)))
-        self.db.executemany("DELETE FROM node_terms WHERE node_id = ?", [(i,) for i in ids])
-        self.db.execute("UPDATE spaces SET fts_docs = fts_docs - ?, fts_len = fts_len - ? WHERE id = ?",
-                        (len(ids), total, space_id))
-
-    def keyword_search(self, space_id: int, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """Nodes of the space matching any term, ``[(node_id, bm25)]`` best first: FTS5's ``-bm25()``."""
-        return self._bm25(space_id, terms, "", (), limit)
-
     def _bm25(self, space_id: int, terms: Sequence[str], where: str, args: Sequence[Any], limit: int,
               offset: int = 0) -> list[tuple[int, float]]:
-        """FTS5's ``-bm25()`` over the space's memories, best first, ties by id; ``where`` (``" AND ..."`` on
-        the nodes' alias ``n``, with ``args``) narrows them (recall filters, ``hela ui``'s search).
+        """FTS5's ``-bm25()`` over the space's memories with the space's own statistics, best first, ties by
+        id; ``where`` (``" AND ..."`` on the nodes' alias ``n``, with ``args``) narrows them (recall filters,
+        ``hela ui``'s search).
 
-        One statement (it was three in a snapshot: the totals, the document frequencies, the scores): the
-        IDF is computed in SQL with the float8 operations, in the order, of the formula in this module's
-        docstring (Postgres' ``ln`` is the C library's ``log``), so the scores are FTS5's to the last digit
-        (``tests/test_postgres.py`` compares them with SQLite's)."""
+        One statement (it was three in a snapshot: the totals, the document frequencies, the scores): each
+        score is FTS5's float8 arithmetic in FTS5's order (Postgres' ``ln`` is the C library's ``log``), its
+        terms summed in query order (``sum(... ORDER BY)``: one plan or another gives the same float8), as
+        SQLite computes it: the same ranking, scores within 1e-12 (``tests/test_postgres.py``)."""
         terms = [t for t in dict.fromkeys(terms) if t]
         if not terms or limit <= 0:
             return []
         keys = [term_key(t) for t in terms]
         nodes = " JOIN nodes n ON n.id = t.node_id" if where else ""
         rows = self.db.execute(
-            f"""WITH tot AS (SELECT coalesce(sum(fts_docs), 0)::float8 AS n, coalesce(sum(fts_len), 0)::float8 AS len
-                            FROM spaces),
+            f"""WITH tot AS (SELECT fts_docs::float8 AS n, fts_len::float8 AS len FROM spaces WHERE id = ?),
                     df AS (SELECT term, count(*)::float8 AS df FROM node_terms
                            WHERE space_id = ? AND term = ANY(?) GROUP BY term),
-                    q AS (SELECT k.term, ln((tot.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS v
-                          FROM unnest(?::text[]) AS k(term) CROSS JOIN tot LEFT JOIN df ON df.term = k.term)
+                    q AS (SELECT k.term, k.pos, ln((tot.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS v
+                          FROM unnest(?::text[]) WITH ORDINALITY AS k(term, pos) CROSS JOIN tot
+                          LEFT JOIN df ON df.term = k.term)
                SELECT t.node_id,
-                      sum((CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END) * (t.tf * ?)
-                          / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) AS score
+                      sum((CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END) * ((t.tf * ?)
+                          / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) ORDER BY q.pos) AS score
                FROM node_terms t JOIN q ON t.term = q.term CROSS JOIN tot{nodes}
                WHERE t.space_id = ? AND tot.n > 0{where} GROUP BY t.node_id ORDER BY score DESC, t.node_id
                LIMIT ? OFFSET ?""",
-            (int(space_id), list(set(keys)), keys, BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B,
+            (int(space_id), int(space_id), list(set(keys)), keys, BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B,
              int(space_id), *args, int(limit), int(offset))).fetchall()
         return [(int(n), float(s)) for n, s in rows]
-
-    def term_counts(self, space_id: int, terms: Sequence[str]) -> dict[str, int]:
-        cache = self._space_cache(space_id, "term_df")
-        out: dict[str, int] = {}
-        want = [t for t in dict.fromkeys(terms) if t]
-        missing = [t for t in want if cache is None or t not in cache]
-        if missing:
-            counts = dict(self.db.execute(
-                "SELECT term, count(*) FROM node_terms WHERE space_id = ? AND term = ANY(?) GROUP BY term",
-                (int(space_id), list({term_key(t) for t in missing}))).fetchall())
-            for t in missing:
-                n = int(counts.get(term_key(t), 0))
-                out[t] = n
-                if cache is not None:
-                    cache[t] = n
-        for t in want:
-            if t not in out:
-                out[t] = cache[t]  # type: ignore[index]
-        return {t: out[t] for t in want}
-
-    def term_postings(self, space_id: int, terms: Sequence[str], max_df: int) -> dict[str, list[int]]:
-        out: dict[str, list[int]] = {}
-        for t in dict.fromkeys(terms):
-            if not t:
-                continue
-            ids = [r[0] for r in self.db.execute(
-                "SELECT node_id FROM node_terms WHERE space_id = ? AND term = ? ORDER BY node_id LIMIT ?",
-                (int(space_id), term_key(t), max_df + 1))]
-            if len(ids) <= max_df:
-                out[t] = ids
-        return out

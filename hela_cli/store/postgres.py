@@ -9,7 +9,7 @@ How it shares code with the SQLite store (see ARCHITECTURE.md, "The store seam")
   pruning, semantic evidence, passages, windows) run unchanged on both backends;
 * what is not portable is overridden here (connection, transactions and the write lock, migrations,
   inserts that sqlite-utils does on SQLite) and in :mod:`hela_cli.store.pg_search` (KNN through pgvector,
-  keyword search computing FTS5's BM25 from term statistics).
+  keyword search's statement).
 
 Transactions: one write transaction at a time per space, as SQLite's ``BEGIN IMMEDIATE`` per file: a write
 transaction that names its space (``transaction(space=id)``) takes that space's transaction-scoped advisory
@@ -547,12 +547,8 @@ class PgStore(PgCorrect, PgReads, PgSearch, PgConnection, Transfer, Correct, Fil
         return self._count_problems({**self._engine_checks(), **SHARED_CHECKS})
 
     def _engine_checks(self) -> dict[str, str]:
-        return {
-            "keyword postings without node": "SELECT count(*) FROM node_terms t WHERE NOT EXISTS "
-                                             "(SELECT 1 FROM nodes n WHERE n.id = t.node_id)",
-            "keyword statistics out of step": "SELECT count(*) FROM spaces s WHERE fts_docs <> "
-                                              "(SELECT count(*) FROM nodes n WHERE n.space_id = s.id)",
-        }
+        """No engine-only tables on Postgres (the keyword postings are checked on both engines)."""
+        return {}
 
     # ---------------------------------------------------------------- hela reembed (the SQLite flow, reembed.py)
     def stage_vectors(self, kind: str, rows: Any) -> None:

@@ -255,7 +255,49 @@ def _m14_asks_traces(db: "Database") -> None:
     db.execute("CREATE INDEX IF NOT EXISTS asks_traces ON asks(space_id, id) "
                "WHERE used IS NOT NULL AND vector IS NOT NULL")
 
-FTS_TOKENIZER = "unicode61 tokenchars '_'"
+FTS_TOKENIZER = "unicode61 tokenchars '_'"   # node_fts of migrations 0005-0014
+
+
+def _m15_keyword_terms(db: "Database") -> None:
+    # Keyword statistics per space (issue 35). FTS5's bm25() takes the document count and the average
+    # length over the whole table, i.e. over every space of the file: a space's scores and rankings moved
+    # when another space was ingested beside it, and told something of the other spaces' content. The
+    # postings become a plain table, as on Postgres (store/pg_schema.py): (space, term, node) with the term
+    # frequency and the node's length, and each space's counts in `spaces`; BM25 is computed in SQL from
+    # them (store/vectors.py). A space alone in a file scores as FTS5 scored it. Measured against one FTS5
+    # table per space and a Python scorer over FTS5 matches: BENCHMARKS.md, "Keyword statistics per space".
+    from hela_cli.store.base import term_rows
+
+    db.execute("ALTER TABLE spaces ADD COLUMN fts_docs INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE spaces ADD COLUMN fts_len INTEGER NOT NULL DEFAULT 0")
+    _script(db, """
+        CREATE TABLE node_terms(
+            space_id INTEGER NOT NULL,
+            term TEXT NOT NULL,
+            node_id INTEGER NOT NULL,
+            tf INTEGER NOT NULL,                    -- occurrences of the term in the node's keywords
+            dl INTEGER NOT NULL,                    -- the node's length in tokens (BM25's document length)
+            PRIMARY KEY(space_id, term, node_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX node_terms_node ON node_terms(node_id);
+        """)
+    counts: dict[int, list[int]] = {}
+    last = -1
+    while True:
+        chunk = db.execute("SELECT id, space_id, keywords FROM nodes WHERE id > ? ORDER BY id LIMIT 5000",
+                           (last,)).fetchall()
+        if not chunk:
+            break
+        last = chunk[-1][0]
+        for nid, sid, kws in chunk:
+            rows, total = term_rows(sid, {nid: kws.split() if kws else []})
+            db.conn.executemany("INSERT INTO node_terms(space_id, term, node_id, tf, dl) VALUES (?,?,?,?,?)", rows)
+            c = counts.setdefault(sid, [0, 0])
+            c[0] += 1
+            c[1] += total
+    db.conn.executemany("UPDATE spaces SET fts_docs = ?, fts_len = ? WHERE id = ?",
+                        [(d, n, sid) for sid, (d, n) in counts.items()])
+    db.execute("DROP TABLE node_fts")
 
 def _m6_asks_log_memories_view(db: "Database") -> None:
     # the asks table (0002) becomes a log of asks, as `llm` logs prompts: read newest first per space
@@ -283,6 +325,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0012_history", _m12_history),
     ("0013_asks_feedback", _m13_asks_feedback),
     ("0014_asks_traces", _m14_asks_traces),
+    ("0015_keyword_terms", _m15_keyword_terms),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

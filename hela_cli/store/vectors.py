@@ -1,5 +1,11 @@
 """Vector and keyword search: the KNN policy (in-process index or sqlite-vec), per-space caches of
-vectors, and FTS5 keyword candidates."""
+vectors, and BM25 keyword candidates from the keyword postings (``node_terms``).
+
+Keyword search is BM25 as FTS5 computes it (k1 1.2, b 0.75, IDF ``log((N - n + 0.5) / (n + 0.5))`` floored at
+1e-6), with N, n and the average length of the searched space only (``spaces.fts_docs`` / ``fts_len``,
+migration 0015): a space's scores do not depend on what other spaces of the file hold (issue 35; FTS5's
+``bm25()`` took N and the average length over every space of the file). The postings and the SQL are those
+of the Postgres backend (``store/pg_search.py``), so both engines give the same scores."""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 
 
-from hela_cli.store.base import _blob, _fts_phrase, sqlite3
+from hela_cli.store.base import BM25_B, BM25_K1, _blob, fts_length, sqlite3, term_key, term_rows
 
 
 class Search:
@@ -345,44 +351,98 @@ class Search:
             n += len(add[0])
         self.db.execute("UPDATE sign_state SET version=?, n=? WHERE space_id=?", (version, n, space_id))
 
+    # ---------------------------------------------------------------- keywords (node_terms)
+    def _index_terms(self, space_id: int, docs: dict[int, Sequence[str]]) -> None:
+        """Keyword postings of new nodes ``{node_id: keywords}`` and the space's BM25 counts (inside the write
+        transaction)."""
+        rows, total = term_rows(space_id, docs)
+        self.db.executemany("INSERT INTO node_terms(space_id, term, node_id, tf, dl) VALUES (?,?,?,?,?)", rows)
+        self.db.execute("UPDATE spaces SET fts_docs = fts_docs + ?, fts_len = fts_len + ? WHERE id = ?",
+                        (len(docs), total, space_id))
+
+    def _unindex_terms(self, space_id: int, ids: Sequence[int]) -> None:
+        """The postings of nodes about to be deleted (their rows still there) out, and their counts."""
+        total = sum(fts_length(space_id, kws.split() if kws else []) for _, kws in self.select_in(
+            "SELECT id, keywords FROM nodes WHERE id IN ({ids})", list(ids)))
+        self.db.executemany("DELETE FROM node_terms WHERE node_id = ?", [(i,) for i in ids])
+        self.db.execute("UPDATE spaces SET fts_docs = fts_docs - ?, fts_len = fts_len - ? WHERE id = ?",
+                        (len(ids), total, space_id))
+
+    def _replace_keyword_row(self, space_id: int, node_id: int, keywords: Sequence[str]) -> None:
+        """Inside an edit's transaction, before the node row's ``keywords`` change: the node's postings and
+        the space's counts, out with the stored keywords, in with ``keywords``."""
+        self._unindex_terms(space_id, [node_id])
+        self._index_terms(space_id, {node_id: list(keywords)})
+
     def keyword_search(self, space_id: int, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """Nodes of the space matching any term, ``[(node_id, bm25)]`` with bm25 >= 0, best first."""
+        """Nodes of the space matching any term, ``[(node_id, bm25)]`` with bm25 >= 0, best first (ties by
+        id)."""
+        return self._bm25(space_id, terms, "", (), limit)
+
+    def _bm25(self, space_id: int, terms: Sequence[str], where: str, args: Sequence[Any], limit: int,
+              offset: int = 0) -> list[tuple[int, float]]:
+        """FTS5's ``-bm25()`` over the space's memories with the space's own statistics, best first, ties by
+        id; ``where`` (``" AND ..."`` on the nodes' alias ``n``, with ``args``) narrows them (recall filters,
+        ``hela ui``'s search) without changing the statistics.
+
+        One statement: the space's counts, the document frequencies, the IDFs and the scores (a query term
+        folded to the same key as another counts twice, as a repeated phrase did in FTS5). Each score is
+        FTS5's arithmetic in FTS5's order, its terms summed in query order (``sum(... ORDER BY)``): the same
+        float64 to the last digit whatever plan the engine picks (a space alone: FTS5's ``bm25()`` exactly;
+        Postgres: within 1e-12, its last bit may differ). Measured against
+        FTS5's ``bm25()`` and a Python scorer over FTS5 matches (BENCHMARKS.md, "Keyword statistics per
+        space")."""
         terms = [t for t in dict.fromkeys(terms) if t]
         if not terms or limit <= 0:
             return []
-        query = " OR ".join(_fts_phrase(f"s{space_id}_{t}") for t in terms)
+        import json
+
+        keys = [term_key(t) for t in terms]
+        nodes = " JOIN nodes n ON n.id = t.node_id" if where else ""
         rows = self.db.execute(
-            "SELECT rowid, -bm25(node_fts) AS score FROM node_fts WHERE node_fts MATCH ? "
-            "ORDER BY bm25(node_fts) LIMIT ?", (query, int(limit))).fetchall()
-        return [(r[0], float(r[1])) for r in rows]
+            f"""WITH tot AS (SELECT CAST(fts_docs AS REAL) AS n, CAST(fts_len AS REAL) AS len FROM spaces WHERE id = ?),
+                    k AS (SELECT value AS term, key AS pos FROM json_each(?)),
+                    df AS (SELECT term, CAST(count(*) AS REAL) AS df FROM node_terms
+                           WHERE space_id = ? AND term IN (SELECT term FROM k) GROUP BY term),
+                    q AS (SELECT k.term, k.pos, ln((tot.n - coalesce(df.df, 0) + 0.5) / (coalesce(df.df, 0) + 0.5)) AS v
+                          FROM k CROSS JOIN tot LEFT JOIN df ON df.term = k.term)
+               SELECT t.node_id,
+                      sum((CASE WHEN q.v > 0 THEN q.v ELSE 1e-6 END) * ((t.tf * ?)
+                          / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) ORDER BY q.pos) AS score
+               FROM q JOIN node_terms t ON t.space_id = ? AND t.term = q.term CROSS JOIN tot{nodes}
+               WHERE tot.n > 0{where} GROUP BY t.node_id ORDER BY score DESC, t.node_id LIMIT ? OFFSET ?""",
+            (int(space_id), json.dumps(keys), int(space_id), BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B,
+             int(space_id), *args, int(limit), int(offset))).fetchall()
+        return [(int(n), float(s)) for n, s in rows]
 
     def term_counts(self, space_id: int, terms: Sequence[str]) -> dict[str, int]:
         """Document frequency of each keyword in the space (memories whose keywords hold it), cached per
-        space until its nodes change. One FTS5 count per new term."""
+        space until its nodes change. One statement for the terms not cached."""
         cache = self._space_cache(space_id, "term_df")
+        want = [t for t in dict.fromkeys(terms) if t]
+        missing = [t for t in want if cache is None or t not in cache]
         out: dict[str, int] = {}
-        for t in dict.fromkeys(terms):
-            if not t:
-                continue
-            if cache is not None and t in cache:
-                out[t] = cache[t]
-                continue
-            n = self.db.execute("SELECT count(*) FROM node_fts WHERE node_fts MATCH ?",
-                                (_fts_phrase(f"s{space_id}_{t}"),)).fetchone()[0]
-            out[t] = n
-            if cache is not None:
-                cache[t] = n
-        return out
+        if missing:
+            keys = sorted({term_key(t) for t in missing})
+            counts = dict(self.db.execute(
+                f"SELECT term, count(*) FROM node_terms WHERE space_id = ? AND term IN ({','.join('?' * len(keys))}) "
+                f"GROUP BY term", (int(space_id), *keys)).fetchall())
+            for t in missing:
+                out[t] = int(counts.get(term_key(t), 0))
+                if cache is not None:
+                    cache[t] = out[t]
+        return {t: out[t] if t in out else cache[t] for t in want}  # type: ignore[index]
 
     def term_postings(self, space_id: int, terms: Sequence[str], max_df: int) -> dict[str, list[int]]:
         """The memories holding each keyword, for keywords held by at most ``max_df`` memories of the space
-        (rarer ones are left out after reading ``max_df + 1`` postings). One FTS5 query per term."""
+        (rarer ones are left out after reading ``max_df + 1`` postings). One query per term."""
         out: dict[str, list[int]] = {}
         for t in dict.fromkeys(terms):
             if not t:
                 continue
-            ids = [r[0] for r in self.db.execute("SELECT rowid FROM node_fts WHERE node_fts MATCH ? LIMIT ?",
-                                                 (_fts_phrase(f"s{space_id}_{t}"), max_df + 1))]
+            ids = [r[0] for r in self.db.execute(
+                "SELECT node_id FROM node_terms WHERE space_id = ? AND term = ? ORDER BY node_id LIMIT ?",
+                (int(space_id), term_key(t), max_df + 1))]
             if len(ids) <= max_df:
                 out[t] = ids
         return out

@@ -1,0 +1,73 @@
+"""The coding agents hela hooks into: where each keeps its hook settings, its event names, and what each
+event means to hela (one of three roles).
+
+* ``start``: a session begins; hela prints a brief of the project as additional context.
+* ``prompt``: the user submitted a prompt; hela prints the memories relevant to it (or nothing).
+* ``capture``: a turn or the session ended; hela stores the turns of the transcript not yet stored.
+
+All three agents read the same stdout shape for context, ``{"hookSpecificOutput": {"hookEventName": EVENT,
+"additionalContext": TEXT}}`` (Claude Code refuses a mismatched ``hookEventName``), and the same settings
+shape: ``{"hooks": {EVENT: [{"matcher"?: ..., "hooks": [{"type": "command", "command": ..., "timeout": ...}]}]}}``.
+They differ in file names, event names and the timeout's unit (Gemini CLI: milliseconds).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROLES = ("start", "prompt", "capture")
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str                       # as the CLI names it: claude-code, codex, gemini
+    title: str                      # for people
+    folder: str                     # the agent's folder in a home or a project (.claude, .codex, .gemini)
+    settings: str                   # the settings file inside it
+    events: dict[str, str] = field(default_factory=dict)   # agent event -> role
+    timeout_unit: float = 1.0       # the settings' timeout in seconds times this (Gemini CLI: ms)
+    home_env: str = ""              # an environment variable that moves the user folder (CODEX_HOME)
+
+    def role(self, event: str) -> str | None:
+        return self.events.get(event)
+
+    def user_dir(self) -> Path:
+        if self.home_env and os.environ.get(self.home_env):
+            return Path(os.environ[self.home_env]).expanduser()
+        return Path.home() / self.folder
+
+    def settings_path(self, scope: str, project: Path | None = None) -> Path:
+        """The settings file of ``scope`` (``user``: the agent's folder in the home; ``project``: in
+        ``project``, the git top-level directory or the current directory)."""
+        if scope == "user":
+            return self.user_dir() / self.settings
+        return (project or Path.cwd()) / self.folder / self.settings
+
+
+AGENTS: dict[str, Agent] = {
+    "claude-code": Agent(
+        "claude-code", "Claude Code", ".claude", "settings.json",
+        {"SessionStart": "start", "UserPromptSubmit": "prompt", "Stop": "capture", "PreCompact": "capture",
+         "SessionEnd": "capture"}),
+    "codex": Agent(
+        "codex", "Codex CLI", ".codex", "hooks.json",
+        {"SessionStart": "start", "UserPromptSubmit": "prompt", "Stop": "capture", "SessionEnd": "capture"},
+        home_env="CODEX_HOME"),
+    "gemini": Agent(
+        "gemini", "Gemini CLI", ".gemini", "settings.json",
+        {"SessionStart": "start", "BeforeAgent": "prompt", "AfterAgent": "capture", "SessionEnd": "capture",
+         "PreCompress": "capture"}, timeout_unit=1000.0),
+}
+
+SCOPES = ("user", "project")
+
+
+def agent(name: str) -> Agent:
+    from hela_cli.errors import InputError
+
+    try:
+        return AGENTS[name]
+    except KeyError:
+        raise InputError(f"unknown agent '{name}' (known: {', '.join(AGENTS)})") from None

@@ -1,0 +1,86 @@
+"""Capture: the turns of an agent's transcript that are not stored yet become memories.
+
+* The transcript is read with the format's own parser (``hela_cli.formats``, the one ``hela ingest`` uses),
+  which tolerates a partial last line (a transcript still being written): that line is read next time.
+* Each turn keeps the transcript's own message id as its source id, so a second capture adds nothing
+  (``Memory.add_batch`` skips ids already in the space, also when two captures race).
+* Session = the agent's session id; time = the transcript's timestamps.
+* Secrets are redacted (``hooks.redact``, on by default) before a turn is embedded or written.
+* Tool outputs are left out unless ``hooks.tool_outputs``; tool calls stay as their one short line unless
+  ``hooks.tool_calls`` is off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from hela_cli.errors import InputError
+from hela_cli.formats import Turn, parse_file
+from hela_cli.memory import Memory
+
+#: agent -> the ``hela ingest --format`` name of its transcripts
+TRANSCRIPT_FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini": "gemini"}
+TOOL_CALL_PREFIX = "[tool] "   # a tool call's one line, as the parsers write it (formats/agent.py)
+
+
+def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any) -> list[Turn]:
+    """Every turn of the transcript, in order, as capture stores them (session set, secrets redacted, tool
+    turns filtered by the config)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: transcript not found")
+    keep = cfg.hooks.line_chars if cfg.hooks.tool_outputs else 0
+    convs = parse_file(p, TRANSCRIPT_FORMAT[agent], tool_output_chars=keep)
+    redact = _redactor() if cfg.hooks.redact else None
+    out = []
+    for conv in convs:
+        for t in conv.turns:
+            kind = _kind(t)
+            if (kind == "tool_output" and not cfg.hooks.tool_outputs) or (kind == "tool_call" and not cfg.hooks.tool_calls):
+                continue
+            text = t.text
+            if redact is not None:
+                text = redact(text)
+            out.append(replace(t, text=text, session=session or t.session))
+    return out
+
+
+def _kind(t: Turn) -> str:
+    if (t.role or "").lower() == "tool":
+        return "tool_output"
+    if t.text.startswith(TOOL_CALL_PREFIX) and "\n" not in t.text:
+        return "tool_call"
+    return "text"
+
+
+def _redactor() -> Any:
+    from hela_cli.text.redact import redact
+
+    return redact
+
+
+def new_turns(mem: Memory, space: str, turns: list[Turn]) -> list[Turn]:
+    """The turns whose source id the space does not hold yet (all of them for a new space or database)."""
+    from hela_cli.store.target import is_postgres
+
+    db = mem.config.db
+    if not is_postgres(db) and db != ":memory:":
+        from hela_cli.paths import default_db_path
+
+        if not Path(db or default_db_path()).expanduser().exists():
+            return list(turns)
+    sp = mem.store.get_space(space)
+    if sp is None:
+        return list(turns)
+    known = mem.store.ids_by_source(sp.id, [t.source_id for t in turns if t.source_id])
+    return [t for t in turns if not t.source_id or t.source_id not in known]
+
+
+def store_turns(mem: Memory, space: str, turns: list[Turn]) -> dict[str, Any]:
+    """Write the turns (one transaction: all or nothing); returns ``{"added", "skipped"}`` counts."""
+    if not turns:
+        return {"added": 0, "skipped": 0}
+    rep = mem.add_batch(space, turns)
+    return {"added": len(rep["added"]), "skipped": len(rep["skipped"])}

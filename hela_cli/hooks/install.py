@@ -1,0 +1,322 @@
+"""``hela hooks install | uninstall | status``: hela's entries in an agent's own settings file.
+
+* Every other key, hook and setting of the file is kept, in its order and the file's indentation.
+* Idempotent: an install that finds hela's entries as they would be written changes nothing (the file is
+  not even rewritten); one that finds an older command updates it in place.
+* Written atomically (a temporary file in the same folder, fsync, rename), the previous file kept as
+  ``<name>.hela-backup``; never a 0-byte or half-written file.
+* ``uninstall`` removes exactly hela's entries, and the groups, events and the ``hooks`` object that only
+  they filled: install then uninstall leaves a file in the agent's usual 2-space style byte-identical.
+* A file that is not valid JSON, or whose ``hooks`` is not an object of lists, is refused with one line naming
+  the file and place, and nothing is written.
+
+A hook entry is hela's when its command runs ``hela hook EVENT`` (a ``hela`` executable, or ``python -m
+hela_cli``): see :func:`is_hela_command`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from hela_cli.errors import InputError
+from hela_cli.hooks.agents import AGENTS, SCOPES, Agent, agent as get_agent
+from hela_cli.hooks.space import project_root
+
+#: the agent's own timeout per role, seconds: a backstop only (hela fails open after hooks.budget_s itself)
+AGENT_TIMEOUT = {"start": 10, "prompt": 10, "capture": 60}
+BACKUP_SUFFIX = ".hela-backup"
+
+
+def hela_command(extra: list[str] | None = None) -> list[str]:
+    """The argv prefix that runs this hela wherever the agent runs it: the absolute path of the ``hela``
+    executable being run (no PATH lookup at hook time), else this Python with ``-m hela_cli``."""
+    exe = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if exe is not None and exe.name == "hela" and exe.exists():
+        return [str(exe.absolute()), *(extra or [])]
+    return [sys.executable, "-m", "hela_cli", *(extra or [])]
+
+
+def hook_command(prefix: list[str], agent: Agent, event: str, *, space: str | None, db: str | None,
+                 config: str | None) -> str:
+    args = [*prefix, "hook", event, "--agent", agent.name]
+    for flag, value in (("--space", space), ("--db", db), ("--config", config)):
+        if value:
+            args += [flag, value]
+    return shlex.join(args)
+
+
+def is_hela_command(command: Any) -> bool:
+    """``... hela hook EVENT ...`` or ``... python -m hela_cli hook EVENT ...``."""
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    for i, w in enumerate(words[:-1]):
+        if words[i + 1] != "hook":
+            continue
+        if Path(w).name == "hela" or w == "hela_cli":
+            return True
+    return False
+
+
+# ------------------------------------------------------------------------------------ reading / writing
+def _load(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The file's JSON object and its text (None when the file does not exist). An empty file is ``{}``."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}, None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a settings file") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror or e.__class__.__name__})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: byte {e.start}: not UTF-8 text") from None
+    if not text.strip():
+        return {}, text
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: line {e.lineno}, column {e.colno}: {e.msg} (not valid JSON; nothing "
+                         f"was changed)") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: the top level is {type(data).__name__}, not a JSON object (nothing was changed)")
+    hooks = data.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise InputError(f"{path}: 'hooks' is {type(hooks).__name__}, not an object (nothing was changed)")
+    for event, groups in (hooks or {}).items():
+        if not isinstance(groups, list):
+            raise InputError(f"{path}: hooks.{event} is {type(groups).__name__}, not a list (nothing was changed)")
+    return data, text
+
+
+def _dumps(data: dict[str, Any], original: str | None) -> str:
+    """JSON in the original file's style: its indentation (2 spaces for a new file) and final newline."""
+    indent: int | str | None = 2
+    newline = True
+    if original is not None and original.strip():
+        m = re.match(r"\s*\{[ \t]*\r?\n([ \t]+)\S", original)
+        if m:
+            ws = m.group(1)
+            indent = ws if "\t" in ws else len(ws)
+        elif "\n" not in original.strip():
+            indent = None
+        newline = original.endswith("\n")
+    out = json.dumps(data, indent=indent, ensure_ascii=False)
+    return out + "\n" if newline else out
+
+
+def _write(path: Path, text: str, original: str | None) -> None:
+    """Atomic replace with a backup of the previous file; the file's mode is kept (0644 for a new one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = 0o644
+    if original is not None:
+        try:
+            mode = path.stat().st_mode & 0o777
+        except OSError:
+            pass
+        backup = path.with_name(path.name + BACKUP_SUFFIX)
+        _atomic(backup, original.encode("utf-8"), mode)
+    _atomic(path, text.encode("utf-8"), mode)
+
+
+def _atomic(path: Path, data: bytes, mode: int) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise InputError(f"{path}: cannot write ({e.strerror or e.__class__.__name__}; nothing was changed)") from None
+
+
+# ------------------------------------------------------------------------------------ merging
+def _entry(agent: Agent, event: str, command: str) -> dict[str, Any]:
+    role = agent.role(event) or "capture"
+    entry: dict[str, Any] = {"type": "command", "command": command}
+    if agent.name == "gemini":
+        entry = {"name": f"hela-{role}", **entry}
+    entry["timeout"] = int(AGENT_TIMEOUT[role] * agent.timeout_unit)
+    return entry
+
+
+def _remove_hela(hooks: dict[str, Any], event: str) -> int:
+    """Remove hela's entries of ``event``; containers they alone filled go too. Returns how many."""
+    groups = hooks.get(event)
+    if not isinstance(groups, list):
+        return 0
+    removed = 0
+    kept_groups = []
+    for group in groups:
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(inner, list):
+            kept_groups.append(group)
+            continue
+        kept = [h for h in inner if not (isinstance(h, dict) and is_hela_command(h.get("command")))]
+        removed += len(inner) - len(kept)
+        if kept or not inner:
+            if len(kept) != len(inner):
+                group["hooks"] = kept
+            kept_groups.append(group)
+    if removed:
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    return removed
+
+
+def _hela_positions(hooks: dict[str, Any], event: str) -> list[tuple[int, int]]:
+    """(group index, handler index) of hela's entries of ``event``."""
+    return [(g, h) for g, group in enumerate(hooks.get(event) or [])
+            for h, entry in enumerate((group.get("hooks") if isinstance(group, dict) else None) or [])
+            if isinstance(entry, dict) and is_hela_command(entry.get("command"))]
+
+
+def _codex_trusted(settings: Path) -> set[str] | None:
+    """The hook keys Codex holds a trust hash for (``[hooks.state."<file>:<event>:<group>:<handler>"]`` in
+    ``$CODEX_HOME/config.toml``); None when that cannot be read (no file, Python without tomllib)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        return None
+    try:
+        data = tomllib.loads((AGENTS["codex"].user_dir() / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    state = (data.get("hooks") or {}).get("state") or {}
+    return {k for k, v in state.items() if isinstance(v, dict) and v.get("trusted_hash")}
+
+
+def _snake(event: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+def _hela_entries(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    out = []
+    for group in hooks.get(event) or []:
+        for h in (group.get("hooks") if isinstance(group, dict) else None) or []:
+            if isinstance(h, dict) and is_hela_command(h.get("command")):
+                out.append(h)
+    return out
+
+
+def install(agent_name: str, scope: str = "user", *, space: str | None = None, db: str | None = None,
+            config: str | None = None, cwd: Path | None = None, prefix: list[str] | None = None) -> dict[str, Any]:
+    """Merge hela's hook entries into the agent's settings file of ``scope``. Returns ``{"agent", "scope",
+    "path", "changed", "events": {event: command}, "backup", "note"}``."""
+    ag = get_agent(agent_name)
+    _check_scope(scope)
+    path = ag.settings_path(scope, project_root(cwd or Path.cwd()))
+    data, original = _load(path)
+    hooks = data["hooks"] if isinstance(data.get("hooks"), dict) else {}
+    prefix = prefix or hela_command()
+    events = {}
+    for event in ag.events:
+        command = hook_command(prefix, ag, event, space=space, db=db, config=config)
+        events[event] = command
+        want = _entry(ag, event, command)
+        found = _hela_entries(hooks, event)
+        if len(found) == 1:
+            if found[0] != want:
+                found[0].clear()
+                found[0].update(want)
+            continue
+        if found:
+            _remove_hela(hooks, event)
+        hooks.setdefault(event, []).append({"hooks": [want]})
+    if not isinstance(data.get("hooks"), dict):
+        data["hooks"] = hooks
+    text = _dumps(data, original)
+    changed = text != original
+    if changed:
+        _write(path, text, original)
+    return {"agent": ag.name, "scope": scope, "path": str(path), "changed": changed, "events": events,
+            "backup": str(path.with_name(path.name + BACKUP_SUFFIX)) if changed and original is not None else None,
+            "note": _note(ag)}
+
+
+def uninstall(agent_name: str, scope: str = "user", *, cwd: Path | None = None) -> dict[str, Any]:
+    """Remove hela's entries (only those) from the agent's settings file of ``scope``."""
+    ag = get_agent(agent_name)
+    _check_scope(scope)
+    path = ag.settings_path(scope, project_root(cwd or Path.cwd()))
+    data, original = _load(path)
+    removed = 0
+    hooks = data.get("hooks")
+    if isinstance(hooks, dict):
+        for event in list(hooks):
+            removed += _remove_hela(hooks, event)
+        if removed and not hooks:
+            del data["hooks"]
+    if removed:
+        _write(path, _dumps(data, original), original)
+    return {"agent": ag.name, "scope": scope, "path": str(path), "changed": bool(removed), "removed": removed}
+
+
+def status(cwd: Path | None = None) -> dict[str, Any]:
+    """Per agent and scope: the settings file, hela's installed events and commands; per event the last
+    run, the last failure and the number of runs from the hook log."""
+    from hela_cli.hooks import log
+
+    runs = log.last_runs()
+    root = project_root(cwd or Path.cwd())
+    out = []
+    for ag in AGENTS.values():
+        for scope in SCOPES:
+            path = ag.settings_path(scope, root)
+            try:
+                data, original = _load(path)
+                problem = None
+            except InputError as e:
+                data, original, problem = {}, None, e.message
+            hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+            trusted = _codex_trusted(path) if ag.name == "codex" and original is not None else None
+            events = []
+            for event in ag.events:
+                found = _hela_entries(hooks, event)
+                if not found:
+                    continue
+                r = runs.get((ag.name, event), {})
+                row = {"event": event, "role": ag.role(event), "command": found[0].get("command"),
+                       "last": r.get("last"), "last_failure": r.get("last_failure"), "runs": r.get("runs", 0)}
+                if ag.name == "codex":   # True: Codex holds a trust hash for it (stale if the command changed since)
+                    g, h = _hela_positions(hooks, event)[0]
+                    row["codex_trusted"] = None if trusted is None else f"{path}:{_snake(event)}:{g}:{h}" in trusted
+                events.append(row)
+            out.append({"agent": ag.name, "scope": scope, "path": str(path), "exists": original is not None,
+                        "installed": bool(events), "events": events, "problem": problem})
+    return {"log": str(log.log_path()), "installs": out,
+            "unlisted_runs": [{"agent": a, "event": e, **v} for (a, e), v in sorted(runs.items())
+                              if a not in AGENTS]}
+
+
+def _check_scope(scope: str) -> None:
+    if scope not in SCOPES:
+        raise InputError(f"unknown scope '{scope}' (user or project)")
+
+
+def _note(ag: Agent) -> str | None:
+    if ag.name == "codex":
+        return ("Codex runs a hook that is not managed only once you trust it: run `codex` in a terminal, type "
+                "/hooks and choose to trust hela's hooks (again after each install that changed them); a "
+                "project's .codex/ is read only in a trusted project. docs/agents.md")
+    return None

@@ -1,0 +1,172 @@
+"""Secret redaction (issue 32): real-looking keys become ``[REDACTED:kind]``; ordinary text stays byte-identical."""
+
+from __future__ import annotations
+
+import pytest
+
+from hela_cli.text.redact import redact
+
+# Made-up keys in the real formats (none of them is a live credential).
+SECRETS = [
+    ("my key is sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_abcdEFGH ok", "anthropic-key"),
+    ("use sk-proj-abcDEF1234567890ghiJKL0987654321mnoPQR please", "openai-key"),
+    ("legacy sk-aBcDeFgHiJkLmNoPqRsT3BlbkFJaBcDeFgHiJkLmNoPqRsT", "openai-key"),
+    ("token ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 here", "github-token"),
+    ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012", "github-token"),
+    ("glpat-AbCdEfGhIjKlMnOpQrSt", "gitlab-token"),
+    ("xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "slack-token"),
+    ("id AKIAIOSFODNN7EXAMPLE for aws", "aws-access-key"),
+    ("maps AIzaSyA1234567890abcdefghijklmnopqrstuv", "google-api-key"),
+    ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "huggingface-token"),
+    ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe-key"),
+    ('curl -H "Authorization: Bearer 0aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT"', "auth-header"),
+    ('curl -H "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmnop"', "jwt"),
+    ("send it with bearer 0123456789abcdefABCDEF0123456789", "bearer-token"),
+    ("postgresql://me:s3cretPass@db.example.com/hela", "url-password"),
+    ("DB_PASSWORD=postgres", "secret"),
+    ("export HELA_API_KEY=abc123def456", "secret"),
+    ('{"client_secret": "a8f9e7d6c5b4a3"}', "secret"),
+    ("password: hunter2!", "secret"),
+    ("AWS_SECRET_ACCESS_KEY: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "secret"),
+    ('password = "correct horse battery"', "secret"),
+    ("jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "jwt"),
+]
+
+PRIVATE_KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+               "QyNTUxOQAAACDzQ1Xq9v8YbIuKJ0wVw2Yb5n1o3l0mYh8jv4d1QmPpGgAAAJg=\n-----END OPENSSH PRIVATE KEY-----")
+
+ORDINARY = [
+    "I met Caroline at the LGBTQ support group on 7 May 2023.",
+    "Secret: chocolate. The key: the door is red.",
+    "commit 3f2a9c1b4e5d6f708192a3b4c5d6e7f8091a2b3c fixed the token parser",
+    "uuid 123e4567-e89b-12d3-a456-426614174000",
+    "the author=Alice wrote max_tokens=4096 and sort_key=timestamp",
+    "token = token\nself.api_key = api_key\napi_key = args.api_key\ns3.get_object(Bucket=b, Key=s3_key)",
+    'Use $API_KEY or API_KEY=${API_KEY} or OPENAI_API_KEY=<your key> or TOKEN="..."',
+    'database_url = "postgresql://user:password@localhost/mydatabase"',
+    "The password is something only you know; never share your API key.",
+    "Ask for a skeleton key, sk-8 is a part number, ghp_short too.",
+    "",
+]
+
+
+@pytest.mark.parametrize("text,kind", SECRETS)
+def test_secret_replaced_by_its_kind(text: str, kind: str) -> None:
+    out = redact(text)
+    assert f"[REDACTED:{kind}]" in out, out
+    assert redact(out) == out   # idempotent
+
+
+def test_assignment_keeps_the_name() -> None:
+    assert redact("OPENAI_API_KEY=sk-proj-abcDEF1234567890ghiJKL0987654321mnoPQR") == \
+        "OPENAI_API_KEY=[REDACTED:openai-key]"
+    assert redact("DB_PASSWORD=postgres\nDEBUG=1") == "DB_PASSWORD=[REDACTED:secret]\nDEBUG=1"
+    assert redact('{"client_secret": "a8f9e7d6c5b4a3", "name": "x"}') == \
+        '{"client_secret": "[REDACTED:secret]", "name": "x"}'
+
+
+def test_private_key_block_whole_and_cut_off() -> None:
+    out = redact(f"here it is:\n{PRIVATE_KEY}\nthanks")
+    assert out == "here it is:\n[REDACTED:private-key]\nthanks"
+    cut = PRIVATE_KEY[:120]   # a block cut off (no END line): redacted to the end of the text
+    assert redact("key:\n" + cut) == "key:\n[REDACTED:private-key]"
+
+
+def test_no_secret_material_left() -> None:
+    for text, _ in SECRETS:
+        out = redact(text)
+        for word in text.replace('"', " ").split():
+            if len(word) >= 16 and any(c.isdigit() for c in word) and "://" not in word:
+                assert word not in out, (word, out)
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_text_untouched(text: str) -> None:
+    assert redact(text) == text
+
+
+# --------------------------------------------------------------------------- stored nowhere
+
+KEY = "sk-proj-Zq9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa9876"
+GH = "ghp_Zq9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+
+
+def _everywhere(db_path, needle: str) -> list[str]:
+    """Where ``needle`` is in the SQLite file: every text column of every table, and the raw bytes of the
+    database file and its WAL."""
+    import sqlite3
+
+    found = []
+    con = sqlite3.connect(db_path)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table')")]
+        for t in tables:
+            try:
+                rows = con.execute(f'SELECT * FROM "{t}"').fetchall()
+            except sqlite3.OperationalError:   # a virtual table this sqlite3 cannot read (vec0): bytes below
+                continue
+            if any(needle in str(v) for row in rows for v in row):
+                found.append(t)
+    finally:
+        con.close()
+    for suffix in ("", "-wal"):
+        p = f"{db_path}{suffix}"
+        try:
+            if needle.encode() in open(p, "rb").read():
+                found.append(f"bytes of {p}")
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def test_cli_add_redact_key_in_no_table_and_not_in_the_file(cli_env) -> None:
+    from typer.testing import CliRunner
+
+    from hela_cli.cli import app
+
+    runner = CliRunner()
+    db = cli_env / "hela.db"
+    r = runner.invoke(app, ["add", "-s", "dev", "--redact", "--id", "m1",
+                            f"deploy with OPENAI_API_KEY={KEY} and token {GH} please"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["add", "-s", "dev", "--id", "m2", "a turn without a secret"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["memories", "-s", "dev", "--json"])
+    assert "OPENAI_API_KEY=[REDACTED:openai-key] and token [REDACTED:github-token] please" in r.output
+    for needle in (KEY, GH, KEY[8:30]):
+        assert _everywhere(db, needle) == [], needle
+    # the same turn without --redact is stored as given (the check above can fail)
+    r = runner.invoke(app, ["add", "-s", "dev", "--id", "m3", f"key {KEY}"])
+    assert r.exit_code == 0 and _everywhere(db, KEY)
+
+
+def test_ingest_redact_flag_and_config(tmp_path, make_memory, hash_embedder) -> None:
+    import json
+
+    f = tmp_path / "chat.jsonl"
+    f.write_text(json.dumps({"role": "user", "content": f"my key {KEY}"}) + "\n", encoding="utf-8")
+    mem = make_memory(embedder=hash_embedder, ingest__redact=True)
+    mem.ingest([f], space="on")
+    mem.ingest([f], space="off", redact=False)
+    assert [m["text"] for m in mem.memories("on")] == ["my key [REDACTED:openai-key]"]
+    assert [m["text"] for m in mem.memories("off")] == [f"my key {KEY}"]
+    mem.add("on", f"again {GH}", source_id="x")
+    mem.add_many("off", [{"text": f"again {GH}"}], redact=True)
+    assert all(GH not in m["text"] for s in ("on", "off") for m in mem.memories(s))
+
+
+def test_mcp_remember_redact(tmp_path, hash_embedder) -> None:
+    """The MCP tool ``remember`` takes ``redact`` (the tools without the protocol; the schema is the SDK's)."""
+    from hela_cli.config import Config
+    from hela_cli.mcp_server.tools import HelaServer, TurnIn
+
+    server = HelaServer(Config(db=str(tmp_path / "m.db")))
+    server.memory._embedder = hash_embedder
+    try:
+        server.remember("s", [TurnIn(text=f"use {KEY}", id="a")], redact=True)
+        server.remember("s", [TurnIn(text=f"use {KEY}", id="b")])   # default: ingest.redact (off)
+        texts = {m["source_id"]: m["text"] for m in server.memory.memories("s")}
+        assert texts == {"a": "use [REDACTED:openai-key]", "b": f"use {KEY}"}
+    finally:
+        server.memory.close()
