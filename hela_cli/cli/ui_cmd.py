@@ -19,7 +19,8 @@ def register(app: typer.Typer) -> None:
         host: Optional[str] = typer.Option(None, "--host", metavar="HOST",
                                            help="Address to bind (default 127.0.0.1). Another address exposes "
                                                 "the page beyond this machine; the token is still required."),
-        no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser."),
+        no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser: print the address "
+                                                                "with its access token to open."),
         learn: bool = typer.Option(False, "--learn", help="Recall learns (Eq.1) by default; the page can still "
                                                           "recall without learning. Default: learning off."),
     ) -> None:
