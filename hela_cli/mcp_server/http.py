@@ -187,6 +187,8 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
     from hela_cli.mcp_server.tools import build_server
 
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:   # inherited from a `cmd &`: Ctrl-C stops it throughout
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     host, port = parse_address(address)
     family, numeric = resolve_host(host, port)
     where = f"{host}:{port}"

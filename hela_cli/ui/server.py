@@ -92,6 +92,7 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
 
     path = check_database(cfg)
     cfg = cfg.replace(db=str(path))
+    default_sigint()
     bind = host or DEFAULT_HOST
     try:
         infos = socket.getaddrinfo(bind, port, type=socket.SOCK_STREAM)
@@ -152,6 +153,14 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
                 pass
         sock.close()
         mem.close()
+
+
+def default_sigint() -> None:
+    """Ctrl-C stops the server at any moment of its life: a process started in the background of a script
+    (``cmd &``) inherits SIGINT ignored, which uvicorn overrides once it runs, but not before (a Ctrl-C while
+    starting was lost there)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _terminated(signum: int, frame: Any) -> None:
