@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # build a portable AVX2 kernel set instead.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: setup models agents demo test test-slow dist scan-avx512 bench bench-locomo bench-lme bench-scale bench-ingest bench-mcp bench-exports clean chromium
+.PHONY: setup models agents demo test test-slow dist scan-avx512 bench bench-locomo bench-lme bench-scale bench-ingest bench-mcp bench-hooks bench-exports clean chromium
 
 $(BIN)/hela: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +79,12 @@ bench-ingest: setup
 
 bench-mcp: setup
 	nice -n 5 $(BIN)/python benchmarks/mcp_latency.py --json bench-mcp.json
+
+bench-hooks: setup
+	nice -n 5 $(BIN)/python benchmarks/hooks_bench.py latency --lme $(DATA)/longmemeval_s_dev30.json \
+		--sizes 1000,10000 --queries 20 --capture-runs 5 --json bench-hooks-latency.json
+	nice -n 5 $(BIN)/python benchmarks/hooks_bench.py lme --lme $(DATA)/longmemeval_s_dev30.json \
+		--json bench-hooks-lme.json
 
 bench-exports: setup
 	nice -n 5 $(BIN)/python benchmarks/exports.py --json bench-exports.json

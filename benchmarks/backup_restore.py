@@ -26,7 +26,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 
-from hela_cli.maintenance import inspection  # noqa: E402
+from hela_cli.maintenance import exporting  # noqa: E402
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
 from hela_cli.store import sqlite3  # noqa: E402
@@ -68,7 +68,7 @@ def steps(mem: Memory, space: str, work: Path, embedder_for_import: Any, cfg: Co
     out["deleted_text_in"] = {f: secret.encode() in (work / f).read_bytes()
                               for f in ("hela.db", "vacuum.db", "api.db")}
     sp = mem.store.require_space(space)
-    data, out["export_json_vectors"] = timed(lambda: json.dumps(inspection.export_json(mem.store, sp, cfg,
+    data, out["export_json_vectors"] = timed(lambda: json.dumps(exporting.export_json(mem.store, sp, cfg,
                                                                                        vectors=True)))
     (work / "e.json").write_text(data)
     out["export_json_vectors"]["bytes"] = len(data.encode())

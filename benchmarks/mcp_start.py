@@ -136,7 +136,7 @@ IMPORT_STEPS = {
     "mcp_types (the SDK's protocol models)": "import mcp_types",
     "mcp (the SDK package: client, server, types)": "import mcp",
     "mcp + MCPServer + stdio": "import mcp.server.mcpserver, mcp.server.stdio",
-    "hela CLI (typer, click, rich, commands)": "from hela_cli.cli.commands import app",
+    "hela CLI (typer, click, rich, commands)": "from hela_cli.cli.root import app",
     "hela mcp_server.tools": "from hela_cli.mcp_server.tools import build_server",
     "hela memory stack": "import hela_cli.memory",
     "the whole stdio server": SERVER_IMPORTS,

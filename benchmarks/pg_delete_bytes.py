@@ -34,7 +34,7 @@ from pathlib import Path
 
 from hela_cli.config import Config
 from hela_cli.memory import Memory
-from hela_cli.store.pg_correct import VACUUM_TABLES
+from hela_cli.store.postgres.correct import VACUUM_TABLES
 
 # the tests' keyword-hash embedder (no model); appended, so that PYTHONPATH still decides which hela_cli runs
 from hela_cli.testing import HashEmbedder, local_postgres, new_database  # noqa: E402

@@ -16,13 +16,13 @@ import sys
 import tempfile
 
 
-import hela_cli.store.connection as connection
+import hela_cli.store.sqlite.connection as connection
 from hela_cli.config import Config
 from hela_cli.memory import Memory
 from hela_cli.testing import HashEmbedder
 
 secure = sys.argv[1:] != ["off"]
-opened = connection.Connection._migrate
+opened = connection.SqliteConnection._migrate
 
 
 def migrate_then_pragma(self):
@@ -31,7 +31,7 @@ def migrate_then_pragma(self):
         self.db.execute("PRAGMA secure_delete=OFF")
 
 
-connection.Connection._migrate = migrate_then_pragma
+connection.SqliteConnection._migrate = migrate_then_pragma
 d = tempfile.mkdtemp()
 cfg = Config(db=d + "/t.db")
 m = Memory(cfg, embedder=HashEmbedder())

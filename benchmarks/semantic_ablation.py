@@ -22,7 +22,7 @@ from pathlib import Path
 from hela_cli.config import load_config  # noqa: E402
 from hela_cli.bench.metrics import amem_f1, gold_answer, locomo_f1  # noqa: E402
 from hela_cli.answering.prompts import answer_messages  # noqa: E402
-from hela_cli.answering.streaming import answer  # noqa: E402
+from hela_cli.answering.answer import answer  # noqa: E402
 
 NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 

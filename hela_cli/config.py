@@ -146,7 +146,7 @@ class AnswerConfig:
 @dataclass
 class HooksConfig:                    # `hela hook EVENT` inside coding agents (docs/agents.md)
     budget_s: float = 2.0             # a start or prompt hook prints nothing and exits 0 after this long
-    capture_budget_s: float = 10.0    # ... a capture that did not finish (the database stays as it was)
+    capture_budget_s: float = 10.0    # ... an inline capture past this commits nothing; a detached child redoes it
     capture_inline: int = 24          # capture more new turns than this in a detached child process
     start_tokens: int = 1500          # session-start brief budget (tokens estimated as characters / 4)
     start_sessions: int = 3           # ... the gist of this many recent sessions

@@ -1,7 +1,7 @@
 """The one exception type for user-facing errors.
 
 Core code raises :class:`HelaError` with a one-line message naming the file and
-place; ``hela_cli.cli.commands`` (``HelaGroup``) maps it to that message on stderr and the exit code.
+place; ``hela_cli.cli.root`` (``HelaGroup``) maps it to that message on stderr and the exit code.
 """
 
 from __future__ import annotations
@@ -38,3 +38,13 @@ class StoreError(HelaError):
     """The database cannot be used as asked (exit 4)."""
 
     exit_code = 4
+
+
+class StoreLocked(StoreError):
+    """Another process held the database's write lock longer than the busy timeout (exit 70, as before).
+
+    Raised by the store from the driver's error code (SQLite ``SQLITE_BUSY`` / ``SQLITE_LOCKED``; Postgres
+    SQLSTATE 55P03 lock_not_available, 40P01 deadlock_detected, 40001 serialization_failure), never guessed
+    from an exception's text."""
+
+    exit_code = 70

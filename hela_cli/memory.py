@@ -21,7 +21,7 @@ from hela_cli.models.endpoints import endpoint_chat, endpoint_embedder, is_endpo
 from hela_cli.errors import HelaError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
-from hela_cli.answering import streaming
+from hela_cli.answering.answer import answer as generate_answer
 from hela_cli.paths import default_db_path
 from hela_cli.answering.prompts import answer_messages
 from hela_cli.mechanics.retrieval import Retrieval, learn_from_retrieval, retrieve
@@ -30,9 +30,12 @@ from hela_cli.store import Space, Store
 
 class Memory:
     def __init__(self, config: Config, store: Store | None = None, embedder: Embedder | None = None,
-                 chat: ChatModel | None = None):
+                 chat: ChatModel | None = None, store_progress: Callable[[str], None] | None = None):
+        """``store_progress``: where the database reports long steps when it is opened here (a migration of
+        an existing file, a first index build); None: silent (the CLI passes a stderr writer)."""
         self.config = config
         self._store = store  # opened on first use: bad input or a model fault never creates/touches it
+        self._store_progress = store_progress
         self._embedder = embedder
         self._chat = chat
         self._tokenizer: Any = None
@@ -48,7 +51,7 @@ class Memory:
             r = self.config.retrieval
             self._store = Store.open(self.config.db, must_exist=must_exist, vector_cache=r.vector_cache,
                                      sign_index_min=r.sign_index_min, sign_rescore=r.sign_rescore,
-                                     vector_cache_auto=r.vector_cache_auto)
+                                     vector_cache_auto=r.vector_cache_auto, progress=self._store_progress)
         return self._store
 
     def close(self) -> None:
@@ -280,7 +283,7 @@ class Memory:
     def ask(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
             llm: bool = True, learn: bool | None = None, speaker: str | None = None, session: str | None = None,
             since: Any = None, until: Any = None, on_text: Callable[[str], None] | None = None) -> dict[str, Any]:
-        """Retrieve, answer with the chat model using prompt A.2 (:func:`hela_cli.answering.streaming.answer`), then
+        """Retrieve, answer with the chat model using prompt A.2 (:func:`hela_cli.answering.answer.answer`), then
         learn (Eq.1). Nothing else: a due auto-consolidation is the caller's to run, after it has shown the
         answer (:meth:`consolidate_if_due`; it can take a minute on a CPU).
 
@@ -291,7 +294,7 @@ class Memory:
         ``llm``, ``context_tokens`` is None when no chat model is found (retrieval alone needs none).
         ``speaker``, ``session``, ``since``, ``until``: recall filters, as in :meth:`retrieve`.
         ``on_text`` gets the answer as it is generated, in pieces that join to the result's ``answer``
-        (streaming; see :func:`hela_cli.answering.streaming.answer`).
+        (streaming; see :func:`hela_cli.answering.answer.answer`).
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
@@ -310,7 +313,7 @@ class Memory:
         timings = dict(res.timings_ms)
         if llm:
             t1 = time.perf_counter()
-            answer = streaming.answer(self.chat, messages, res.memories, cfg.answer, on_text=on_text)
+            answer = generate_answer(self.chat, messages, res.memories, cfg.answer, on_text=on_text)
             timings["generate"] = (time.perf_counter() - t1) * 1000
         if learn and res.memories:
             learn_from_retrieval(self.store, sp, res, cfg)

@@ -100,8 +100,9 @@ def test_claude_code_skips_bookkeeping(tmp_path: Path) -> None:
         user("u6", [{"type": "text", "text": "<system-reminder>\nctx\n</system-reminder>"},
                     {"type": "text", "text": "And this one"}]),
         user("u7", "[Request interrupted by user]"),
-        {**base, "uuid": "a1", "type": "assistant", "message": {"role": "assistant", "model": "<synthetic>",
-                                                                "content": [{"type": "text", "text": "No response requested."}]}},
+        {**base, "uuid": "a1", "type": "assistant",
+         "message": {"role": "assistant", "model": "<synthetic>",
+                     "content": [{"type": "text", "text": "No response requested."}]}},
         {"type": "summary", "summary": "Fix the build", "leafUuid": "u6"},
     ]
     [conv] = parse_file(_write(tmp_path / "s.jsonl", records))
@@ -205,6 +206,8 @@ def test_agent_transcript_read_while_written(tmp_path: Path, fmt: str, path: Pat
             assert "no complete JSON line" in str(e) or "no Gemini CLI chat record" in str(e) \
                 or "file is empty" in str(e), str(e)
             continue
+        if "\n" not in whole[:cut].strip():   # the first line not yet whole: nothing yet, no error
+            assert convs and not any(c.turns for c in convs)
         got = [t.source_id for c in convs for t in c.turns]
         assert set(got) <= set(keys), (cut, set(got) - set(keys))
 
@@ -238,3 +241,18 @@ def test_recorded_hook_payloads(agent: str) -> None:
     assert any(p.get("prompt", "").endswith(FIRST_PROMPT) for p in payloads if p["hook_event_name"] == prompt)
     last = [p for p in payloads if p["hook_event_name"] == capture][-1]
     assert "kestrel" in last.get("last_assistant_message", last.get("prompt_response", ""))
+
+
+def test_gemini_single_document_form(tmp_path: Path) -> None:
+    """Gemini CLI before 0.61 saved a chat as one JSON document ``{sessionId, projectHash, ..., messages}``;
+    built here from the real 0.61 log (its first record plus its messages), it reads to the same turns."""
+    records = _lines(GEMINI)
+    doc = dict(records[0])
+    doc["messages"] = [r for r in records if "id" in r and "type" in r]
+    f = tmp_path / "session-2026-12-04T17-05-c1b524a3.json"
+    f.write_text(json.dumps(doc), encoding="utf-8")
+    assert detect_format(f) == "gemini"
+    [conv] = parse_file(f)
+    [log] = parse_file(GEMINI)
+    assert [t.text for t in conv.turns] == [t.text for t in log.turns]
+    assert [t.source_id for t in conv.turns] == [t.source_id for t in log.turns]

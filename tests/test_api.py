@@ -32,7 +32,7 @@ def test_library_modules_import_without_typer_rich_click():
     code = (WALK + "import json, sys\n"
             "for m in LIBRARY: importlib.import_module(m)\n"
             "print(json.dumps([sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'rich', 'click')), "
-            "'hela_cli.formats.whatsapp' in LIBRARY and 'hela_cli.store.vectors' in LIBRARY, "
+            "'hela_cli.formats.whatsapp' in LIBRARY and 'hela_cli.store.sqlite.search' in LIBRARY, "
             "any(m.startswith('hela_cli.cli') for m in LIBRARY)]))")
     assert _python(code) == [[], True, False]
 

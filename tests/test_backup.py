@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from hela_cli.maintenance import inspection
+from hela_cli.maintenance import exporting
 from hela_cli.cli import app
 from hela_cli.config import Config
 from hela_cli.errors import InputError, StoreError
@@ -255,11 +255,11 @@ def test_import_round_trip_same_content_and_recall(backend_db, tmp_path, hash_em
     """From a SQLite file into a new space of a fresh database of each backend."""
     with _learned_space(tmp_path / "a.db", hash_embedder) as m:
         sp = m.store.require_space("s")
-        a = json.loads(json.dumps(inspection.export_json(m.store, sp, m.config, vectors=True)))
+        a = json.loads(json.dumps(exporting.export_json(m.store, sp, m.config, vectors=True)))
         (tmp_path / "e.json").write_text(json.dumps(a))
         with _hash_memory(backend_db, hash_embedder, **{"ingest.passage_chars": 60}) as m2:
             rep = m2.import_export(tmp_path / "e.json", space="copy")
-            b = json.loads(json.dumps(inspection.export_json(m2.store, m2.store.require_space("copy"),
+            b = json.loads(json.dumps(exporting.export_json(m2.store, m2.store.require_space("copy"),
                                                              m2.config, vectors=True)))
             to_old = inverse(rep["ids"])
             ca, cb = canonical(a, {}), canonical(b, to_old)
@@ -287,7 +287,7 @@ def test_import_round_trip_same_content_and_recall(backend_db, tmp_path, hash_em
 
 def test_import_other_decay_and_older_export_keep_current_weights(backend_db, tmp_path, hash_embedder):
     with _learned_space(tmp_path / "a.db", hash_embedder) as m:
-        exp = inspection.export_json(m.store, m.store.require_space("s"), m.config, vectors=True)
+        exp = exporting.export_json(m.store, m.store.require_space("s"), m.config, vectors=True)
     weights = {(e["source"], e["target"]): e["weight"] for e in exp["edges"]}
     old = json.loads(json.dumps(exp))  # an export written before prior / amp / base_step were exported
     for e in old["edges"]:
@@ -308,7 +308,7 @@ def _export(tmp_path: Path, hash_embedder) -> dict[str, Any]:
     with _hash_memory(tmp_path / "src.db", hash_embedder) as m:
         m.ingest([str(Path(__file__).resolve().parents[1] / "sample_data" / "conversation.json")], space="s")
         m.retrieve("Who adopted a dog?", "s", learn=True)
-        return json.loads(json.dumps(inspection.export_json(m.store, m.store.require_space("s"), m.config,
+        return json.loads(json.dumps(exporting.export_json(m.store, m.store.require_space("s"), m.config,
                                                             vectors=True)))
 
 
@@ -403,7 +403,7 @@ def test_import_reembed_embeds_like_ingest(tmp_path, hash_embedder, embedder):
     embedder: every memory, passage and record vector is what ingest / consolidation would have made."""
     conv = str(Path(__file__).resolve().parents[1] / "sample_data" / "conversation.json")
     with _learned_space(tmp_path / "a.db", hash_embedder) as m:
-        exp = inspection.export_json(m.store, m.store.require_space("s"), m.config, vectors=True)
+        exp = exporting.export_json(m.store, m.store.require_space("s"), m.config, vectors=True)
     (tmp_path / "e.json").write_text(json.dumps(exp))
     cfg = Config(db=str(tmp_path / "r.db")).replace(**{"ingest.passage_chars": 60})
     with Memory(cfg, embedder=embedder) as m:

@@ -137,8 +137,10 @@ def test_10mb_single_line(parse_db, tmp_path, name, make, needle):
     assert name in line
 
 
-def test_directory_instead_of_file(parse_db, tmp_path):
-    refused(["ingest", tmp_path], parse_db, code=2, needle="is a directory")
+def test_directory_without_sessions(parse_db, tmp_path):
+    """A folder is read as agent sessions (formats/agent.py); one holding none is refused, naming it."""
+    (tmp_path / "notes.txt").write_text("not a session\n")
+    refused(["ingest", tmp_path], parse_db, code=2, needle="a directory without session files")
 
 
 def test_missing_file(parse_db, tmp_path):
@@ -432,7 +434,7 @@ def test_hostile_text_is_stored_and_shown_verbatim(db, tmp_path):
 def test_closed_pipe_is_quiet(db, monkeypatch):
     """`hela spaces --json | head -1`: the reader goes away while hela writes; hela stops quietly (click's
     broken-pipe exit), not with an "unexpected error" line."""
-    import hela_cli.cli.commands as cli
+    import hela_cli.cli.commands.spaces as cli
 
     def broken(*_a, **_k):
         raise BrokenPipeError(32, "Broken pipe")

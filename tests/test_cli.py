@@ -96,7 +96,7 @@ def test_markup_and_ansi_are_shown_verbatim(cli_env, tmp_path):
 
 
 def test_ask_prints_the_answer_before_a_due_consolidation(cli_env, monkeypatch):
-    import hela_cli.cli.commands as cli_mod
+    import hela_cli.cli.commands.ask as cli_mod
     from hela_cli.memory import Memory
 
     run("ingest", str(SAMPLE / "conversation.json"))

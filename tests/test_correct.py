@@ -52,7 +52,7 @@ def _counts(store: Store, nid: int) -> dict[str, int]:
          "edges": "SELECT count(*) FROM edges WHERE a=? OR b=?",
          "evidence": "SELECT count(*) FROM semantic_evidence WHERE node_id=?",
          "history": "SELECT count(*) FROM history WHERE node_id=?",
-         "asks": "SELECT count(*) FROM asks a WHERE " + store._json_holds("a.memories", "?"),
+         "asks": "SELECT count(*) FROM asks a WHERE " + store.dialect.json_holds("a.memories", "?"),
          "hubs": "SELECT count(*) FROM hubs WHERE node_id=?",
          "node_terms": "SELECT count(*) FROM node_terms WHERE node_id=?"}   # the keyword postings
     if store.backend == "sqlite":

@@ -204,5 +204,5 @@ def test_delete_racing_asks_consolidate_and_forget(backend_db, tmp_path):
         assert left == set(all_ids) - set(victims)          # nothing else lost
         assert all(not set(r["evidence"]) & set(victims) for r in s.get_semantic(space_id=sp.id))
         assert all(not set(a["memories"]) & set(victims) for a in s.asks(sp.id, 1000))
-        assert s.db.execute("SELECT count(*) FROM hubs h WHERE " + s._json_holds("h.cluster", ",".join(
+        assert s.db.execute("SELECT count(*) FROM hubs h WHERE " + s.dialect.json_holds("h.cluster", ",".join(
             map(str, victims)))).fetchone()[0] == 0

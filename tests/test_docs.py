@@ -77,3 +77,66 @@ def test_the_readme_library_example_runs(cli_env, monkeypatch, capsys):
 
     with Memory(load_config(overrides={"db": str(cli_env / "agent.db")})) as mem:
         assert mem.spaces()[0]["nodes"] == 5
+
+
+# ----------------------------------------------------------------------------------- ARCHITECTURE.md
+PACKAGE = REPO / "hela_cli"
+
+
+def _architecture_tree() -> list[str]:
+    """The paths of ARCHITECTURE.md's tree (the code block between ``<!-- tree -->`` and ``<!-- /tree -->``),
+    relative to the repository: one name per line, two spaces of indent per level."""
+    doc = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    block = doc.split("<!-- tree -->", 1)[1].split("<!-- /tree -->", 1)[0]
+    lines = [ln for ln in block.splitlines() if ln.strip() and not ln.startswith("```")]
+    stack: list[str] = []
+    paths = []
+    for ln in lines:
+        depth = (len(ln) - len(ln.lstrip(" "))) // 2
+        name = ln.split()[0]
+        assert re.fullmatch(r"[\w.]+/?", name), f"ARCHITECTURE.md tree: not a file or folder name: {ln!r}"
+        assert depth <= len(stack), f"ARCHITECTURE.md tree: {name} is indented below no folder"
+        stack = stack[:depth]
+        paths.append("/".join([*stack, name.rstrip("/")]) + ("/" if name.endswith("/") else ""))
+        if name.endswith("/"):
+            stack.append(name.rstrip("/"))
+    return paths
+
+
+def test_architecture_tree_matches_the_package():
+    """Every path the tree names exists, and every package and top-level module of hela_cli is in it, so the
+    document cannot drift from the code unnoticed (a new package or module is added to it in the same change)."""
+    named = _architecture_tree()
+    assert named[0] == "hela_cli/" and len(named) > 50
+    missing = [p for p in named if not (REPO / p).exists() or (REPO / p).is_dir() != p.endswith("/")]
+    assert not missing, f"ARCHITECTURE.md names what does not exist: {missing}"
+    packages = sorted(f"{d.parent.relative_to(REPO).as_posix()}/" for d in PACKAGE.rglob("__init__.py"))
+    top_modules = sorted(p.relative_to(REPO).as_posix() for p in PACKAGE.glob("*.py"))
+    absent = [p for p in [*packages, *top_modules] if p not in named]
+    assert not absent, f"not in ARCHITECTURE.md's tree: {absent}"
+
+
+def test_architecture_names_only_what_exists():
+    """The prose too: every `path/to/module.py`, `folder/` and `hela_cli.dotted.name` in backticks names a
+    module or package (a dotted name may end in one attribute); paths are read from the repository root, from
+    hela_cli/, or, for a bare file name, anywhere below hela_cli/; an upper-case name (``formats/NAME.py``) is a
+    placeholder."""
+    doc = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    bad = []
+    for token in sorted(set(re.findall(r"`([^`\s]+)`", doc))):
+        if re.search(r"(^|/)[A-Z]+(\.py|/|$)", token):
+            continue
+        if re.fullmatch(r"[\w/]+\.py|[\w/]*\w/", token):
+            bases = [REPO, PACKAGE]
+            if "/" not in token.rstrip("/"):
+                bases += [p.parent for p in PACKAGE.rglob(token.rstrip("/"))]
+            if not any((b / token).exists() for b in bases):
+                bad.append(token)
+        elif re.fullmatch(r"hela_cli(\.\w+)+", token):
+            parts = token.split(".")
+            found = [n for n in range(len(parts), 0, -1)
+                     if (REPO.joinpath(*parts[:n]).with_suffix(".py").is_file()
+                         or (REPO.joinpath(*parts[:n]) / "__init__.py").is_file())]
+            if not found or len(parts) - found[0] > 1:
+                bad.append(token)
+    assert not bad, f"ARCHITECTURE.md names modules or folders that do not exist: {bad}"

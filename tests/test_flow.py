@@ -10,7 +10,7 @@ from hela_cli.config import Config
 from hela_cli.errors import StoreError
 from hela_cli.memory import Memory
 from hela_cli.answering.prompts import ANSWER_STOP, answer_messages
-from hela_cli.answering.streaming import answer
+from hela_cli.answering.answer import answer
 from tests.conftest import SAMPLE
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from hela_cli.hooks.space import project_space
-from tests.reliability import PY, db_state, file_digest, hela_env
+from tests.reliability import PY, db_state, hela_env
 
 FIXTURE = Path(__file__).resolve().parent / "data" / "agents" / "claude-code" / "session.jsonl"
 SECRETS = ("sk-proj-abcDEF123",)   # the fixture's key (its prose "password is ..." is not a pattern)
@@ -102,13 +102,20 @@ def test_large_capture_goes_to_a_detached_child(proj):
     assert len(nodes(proj)) == row["new"]
 
 
-def test_capture_budget_spent_stores_nothing(proj):
-    capture(proj, session="warm-up")                     # the database and space exist
-    before = (file_digest(proj["db"]), db_state(proj["db"]))
-    proj["transcript"].write_text(proj["transcript"].read_text().replace("kestrel", "osprey"))
-    _, row = capture(proj, session="other", HELA_HOOKS_CAPTURE_BUDGET_S="0.01")
-    assert row["result"] == "timeout"
-    assert db_state(proj["db"]) == before[1]
+def test_capture_budget_spent_hands_the_work_to_a_child(proj):
+    """An inline capture stopped at its budget commits nothing; a detached child (no budget) then stores
+    the turns, once."""
+    _, row = capture(proj, HELA_HOOKS_CAPTURE_BUDGET_S="0.01")
+    assert row["result"] == "timeout" and row["child"] and "detached child" in row["detail"]
+    end = time.time() + 180
+    while time.time() < end:
+        last = json.loads(proj["log"].read_text().splitlines()[-1])
+        if last.get("result") != "timeout":
+            break
+        time.sleep(0.3)
+    assert last["result"] == "ok" and last["added"] == last["turns"], last
+    ids = [r[0] for r in nodes(proj)]
+    assert len(ids) == len(set(ids)) == last["turns"]
 
 
 def test_unreadable_transcript_fails_open(proj):

@@ -171,6 +171,12 @@ def test_unwritable_database_session_completes_status_reports(setup):
             assert api.texts(), "the session never reached the API"
         assert res.returncode == 0, (how, res.stdout, res.stderr)
         assert res.stdout.strip() == "Sure."
+        # a capture past its budget handed its work to a detached child: it must fail too, before the
+        # database is writable again
+        wait_for(setup, lambda rows: all(any(r2.get("time", 0) > r["time"] and r2.get("session") == r.get("session")
+                                                 and r2.get("role") == "capture" and r2.get("result") != "timeout"
+                                                 for r2 in rows)
+                                         for r in rows if r.get("result") == "timeout" and r.get("child")))
     rows = log_rows(setup)
     failures = [r for r in rows if r.get("result") in ("error", "timeout")]
     assert failures, (how, rows[-6:])

@@ -190,7 +190,7 @@ def test_status_says_whether_codex_trusts_the_hooks(homes):
         inst = next(i for i in status()["installs"] if i["agent"] == "codex" and i["scope"] == "user")
         return {e["event"]: e["codex_trusted"] for e in inst["events"]}
 
-    assert set(trust().values()) == {None}   # no Codex config yet
+    assert set(trust().values()) == {False}   # no Codex config yet: nothing trusted
     (path.parent / "config.toml").write_text(
         '[features]\nhooks = true\n\n'
         f'[hooks.state."{path}:session_start:0:0"]\ntrusted_hash = "sha256:0123"\n')

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from hela_cli.maintenance import inspection
+from hela_cli.maintenance import exporting, inspection
 from hela_cli.cli import app
 from hela_cli.config import Config
 from hela_cli.errors import StoreError
@@ -118,7 +118,7 @@ def test_overview_hubs_prune_node(tiny):
 
 def test_export_json_round_trip_content(tiny):
     s, sp, cfg = tiny
-    data = json.loads(json.dumps(inspection.export_json(s, sp, cfg)))
+    data = json.loads(json.dumps(exporting.export_json(s, sp, cfg)))
     assert data["format"] == "hela-export" and data["version"] == 1 and data["space"]["name"] == "tiny"
     assert data["embedder"] == {"model": "fake", "dim": 4} and data["vectors"] is False
     assert len(data["nodes"]) == 5 and "vector" not in data["nodes"][0]
@@ -127,14 +127,14 @@ def test_export_json_round_trip_content(tiny):
     assert sorted((e["source"], e["target"], e["weight"]) for e in data["edges"]) == [
         (1, 2, 0.6), (1, 3, 0.3), (2, 3, 0.05), (3, 4, 0.1)]
     assert data["semantic"][0]["evidence"] == [1, 2] and data["hubs"][0]["node_id"] == 1
-    with_vec = inspection.export_json(s, sp, cfg, vectors=True)
+    with_vec = exporting.export_json(s, sp, cfg, vectors=True)
     assert len(with_vec["nodes"][0]["vector"]) == 4 and len(with_vec["semantic"][0]["vector"]) == 4
     assert np.allclose(with_vec["nodes"][0]["vector"], s.node_vectors([1])[1])
 
 
 def test_export_graphml_is_valid(tiny, tmp_path):
     s, sp, cfg = tiny
-    xml = inspection.export_graphml(s, sp, cfg)
+    xml = exporting.export_graphml(s, sp, cfg)
     root = ET.fromstring(xml.encode("utf-8"))
     assert root.tag == f"{G}graphml"
     graph = root.find(f"{G}graph")
@@ -157,7 +157,7 @@ def test_export_graphml_reads_in_networkx(tiny, tmp_path):
     nx = pytest.importorskip("networkx")  # not a dependency: checked where it is installed
     s, sp, cfg = tiny
     path = tmp_path / "g.graphml"
-    path.write_text(inspection.export_graphml(s, sp, cfg), encoding="utf-8")
+    path.write_text(exporting.export_graphml(s, sp, cfg), encoding="utf-8")
     g = nx.read_graphml(path)
     assert g.number_of_nodes() == 6 and g["n1"]["n2"]["weight"] == 0.6 and g.nodes["n1"]["hub"] is True
 

@@ -81,7 +81,7 @@ def test_initialize_and_tools_list_import_no_memory_stack(tmp_path):
     assert len(answers[1]["result"]["tools"]) == 10
     assert imported(modules, NOT_BEFORE_A_CALL) == []
     assert "hela_cli.mcp_server.tools" in modules
-    assert imported(modules, ("typer", "hela_cli.cli.commands")) == []  # hela mcp --db: not through Typer
+    assert imported(modules, ("typer", "hela_cli.cli.root", "hela_cli.cli.commands")) == []  # not through Typer
     assert not db.exists()
 
 

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
-from hela_cli.maintenance import inspection
+from hela_cli.maintenance import exporting
 from hela_cli.cli import app
 from hela_cli.config import Config
 from hela_cli.maintenance.copying import copy_spaces
@@ -113,7 +113,7 @@ def test_backup_of_a_postgres_database_is_a_sqlite_file_copy_restores(pg_server,
         m.retrieve("zebra pancake locker", "s", learn=True)
         m.delete("s", [nid])
         sp = m.store.require_space("s")
-        want = inspection.export_json(m.store, sp, m.config, vectors=True)
+        want = exporting.export_json(m.store, sp, m.config, vectors=True)
 
         dest = tmp_path / "b.db"
         rep = m.backup(dest)
@@ -135,7 +135,7 @@ def test_backup_of_a_postgres_database_is_a_sqlite_file_copy_restores(pg_server,
     back = new_database(pg_server)          # restored with `hela copy` into a fresh Postgres database
     copy_spaces(str(dest), back)
     with Memory(Config(db=back), embedder=hash_embedder) as r:
-        got = inspection.export_json(r.store, r.store.require_space("s"), r.config, vectors=True)
+        got = exporting.export_json(r.store, r.store.require_space("s"), r.config, vectors=True)
         got.pop("exported_at"), want.pop("exported_at")
         assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
         assert len(r.history("s", first)["versions"]) == 2   # the edit history came along
@@ -147,7 +147,7 @@ def test_backup_and_import_refusals_on_postgres(pg_server, pg_url, tmp_path, has
     assert not (tmp_path / "c.db").exists()
     with Memory(Config(db=pg_url), embedder=hash_embedder) as m:
         m.ingest([str(SAMPLE / "conversation.json")], space="s")
-        exp = inspection.export_json(m.store, m.store.require_space("s"), m.config, vectors=True)
+        exp = exporting.export_json(m.store, m.store.require_space("s"), m.config, vectors=True)
         (tmp_path / "e.json").write_text(json.dumps(exp))
         before = m.store.space_contents(m.store.require_space("s").id)
         with pytest.raises(StoreError, match="not empty"):
@@ -160,7 +160,7 @@ def test_backup_and_import_refusals_on_postgres(pg_server, pg_url, tmp_path, has
 def test_ui_session_is_read_only_and_a_foreign_database_is_refused(pg_server, pg_url, tmp_path, monkeypatch,
                                                                   hash_embedder):
     from hela_cli.store import BrowseStore
-    from hela_cli.store.pg_browse import pg_database_kind
+    from hela_cli.store.postgres.browse import pg_database_kind
 
     foreign = new_database(pg_server)
     with psycopg.connect(foreign, autocommit=True) as c:

@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 from hela_cli.cli import app
 from hela_cli.config import Config
 from hela_cli.errors import InputError
-from hela_cli.maintenance.inspection import export_json
+from hela_cli.maintenance.exporting import export_json
 from hela_cli.memory import Memory
 from hela_cli.store import Store
-from hela_cli.store.postgres import pg_sql
+from hela_cli.store.postgres.connection import pg_sql
 from hela_cli.store.target import describe, is_postgres, scrub
 
 runner = CliRunner()
@@ -263,7 +263,7 @@ def test_reembed_on_postgres_replaces_every_vector_and_the_binding(pg_url, hash_
 
 
 def test_large_spaces_get_their_own_hnsw_index(pg_url):
-    from hela_cli.store.postgres import PGVECTOR_MIN, _version_tuple
+    from hela_cli.store.postgres.connection import PGVECTOR_MIN, _version_tuple
 
     assert _version_tuple("0.6.2") < PGVECTOR_MIN <= _version_tuple("0.7.0") < _version_tuple("0.8.2")
     rng = np.random.default_rng(2)

@@ -1,4 +1,4 @@
-"""The Postgres store's round-trip savings (store/pg_read.py) keep SQLite's results: Eq.1's write with its
+"""The Postgres store's round-trip savings (store/postgres/read.py) keep SQLite's results: Eq.1's write with its
 rebase and pruning, one snapshot per retrieval, the HNSW index built after the first search, and a
 bounded number of statements per retrieval."""
 
@@ -95,7 +95,7 @@ def test_a_retrieval_sends_few_statements_and_ranks_as_sqlite(tmp_path, pg_url):
                 ranked.append([(m["id"], round(m["score"], 6)) for m in res.memories])
             out.append((ranked, s.require_space("s").step))
             if s.backend == "postgres":
-                # 41 statements per retrieval before store/pg_read.py (BENCHMARKS.md); 19 at 10k memories
+                # 41 statements per retrieval before store/postgres/read.py (BENCHMARKS.md); 19 at 10k memories
                 assert len(sent) <= 20, sent
     assert out[0] == out[1]
 

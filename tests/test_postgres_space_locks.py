@@ -14,7 +14,7 @@ import pytest
 
 from hela_cli.errors import StoreError
 from hela_cli.store import Store
-from hela_cli.store.postgres import LOCK_SPACE, LOCK_WRITE
+from hela_cli.store.postgres.connection import LOCK_SPACE, LOCK_WRITE
 
 TESTS = Path(__file__).parent
 TOPICS = ["hiking trip", "dog named Tofu", "Lisbon flat", "piano lessons", "garden bike repair"]

@@ -131,6 +131,19 @@ def test_plural_weekday_and_no_time_are_no_window():
     assert question_window("How do I run the tests?", FRIDAY) is None
 
 
+@pytest.mark.parametrize("question", [
+    "I've got some free time tonight, any documentary recommendations?",   # LongMemEval: a time ahead
+    "What should I serve for dinner this weekend?",
+    "Can we ship on Monday?",
+    "What do I need today?",
+    "I noticed my bike performs better during my Sunday group rides. Why?",   # LongMemEval: a kind of ride
+])
+def test_a_time_ahead_is_no_time_to_recall(question):
+    """"tonight", "today", "this weekend", "on Monday" name a time ahead as often as one past: a window only
+    when the question speaks of the past ("What did I do today?")."""
+    assert question_window(question, FRIDAY) is None
+
+
 def test_relative_weight_and_absolute_windows_unchanged():
     rel = question_window("What did I do 3 days ago?", FRIDAY, relative_weight=0.9)
     assert rel.weight == 0.9

@@ -164,7 +164,7 @@ def test_unknown_space_message(store):
 def test_upgrade_from_0003(tmp_path, monkeypatch):
     """A database written by the 0003 schema (vectors only in vec0, FTS with a space column) is upgraded
     on open: vectors copied into node_emb, FTS rebuilt with space-scoped terms, nothing lost."""
-    import hela_cli.store.connection as store_mod
+    import hela_cli.store.sqlite.connection as store_mod
 
     path = tmp_path / "old.db"
     vecs = _vecs(5)

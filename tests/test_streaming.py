@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from hela_cli.cli import app
 from hela_cli.answering.prompts import ANSWER_STOP, answer_messages, clean_answer
-from hela_cli.answering.streaming import AnswerStream
+from hela_cli.answering.answer import AnswerStream
 from tests.conftest import SAMPLE
 
 MEMORIES = [{"speaker": "Caroline", "timestamp": 1683540000.0, "text": "I adopted Tofu."},

@@ -187,7 +187,7 @@ def test_writes_outside_a_transaction_are_refused(tmp_path):
 def test_a_failed_migration_resumes_where_it_stopped(tmp_path, monkeypatch):
     """Each migration commits with its record: a failure (or a kill) in migration N keeps 1..N-1, and the
     next open applies N and the rest."""
-    import hela_cli.store.connection as conn
+    import hela_cli.store.sqlite.connection as conn
 
     calls: list[str] = []
 

@@ -9,6 +9,7 @@ from hela_cli.config import load_config
 from hela_cli.errors import HelaError
 from hela_cli.store import Store
 from hela_cli.store import vector_index
+from hela_cli.store.sqlite import SqliteStore
 from hela_cli.store.vector_index import VectorIndex
 
 
@@ -171,8 +172,8 @@ def test_appends_refresh_without_the_node_list_and_deletes_read_it(tmp_path, sma
     s, sp, ids = _indexed(path, v, 500)
     other = Store(path, sign_index_min=100, sign_rescore=200)
     reads = []
-    real = Store._node_stamps
-    monkeypatch.setattr(Store, "_node_stamps", lambda self, sid: reads.append(sid) or real(self, sid))
+    real = SqliteStore._node_stamps
+    monkeypatch.setattr(SqliteStore, "_node_stamps", lambda self, sid: reads.append(sid) or real(self, sid))
     with other.transaction():                          # appends only: the aggregate and the new rows
         more = other.insert_nodes(sp.id, _rows(500, 540, tag="a"), v[500:540])
     assert s.knn(sp.id, v[520], 1)[0][0] == more[20] and not reads

@@ -1,4 +1,4 @@
-"""The benchmarks, as library functions (no typer / rich here; their CLI is ``cli/bench_cmd.py``).
+"""The benchmarks, as library functions (no typer / rich here; their CLI is ``cli/commands/bench.py``).
 
 * :mod:`~hela_cli.bench.runner` - what both benchmarks share: the variants, the resumable records file and
   the runner that asks one conversation's questions against one fresh space;

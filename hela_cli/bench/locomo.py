@@ -206,8 +206,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     ``used`` and, in pass 1, ``overlap`` (its evidence overlaps an earlier question's); the summary has
     ``by_overlap``.
     """
-    from hela_cli.bench.feedback import EvidenceHistory, parse_feedback, simulated_used
-    from hela_cli.mechanics.feedback import apply_feedback, retrieval_record
+    from hela_cli.bench.feedback import parse_feedback
 
     require_nltk()
     fb_kind, fb_p = parse_feedback(feedback)
@@ -225,192 +224,270 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
     vcfg, notes = variant_config(cfg, variant, k)
     convs = _select(parse_file(path, "locomo"), path, samples)
     forget_fn = _forgetting()
-    if variant in BASELINES or variant == "no-forget" or not forget_every:
-        active_forget = 0
-        if variant == "no-forget" and forget_fn is None:
-            notes.append("the forgetting module (hela_cli.mechanics.forget) is not available, so no forgetting is applied "
-                         "in any variant: no-forget gives the same numbers as full")
-    elif forget_fn is None:
-        active_forget = 0
-        notes.append("no forgetting applied: the forgetting module (hela_cli.mechanics.forget) is not available, so "
-                     "full and no-forget give the same numbers")
-    else:
-        active_forget = forget_every
-        notes.append(f"forgetting (hela_cli.mechanics.forget, apply) runs on the space after every {forget_every} "
-                     f"questions; no-forget skips it")
+    active_forget = _forget_every(variant, forget_every, forget_fn, notes)
     fp = fingerprint(vcfg, variant, retrieval_only, path, active_forget)
     if passes > 1:
         fp["passes"] = passes
     if fb_kind != "none":
         fp["feedback"] = feedback
-    pass_range = range(1, passes + 1)
-
-    # resume: reuse records of this run, refuse records of another one
-    done: dict[tuple[str, int], dict[str, Any]] = {}
-    if records is not None:
-        for rec in load_records(records):
-            if rec.get("run") != fp:
-                raise InputError(
-                    f"{records}: holds records of a different run (variant {(rec.get('run') or {}).get('variant')!r}, "
-                    f"settings {rec.get('run')}); this run is {fp}. Use a new --records file")
-            done.setdefault((rec["sample"], int(rec["qa_index"]), int(rec.get("pass", 1))), rec)
-
+    done = _done_records(records, fp)
     if categories is not None and (not categories or any(int(c) not in range(1, 6) for c in categories)):
         raise InputError(f"categories: LoCoMo categories are 1-5, got {list(categories)}")
     wanted = None if categories is None else {int(c) for c in categories}
-
-    def scored(qa: Any) -> bool:
-        return wanted is None or question_category(qa) in wanted
-
     plan = [(c, list(enumerate(c.qa))[: limit] if limit else list(enumerate(c.qa))) for c in convs]
-    for conv, questions in plan:  # check everything before any work
+    _check_plan(plan, done, passes, path, records)
+
+    run = _Run(vcfg, variant, retrieval_only, fp, done, plan, wanted=wanted, passes=passes, db=db, records=records,
+               progress=progress, models={"embedder": embedder, "chat": chat},
+               forget_fn=forget_fn if active_forget else None, forget_every=active_forget,
+               feedback=(fb_kind, fb_p))
+    try:
+        for conv, questions in plan:
+            run.conversation(conv, questions)
+    finally:
+        run.close()
+    return _summary(run, path, plan, vcfg, variant, retrieval_only, limit, wanted, passes, feedback, fb_kind,
+                    active_forget, fp, notes, t_start)
+
+
+def _forget_every(variant: str, forget_every: int, forget_fn: Any, notes: list[str]) -> int:
+    """How often forgetting runs in this variant (0: never), with the note that says so."""
+    if variant in BASELINES or variant == "no-forget" or not forget_every:
+        if variant == "no-forget" and forget_fn is None:
+            notes.append("the forgetting module (hela_cli.mechanics.forget) is not available, so no forgetting is applied "
+                         "in any variant: no-forget gives the same numbers as full")
+        return 0
+    if forget_fn is None:
+        notes.append("no forgetting applied: the forgetting module (hela_cli.mechanics.forget) is not available, so "
+                     "full and no-forget give the same numbers")
+        return 0
+    notes.append(f"forgetting (hela_cli.mechanics.forget, apply) runs on the space after every {forget_every} "
+                 f"questions; no-forget skips it")
+    return forget_every
+
+
+def _done_records(records: str | Path | None, fp: dict[str, Any]) -> dict[tuple[str, int, int], dict[str, Any]]:
+    """Resume: the records of this run by (sample, question index, pass); records of another run are refused."""
+    done: dict[tuple[str, int, int], dict[str, Any]] = {}
+    if records is None:
+        return done
+    for rec in load_records(records):
+        if rec.get("run") != fp:
+            raise InputError(
+                f"{records}: holds records of a different run (variant {(rec.get('run') or {}).get('variant')!r}, "
+                f"settings {rec.get('run')}); this run is {fp}. Use a new --records file")
+        done.setdefault((rec["sample"], int(rec["qa_index"]), int(rec.get("pass", 1))), rec)
+    return done
+
+
+def _check_plan(plan: list[tuple[Conversation, list[tuple[int, Any]]]], done: Mapping[tuple[str, int, int], Any],
+                passes: int, path: str | Path, records: str | Path | None) -> None:
+    """Every question has a text and matches its resumed record: checked before any work."""
+    for conv, questions in plan:
         for i, qa in questions:
             if not isinstance(qa, Mapping) or not str(qa.get("question") or "").strip():
                 raise InputError(f"{path}: sample {conv.name}: qa[{i}]: no question")
-            for p in pass_range:
+            for p in range(1, passes + 1):
                 rec = done.get((str(conv.name), i, p))
                 if rec is not None and rec.get("question") != str(qa["question"]):
                     raise InputError(f"{records}: the record of {conv.name} qa[{i}] is for another question than "
                                      f"{path} has; use a new --records file")
-    total = sum(1 for _, qs in plan for _, qa in qs if scored(qa)) * passes
-    n_done = 0
-    writer = RecordWriter(records)
-    from hela_cli.memory import Memory
-    from hela_cli.store import Store
 
-    models: dict[str, Any] = {"embedder": embedder, "chat": chat}
-    per_sample: dict[str, Any] = {}
-    results: list[dict[str, Any]] = []
-    asked = replayed = resumed = unscored = 0
-    t_ingest = t_questions = 0.0
-    try:
-        for conv, questions in plan:
-            name = str(conv.name)
-            todo = [(i, qa) for p in pass_range for i, qa in questions if (name, i, p) not in done and scored(qa)]
-            prior = [done[(name, i, p)] for p in pass_range for i, qa in questions
-                     if (name, i, p) in done and scored(qa)]
-            resumed += len(prior)
-            results.extend(prior)
-            if not todo:
-                n_done += len(prior)
-                per_sample[name] = {"questions": sum(1 for _, qa in questions if scored(qa)),
-                                    "resumed": len(prior), "turns": len(conv.turns)}
-                if progress:
-                    progress(n_done, total, name)
+
+class _Run:
+    """One LoCoMo run, conversation by conversation: ingest into a fresh space, then each question retrieved
+    (and answered) through :class:`Runner`, scored, recorded, and only then its feedback applied. Holds the
+    counters and results the summary reports."""
+
+    def __init__(self, vcfg: Config, variant: str, retrieval_only: bool, fp: dict[str, Any],
+                 done: dict[tuple[str, int, int], dict[str, Any]], plan: list[tuple[Conversation, list]], *,
+                 wanted: set[int] | None, passes: int, db: str | Path | None, records: str | Path | None,
+                 progress: Progress | None, models: dict[str, Any], forget_fn: Callable[..., Any] | None,
+                 forget_every: int, feedback: tuple[str, float | None]):
+        self.vcfg, self.variant, self.retrieval_only, self.fp, self.done = vcfg, variant, retrieval_only, fp, done
+        self.wanted, self.passes, self.db, self.progress, self.models = wanted, passes, db, progress, models
+        self.forget_fn, self.forget_every = forget_fn, forget_every
+        self.fb_kind, self.fb_p = feedback
+        self.pass_range = range(1, passes + 1)
+        self.total = sum(1 for _, qs in plan for _, qa in qs if self.scored(qa)) * passes
+        self.writer = RecordWriter(records)
+        self.n_done = 0
+        self.per_sample: dict[str, Any] = {}
+        self.results: list[dict[str, Any]] = []
+        self.asked = self.replayed = self.resumed = self.unscored = 0
+        self.t_ingest = self.t_questions = 0.0
+
+    def scored(self, qa: Any) -> bool:
+        return self.wanted is None or question_category(qa) in self.wanted
+
+    def close(self) -> None:
+        self.writer.close()
+        if self.models.get("counter") is not None:
+            self.models["counter"].close()
+
+    def conversation(self, conv: Conversation, questions: list[tuple[int, Any]]) -> None:
+        """One conversation: what is not in the records yet, in a fresh space (a temporary database unless
+        ``db``)."""
+        from hela_cli.store import Store
+
+        name = str(conv.name)
+        todo = [(i, qa) for p in self.pass_range for i, qa in questions
+                if (name, i, p) not in self.done and self.scored(qa)]
+        prior = [self.done[(name, i, p)] for p in self.pass_range for i, qa in questions
+                 if (name, i, p) in self.done and self.scored(qa)]
+        self.resumed += len(prior)
+        self.results.extend(prior)
+        if not todo:
+            self.n_done += len(prior)
+            self.per_sample[name] = {"questions": sum(1 for _, qa in questions if self.scored(qa)),
+                                     "resumed": len(prior), "turns": len(conv.turns)}
+            if self.progress:
+                self.progress(self.n_done, self.total, name)
+            return
+        tmpdir = None
+        if self.db is None:
+            tmpdir = tempfile.mkdtemp(prefix="hela-bench-")  # 0700
+            store = Store(Path(tmpdir) / "bench.db", vector_cache=self.vcfg.retrieval.vector_cache)
+        else:
+            store = Store(self.db, vector_cache=self.vcfg.retrieval.vector_cache)
+        try:
+            self._ingest_and_ask(store, conv, questions, prior)
+        finally:
+            store.close()
+            if tmpdir is not None:
+                shutil.rmtree(tmpdir, ignore_errors=True)
+
+    def _ingest_and_ask(self, store: Any, conv: Conversation, questions: list[tuple[int, Any]],
+                        prior: list[dict[str, Any]]) -> None:
+        from hela_cli.bench.feedback import EvidenceHistory
+        from hela_cli.memory import Memory
+        from hela_cli.store import Store
+
+        name, vcfg, models = str(conv.name), self.vcfg, self.models
+        existing = store.get_space(name)
+        if existing is not None and store.count_nodes(existing.id):
+            raise StoreError(f"{store.path}: space '{name}' already exists; the benchmark needs a fresh "
+                             f"space per conversation (use another --db, or none for temporary databases)")
+        # ingest
+        mem = Memory(vcfg, store=store, embedder=models["embedder"], chat=models["chat"])
+        models["embedder"] = mem.embedder
+        if not self.retrieval_only:
+            models["chat"] = mem.chat
+        if self.progress:
+            self.progress(self.n_done, self.total, f"{name}: ingest")
+        t0 = time.perf_counter()
+        ing = ingest_conversations(store, mem.embedder, [conv], vcfg, space=name)
+        self.t_ingest += time.perf_counter() - t0
+        sp0 = store.require_space(name)   # the edges right after ingest: its links, at step sp0.step
+        links = _Links({(a, b): w for a, b, w in store.all_edges(sp0, vcfg.hebbian.decay)},
+                       store.edge_priors(sp0), sp0.step)
+        if models.get("counter") is None:  # one tokenizer for the whole run (the chat model's)
+            models["counter"] = Memory(vcfg, store=Store(":memory:"), embedder=models["embedder"],
+                                       chat=models["chat"])
+        runner = Runner(mem, name, self.variant, self.retrieval_only, models["counter"].count_tokens,
+                        self.forget_fn, self.forget_every)
+        self.n_done += len(prior)
+        # the questions, in dataset order, per pass
+        t1 = time.perf_counter()
+        history = EvidenceHistory()
+        for p, (i, qa) in ((p, q) for p in self.pass_range for q in questions):
+            overlap = history.overlaps(evidence_ids(qa.get("evidence"))) if p == 1 else None
+            if (name, i, p) in self.done or not self.scored(qa):
+                self._replay(store, runner, name, qa, i, p)
                 continue
-            tmpdir = None
-            if db is None:
-                tmpdir = tempfile.mkdtemp(prefix="hela-bench-")  # 0700
-                store = Store(Path(tmpdir) / "bench.db", vector_cache=vcfg.retrieval.vector_cache)
-            else:
-                store = Store(db, vector_cache=vcfg.retrieval.vector_cache)
-            try:
-                existing = store.get_space(name)
-                if existing is not None and store.count_nodes(existing.id):
-                    raise StoreError(f"{store.path}: space '{name}' already exists; the benchmark needs a fresh "
-                                     f"space per conversation (use another --db, or none for temporary databases)")
-                mem = Memory(vcfg, store=store, embedder=models["embedder"], chat=models["chat"])
-                models["embedder"] = mem.embedder
-                if not retrieval_only:
-                    models["chat"] = mem.chat
-                if progress:
-                    progress(n_done, total, f"{name}: ingest")
-                t0 = time.perf_counter()
-                ing = ingest_conversations(store, mem.embedder, [conv], vcfg, space=name)
-                t_ingest += time.perf_counter() - t0
-                sp0 = store.require_space(name)   # the edges right after ingest: its links, at step sp0.step
-                initial = {(a, b): w for a, b, w in store.all_edges(sp0, vcfg.hebbian.decay)}
-                fixed = store.edge_priors(sp0)
-                if models.get("counter") is None:  # one tokenizer for the whole run (the chat model's)
-                    models["counter"] = Memory(vcfg, store=Store(":memory:"), embedder=models["embedder"],
-                                               chat=models["chat"])
-                runner = Runner(mem, name, variant, retrieval_only, models["counter"].count_tokens,
-                                 forget_fn if active_forget else None, active_forget)
-                n_done += len(prior)
-                t1 = time.perf_counter()
-                history = EvidenceHistory()
+            self._ask(store, runner, links, name, qa, i, p, overlap)
+        self.t_questions += time.perf_counter() - t1
+        self.per_sample[name] = {"questions": sum(1 for _, qa in questions if self.scored(qa)),
+                                 "resumed": len(prior), "turns": len(conv.turns),
+                                 "nodes": ing["nodes_added"], "ingest_s": ing["seconds"],
+                                 "forgotten": runner.forgotten}
 
-                def give_feedback(qa: Mapping[str, Any], out: Mapping[str, Any], i: int, p: int,
-                                  scored: Callable[[list[int]], None] | None = None) -> None:
-                    """The question's simulated feedback, applied after it was scored (prequential), through the
-                    asks log as ``Memory.reinforce`` does (the row keeps the query vector: a use trace).
-                    ``scored(used)`` writes the question's record first."""
-                    memories = out["memories"]
-                    question = str(qa.get("question", ""))
-                    used = [] if fb_kind == "none" else simulated_used(
-                        fb_kind, fb_p, memories, evidence_ids(qa.get("evidence")), gold_answer(qa), question,
-                        seed=f"{name}:{i}:{p}", prediction=out.get("prediction"))
-                    if scored is not None:
-                        scored(used)
-                    if fb_kind == "none" or not memories:
-                        return
-                    sp = store.require_space(name)
-                    record = retrieval_record(memories)
-                    rid = out.get("recall_id")
-                    if rid is None:
-                        rid = store.log_ask(sp.id, question, None, [m["id"] for m in memories], sp.step,
-                                            kind="recall", retrieval=record, vector=out.get("query_vector"))
-                    apply_feedback(store, sp, record, used, vcfg, when=time.time(), recall_id=rid)
+    def _replay(self, store: Any, runner: Runner, name: str, qa: Mapping[str, Any], i: int, p: int) -> None:
+        """A question answered before an interruption, or of a category not scored: its learning again (no
+        answer), so the graph stays in step."""
+        again = runner.replay(str(qa.get("question", "")))
+        if (name, i, p) in self.done:   # cite: the answer it gave then
+            again["prediction"] = self.done[(name, i, p)].get("prediction")
+        self._feedback(store, name, qa, again, i, p)
+        runner.after_question()
+        if self.scored(qa):
+            self.replayed += 1
+        else:
+            self.unscored += 1
 
-                for p, (i, qa) in ((p, q) for p in pass_range for q in questions):  # dataset order, per pass
-                    overlap = history.overlaps(evidence_ids(qa.get("evidence"))) if p == 1 else None
-                    if (name, i, p) in done or not scored(qa):
-                        # answered before an interruption, or a category not scored: redo / do its learning
-                        # so the graph stays in step
-                        again = runner.replay(str(qa.get("question", "")))
-                        if (name, i, p) in done:   # cite: the answer it gave then
-                            again["prediction"] = done[(name, i, p)].get("prediction")
-                        give_feedback(qa, again, i, p)
-                        runner.after_question()
-                        if scored(qa):
-                            replayed += 1
-                        else:
-                            unscored += 1
-                        continue
-                    question = str(qa["question"])
-                    step = store.require_space(name).step   # the step this question's retrieval scores at
-                    out = runner.ask(question)
-                    attribution = _spread_attribution(out["memories"], initial,
-                                                      vcfg.hebbian.decay ** (step - sp0.step), fixed)
-                    cat = question_category(qa)
-                    rec = {"run": fp, "sample": name, "qa_index": i, "question": question, "category": cat,
-                           "gold": gold_answer(qa), "evidence": evidence_ids(qa.get("evidence")),
-                           "prediction": out["prediction"], "retrieved": retrieved(out["memories"]),
-                           "semantic": out["semantic"], "context_tokens": out["tokens"],
-                           **_score(qa, out["memories"], out["prediction"], retrieval_only, attribution),
-                           "retrieval_ms": out.get("retrieval_ms"), "generate_ms": out.get("generate_ms"),
-                           "consolidate_ms": out.get("consolidate_ms")}
-                    if passes > 1:
-                        rec["pass"] = p
-                    if overlap is not None:
-                        rec["overlap"] = overlap
+    def _ask(self, store: Any, runner: Runner, links: "_Links", name: str, qa: Mapping[str, Any], i: int, p: int,
+             overlap: bool | None) -> None:
+        """A question: retrieved and answered (``Runner.ask``), scored, written, then its feedback applied."""
+        question = str(qa["question"])
+        step = store.require_space(name).step   # the step this question's retrieval scores at
+        out = runner.ask(question)
+        attribution = _spread_attribution(out["memories"], links.initial,
+                                          self.vcfg.hebbian.decay ** (step - links.step), links.fixed)
+        rec = {"run": self.fp, "sample": name, "qa_index": i, "question": question,
+               "category": question_category(qa), "gold": gold_answer(qa),
+               "evidence": evidence_ids(qa.get("evidence")), "prediction": out["prediction"],
+               "retrieved": retrieved(out["memories"]), "semantic": out["semantic"], "context_tokens": out["tokens"],
+               **_score(qa, out["memories"], out["prediction"], self.retrieval_only, attribution),
+               "retrieval_ms": out.get("retrieval_ms"), "generate_ms": out.get("generate_ms"),
+               "consolidate_ms": out.get("consolidate_ms")}
+        if self.passes > 1:
+            rec["pass"] = p
+        if overlap is not None:
+            rec["overlap"] = overlap
 
-                    def write(used: list[int], rec: dict[str, Any] = rec, out: dict[str, Any] = out) -> None:
-                        if fb_kind != "none":
-                            rec["used"] = [m["source_id"] for m in out["memories"] if m["id"] in set(used)]
-                        writer.write(rec)
+        def write(used: list[int]) -> None:
+            if self.fb_kind != "none":
+                rec["used"] = [m["source_id"] for m in out["memories"] if m["id"] in set(used)]
+            self.writer.write(rec)
 
-                    give_feedback(qa, out, i, p, write)   # scored and written: now (and only now) its feedback
-                    runner.after_question()
-                    results.append(rec)
-                    asked += 1
-                    n_done += 1
-                    if progress:
-                        progress(n_done, total, name)
-                t_questions += time.perf_counter() - t1
-                per_sample[name] = {"questions": sum(1 for _, qa in questions if scored(qa)),
-                                    "resumed": len(prior), "turns": len(conv.turns),
-                                    "nodes": ing["nodes_added"], "ingest_s": ing["seconds"],
-                                    "forgotten": runner.forgotten}
-            finally:
-                store.close()
-                if tmpdir is not None:
-                    shutil.rmtree(tmpdir, ignore_errors=True)
-    finally:
-        writer.close()
-        if models.get("counter") is not None:
-            models["counter"].close()
+        self._feedback(store, name, qa, out, i, p, write)   # scored and written: now (and only now) its feedback
+        runner.after_question()
+        self.results.append(rec)
+        self.asked += 1
+        self.n_done += 1
+        if self.progress:
+            self.progress(self.n_done, self.total, name)
 
+    def _feedback(self, store: Any, name: str, qa: Mapping[str, Any], out: Mapping[str, Any], i: int, p: int,
+                  scored: Callable[[list[int]], None] | None = None) -> None:
+        """The question's simulated feedback, applied after it was scored (prequential), through the asks log
+        as ``Memory.reinforce`` does (the row keeps the query vector: a use trace). ``scored(used)`` writes the
+        question's record first."""
+        from hela_cli.bench.feedback import simulated_used
+        from hela_cli.mechanics.feedback import apply_feedback, retrieval_record
+
+        memories = out["memories"]
+        question = str(qa.get("question", ""))
+        used = [] if self.fb_kind == "none" else simulated_used(
+            self.fb_kind, self.fb_p, memories, evidence_ids(qa.get("evidence")), gold_answer(qa), question,
+            seed=f"{name}:{i}:{p}", prediction=out.get("prediction"))
+        if scored is not None:
+            scored(used)
+        if self.fb_kind == "none" or not memories:
+            return
+        sp = store.require_space(name)
+        record = retrieval_record(memories)
+        rid = out.get("recall_id")
+        if rid is None:
+            rid = store.log_ask(sp.id, question, None, [m["id"] for m in memories], sp.step,
+                                kind="recall", retrieval=record, vector=out.get("query_vector"))
+        apply_feedback(store, sp, record, used, self.vcfg, when=time.time(), recall_id=rid)
+
+
+@dataclasses.dataclass
+class _Links:
+    """A space's edges right after ingest (its conversation links), to tell learned weight from them."""
+    initial: dict[tuple[int, int], float]
+    fixed: dict[tuple[int, int], float]
+    step: int
+
+
+def _summary(run: _Run, path: str | Path, plan: list[tuple[Conversation, list]], vcfg: Config, variant: str,
+             retrieval_only: bool, limit: int | None, wanted: set[int] | None, passes: int, feedback: str,
+             fb_kind: str, active_forget: int, fp: dict[str, Any], notes: list[str],
+             t_start: float) -> dict[str, Any]:
+    """The summary dict of a finished run: pass 1's figures, by overlap, by pass, the timings."""
+    results = run.results
     order = {(str(c.name), i): n for n, (c, qs) in enumerate(plan) for i, _ in qs}
     results.sort(key=lambda r: (int(r.get("pass", 1)), order.get((r["sample"], int(r["qa_index"])), 0),
                                 int(r["qa_index"])))
@@ -421,7 +498,7 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
         "no overlap": summarize([r for r in first if r.get("overlap") is False])}
     if passes > 1:
         summary["by_pass"] = {str(p): summarize([r for r in results if int(r.get("pass", 1)) == p])
-                              for p in pass_range}
+                              for p in range(1, passes + 1)}
     ret_ms = [r["retrieval_ms"] for r in results if r.get("retrieval_ms") is not None]
     gen_ms = [r["generate_ms"] for r in results if r.get("generate_ms") is not None]
     cons_ms = [r["consolidate_ms"] for r in results if r.get("consolidate_ms") is not None]
@@ -441,15 +518,15 @@ def run_locomo(path: str | Path, *, samples: Sequence[str] | None = None, limit:
         "feedback": feedback if fb_kind in ("none", "cite") else f"{feedback} (simulation)",
         "questions": len(results),
         **summary,
-        "per_sample": per_sample,
+        "per_sample": run.per_sample,
         "models": {"embedder": vcfg.models.embedder, "chat": None if retrieval_only else vcfg.models.chat},
         "config": {"retrieval": dataclasses.asdict(vcfg.retrieval), "hebbian": dataclasses.asdict(vcfg.hebbian),
                    "consolidation_auto": vcfg.consolidation.auto, "fingerprint": fp["config"]},
         "timing": {
             "seconds": round(time.perf_counter() - t_start, 2),
-            "ingest_s": round(t_ingest, 2),
-            "questions_s": round(t_questions, 2),
-            "asked": asked, "resumed": resumed, "replayed": replayed, "asked_unscored": unscored,
+            "ingest_s": round(run.t_ingest, 2),
+            "questions_s": round(run.t_questions, 2),
+            "asked": run.asked, "resumed": run.resumed, "replayed": run.replayed, "asked_unscored": run.unscored,
             "retrieval_ms_mean": round(sum(ret_ms) / len(ret_ms), 2) if ret_ms else None,
             "generate_ms_mean": round(sum(gen_ms) / len(gen_ms), 2) if gen_ms else None,
             "consolidations": len(cons_ms), "consolidate_s": round(sum(cons_ms) / 1000, 2),

@@ -274,8 +274,7 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
     first N items of each question type and ``limit`` the first N items. ``embedder`` / ``chat`` let a caller reuse loaded models.
     ``feedback``: simulated use signals as in :func:`hela_cli.bench.locomo.run_locomo` (a simulation; ``evidence`` = the
     ``has_answer`` turns retrieved), applied after the item's question is scored."""
-    from hela_cli.bench.feedback import parse_feedback, simulated_used
-    from hela_cli.mechanics.feedback import apply_feedback, retrieval_record
+    from hela_cli.bench.feedback import parse_feedback
 
     require_nltk()
     fb_kind, fb_p = parse_feedback(feedback)
@@ -290,6 +289,29 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
     variants = list(dict.fromkeys(variants))
     if not variants:
         raise InputError("--variant: no variant given")
+    vcfgs, notes = _variant_configs(cfg, variants, k, fb_kind, feedback)
+    if cache_dir is not None:
+        cache = Path(cache_dir)
+        if not cache.is_dir():
+            raise InputError(f"--cache-dir: {cache} is not a directory")
+    items = _select_items(load_items(path), path, item_ids, per_type, limit)
+    fps = {v: {**fingerprint(vcfgs[v], v, retrieval_only, path, 0), "benchmark": "longmemeval"} for v in variants}
+    done = _done_records(records, fps, {it.qid: it for it in items}, path)
+
+    run = _LmeRun(cfg, vcfgs, fps, done, total=len(items) * len(variants), retrieval_only=retrieval_only,
+                  records=records, cache_dir=cache_dir, progress=progress, models={"embedder": embedder, "chat": chat},
+                  feedback=(fb_kind, fb_p))
+    try:
+        for item in items:
+            run.item(item)
+    finally:
+        run.close()
+    return _summary(run, path, items, cfg, retrieval_only, limit, per_type, notes, t_start)
+
+
+def _variant_configs(cfg: Config, variants: list[str], k: int | None, fb_kind: str, feedback: str
+                     ) -> tuple[dict[str, Config], list[str]]:
+    """Each variant's configuration, and the run's notes."""
     vcfgs: dict[str, Config] = {}
     notes: list[str] = []
     for v in variants:
@@ -302,11 +324,12 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
                      f"that item's own memory: no later question is asked of it, so no score can change")
     notes.append("no consolidation runs before the question, so no semantic record exists and "
                  "retrieval.semantic_k has no effect here")
-    if cache_dir is not None:
-        cache = Path(cache_dir)
-        if not cache.is_dir():
-            raise InputError(f"--cache-dir: {cache} is not a directory")
-    items = load_items(path)
+    return vcfgs, notes
+
+
+def _select_items(items: list[LmeItem], path: str | Path, item_ids: Sequence[str] | None, per_type: int | None,
+                  limit: int | None) -> list[LmeItem]:
+    """``item_ids`` (in that order), then the first ``per_type`` of each question type, then the first ``limit``."""
     if item_ids:
         wanted = list(dict.fromkeys(i.strip() for i in item_ids if i and i.strip()))
         known = {it.qid: it for it in items}
@@ -325,155 +348,193 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
         items = kept
     if limit:
         items = items[:limit]
-    fps = {v: {**fingerprint(vcfgs[v], v, retrieval_only, path, 0), "benchmark": "longmemeval"} for v in variants}
+    return items
 
+
+def _done_records(records: str | Path | None, fps: Mapping[str, Any], by_qid: Mapping[str, LmeItem],
+                  path: str | Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """Resume: the records of this run by (item, variant); records of another run or question are refused."""
     done: dict[tuple[str, str], dict[str, Any]] = {}
-    by_qid = {it.qid: it for it in items}
-    if records is not None:
-        for rec in load_records(records):
-            v = rec.get("variant")
-            if v not in fps or rec.get("run") != fps[v]:
-                raise InputError(f"{records}: holds records of a different run (variant {v!r}, settings "
-                                 f"{rec.get('run')}); this run is {list(fps.values())}. Use a new --records file")
-            it = by_qid.get(rec["sample"])
-            if it is not None and rec.get("question") != it.question:
-                raise InputError(f"{records}: the record of item {rec['sample']} is for another question than "
-                                 f"{path} has; use a new --records file")
-            done.setdefault((rec["sample"], v), rec)
+    if records is None:
+        return done
+    for rec in load_records(records):
+        v = rec.get("variant")
+        if v not in fps or rec.get("run") != fps[v]:
+            raise InputError(f"{records}: holds records of a different run (variant {v!r}, settings "
+                             f"{rec.get('run')}); this run is {list(fps.values())}. Use a new --records file")
+        it = by_qid.get(rec["sample"])
+        if it is not None and rec.get("question") != it.question:
+            raise InputError(f"{records}: the record of item {rec['sample']} is for another question than "
+                             f"{path} has; use a new --records file")
+        done.setdefault((rec["sample"], v), rec)
+    return done
 
-    total = len(items) * len(variants)
-    n_done = 0
-    writer = RecordWriter(records)
-    from hela_cli.memory import Memory
-    from hela_cli.store import Store
 
-    models: dict[str, Any] = {"embedder": embedder, "chat": chat}
-    results: dict[str, list[dict[str, Any]]] = {v: [] for v in variants}
-    per_item: dict[str, Any] = {}
-    ing_turns = ing_chars = ing_tokens = 0
-    ing_s = 0.0
-    ingested = cached = asked = resumed = 0
-    tmp_root = tempfile.mkdtemp(prefix="hela-bench-")  # 0700
-    try:
-        for item in items:
-            todo = [v for v in variants if (item.qid, v) not in done]
-            for v in variants:
-                if (item.qid, v) in done:
-                    results[v].append(done[(item.qid, v)])
-                    resumed += 1
-                    n_done += 1
-            info: dict[str, Any] = {"question_type": item.qtype, "turns": len(item.conv.turns),
-                                    "sessions": len({t.session for t in item.conv.turns})}
-            per_item[item.qid] = info
-            if not todo:
-                if progress:
-                    progress(n_done, total, item.qid)
-                continue
-            if models["embedder"] is None:
-                models["embedder"] = Memory(cfg).embedder  # loads the model only, opens no database
-            emb = models["embedder"]
-            key = _cache_key(item, emb, cfg)
-            base = Path(cache_dir) / f"{_safe(item.qid)}-{key}.db" if cache_dir is not None else None
-            if base is not None and base.exists():
-                cached += 1
-                info["ingest"] = "cache"
-            else:
-                if progress:
-                    progress(n_done, total, f"{item.qid}: ingest 0/{len(item.conv.turns)} turns")
-                target = Path(tmp_root) / "ingest.db"
-                store = Store(target, vector_cache=cfg.retrieval.vector_cache)
-                try:
-                    t0 = time.perf_counter()
-                    ingest_conversations(store, emb, [item.conv], cfg, space=item.qid, progress=(
-                        (lambda d, t: progress(n_done, total, f"{item.qid}: ingest {d}/{t} turns"))
-                        if progress else None))
-                    dt = time.perf_counter() - t0
-                finally:
-                    store.close()
-                tokens = _embed_tokens(item, emb, cfg)
-                ing_s += dt
-                ing_turns += len(item.conv.turns)
-                ing_chars += sum(len(t.text) for t in item.conv.turns)
-                ing_tokens += tokens or 0
-                ingested += 1
-                info.update(ingest="ingested", ingest_s=round(dt, 2), embed_tokens=tokens)
-                if base is not None:
-                    part = base.with_name(base.name + ".part")
-                    _copy_db(target, part)
-                    os.replace(part, base)
-                    for p in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
-                        p.unlink(missing_ok=True)
-                else:
-                    base = target
-            for v in todo:
-                vcfg = vcfgs[v]
-                work = Path(tmp_root) / f"{_safe(v)}.db"
-                _copy_db(base, work)
-                store = Store(work, vector_cache=vcfg.retrieval.vector_cache)
-                try:
-                    sp = store.get_space(item.qid)
-                    if sp is None or store.count_nodes(sp.id) != len(item.conv.turns):
-                        raise StoreError(f"{base}: the ingested database of item {item.qid} is incomplete "
-                                         f"(delete it and rerun)")
-                    mem = Memory(vcfg, store=store, embedder=emb, chat=models["chat"])
-                    if not retrieval_only:
-                        models["chat"] = mem.chat
-                    if models.get("counter") is None:  # one tokenizer for the whole run (the chat model's)
-                        models["counter"] = Memory(vcfg, store=Store(":memory:"), embedder=emb,
-                                                   chat=models["chat"])
-                    runner = _LmeRunner(mem, item.qid, v, retrieval_only, models["counter"].count_tokens,
-                                        now=item.now)
-                    out = runner.ask(item.question)  # the question only: no gold field reaches retrieval
-                    scores = score_item(item, out["memories"], out["prediction"], retrieval_only)
-                    used: list[int] = []
-                    if fb_kind != "none" and v not in BASELINES and out["memories"]:   # after scoring
-                        used = simulated_used(fb_kind, fb_p, out["memories"], item.gold_turns, str(item.answer),
-                                              item.question, seed=f"{item.qid}:{v}")
-                        apply_feedback(store, store.require_space(item.qid), retrieval_record(out["memories"]),
-                                       used, vcfg, when=time.time())
-                finally:
-                    store.close()
-                    for p in (work, Path(f"{work}-wal"), Path(f"{work}-shm")):
-                        p.unlink(missing_ok=True)
-                rec = {"run": fps[v], "sample": item.qid, "qa_index": 0, "variant": v,
-                       "question": item.question, "question_type": item.qtype, "abstention": item.abstention,
-                       "question_date": item.question_date, "gold": item.answer,
-                       "gold_sessions": item.gold_sessions, "gold_turns": item.gold_turns,
-                       "prediction": out["prediction"],
-                       "retrieved": [{**r, "session": m.get("session")}
-                                     for r, m in zip(retrieved(out["memories"]), out["memories"])],
-                       "semantic": out["semantic"], "context_tokens": out["tokens"],
-                       **scores, **({"used": [m["source_id"] for m in out["memories"] if m["id"] in set(used)]}
-                                    if fb_kind != "none" else {}),
-                       "retrieval_ms": out.get("retrieval_ms"), "generate_ms": out.get("generate_ms")}
-                writer.write(rec)
-                results[v].append(rec)
-                asked += 1
-                n_done += 1
-                if progress:
-                    progress(n_done, total, f"{item.qid}: {v}")
-            if base.parent == Path(tmp_root):
-                for p in (base, Path(f"{base}-wal"), Path(f"{base}-shm")):
-                    p.unlink(missing_ok=True)
-    finally:
-        writer.close()
-        if models.get("counter") is not None:
-            models["counter"].close()
-        shutil.rmtree(tmp_root, ignore_errors=True)
+class _LmeRun:
+    """One LongMemEval run, item by item: the haystack ingested once (or copied from the cache), then each
+    variant asked on its own copy of that database, scored and recorded, and only then its feedback applied.
+    Holds the counters and results the summary reports."""
 
+    def __init__(self, cfg: Config, vcfgs: dict[str, Config], fps: dict[str, Any],
+                 done: dict[tuple[str, str], dict[str, Any]], *, total: int, retrieval_only: bool,
+                 records: str | Path | None, cache_dir: str | Path | None, progress: Progress | None,
+                 models: dict[str, Any], feedback: tuple[str, float | None]):
+        self.cfg, self.vcfgs, self.fps, self.done, self.total = cfg, vcfgs, fps, done, total
+        self.variants = list(vcfgs)
+        self.retrieval_only, self.cache_dir, self.progress, self.models = retrieval_only, cache_dir, progress, models
+        self.fb_kind, self.fb_p = feedback
+        self.n_done = 0
+        self.writer = RecordWriter(records)
+        self.results: dict[str, list[dict[str, Any]]] = {v: [] for v in self.variants}
+        self.per_item: dict[str, Any] = {}
+        self.ing_turns = self.ing_chars = self.ing_tokens = 0
+        self.ing_s = 0.0
+        self.ingested = self.cached = self.asked = self.resumed = 0
+        self.tmp_root = tempfile.mkdtemp(prefix="hela-bench-")  # 0700
+
+    def close(self) -> None:
+        self.writer.close()
+        if self.models.get("counter") is not None:
+            self.models["counter"].close()
+        shutil.rmtree(self.tmp_root, ignore_errors=True)
+
+    def item(self, item: LmeItem) -> None:
+        """One item: its recorded variants taken over, the others asked on the ingested haystack."""
+        from hela_cli.memory import Memory
+
+        todo = [v for v in self.variants if (item.qid, v) not in self.done]
+        for v in self.variants:
+            if (item.qid, v) in self.done:
+                self.results[v].append(self.done[(item.qid, v)])
+                self.resumed += 1
+                self.n_done += 1
+        info: dict[str, Any] = {"question_type": item.qtype, "turns": len(item.conv.turns),
+                                "sessions": len({t.session for t in item.conv.turns})}
+        self.per_item[item.qid] = info
+        if not todo:
+            if self.progress:
+                self.progress(self.n_done, self.total, item.qid)
+            return
+        if self.models["embedder"] is None:
+            self.models["embedder"] = Memory(self.cfg).embedder  # loads the model only, opens no database
+        base = self._ingested(item, info)
+        for v in todo:
+            rec = self._ask(item, v, base)
+            self.writer.write(rec)
+            self.results[v].append(rec)
+            self.asked += 1
+            self.n_done += 1
+            if self.progress:
+                self.progress(self.n_done, self.total, f"{item.qid}: {v}")
+        if base.parent == Path(self.tmp_root):
+            for p in (base, Path(f"{base}-wal"), Path(f"{base}-shm")):
+                p.unlink(missing_ok=True)
+
+    def _ingested(self, item: LmeItem, info: dict[str, Any]) -> Path:
+        """The database file holding the item's ingested haystack: from the cache, else ingested now (and
+        put in the cache when there is one)."""
+        from hela_cli.store import Store
+
+        cfg, emb, progress = self.cfg, self.models["embedder"], self.progress
+        key = _cache_key(item, emb, cfg)
+        base = Path(self.cache_dir) / f"{_safe(item.qid)}-{key}.db" if self.cache_dir is not None else None
+        if base is not None and base.exists():
+            self.cached += 1
+            info["ingest"] = "cache"
+            return base
+        if progress:
+            progress(self.n_done, self.total, f"{item.qid}: ingest 0/{len(item.conv.turns)} turns")
+        target = Path(self.tmp_root) / "ingest.db"
+        store = Store(target, vector_cache=cfg.retrieval.vector_cache)
+        try:
+            t0 = time.perf_counter()
+            ingest_conversations(store, emb, [item.conv], cfg, space=item.qid, progress=(
+                (lambda d, t: progress(self.n_done, self.total, f"{item.qid}: ingest {d}/{t} turns"))
+                if progress else None))
+            dt = time.perf_counter() - t0
+        finally:
+            store.close()
+        tokens = _embed_tokens(item, emb, cfg)
+        self.ing_s += dt
+        self.ing_turns += len(item.conv.turns)
+        self.ing_chars += sum(len(t.text) for t in item.conv.turns)
+        self.ing_tokens += tokens or 0
+        self.ingested += 1
+        info.update(ingest="ingested", ingest_s=round(dt, 2), embed_tokens=tokens)
+        if base is None:
+            return target
+        part = base.with_name(base.name + ".part")
+        _copy_db(target, part)
+        os.replace(part, base)
+        for p in (target, Path(f"{target}-wal"), Path(f"{target}-shm")):
+            p.unlink(missing_ok=True)
+        return base
+
+    def _ask(self, item: LmeItem, v: str, base: Path) -> dict[str, Any]:
+        """Variant ``v`` on its own copy of the ingested database: the question retrieved (and answered),
+        scored, then its simulated feedback applied; returns the record."""
+        from hela_cli.bench.feedback import simulated_used
+        from hela_cli.mechanics.feedback import apply_feedback, retrieval_record
+        from hela_cli.memory import Memory
+        from hela_cli.store import Store
+
+        vcfg, emb, models = self.vcfgs[v], self.models["embedder"], self.models
+        work = Path(self.tmp_root) / f"{_safe(v)}.db"
+        _copy_db(base, work)
+        store = Store(work, vector_cache=vcfg.retrieval.vector_cache)
+        try:
+            sp = store.get_space(item.qid)
+            if sp is None or store.count_nodes(sp.id) != len(item.conv.turns):
+                raise StoreError(f"{base}: the ingested database of item {item.qid} is incomplete "
+                                 f"(delete it and rerun)")
+            mem = Memory(vcfg, store=store, embedder=emb, chat=models["chat"])
+            if not self.retrieval_only:
+                models["chat"] = mem.chat
+            if models.get("counter") is None:  # one tokenizer for the whole run (the chat model's)
+                models["counter"] = Memory(vcfg, store=Store(":memory:"), embedder=emb, chat=models["chat"])
+            runner = _LmeRunner(mem, item.qid, v, self.retrieval_only, models["counter"].count_tokens, now=item.now)
+            out = runner.ask(item.question)  # the question only: no gold field reaches retrieval
+            scores = score_item(item, out["memories"], out["prediction"], self.retrieval_only)
+            used: list[int] = []
+            if self.fb_kind != "none" and v not in BASELINES and out["memories"]:   # after scoring
+                used = simulated_used(self.fb_kind, self.fb_p, out["memories"], item.gold_turns, str(item.answer),
+                                      item.question, seed=f"{item.qid}:{v}")
+                apply_feedback(store, store.require_space(item.qid), retrieval_record(out["memories"]),
+                               used, vcfg, when=time.time())
+        finally:
+            store.close()
+            for p in (work, Path(f"{work}-wal"), Path(f"{work}-shm")):
+                p.unlink(missing_ok=True)
+        return {"run": self.fps[v], "sample": item.qid, "qa_index": 0, "variant": v,
+                "question": item.question, "question_type": item.qtype, "abstention": item.abstention,
+                "question_date": item.question_date, "gold": item.answer,
+                "gold_sessions": item.gold_sessions, "gold_turns": item.gold_turns,
+                "prediction": out["prediction"],
+                "retrieved": [{**r, "session": m.get("session")}
+                              for r, m in zip(retrieved(out["memories"]), out["memories"])],
+                "semantic": out["semantic"], "context_tokens": out["tokens"],
+                **scores, **({"used": [m["source_id"] for m in out["memories"] if m["id"] in set(used)]}
+                             if self.fb_kind != "none" else {}),
+                "retrieval_ms": out.get("retrieval_ms"), "generate_ms": out.get("generate_ms")}
+
+
+def _summary(run: _LmeRun, path: str | Path, items: list[LmeItem], cfg: Config, retrieval_only: bool,
+             limit: int | None, per_type: int | None, notes: list[str], t_start: float) -> dict[str, Any]:
+    """The summary dict of a finished run: per variant, per question type and overall; ingest figures."""
     order = {it.qid: n for n, it in enumerate(items)}
     out_variants: dict[str, Any] = {}
-    for v in variants:
-        recs = sorted(results[v], key=lambda r: order.get(r["sample"], 0))
-        vcfg = vcfgs[v]
+    for v in run.variants:
+        recs = sorted(run.results[v], key=lambda r: order.get(r["sample"], 0))
+        vcfg = run.vcfgs[v]
         ret_ms = [r["retrieval_ms"] for r in recs if r.get("retrieval_ms") is not None]
         gen_ms = [r["generate_ms"] for r in recs if r.get("generate_ms") is not None]
         out_variants[v] = {
             "variant": v, "k": vcfg.retrieval.k, "m": vcfg.retrieval.m, "budget": vcfg.retrieval.k + vcfg.retrieval.m,
             "questions": len(recs), **summarize_lme(recs),
             "retrieval_ms_median": _median(ret_ms), "generate_ms_median": _median(gen_ms),
-            "fingerprint": fps[v]["config"],
+            "fingerprint": run.fps[v]["config"],
         }
+    ing_s, ing_turns, ing_tokens = run.ing_s, run.ing_turns, run.ing_tokens
     return {
         "benchmark": "longmemeval",
         "file": str(path),
@@ -482,9 +543,9 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
         "limit": limit,
         "per_type": per_type,
         "variants": out_variants,
-        "per_item": per_item,
+        "per_item": run.per_item,
         "ingest": {
-            "ingested": ingested, "cached": cached, "turns": ing_turns, "chars": ing_chars,
+            "ingested": run.ingested, "cached": run.cached, "turns": ing_turns, "chars": run.ing_chars,
             "embed_tokens": ing_tokens, "seconds": round(ing_s, 2),
             "turns_per_s": round(ing_turns / ing_s, 2) if ing_s else None,
             "tokens_per_s": round(ing_tokens / ing_s, 1) if ing_s and ing_tokens else None,
@@ -492,7 +553,7 @@ def run_longmemeval(path: str | Path, *, variants: Sequence[str] = ("full",), li
         "models": {"embedder": cfg.models.embedder, "chat": None if retrieval_only else cfg.models.chat},
         "config": {"retrieval": dataclasses.asdict(cfg.retrieval), "ingest": dataclasses.asdict(cfg.ingest),
                    "hebbian": dataclasses.asdict(cfg.hebbian)},
-        "timing": {"seconds": round(time.perf_counter() - t_start, 2), "asked": asked, "resumed": resumed},
+        "timing": {"seconds": round(time.perf_counter() - t_start, 2), "asked": run.asked, "resumed": run.resumed},
         "notes": list(dict.fromkeys(notes)),
     }
 

@@ -23,7 +23,7 @@ from hela_cli.errors import InputError
 from hela_cli.text.keywords import keywords
 from hela_cli.models import embed_queries
 from hela_cli.answering.prompts import answer_messages
-from hela_cli.answering.streaming import answer
+from hela_cli.answering.answer import answer
 
 __all__ = ["VARIANTS", "BASELINES", "variant_config", "fingerprint", "load_records", "RecordWriter", "Runner",
            "retrieved"]

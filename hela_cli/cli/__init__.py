@@ -1,9 +1,10 @@
 """The command line: the only package of hela that imports typer, rich or click.
 
-``app`` (the Typer application) and ``main`` (the console-script entry point) live in :mod:`.commands`; a
-command group or a larger command has its own ``<name>_cmd`` module (``bench``, ``consolidate``, ``forget``,
-``link``, ``inspect``, ``export``); :mod:`.helpers` holds the progress bar, the read-a-space-then-JSON-or-
-table pattern and ``--out`` writing; terminal rendering in :mod:`.render` and :mod:`.explain`.
+``main`` (the console-script entry point) is here: ``hela hook`` and ``hela mcp`` on stdio start without
+Typer; everything else goes to ``app`` (the Typer application, loaded on first use) in :mod:`.root`. Each
+top-level command is one module of :mod:`.commands`, named after it; :mod:`.helpers` holds what several
+commands share (``--space``, the progress bar, read-a-space-then-JSON-or-table, ``--out`` writing); terminal
+rendering in :mod:`.render` and :mod:`.explain`.
 """
 
 import os
@@ -63,14 +64,14 @@ def main() -> None:
         options = _mcp_stdio_options(sys.argv[2:])
         if options is not None and _serve_mcp_stdio(options):
             return
-    from hela_cli.cli.commands import main as cli_main
+    from hela_cli.cli.root import main as cli_main
 
     cli_main()
 
 
 def __getattr__(name: str) -> Any:
     if name == "app":
-        from hela_cli.cli.commands import app
+        from hela_cli.cli.root import app
 
         return app
     raise AttributeError(name)

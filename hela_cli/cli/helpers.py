@@ -1,5 +1,5 @@
-"""What several commands share: the progress bar, reading a space then printing JSON or a table, and
-writing an ``--out`` / ``--output`` file."""
+"""What several commands share: the ``--space`` option, the progress bar, reading a space then printing JSON or
+a table, writing an ``--out`` / ``--output`` file, and the memory lines of the commands that correct memory."""
 
 from __future__ import annotations
 
@@ -12,10 +12,16 @@ from typing import Any, Callable, Iterator, Optional
 import typer
 
 from hela_cli.errors import HelaError, InputError
-from hela_cli.cli.render import clean, err_console, print_json
+from hela_cli.cli.render import clean, console, err_console, fmt_ts, one_line, print_json, text
 
 #: a progress callback: ``(done, total)`` or ``(done, total, label)``
 Progress = Callable[..., None]
+
+
+def store_progress(line: str) -> None:
+    """The store's progress callback for the CLI: a long step of the database (a migration of an existing
+    file, a first index build) as one ``hela:`` line on stderr."""
+    print(f"hela: {line}", file=sys.stderr, flush=True)
 
 
 def space_option(help: str = "Memory space.", default: Optional[str] = "default") -> Any:
@@ -62,7 +68,7 @@ def open_store(ctx: typer.Context) -> tuple[Any, Any]:
     from hela_cli.store import Store
 
     cfg = state(ctx).config()
-    return Store.open(cfg.db), cfg
+    return Store.open(cfg.db, progress=store_progress), cfg
 
 
 def show_space(ctx: typer.Context, space: Optional[str], json_out: bool, read: Callable[[Any, Any, Any], Any],
@@ -101,3 +107,37 @@ def write_out(path: Path, data: str, *, private: bool = True) -> None:
         if private:
             raise HelaError(f"{path}: cannot write ({e.strerror})") from None
         raise HelaError(f"{path}: cannot write the summary ({e.strerror})", 2) from None
+
+
+# ----------------------------------------------------------------------------------- correcting memory
+#: ``--space`` help of the commands that take memory ids (``delete``, ``edit``, ``history``)
+ID_SPACE_HELP = "Memory space (default: the space of the ids given, else 'default')."
+
+
+def space_of_ids(mem: Any, space: Optional[str], ids: Any) -> str:
+    """``--space`` / ``HELA_SPACE`` if given, else the one space holding the memory ids, else 'default'."""
+    return space or (mem.space_of(ids) if ids else None) or "default"
+
+
+def memory_line(m: dict[str, Any], width: int) -> str:
+    """``ID  YYYY-MM-DD HH:MM  speaker: text`` cut to ``width`` columns."""
+    head = f"{m['id']:>6}  {fmt_ts(m['timestamp'])}  "
+    body = f"{m['speaker']}: {m['text']}" if m.get("speaker") else m["text"]
+    return head + one_line(body, max(width - len(head), 10))
+
+
+def print_memories(rows: list[dict[str, Any]]) -> None:
+    """One :func:`memory_line` per memory, at most 200 columns wide."""
+    width = min(console.width, 200)
+    for m in rows:
+        console.print(text(memory_line(m, width)), soft_wrap=True, highlight=False)
+
+
+def scrub_warning(scrub: Optional[dict[str, Any]]) -> None:
+    """What a delete or edit could not scrub from the file's bytes (or, on Postgres, what stays), if anything."""
+    if scrub is not None and scrub.get("verified") is None and scrub.get("note"):   # Postgres: what stays
+        err_console.print(text(f"note: {scrub['note']}"), style="dim", soft_wrap=True)
+    elif scrub is not None and not scrub["verified"]:
+        err_console.print(text("warning: another process kept the database's WAL open; the deleted text may "
+                               "stay in the file's bytes until it closes (run the command again then)"),
+                          style="yellow", soft_wrap=True)

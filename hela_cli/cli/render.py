@@ -120,3 +120,15 @@ def table(title: Any, columns: list[tuple[str, str]]) -> Any:
         else:
             t.add_column(name, justify="right" if kind == "num" else "left", no_wrap=True)
     return t
+
+
+def candidates_table(title: str, cands: list[dict[str, Any]]) -> Any:
+    """Forgetting candidates as a table (`hela forget`, `hela inspect prune`)."""
+    t = table(title, [("id", "num"), ("speaker", "key"), ("text", "text"), ("weight", "num"), ("idle days", "num"),
+                      ("accesses", "num"), ("why", "text")])
+    for c in cands:
+        why = "; ".join(r["reason"] for r in c["reasons"].values())
+        t.add_row(text(str(c["id"]), ISOLATED_STYLE if not c["degree"] else ""), text(c["speaker"] or "-"),
+                  text(c["text"][:70]), f"{c['total_weight']:.4f}", f"{c['idle_days']:.1f}",
+                  str(c["access_count"]), text(why, "dim"))
+    return t

@@ -204,6 +204,12 @@ def _jsonl_objects(src: Source):
         yield i + 1, obj
 
 
+def _being_written(src: Source) -> bool:
+    """The text is one JSON object still being written (no newline yet): an agent's transcript that has just
+    been created; its parser gives a Conversation without turns rather than an error."""
+    return src.text.lstrip().startswith("{") and "\n" not in src.text.strip() and not src.text.endswith("\n")
+
+
 def _short(text: str, limit: int) -> str:
     """``text`` on one line, cut at ``limit`` characters (with an ellipsis)."""
     one = " ".join(text.split())

@@ -14,7 +14,8 @@ turns; a file without one whole record is an error.
 from __future__ import annotations
 
 from hela_cli.formats.agent import record_time, tool_line, tool_output, want_str, without_reminders
-from hela_cli.formats.base import Conversation, Source, Turn, _Bad, _fill_times, _jsonl_objects, _type_name
+from hela_cli.formats.base import (Conversation, Source, Turn, _Bad,
+                                   _fill_times, _being_written, _jsonl_objects, _type_name)
 
 # a user "message" that is Claude Code's own bookkeeping: a slash command, its output, the caveat before them
 _COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
@@ -86,7 +87,7 @@ def parse(src: Source) -> list[Conversation]:
         session = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) and obj["sessionId"].strip() \
             else fallback_session
         rows.append((record_time(obj, "timestamp", place), (role, text, session, uuid)))
-    if not records:
+    if not records and not _being_written(src):
         raise _Bad("top level", "no complete JSON line (a Claude Code transcript has one record per line)")
     turns = _fill_times(rows, lambda w, p: Turn(p[0], p[1], w[0], w[1], p[2], p[3], p[0]))
     return [Conversation(None, turns, src.name, [], keyed=True)]

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from hela_cli.formats.agent import record_time, tool_line, tool_output, without_reminders
-from hela_cli.formats.base import Conversation, Source, Turn, _Bad, _fill_times, _jsonl_objects, _short, _type_name
+from hela_cli.formats.base import (Conversation, Source, Turn, _Bad,
+                                   _fill_times, _being_written, _jsonl_objects, _short, _type_name)
 
 # a "user" message that Codex writes itself: the environment, AGENTS.md, skills, an aborted turn's note
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "<skills_instructions>", "<turn_aborted>",
@@ -94,7 +95,7 @@ def parse(src: Source) -> list[Conversation]:
         ident = f"{ident}:out" if ptype.endswith("_output") and ident else ident
         source_id = f"{session}:{ident}" if isinstance(ident, str) and ident else f"{session}:line{lineno}"
         rows.append((record_time(obj, "timestamp", place), (role, text, session, source_id)))
-    if not records:
+    if not records and not _being_written(src):
         raise _Bad("top level", "no complete JSON line (a Codex rollout has one record per line)")
     seen: set[str] = set()
     unique = []

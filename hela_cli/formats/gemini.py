@@ -15,7 +15,8 @@ import re
 from typing import Any, Iterator
 
 from hela_cli.formats.agent import record_time, tool_line, tool_output
-from hela_cli.formats.base import Conversation, Source, Turn, _Bad, _fill_times, _jsonl_objects, _type_name
+from hela_cli.formats.base import (Conversation, Source, Turn, _Bad,
+                                   _fill_times, _being_written, _jsonl_objects, _type_name)
 
 _HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.S)   # what hooks (hela's own) added
 _CONTEXT_PREFIXES = ("<session_context>", "<hook_context>")
@@ -113,7 +114,7 @@ def _messages(src: Source) -> tuple[str | None, Iterator[tuple[str, dict]]]:
             records.append((place, obj))
         elif is_gemini(obj) and session is None:
             session = obj["sessionId"]
-    if not records and session is None:
+    if not records and session is None and not _being_written(src):
         raise _Bad("top level", "no Gemini CLI chat record (sessionId, messages)")
     return session, iter(records)
 

@@ -61,16 +61,22 @@ def _redactor() -> Any:
     return redact
 
 
-def new_turns(mem: Memory, space: str, turns: list[Turn]) -> list[Turn]:
-    """The turns whose source id the space does not hold yet (all of them for a new space or database)."""
+def has_database(mem: Memory) -> bool:
+    """Does the configured database exist? (A Postgres URL counts as existing.) Nothing is created to find out."""
     from hela_cli.store.target import is_postgres
 
     db = mem.config.db
-    if not is_postgres(db) and db != ":memory:":
-        from hela_cli.paths import default_db_path
+    if is_postgres(db) or db == ":memory:":
+        return True
+    from hela_cli.paths import default_db_path
 
-        if not Path(db or default_db_path()).expanduser().exists():
-            return list(turns)
+    return Path(db or default_db_path()).expanduser().exists()
+
+
+def new_turns(mem: Memory, space: str, turns: list[Turn]) -> list[Turn]:
+    """The turns whose source id the space does not hold yet (all of them for a new space or database)."""
+    if not has_database(mem):
+        return list(turns)
     sp = mem.store.get_space(space)
     if sp is None:
         return list(turns)

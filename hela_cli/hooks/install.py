@@ -193,13 +193,15 @@ def _hela_positions(hooks: dict[str, Any], event: str) -> list[tuple[int, int]]:
 
 def _codex_trusted(settings: Path) -> set[str] | None:
     """The hook keys Codex holds a trust hash for (``[hooks.state."<file>:<event>:<group>:<handler>"]`` in
-    ``$CODEX_HOME/config.toml``); None when that cannot be read (no file, Python without tomllib)."""
+    ``$CODEX_HOME/config.toml``; none without that file); None when it cannot be read (Python 3.10: no tomllib)."""
     try:
         import tomllib
     except ImportError:  # Python 3.10
         return None
     try:
         data = tomllib.loads((AGENTS["codex"].user_dir() / "config.toml").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return set()   # no Codex config: nothing trusted yet
     except (OSError, ValueError):
         return None
     state = (data.get("hooks") or {}).get("state") or {}

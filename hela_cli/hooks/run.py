@@ -8,9 +8,9 @@ stdout, writes one line to the hook log (:mod:`hela_cli.hooks.log`) and leaves t
 write is one transaction; a process stopped at its budget never committed). Never exit 2 (Claude Code reads
 it as "block"), never a traceback on stdout.
 
-A capture with more new turns than ``hooks.capture_inline`` hands the work to a detached child process
-(``--detached``: its own session, no stdin / stdout / stderr of the agent's), so the agent never waits for
-embedding.
+A capture with more new turns than ``hooks.capture_inline``, or one that ran past its budget, hands the work
+to a detached child process (``--detached``: its own session, no stdin / stdout / stderr of the agent's, no
+budget), so the agent never waits for embedding and a session's last turns are not lost.
 
 This module imports nothing heavy until the event is known to need it: the start-up of ``hela hook`` is the
 whole latency budget of a prompt (docs/agents.md, BENCHMARKS.md).
@@ -87,6 +87,14 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
             stdout.flush()
     except _Timeout as e:
         entry.update(result="timeout", detail=str(e))
+        if entry.get("role") == "capture" and not args.detached:
+            # the transcript's turns would wait for a later capture of the same session, which may never
+            # come: a detached child (no budget) does the work again from the start
+            try:
+                entry["child"] = _detach(args, raw)
+                entry["detail"] = f"{e}; handed to a detached child"
+            except Exception:  # noqa: BLE001 - still fail open
+                pass
         _log(entry, t0)
         os._exit(0)   # the worker may be inside llama.cpp or SQLite: stop here; nothing was committed
     except _Fail as e:
@@ -201,15 +209,9 @@ class _CachingMemory:
 
 def _has_space(mem: Any, space: str) -> bool:
     """Does the database exist and hold ``space``? (No file is created to find out.)"""
-    from hela_cli.store.target import is_postgres
+    from hela_cli.hooks.capture import has_database
 
-    db = mem.config.db
-    if not is_postgres(db) and db != ":memory:":
-        from hela_cli.paths import default_db_path
-
-        if not Path(db or default_db_path()).expanduser().exists():
-            return False
-    return mem.store.get_space(space) is not None
+    return has_database(mem) and mem.store.get_space(space) is not None
 
 
 # ------------------------------------------------------------------------------------------ the three roles

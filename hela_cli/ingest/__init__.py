@@ -8,7 +8,10 @@ The package's modules: ``embedding`` (what the embedder sees of a turn: :func:`e
 
 * Every file is parsed and validated completely before anything is written (bad input writes nothing).
 * Idempotent: a node's content hash (session, position, speaker, time, text) is unique per space, so the
-  same file ingested twice adds nothing, and an interrupted ingest can simply be re-run.
+  same file ingested twice adds nothing, and an interrupted ingest can simply be re-run. A keyed
+  conversation (a coding agent's transcript: ``Conversation.keyed``) hashes each turn by its own id
+  (:func:`source_hash`, as ``hela add --id`` does): a turn is stored once, whichever path stores it first.
+* ``ingest.redact``: secrets are replaced (:func:`hela_cli.text.redact.redact`) before anything is embedded.
 * Atomic per batch: each batch of turns is one ``BEGIN IMMEDIATE`` transaction (nodes, vectors, keyword postings,
   edges); a crash leaves only whole batches. Embedding happens outside the write transaction.
 * Links: consecutive turns of a session (``ingest.initial_weight``) in each batch's transaction; cold-start
@@ -27,10 +30,10 @@ from hela_cli.ingest.embedding import (LONG_WORD, embed_budget, embed_passages, 
                                        embedding_text, embedding_texts, split_passages)
 from hela_cli.ingest.links import link_conversation, link_keywords, write_links
 from hela_cli.ingest.live import ADD_SOURCE, SESSION_GAP_HOURS, add_turns, turn_from_mapping
-from hela_cli.ingest.nodes import node_row, turn_hash
+from hela_cli.ingest.nodes import node_row, source_hash, turn_hash
 
 __all__ = [
     "ADD_SOURCE", "LONG_WORD", "SESSION_GAP_HOURS", "add_passages", "add_turns", "embed_budget", "embed_passages",
     "embedder_token_counter", "embedding_text", "embedding_texts", "ingest_conversations", "link_conversation",
-    "link_keywords", "node_row", "parse_all", "split_passages", "turn_from_mapping", "turn_hash", "write_links",
+    "link_keywords", "node_row", "parse_all", "source_hash", "split_passages", "turn_from_mapping", "turn_hash", "write_links",
 ]

@@ -14,15 +14,16 @@ from hela_cli.store import Store
 
 def copy_spaces(src: str, dest: str, spaces: Sequence[str] = (),
                 progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Copy ``spaces`` (default: all) of database ``src`` into ``dest`` (created if missing)."""
+    """Copy ``spaces`` (default: all) of database ``src`` into ``dest`` (created if missing). ``progress``
+    gets a line per space copied, and the databases' own long steps (a migration on opening)."""
     if str(src) == str(dest):
         raise StoreError(f"{src}: source and destination are the same database")
-    with Store.open(src, must_exist=True) as s:
+    with Store.open(src, must_exist=True, progress=progress) as s:
         names = list(spaces) or [r["name"] for r in s.spaces()]
         for n in names:
             s.require_space(n)
         src_info = s.embedder_info()
-        with Store.open(dest, must_exist=False) as d:
+        with Store.open(dest, must_exist=False, progress=progress) as d:
             dest_info = d.embedder_info()
             if src_info and dest_info and src_info != dest_info:
                 raise StoreError(f"{d.path}: built with embedder '{dest_info[0]}' ({dest_info[1]}-d), the source "

@@ -37,12 +37,12 @@ import numpy as np
 
 from hela_cli.config import Config
 from hela_cli.errors import InputError, StoreError
+from hela_cli.maintenance.exporting import EXPORT_FORMAT
 from hela_cli.formats import Turn
 from hela_cli.ingest import embed_passages, embedding_texts
 from hela_cli.models import Embedder
 from hela_cli.store import Store
 
-EXPORT_FORMAT = "hela-export"
 KINDS = ("trait", "fact", "knowledge")
 
 

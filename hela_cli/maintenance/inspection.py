@@ -1,4 +1,4 @@
-"""Read-only views of a memory space as plain data (``hela inspect``, ``hela export``). No typer / rich.
+"""Read-only views of a memory space as plain data (``hela inspect``, ``hela ui``). No typer / rich.
 
 Every function returns JSON-ready dicts / lists (or a string for GraphML, the text grid and SVG), so the
 CLI only renders, and the same data is what ``--json`` prints.
@@ -9,17 +9,14 @@ CLI only renders, and the same data is what ``--json`` prints.
 * :func:`node` - one memory: text, metadata, neighbours with current weights, semantic records citing it;
 * :func:`heatmap` - the current edge-weight matrix of the strongest nodes or of the hubs' clusters
   (paper appendix B), with :func:`heatmap_text` and :func:`heatmap_svg` renderings;
-* :func:`semantic` - semantic records with their evidence turns;
-* :func:`export_json` / :func:`export_graphml` - the whole space, for backups, a future import, networkx
-  or Gephi.
+* :func:`semantic` - semantic records with their evidence turns.
+
+The whole space as JSON or GraphML (``hela export``) is :mod:`hela_cli.maintenance.exporting`.
 """
 
 from __future__ import annotations
 
-import re
 import statistics
-import time
-import xml.etree.ElementTree as ET
 from typing import Any, Sequence
 
 from hela_cli.config import Config
@@ -29,8 +26,6 @@ from hela_cli.errors import StoreError
 from hela_cli.mechanics.forget import evaluate
 from hela_cli.store import Space, Store
 
-EXPORT_FORMAT = "hela-export"
-EXPORT_VERSION = 1
 PREVIEW_CHARS = 80
 HEATMAP_RAMP = " .:-=+*#%@"   # text grid: weight 0 .. cap
 HEATMAP_MAX_NODES = 60
@@ -289,125 +284,3 @@ def semantic(store: Store, space: Space) -> list[dict[str, Any]]:
                                 "source_id": turns[n]["source_id"], "text": preview(turns[n]["text"])}
                                for n in r["evidence"] if n in turns]
     return recs
-
-
-# ----------------------------------------------------------------------------------- export
-def _vec(v: Any) -> list[float] | None:
-    return None if v is None else [float(x) for x in v]
-
-
-def export_json(store: Store, space: Space, cfg: Config, vectors: bool = False) -> dict[str, Any]:
-    """Everything an import (``hela import``, :mod:`hela_cli.maintenance.importing`) needs, read in one snapshot: space
-    counters (``step``, ``base_step``, ``consolidated_step``), embedder, nodes (all columns), edges with their
-    current ``weight`` and the stored ``prior`` / ``amp`` it is made of (``weight = prior + amp * decay **
-    (step - base_step)``), semantic records with evidence, hub bookkeeping; with ``vectors`` each node's
-    ``vector`` and ``passages`` (passage vectors of long turns) and each record's ``vector``."""
-    with store.snapshot():
-        return _export_json(store, space, cfg, vectors)
-
-
-def _export_json(store: Store, space: Space, cfg: Config, vectors: bool) -> dict[str, Any]:
-    space = store.refresh_space(space)
-    decay = cfg.hebbian.decay
-    strengths = store.edge_strengths(space, decay)
-    nodes = list(store.iter_nodes(space.id))
-    ids = [n["id"] for n in nodes]
-    vecs = store.node_vectors(ids) if vectors else {}
-    passages = store.passage_vectors(ids) if vectors else {}
-    out_nodes = []
-    for n in nodes:
-        d = {k: v for k, v in n.items() if k != "space_id"}
-        s, deg = strengths.get(n["id"], (0.0, 0))
-        d.update(strength=round(s, 9), degree=deg, hub=is_hub(s, cfg.consolidation.delta_hub))
-        if vectors:
-            d["vector"] = _vec(vecs.get(n["id"]))
-            d["passages"] = [_vec(p) for p in passages.get(n["id"], [])]
-        out_nodes.append(d)
-    sem = store.get_semantic(space_id=space.id)
-    for r in sem:
-        r.pop("space_id", None)
-        if vectors:
-            r["vector"] = _vec(store.semantic_vector(r["id"]))
-    info = store.embedder_info()
-    step, base_step, raw = store.raw_edges(space.id)
-    factor = decay ** (step - base_step) if step > base_step else 1.0
-    return {
-        "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "exported_at": time.time(),
-        "space": {"name": space.name, "step": step, "base_step": base_step,
-                  "consolidated_step": space.consolidated_step, "now": store.space_now(space.id)},
-        "embedder": {"model": info[0], "dim": info[1]} if info else None,
-        "hebbian": {"decay": decay, "cap": cfg.hebbian.cap},
-        "vectors": vectors,
-        "nodes": out_nodes,
-        "edges": [{"source": a, "target": b, "weight": round(prior + amp * factor, 12), "prior": prior, "amp": amp}
-                  for a, b, prior, amp in raw],
-        "semantic": sem,
-        "hubs": [{"node_id": h, **st} for h, st in sorted(store.hub_state(space.id).items())],
-    }
-
-
-_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-_GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
-
-_NODE_KEYS = [("kind", "string"), ("text", "string"), ("speaker", "string"), ("role", "string"),
-              ("timestamp", "double"), ("time_str", "string"), ("source_id", "string"), ("session", "string"),
-              ("keywords", "string"),
-              ("ord", "int"), ("access_count", "int"), ("last_access", "double"), ("strength", "double"),
-              ("degree", "int"), ("hub", "boolean"), ("subject", "string"), ("confidence", "double"),
-              ("date", "string"), ("hub_id", "int"), ("forgotten_evidence", "int")]
-_EDGE_KEYS = [("weight", "double"), ("relation", "string")]
-
-
-def _xml_text(v: Any, typ: str) -> str:
-    if typ == "boolean":
-        return "true" if v else "false"
-    if typ == "int":
-        return str(int(v))
-    if typ == "double":
-        return repr(float(v))
-    return _XML_BAD.sub("\ufffd", str(v))
-
-
-def export_graphml(store: Store, space: Space, cfg: Config) -> str:
-    """The space as GraphML (undirected): turn nodes ``n<id>`` with Hebbian edges (``relation=hebbian``,
-    ``weight`` = current weight) and semantic-record nodes ``s<id>`` linked to their evidence turns
-    (``relation=evidence``, weight 0). Opens in networkx (``read_graphml``) and Gephi."""
-    data = export_json(store, space, cfg)
-    root = ET.Element("graphml", {"xmlns": _GRAPHML_NS})
-    for name, typ in _NODE_KEYS:
-        ET.SubElement(root, "key", {"id": f"n_{name}", "for": "node", "attr.name": name, "attr.type": typ})
-    for name, typ in _EDGE_KEYS:
-        ET.SubElement(root, "key", {"id": f"e_{name}", "for": "edge", "attr.name": name, "attr.type": typ})
-    graph = ET.SubElement(root, "graph", {"id": _xml_text(data["space"]["name"], "string"),
-                                          "edgedefault": "undirected"})
-    types = dict(_NODE_KEYS)
-
-    def add_node(nid: str, attrs: dict[str, Any]) -> None:
-        el = ET.SubElement(graph, "node", {"id": nid})
-        for name, value in attrs.items():
-            if value is None or name not in types:
-                continue
-            if isinstance(value, (list, tuple)):
-                value = " ".join(map(str, value))
-            ET.SubElement(el, "data", {"key": f"n_{name}"}).text = _xml_text(value, types[name])
-
-    for n in data["nodes"]:
-        add_node(f"n{n['id']}", {**n, "kind": "turn", "timestamp": n["ts"]})
-    for r in data["semantic"]:
-        add_node(f"s{r['id']}", {**r, "kind": f"semantic:{r['kind']}"})
-    count = 0
-
-    def add_edge(a: str, b: str, weight: float, relation: str) -> None:
-        nonlocal count
-        el = ET.SubElement(graph, "edge", {"id": f"e{count}", "source": a, "target": b})
-        ET.SubElement(el, "data", {"key": "e_weight"}).text = _xml_text(weight, "double")
-        ET.SubElement(el, "data", {"key": "e_relation"}).text = relation
-        count += 1
-
-    for e in data["edges"]:
-        add_edge(f"n{e['source']}", f"n{e['target']}", e["weight"], "hebbian")
-    for r in data["semantic"]:
-        for n in r["evidence"]:
-            add_edge(f"s{r['id']}", f"n{n}", 0.0, "evidence")
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

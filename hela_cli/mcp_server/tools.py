@@ -227,9 +227,7 @@ class HelaServer:
 def _error_line(e: BaseException) -> str:
     if isinstance(e, HelaError):
         return e.message
-    msg = " ".join(str(e).split())
-    if "locked" in msg.lower() or "busy" in msg.lower():
-        return "the database stayed locked by another process for too long; try again"
+    msg = " ".join(str(e).split())   # a lock held too long is the store's StoreLocked (a HelaError)
     return f"unexpected {e.__class__.__name__}: {msg}"
 
 

@@ -122,7 +122,8 @@ def _time_first(store: Store, space: Space, question: str, cfg: Config, now: flo
 
 def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float | None,
             query_vector: np.ndarray, filters: dict[str, Any] | None, t0: float) -> Retrieval:
-    """:func:`retrieve` up to the ranked memories and semantic records (the reads)."""
+    """:func:`retrieve` up to the ranked memories and semantic records (the reads), stage by stage:
+    candidates and their Eq.3 base scores, use traces, Eq.4 spreading, Eq.5 dual path, then the rows."""
     r = cfg.retrieval
     timings: dict[str, float] = {}
     q = query_vector
@@ -130,11 +131,52 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
     timings["embed"] = (time.perf_counter() - t0) * 1000
 
     t1 = time.perf_counter()
+    cands = _candidates(store, space, question, q, q_kw, r, now, filters)
+    weights = _idf_weights(store, space.id, q_kw, r.speaker_keywords) if r.keyword_idf else None
+    base = _BaseScores(store, space.id, q, q_kw, cands, r, weights)
+    base.add(set(cands.nodes))
+    timings["candidates"] = (time.perf_counter() - t1) * 1000
+
+    t2 = time.perf_counter()
+    traced = _use_traces(store, space, q, r, base, cands.allowed) if r.trace_weight > 0 else {}
+    spreads: dict[int, Any] = {}
+    edge_w: dict[tuple[int, int], float] = {}   # (source, target) -> the edge weight spreading used
+    if r.spreading and base.scores:
+        spreads, edge_w = _spreading(store, space, cfg, base, cands.allowed)
+    s_base = base.scores
+    s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
+    for v, b in traced.items():
+        s_final[v] = s_final.get(v, s_base[v]) + b
+    chosen = dual_path(s_base, s_final, r.k, r.m)
+    timings["spreading"] = (time.perf_counter() - t2) * 1000
+
+    memories = _memory_rows(store, chosen, base, s_final, spreads, traced, edge_w)
+    semantic = _semantic(store, space, q, r) if r.semantic_k > 0 else []
+    return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=cands.now, step=space.step,
+                     timings_ms=timings, query_vector=q)
+
+
+@dataclass
+class _Candidates:
+    """Stage 1: the candidate memories and what scoring needs of them."""
+    nodes: dict[int, dict[str, Any]]      # scoring fields of every candidate (``Store.node_features``)
+    cos: dict[int, float]                 # cosine of the KNN hits (the others are filled in when scored)
+    pcos: dict[int, float]                # best passage cosine of long turns
+    bm25: dict[int, float]                # BM25 of the keyword hits
+    allowed: set[int] | None              # the ids the filters let through; None: the whole space
+    window: Any                           # the date window the question names (a TimeWindow), or None
+    now: float | None                     # the space's present
+
+
+def _candidates(store: Store, space: Space, question: str, q: np.ndarray, q_kw: list[str], r: Any,
+                now: float | None, filters: dict[str, Any] | None) -> _Candidates:
+    """Cosine neighbours, keyword hits, the memories of long turns' best passages and of the question's date
+    window; with ``filters``, from the matching memories only (not dropped after top-k)."""
     allowed = set(store.filtered_ids(space.id, **filters)) if filters else None
     if allowed is None:
         cos = dict(store.knn(space.id, q, r.vector_candidates))
         bm25 = dict(store.keyword_search(space.id, q_kw, r.keyword_candidates))
-    else:  # filters: candidates come from the matching memories only (not dropped after top-k)
+    else:
         cos = dict(store.knn_among(space.id, q, r.vector_candidates, allowed))
         bm25 = dict(store.keyword_search_among(space.id, q_kw, r.keyword_candidates, **filters))
     asked_at = now if now is not None else time.time()   # "yesterday", "3 days ago": from the moment of asking
@@ -153,108 +195,131 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
         cand |= set(store.nodes_in_window(space.id, window[0], window[1] + slack, r.vector_candidates)
                     if allowed is None else store.nodes_in_window_among(
                         space.id, window[0], window[1] + slack, r.vector_candidates, **filters))
-    nodes = store.node_features(cand, space.id)     # scoring fields only; full rows for the final set below
-    cand = set(nodes)  # a node forgotten by another process since the index was read is no candidate
+    # scoring fields only (full rows for the final set later); a node forgotten by another process since
+    # the index was read is no candidate
+    nodes = store.node_features(cand, space.id)
+    return _Candidates(nodes=nodes, cos=cos, pcos=pcos, bm25=bm25, allowed=allowed, window=window, now=now)
 
-    def fill_cos(ids: set[int]) -> None:
-        missing = [i for i in ids if i not in cos]
-        for nid, vec in store.node_vectors(missing, space.id).items():
-            cos[nid] = float(np.dot(q, vec))
+
+class _BaseScores:
+    """Stage 2: Eq.3 base activation S_base of every memory scored so far (the candidates, then the ones use
+    traces and spreading bring in), with each one's trace ``explain[id] = (cos, keyword, time factor)``."""
+
+    def __init__(self, store: Store, space_id: int, q: np.ndarray, q_kw: list[str], cands: _Candidates, r: Any,
+                 weights: dict[str, float] | None):
+        self.store, self.space_id, self.q, self.q_kw, self.r, self.weights = store, space_id, q, q_kw, r, weights
+        self.nodes, self.cos, self.pcos, self.bm25 = cands.nodes, cands.cos, cands.pcos, cands.bm25
+        self.window, self.now = cands.window, cands.now
+        self.scores: dict[int, float] = {}
+        self.explain: dict[int, tuple[float, float, float]] = {}
+
+    def join(self, ids: set[int]) -> set[int]:
+        """Fetch the scoring fields of memories that are not candidates and score them; returns the ids that
+        still exist (one may be forgotten by another process meanwhile)."""
+        self.nodes.update(self.store.node_features(ids, self.space_id))
+        ids = ids & set(self.nodes)
+        self.add(ids)
+        return ids
+
+    def add(self, ids: set[int]) -> None:
+        """Score memories whose scoring fields are in ``nodes``: their cosine first (KNN hit, else from their
+        vector; a better passage cosine wins), then Eq.3 times the date window's factor."""
+        r, nodes, now = self.r, self.nodes, self.now
+        missing = [i for i in ids if i not in self.cos]
+        for nid, vec in self.store.node_vectors(missing, self.space_id).items():
+            self.cos[nid] = float(np.dot(self.q, vec))
         for i in ids:
-            if i in pcos and pcos[i] > cos.get(i, -2.0):
-                cos[i] = pcos[i]
-
-    weights = _idf_weights(store, space.id, q_kw, r.speaker_keywords) if r.keyword_idf else None
-
-    def s_base_of(ids: set[int]) -> dict[int, float]:
-        kw = _kw_scores(q_kw, {i: nodes[i] for i in ids}, bm25, r.bm25_weight, r.speaker_keywords, weights)
+            if i in self.pcos and self.pcos[i] > self.cos.get(i, -2.0):
+                self.cos[i] = self.pcos[i]
+        kw = _kw_scores(self.q_kw, {i: nodes[i] for i in ids}, self.bm25, r.bm25_weight, r.speaker_keywords,
+                        self.weights)
         out = {}
         for i in ids:
             dt = (now - nodes[i]["ts"]) if now is not None else 0.0
-            c = cos.get(i, 0.0)
-            wf = window_factor(nodes[i]["ts"], window, r.date_prior, r.date_slack_days)
-            explain[i] = (c, kw[i], (time_factor(dt, r.tau_days) if r.time_decay else 1.0) * wf)
+            c = self.cos.get(i, 0.0)
+            wf = window_factor(nodes[i]["ts"], self.window, r.date_prior, r.date_slack_days)
+            self.explain[i] = (c, kw[i], (time_factor(dt, r.tau_days) if r.time_decay else 1.0) * wf)
             out[i] = base_activation(c, kw[i], dt, r.alpha, r.tau_days, r.time_decay) * wf
-        return out
+        self.scores.update(out)
 
-    explain: dict[int, tuple[float, float, float]] = {}
-    fill_cos(cand)
-    s_base = s_base_of(cand)
-    timings["candidates"] = (time.perf_counter() - t1) * 1000
 
-    t2 = time.perf_counter()
-    traced: dict[int, float] = {}
-    if r.trace_weight > 0:   # use traces: earlier similar recalls with feedback point at what they used
-        vecs, used_sets = store.use_traces(space.id)
-        if used_sets and vecs.shape[1] == len(q):
-            traced = trace_bonus((vecs @ q).tolist(), used_sets, r.trace_weight, r.trace_min_sim)
-            if allowed is not None:   # traces stay inside the filter too
-                traced = {v: b for v, b in traced.items() if v in allowed}
-            new = set(traced) - set(s_base)
-            if new:
-                nodes.update(store.node_features(new, space.id))
-                new &= set(nodes)
-                fill_cos(new)
-                s_base.update(s_base_of(new))
-            traced = {v: b for v, b in traced.items() if v in s_base}
-            if r.trace_max_slots > 0:   # at most this many flipped slots go to traces (dynamics.trace_slot_cap)
-                traced = trace_slot_cap(traced, s_base, r.k, r.trace_max_slots)
-    spreads: dict[int, Any] = {}
-    edge_w: dict[tuple[int, int], float] = {}   # (source, target) -> the edge weight spreading used
-    if r.spreading and s_base:
-        sources = [i for i, s in s_base.items() if s > r.theta]
-        nbrs = store.neighbours(space, sources, cfg.hebbian.decay) if sources else {}
-        reached = {j for lst in nbrs.values() for j, _ in lst} - set(s_base)
-        if allowed is not None:   # spreading stays inside the filter too
-            reached &= allowed
-            nbrs = {i: [(j, w) for j, w in lst if j in allowed] for i, lst in nbrs.items()}
-        if reached:
-            nodes.update(store.node_features(reached, space.id))
-            reached &= set(nodes)  # an edge may outlive its node by a moment (forgotten meanwhile)
-            fill_cos(reached)
-            s_base.update(s_base_of(reached))
-        spreads = spread_activation(s_base, nbrs, r.beta, r.theta)
-        edge_w = {(i, j): w for i, lst in nbrs.items() for j, w in lst}
-    s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
-    for v, b in traced.items():
-        s_final[v] = s_final.get(v, s_base[v]) + b
-    chosen = dual_path(s_base, s_final, r.k, r.m)
-    timings["spreading"] = (time.perf_counter() - t2) * 1000
+def _use_traces(store: Store, space: Space, q: np.ndarray, r: Any, base: _BaseScores,
+                allowed: set[int] | None) -> dict[int, float]:
+    """Stage 3: earlier similar recalls with feedback point at what they used (``dynamics.trace_bonus``): the
+    bonus of each memory they point at, which joins the scored memories; at most ``trace_max_slots`` of the
+    flipped slots go to traces (``dynamics.trace_slot_cap``)."""
+    vecs, used_sets = store.use_traces(space.id)
+    if not used_sets or vecs.shape[1] != len(q):
+        return {}
+    traced = trace_bonus((vecs @ q).tolist(), used_sets, r.trace_weight, r.trace_min_sim)
+    if allowed is not None:   # traces stay inside the filter too
+        traced = {v: b for v, b in traced.items() if v in allowed}
+    new = set(traced) - set(base.scores)
+    if new:
+        base.join(new)
+    traced = {v: b for v, b in traced.items() if v in base.scores}
+    if r.trace_max_slots > 0:
+        traced = trace_slot_cap(traced, base.scores, r.k, r.trace_max_slots)
+    return traced
 
+
+def _spreading(store: Store, space: Space, cfg: Config, base: _BaseScores, allowed: set[int] | None
+               ) -> tuple[dict[int, Any], dict[tuple[int, int], float]]:
+    """Stage 4: Eq.4 from the memories above theta over the current Hebbian edge weights; the neighbours it
+    reaches get their own base score first. Returns the spread per memory and the weight of each edge used."""
+    r = cfg.retrieval
+    sources = [i for i, s in base.scores.items() if s > r.theta]
+    nbrs = store.neighbours(space, sources, cfg.hebbian.decay) if sources else {}
+    reached = {j for lst in nbrs.values() for j, _ in lst} - set(base.scores)
+    if allowed is not None:   # spreading stays inside the filter too
+        reached &= allowed
+        nbrs = {i: [(j, w) for j, w in lst if j in allowed] for i, lst in nbrs.items()}
+    if reached:
+        base.join(reached)   # an edge may outlive its node by a moment (forgotten meanwhile)
+    spreads = spread_activation(base.scores, nbrs, r.beta, r.theta)
+    return spreads, {(i, j): w for i, lst in nbrs.items() for j, w in lst}
+
+
+def _memory_rows(store: Store, chosen: list[tuple[int, str]], base: _BaseScores, s_final: dict[int, float],
+                 spreads: dict[int, Any], traced: dict[int, float], edge_w: dict[tuple[int, int], float]
+                 ) -> list[dict[str, Any]]:
+    """Stage 5: the chosen memories' full rows with their score trace, in the dual path's order."""
     memories = []
     rows = store.get_nodes([nid for nid, _ in chosen])
     for nid, path in chosen:
         node = rows.get(nid)
         if node is None:  # forgotten by another process since it was scored
             continue
-        c, kw, tf = explain[nid]
+        c, kw, tf = base.explain[nid]
         sp = spreads.get(nid)
         memories.append({
             "id": nid, "source_id": node["source_id"], "text": node["text"], "speaker": node["speaker"],
             "timestamp": node["ts"], "time_str": node["time_str"], "session": node["session"],
-            "path": path, "score": s_final[nid], "base_score": s_base[nid],
+            "path": path, "score": s_final[nid], "base_score": base.scores[nid],
             "cos": c, "keyword": kw, "time_factor": tf,
             "spread_bonus": sp.bonus if sp else 0.0, "trace_bonus": traced.get(nid, 0.0),
             "spread_from": [{"id": i, "contribution": w, "weight": edge_w.get((i, nid))}
                             for i, w in (sp.sources if sp else [])],
         })
+    return memories
 
-    semantic = []
-    if r.semantic_k > 0 and store.count_semantic(space.id):
-        # over-fetch: low-confidence traits are skipped, the rest keep their similarity order
-        hits = store.semantic_knn(space.id, q, r.semantic_k * 4)
-        sims = dict(hits)
-        for rec in store.get_semantic([sid for sid, _ in hits]):
-            conf = rec.get("confidence")
-            if rec["kind"] == "trait" and conf is not None and conf < r.semantic_min_confidence:
-                continue
-            rec["similarity"] = sims[rec["id"]]
-            semantic.append(rec)
-            if len(semantic) == r.semantic_k:
-                break
 
-    return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=now, step=space.step,
-                     timings_ms=timings, query_vector=q)
+def _semantic(store: Store, space: Space, q: np.ndarray, r: Any) -> list[dict[str, Any]]:
+    """The top ``semantic_k`` semantic records by similarity; low-confidence traits are skipped."""
+    semantic: list[dict[str, Any]] = []
+    if not store.count_semantic(space.id):
+        return semantic
+    hits = store.semantic_knn(space.id, q, r.semantic_k * 4)   # over-fetch: the rest keep their order
+    sims = dict(hits)
+    for rec in store.get_semantic([sid for sid, _ in hits]):
+        conf = rec.get("confidence")
+        if rec["kind"] == "trait" and conf is not None and conf < r.semantic_min_confidence:
+            continue
+        rec["similarity"] = sims[rec["id"]]
+        semantic.append(rec)
+        if len(semantic) == r.semantic_k:
+            break
+    return semantic
 
 
 def learn_from_retrieval(store: Store, space: Space, res: Retrieval, cfg: Config) -> None:

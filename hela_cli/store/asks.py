@@ -34,7 +34,7 @@ class AsksLog:
         with self.transaction(space=space_id):
             if memories and self.deleted_ids(memories):
                 return None
-            # plain SQL (not sqlite-utils): the same statement runs on SQLite and Postgres (store/postgres.py)
+            # plain SQL (not sqlite-utils): the same statement runs on SQLite and Postgres (postgres/connection.py)
             new_id = self.db.execute(
                 "INSERT INTO asks(space_id, question, answer, memories, step, created_at, kind, retrieval, vector) "
                 "VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",

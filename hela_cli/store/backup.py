@@ -88,14 +88,6 @@ class Backup:
             raise
         return {"path": str(dest), "bytes": dest.stat().st_size, **report}
 
-    def _write_copy(self, tmp: Path, dest: Path) -> None:
-        """Write the snapshot copy into the (empty, user-only) file ``tmp``: ``VACUUM INTO`` on SQLite; on
-        Postgres a SQLite file of every space (:mod:`hela_cli.store.pg_correct`)."""
-        try:
-            self.db.execute("VACUUM INTO ?", (str(tmp),))
-        except sqlite3.OperationalError as e:
-            raise StoreError(f"{dest}: backup failed ({e})") from None
-
     @staticmethod
     def _check_copy(path: Path) -> dict[str, Any]:
         """Check a finished copy: ``PRAGMA integrity_check`` and the row counts (a plain connection: the

@@ -1,5 +1,6 @@
-"""Shared pieces of the storage layer: the SQLite module (sqlean, which can load sqlite-vec), tunables and
-row helpers."""
+"""Shared pieces of the storage layer: tunables, the ``Space`` row, row helpers, the keyword postings' key,
+length and rows (BM25 as FTS5 computed it, both engines), and the SQLite module (sqlean, which can load
+sqlite-vec; the backup copy and the SQLite engine use it)."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def _blob(vec: np.ndarray) -> bytes:
     return np.asarray(vec, dtype=np.float32).tobytes()
 
 
-# Keyword search: BM25 as FTS5 computes it (k1 1.2, b 0.75; store/vectors.py, store/pg_search.py), over the
+# Keyword search: BM25 as FTS5 computes it (k1 1.2, b 0.75; the _bm25 of store/sqlite/search.py and store/postgres/search.py), over the
 # postings of ``node_terms`` with each space's own counts (``spaces.fts_docs`` / ``fts_len``).
 BM25_K1 = 1.2
 BM25_B = 0.75

@@ -1,14 +1,17 @@
 """Reads for browsing a space page by page (``hela ui``): filtered memory lists paginated in SQL, one memory's
-edges with their parts (fixed prior, learned weight) and its place in its session, and a read-only check that
-a file is a hela database before anything opens it for writing."""
+edges with their parts (fixed prior, learned weight) and its place in its session.
+
+Shared by both engines (keyword search: the engine's BM25 statement ``_bm25`` over ``node_terms``); each
+engine adds the read-only switch (``set_query_only``) and the change token the strength cache keys on
+(``_change_token``). Whether a file
+or URL is a hela database at all is :func:`hela_cli.store.database_kind`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
-from hela_cli.store.base import NODE_COLUMNS, Space, _node, sqlite3, term_key
+from hela_cli.store.base import NODE_COLUMNS, Space, _node, term_key
 
 
 @dataclass
@@ -28,37 +31,6 @@ class NodeFilter:
 
 def _like_escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-def database_kind(path: str | Path) -> str | None:
-    """Why ``path`` is not a hela database (a one-line reason), or None when it is one (a ``postgresql://``
-    URL: :func:`hela_cli.store.pg_browse.pg_database_kind`).
-
-    Opened read-only (``mode=ro``): a foreign SQLite file is never migrated or written, and nothing is
-    created. A hela database holds hela's migration records (or, from hela 0.1.0, its ``migrations`` table
-    with ``spaces`` and ``nodes``)."""
-    p = Path(path).expanduser()
-    if not p.exists():
-        return "no such file"
-    if p.is_dir():
-        return "is a directory"
-    try:
-        db = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as e:
-        return f"cannot open it ({e})"
-    try:
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
-        if "_sqlite_migrations" in tables:
-            n = db.execute("SELECT count(*) FROM _sqlite_migrations WHERE migration_set = 'hela'").fetchone()[0]
-            if n:
-                return None
-        if {"migrations", "spaces", "nodes"} <= tables:
-            return None
-        return "not a hela database (no hela tables in it)"
-    except sqlite3.DatabaseError as e:
-        return f"not an SQLite database ({e})"
-    finally:
-        db.close()
 
 
 class StrengthCache:
@@ -98,18 +70,6 @@ class StrengthCache:
 class Browse:
     """Paginated, filtered reads of a space's memories and a memory's edges by kind."""
 
-    _LIKE = "LIKE"   # case-insensitive for ASCII letters on SQLite (Postgres: ILIKE, store/pg_correct.py)
-
-    def _change_token(self) -> Any:
-        """A value that changes whenever the database changes: any commit by another connection (``PRAGMA
-        data_version``) or by this one (``total_changes``)."""
-        return self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes
-
-    def set_query_only(self, on: bool) -> None:
-        """``PRAGMA query_only``: with it on, this connection refuses every write (a browser reads the file
-        other processes write; only an explicit learning recall turns it off for its own transaction)."""
-        self.db.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}")
-
     def _filter_sql(self, space_id: int, f: NodeFilter, alias: str = "n", space: bool = True
                     ) -> tuple[str, list[Any]]:
         """``f`` as an SQL condition on ``alias`` with its arguments; ``space``: the space's own condition
@@ -128,12 +88,12 @@ class Browse:
             where.append(f"{alias}.ts < ?")
             args.append(f.until)
         if f.contains:
-            where.append(f"{alias}.text {self._LIKE} ? ESCAPE '\\'")
+            where.append(f"{alias}.text {self.dialect.like} ? ESCAPE '\\'")
             args.append(f"%{_like_escape(f.contains)}%")
         return " AND ".join(where), args
 
     def browse_nodes(self, space_id: int, f: NodeFilter, limit: int, offset: int = 0,
-                   newest_first: bool = True) -> list[dict[str, Any]]:
+                     newest_first: bool = True) -> list[dict[str, Any]]:
         """One page of the space's memories matching ``f``: by conversation order (newest first by default),
         or, with keyword ``terms``, best BM25 match first (the space's statistics, ties by id). LIMIT /
         OFFSET in SQL."""
@@ -151,7 +111,7 @@ class Browse:
         return [_node(r) for r in self.db.execute(sql, (*args, int(limit), int(offset)))]
 
     def count_browse(self, space_id: int, f: NodeFilter) -> int:
-        """How many memories of the space match ``f``."""
+        """How many memories of the space match ``f`` (with ``terms``: those holding any of them)."""
         where, args = self._filter_sql(space_id, f)
         if f.terms:
             keys = sorted({term_key(t) for t in f.terms if t})

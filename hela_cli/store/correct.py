@@ -1,24 +1,17 @@
 """Correcting memory: list with filters, complete deletion, edits with a history, dropping and renaming
-spaces. ALL the SQL of ``hela memories`` / ``delete`` / ``edit`` / ``history`` / ``spaces drop|rename``.
+spaces. The SQL of ``hela memories`` / ``delete`` / ``edit`` / ``history`` / ``spaces drop|rename`` that both
+engines share.
 
-Complete deletion (:meth:`Correct.erase_nodes`) removes a memory from every place hela keeps it: the node
-row, ``node_emb``, ``node_vec`` (sqlite-vec), ``node_passage``, the persisted sign bits, the keyword
-postings (``node_terms``, with the space's BM25 counts: the scores a fresh ingest of the remaining
-memories would give), its edit history, its edges, the asks-log rows whose retrieved set holds it (or whose question or answer
-quote it) and the semantic records that cite it (with their vectors and evidence; their hubs are reset so
-they may be distilled again). Then :meth:`Correct.scrub` makes the bytes go too:
-
-* every connection runs with ``PRAGMA secure_delete=ON`` (:mod:`hela_cli.store.connection`), so SQLite
-  overwrites deleted cells and freed pages with zeros (the keyword postings are a plain table since
-  migration 0015: a deleted posting leaves no delete marker behind, as FTS5's did without its
-  ``secure-delete`` option);
-* ``PRAGMA wal_checkpoint(TRUNCATE)`` copies the zeroed pages into the database file and truncates the
-  WAL, which still held the old page images, to 0 bytes;
-* the database file is then read back and searched for probes of the deleted texts (those no remaining
-  row still holds). SQLite can still leave a stale copy of a cell in the unallocated gap of a page that a
-  B-tree rebalance rebuilt (rebuildPage does not zero that gap); when a probe is found the file is
-  rewritten with ``VACUUM`` (and checkpointed again) and searched once more. Measured in
-  tests/test_correct.py and BENCHMARKS.md ("Correcting memory").
+Complete deletion (:meth:`Correct.erase_nodes`) removes a memory from every place hela keeps it, in one
+write transaction: the node row, ``node_emb``, ``node_passage``, the keyword postings (``node_terms``, with
+the space's BM25 counts: the scores a fresh ingest of the remaining memories would give), the engine's own
+index rows (SQLite: the sqlite-vec row and the persisted sign bits; through :meth:`delete_nodes`' engine
+hook), its edit history, its edges, the asks-log rows whose retrieved
+set holds it (or whose question or answer quote it) and the semantic records that cite it (with their
+vectors and evidence; their hubs are reset so they may be distilled again). Then the engine's
+:meth:`scrub` makes the bytes go too: SQLite zeroes, checkpoints, reads its file back and VACUUMs when a
+probe of the text is still there (:mod:`hela_cli.store.sqlite.correct`); Postgres VACUUMs and ANALYZEs the
+tables (:mod:`hela_cli.store.postgres.correct`). :func:`probes` and :func:`file_holds` are the byte search.
 """
 
 from __future__ import annotations
@@ -86,17 +79,9 @@ def file_holds(path: str, needles: Sequence[bytes]) -> list[bytes]:
 class Correct:
     """Listing, complete deletion, edits and their history, dropping and renaming spaces.
 
-    What differs between the engines is in a few hooks (overridden for Postgres in
-    :mod:`hela_cli.store.pg_correct`): :meth:`_json_holds`, :meth:`_write_vectors`, :meth:`_signs_replace`, :meth:`checkpoint` / :meth:`scrub` and the table names
-    below."""
-
-    _SEMANTIC_VECTORS = "semantic_vec"                     # the semantic records' vector table
-    _SPACE_INDEX_TABLES: tuple[str, ...] = ("sign_blocks", "sign_state")   # per-space index tables to drop
-
-    @staticmethod
-    def _json_holds(column: str, placeholders: str) -> str:
-        """SQL true when the JSON array of ids in ``column`` holds one of ``placeholders`` (``?,?``)."""
-        return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE value IN ({placeholders}))"
+    What differs between the engines is in the hooks each engine package defines (declared in
+    :class:`hela_cli.store.core.StoreCore`): :meth:`_write_vectors`, :meth:`_signs_replace`,
+    :meth:`checkpoint` / :meth:`scrub`, and the spellings of ``self.dialect``."""
 
     # ---------------------------------------------------------------- listing
     def list_nodes(self, space_id: int, *, limit: int | None = None, **filters: Any) -> list[dict[str, Any]]:
@@ -156,14 +141,14 @@ class Correct:
                                              records)}
         record_texts = [r[0] for r in self.select_in("SELECT text FROM semantic WHERE id IN ({ids})", records)]
         for sql in ("DELETE FROM semantic_evidence WHERE semantic_id IN ({ids})",
-                    f"DELETE FROM {self._SEMANTIC_VECTORS} WHERE semantic_id IN ({{ids}})",
+                    f"DELETE FROM {self.dialect.semantic_vectors} WHERE semantic_id IN ({{ids}})",
                     "DELETE FROM semantic WHERE id IN ({ids})"):
             _delete_in(self, sql, records)
         _delete_in(self, "DELETE FROM reembed_stage WHERE kind = 'semantic' AND id IN ({ids})", records)
         hubs_reset = (_delete_in(self, "DELETE FROM hubs WHERE node_id IN ({ids})", sorted(hubs | set(ids)))
                       + _delete_in(self, "DELETE FROM hubs WHERE space_id = ? AND "
-                                   + self._json_holds("hubs.cluster", "{ids}"), ids, (space_id,)))
-        asks = _delete_in(self, "DELETE FROM asks WHERE space_id = ? AND " + self._json_holds("asks.memories", "{ids}"),
+                                   + self.dialect.json_holds("hubs.cluster", "{ids}"), ids, (space_id,)))
+        asks = _delete_in(self, "DELETE FROM asks WHERE space_id = ? AND " + self.dialect.json_holds("asks.memories", "{ids}"),
                           ids, (space_id,))
         for t in dict.fromkeys([*texts, *record_texts]):
             if len(t.strip()) >= MIN_PROBE:   # a question or answer quoting the text
@@ -247,36 +232,6 @@ class Correct:
             "(SELECT 1 FROM asks WHERE instr(question, ?) > 0 OR instr(coalesce(answer, ''), ?) > 0)",
             (t, t, t, t, t)).fetchone()[0] == 1
 
-    def checkpoint(self) -> bool:
-        """``PRAGMA wal_checkpoint(TRUNCATE)``: the WAL's pages into the file, the WAL cut to 0 bytes. Waits
-        for readers (busy timeout); False when one still held the WAL."""
-        if self.path == ":memory:":
-            return True
-        busy, _, _ = self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        return busy == 0
-
-    def scrub(self, texts: Sequence[str]) -> dict[str, Any]:
-        """Make deleted ``texts`` leave the file bytes (call after the deleting transaction committed):
-        checkpoint (TRUNCATE), search the database file and WAL for their probes (those no remaining row
-        holds), ``VACUUM`` when one is found, search again. ``{"checkpointed", "vacuumed", "verified",
-        "probes", "seconds"}``; ``verified`` False only when a probe is still in the bytes after all that
-        (a reader held the WAL the whole busy timeout)."""
-        t0 = time.perf_counter()
-        if self.path == ":memory:":
-            return {"checkpointed": True, "vacuumed": False, "verified": True, "probes": 0, "seconds": 0.0}
-        needles = [n for n in probes(texts) if not self._still_held(n)]
-        ok = self.checkpoint()
-        files = [self.path, self.path + "-wal"]
-        found = [n for f in files for n in file_holds(f, needles)]
-        vacuumed = False
-        if found:
-            self.db.execute("VACUUM")
-            vacuumed = True
-            ok = self.checkpoint()
-            found = [n for f in files for n in file_holds(f, needles)]
-        return {"checkpointed": ok, "vacuumed": vacuumed, "verified": not found, "probes": len(needles),
-                "seconds": round(time.perf_counter() - t0, 3)}
-
     # ---------------------------------------------------------------- edits
     def session_context(self, space_id: int, node: dict[str, Any], before: int, after: int,
                         exclude: Iterable[int] = ()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -324,7 +279,7 @@ class Correct:
             self._tombstone(space_id, [node_id])
             self._replace_keyword_row(space_id, node_id, keywords)   # before the row's keywords change
             # created_at moves: another process's in-process index tells a changed row by (id, created_at)
-            self.db.execute(f"UPDATE nodes SET text = ?, keywords = ?, created_at = {self._GREATEST}(?, created_at + "
+            self.db.execute(f"UPDATE nodes SET text = ?, keywords = ?, created_at = {self.dialect.greatest}(?, created_at + "
                             f"0.001) WHERE id = ?", (text, " ".join(keywords), now, node_id))
             vecs = {node_id: vector, **(followers or {})}
             self._write_vectors(space_id, vecs, now)
@@ -338,43 +293,6 @@ class Correct:
         scrub = self.scrub([old, *derived["semantic_texts"]]) if not self._in_tx else None
         return {"id": node_id, "previous": old, "semantic": derived["semantic"], "asks": derived["asks"],
                 "hubs_reset": derived["hubs_reset"], "scrub": scrub}
-
-    def _write_vectors(self, space_id: int, vectors: dict[int, np.ndarray], now: float) -> None:
-        """Inside a write transaction: new vectors for existing nodes (``node_emb``, ``node_vec``); their
-        ``created_at`` moves, so another process's in-process index, which tells a changed row by
-        ``(id, created_at)``, reloads them. The caller bumps ``nodes_version`` and then calls
-        :meth:`_signs_replace`."""
-        for nid, vec in vectors.items():
-            self.db.execute("UPDATE node_emb SET embedding = ? WHERE node_id = ?", (_blob(vec), nid))
-            self.db.execute("DELETE FROM node_vec WHERE node_id = ?", (nid,))
-            self.db.execute("INSERT INTO node_vec(node_id, space_id, embedding) VALUES (?, ?, ?)",
-                            (nid, space_id, _blob(vec)))
-            self.db.execute("UPDATE nodes SET created_at = max(?, created_at + 0.001) WHERE id = ?", (now, nid))
-
-    def _signs_replace(self, space_id: int, vectors: dict[int, np.ndarray]) -> None:
-        """Keep the space's persisted sign bits current when nodes' vectors change in place (call right
-        after the transaction's ``nodes_version`` bump); bits already stale stay stale."""
-        from hela_cli.store.vector_index import block_arrays, block_bytes, sign_words
-
-        state = self.db.execute("SELECT version, dim, center FROM sign_state WHERE space_id = ?",
-                                (space_id,)).fetchone()
-        version = self._nodes_version(space_id)
-        if state is None or state[0] != version - 1:
-            return
-        dim, center = state[1], np.frombuffer(state[2], dtype=np.float32)
-        for nid, vec in vectors.items():
-            row = self.db.execute("SELECT id, ids, bits FROM sign_blocks WHERE space_id = ? AND lo <= ? AND hi >= ? "
-                                  "ORDER BY lo DESC LIMIT 1", (space_id, nid, nid)).fetchone()
-            if row is None:
-                continue
-            ids, words = block_arrays(row[1], row[2], dim)
-            pos = np.flatnonzero(ids == nid)
-            if not len(pos):
-                continue
-            words = words.copy()
-            words[:, pos[0]] = sign_words(np.asarray(vec, dtype=np.float32)[None, :], center)[:, 0]
-            self.db.execute("UPDATE sign_blocks SET bits = ? WHERE id = ?", (block_bytes(ids, words)[1], row[0]))
-        self.db.execute("UPDATE sign_state SET version = ? WHERE space_id = ?", (version, space_id))
 
     def node_history(self, node_id: int) -> list[dict[str, Any]]:
         """Earlier texts of a memory, oldest first: ``[{"version", "text", "speaker", "edited_at"}]``
@@ -395,10 +313,10 @@ class Correct:
             rep = self.erase_nodes(space_id, [r[0] for r in rows], scrub=False)
             rest = [r[0] for r in self.db.execute("SELECT id FROM semantic WHERE space_id = ?", (space_id,))]
             for sql in ("DELETE FROM semantic_evidence WHERE semantic_id IN ({ids})",
-                        f"DELETE FROM {self._SEMANTIC_VECTORS} WHERE semantic_id IN ({{ids}})",
+                        f"DELETE FROM {self.dialect.semantic_vectors} WHERE semantic_id IN ({{ids}})",
                         "DELETE FROM semantic WHERE id IN ({ids})"):
                 _delete_in(self, sql, rest)
-            for table in ("asks", "hubs", "edges", *self._SPACE_INDEX_TABLES, "history", "node_passage",
+            for table in ("asks", "hubs", "edges", *self.dialect.space_index_tables, "history", "node_passage",
                           "tombstones"):
                 self.db.execute(f"DELETE FROM {table} WHERE space_id = ?", (space_id,))
             self.db.execute("DELETE FROM spaces WHERE id = ?", (space_id,))
@@ -430,41 +348,9 @@ def _chunks(ids: Sequence[int], n: int = 500) -> Iterable[list[int]]:
 
 
 class FilteredSearch:
-    """Recall filters (speaker, session, time window) applied in candidate selection: KNN over the matching
-    memories only, keyword search joined with them, the date window's memories among them."""
-
-    def knn_among(self, space_id: int, vector: np.ndarray, k: int, allowed: set[int]) -> list[tuple[int, float]]:
-        """Exact nearest of the ``allowed`` memories by cosine, best first. Up to the in-process index's
-        limit (20k nodes) the space's index is used with a mask; above, the allowed vectors are read by id
-        from ``node_emb`` (a filter narrows the space; a filter matching most of a large space reads most
-        of its vectors: ~1 s per 100k)."""
-        from hela_cli.store.vector_index import EXACT_LIMIT, _matvec
-
-        if k <= 0 or not allowed:
-            return []
-        q = np.asarray(vector, dtype=np.float32)
-        if self.embedder_info() is not None and self._space_size(space_id) <= EXACT_LIMIT:
-            index = self._vector_index(space_id)
-            if index.exact:
-                mask = np.isin(index.ids, np.fromiter(allowed, dtype=np.int64, count=len(allowed)))
-                ids, mat = index.ids[mask], index.f32[mask]
-                if not len(ids):
-                    return []
-                sims = _matvec(mat, q)
-                kk = min(k, len(ids))
-                top = np.argpartition(-sims, kk - 1)[:kk] if kk < len(ids) else np.arange(len(ids))
-                return sorted(((int(ids[i]), float(sims[i])) for i in top), key=lambda t: (-t[1], t[0]))
-        best: list[tuple[int, float]] = []
-        ordered = sorted(allowed)
-        for i in range(0, len(ordered), 20_000):
-            rows = list(self.select_in("SELECT node_id, embedding FROM node_emb WHERE node_id IN ({ids})",
-                                       ordered[i:i + 20_000]))
-            if not rows:
-                continue
-            sims = _matvec(np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1), q)
-            best.extend((rows[j][0], float(sims[j])) for j in range(len(rows)))
-            best = sorted(best, key=lambda t: (-t[1], t[0]))[:k]
-        return best
+    """Recall filters (speaker, session, time window) applied in candidate selection: keyword search joined
+    with the matching memories, the date window's memories among them (KNN among them is the engine's
+    ``knn_among``)."""
 
     def keyword_search_among(self, space_id: int, terms: Sequence[str], limit: int, **filters: Any
                              ) -> list[tuple[int, float]]:

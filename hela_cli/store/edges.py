@@ -20,9 +20,8 @@ Invariants kept here:
 
 from __future__ import annotations
 
-import contextlib
 import math
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Sequence
 
 from hela_cli.errors import StoreError
 from hela_cli.store.base import PRUNE_PER_STEP, PRUNE_WEIGHT, REBASE_BELOW, Space
@@ -31,25 +30,7 @@ from hela_cli.store.base import PRUNE_PER_STEP, PRUNE_WEIGHT, REBASE_BELOW, Spac
 class Edges:
     """Edge reads and writes, the space's retrieval counter, amplitude rebasing and pruning."""
 
-    # the two-argument maximum: SQLite's scalar max(), Postgres' greatest() (the rest of this SQL is shared)
-    _GREATEST = "max"
-    # a sum of weights: SQLite (>= 3.43) sums floats with Kahan-Babuska-Neumaier compensation, so Eq.2's
-    # strengths do not depend on row order; Postgres sums them exactly as numeric (PgStore)
-    _FSUM = "sum({})"
-
-    # ---------------------------------------------------------------- snapshot / factor
-    @contextlib.contextmanager
-    def _snapshot(self) -> Iterator[None]:
-        """Run the enclosed reads in one read transaction (or in the caller's transaction, read or write)."""
-        if self._in_tx or self.db.in_transaction:
-            yield
-            return
-        self.db.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self.db.execute("COMMIT")
-
+    # ---------------------------------------------------------------- factor
     def _factor(self, space_id: int, decay: float) -> float:
         """``decay ** (step - base_step)`` with the pair read now (call inside :meth:`_snapshot`)."""
         row = self.db.execute("SELECT step - base_step FROM spaces WHERE id=?", (space_id,)).fetchone()
@@ -142,7 +123,7 @@ class Edges:
             "INSERT INTO edges(a, b, space_id, amp) SELECT ?, ?, ?, ? "
             "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
             "AND EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
-            f"ON CONFLICT(a, b) DO UPDATE SET amp = {self._GREATEST}(0.0, excluded.amp - edges.prior / ?)", rows)
+            f"ON CONFLICT(a, b) DO UPDATE SET amp = {self.dialect.greatest}(0.0, excluded.amp - edges.prior / ?)", rows)
 
     def set_priors(self, space: Space, weights: dict[tuple[int, int], float]) -> None:
         """Give pairs a fixed prior weight (at least ``w``: an existing larger prior stays), inside a write
@@ -160,7 +141,7 @@ class Edges:
             "INSERT INTO edges(a, b, space_id, amp, prior) SELECT ?, ?, ?, 0.0, ? "
             "WHERE EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
             "AND EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
-            f"ON CONFLICT(a, b) DO UPDATE SET prior = {self._GREATEST}(edges.prior, excluded.prior)", rows)
+            f"ON CONFLICT(a, b) DO UPDATE SET prior = {self.dialect.greatest}(edges.prior, excluded.prior)", rows)
 
     def pair_weights(self, space: Space, pairs: Iterable[tuple[int, int]],
                      decay: float) -> dict[tuple[int, int], tuple[float, float]]:
@@ -228,7 +209,7 @@ class Edges:
             factor = self._factor(space.id, decay)
             # "AS ends": PostgreSQL before 16 refuses a subquery in FROM without an alias
             rows = self.db.execute(
-                f"""SELECT n, {self._FSUM.format("amp")}, count(*), {self._FSUM.format("prior")} FROM (
+                f"""SELECT n, {self.dialect.fsum.format("amp")}, count(*), {self.dialect.fsum.format("prior")} FROM (
                        SELECT a AS n, amp, prior FROM edges WHERE space_id = :s
                        UNION ALL SELECT b AS n, amp, prior FROM edges WHERE space_id = :s) AS ends
                    GROUP BY n""", {"s": space.id}).fetchall()

@@ -13,7 +13,7 @@ class Hubs:
     def hub_state(self, space_id: int) -> dict[int, dict[str, Any]]:
         return {r["node_id"]: {"cluster": json.loads(r["cluster"]), "distilled_step": r["distilled_step"],
                                "status": r["status"]}
-                for r in self.sdb["hubs"].rows_where("space_id = ?", [space_id])}
+                for r in self._dicts("SELECT * FROM hubs WHERE space_id = ?", (space_id,))}
 
     def set_hub_state(self, space_id: int, node_id: int, cluster: Sequence[int], step: int, status: str) -> None:
         """Record a hub's consolidation state; nothing for a hub forgotten meanwhile (checked in the write),

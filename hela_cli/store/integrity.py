@@ -1,4 +1,6 @@
-"""Cross-table integrity checks."""
+"""Cross-table integrity checks: the ones every engine runs (:data:`SHARED_CHECKS`) and the engine's own
+(``_engine_integrity``: SQLite's ``PRAGMA integrity_check``; ``_engine_checks``: its vec0 / FTS5 or
+Postgres' keyword tables)."""
 
 from __future__ import annotations
 
@@ -29,21 +31,9 @@ SHARED_CHECKS = {
 class Integrity:
     # ---------------------------------------------------------------- integrity
     def integrity_problems(self) -> list[str]:
-        """Cross-table consistency checks (used by tests and ``hela doctor``-style checks)."""
-        problems = []
-        ok = self.db.execute("PRAGMA integrity_check").fetchone()[0]
-        if ok != "ok":
-            problems.append(f"integrity_check: {ok}")
-        return problems + self._count_problems({**self._engine_checks(), **SHARED_CHECKS})
-
-    def _engine_checks(self) -> dict[str, str]:
-        """Checks of the SQLite-only tables (vec0); the Postgres store has its own."""
-        return {
-            "nodes without vector": "SELECT count(*) FROM nodes n WHERE NOT EXISTS "
-                                    "(SELECT 1 FROM node_vec v WHERE v.node_id = n.id)",
-            "vectors without node": "SELECT count(*) FROM node_vec v WHERE NOT EXISTS "
-                                    "(SELECT 1 FROM nodes n WHERE n.id = v.node_id)",
-        }
+        """Cross-table consistency checks (used by tests and ``hela doctor``-style checks): the engine's own
+        structural check, then :data:`SHARED_CHECKS` and the engine's table checks, each ``name: count``."""
+        return self._engine_integrity() + self._count_problems({**self._engine_checks(), **SHARED_CHECKS})
 
     def _count_problems(self, checks: dict[str, str]) -> list[str]:
         """``name: count`` for each check query counting something inconsistent (vector checks skipped

@@ -1,4 +1,8 @@
-"""Nodes: insert, read, count, delete (forgetting), access bookkeeping."""
+"""Nodes: insert, read, count, delete (forgetting), access bookkeeping; the shared SQL of the ``nodes`` table.
+
+What an engine writes differently (the bulk load of new rows with their vectors and keyword postings, and
+dropping its own index rows of deleted nodes) is behind two hooks, :meth:`Nodes._load_nodes` and
+:meth:`Nodes._forget_nodes`, declared in :class:`hela_cli.store.core.StoreCore`."""
 
 from __future__ import annotations
 
@@ -7,10 +11,15 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from hela_cli.store.base import NODE_COLUMNS, ROW_CACHE_MAX, _blob, _node
+from hela_cli.store.base import NODE_COLUMNS, ROW_CACHE_MAX, _node
+
+#: the columns a new node row is written with (after an optional ``id``)
+NODE_WRITE_COLUMNS = ("space_id", "text", "speaker", "role", "ts", "time_str", "keywords", "source_id", "session",
+                      "ord", "hash", "source", "created_at")
+
 
 class Nodes:
-    """Node rows with their vectors (``node_vec``, ``node_emb``) and keyword postings (``node_terms``)."""
+    """Node rows with their vectors (``node_emb``) and the engine's index rows."""
 
     def existing_hashes(self, space_id: int, hashes: Iterable[str]) -> dict[str, int]:
         """``{hash: node_id}`` for the given content hashes already stored in the space."""
@@ -55,27 +64,13 @@ class Nodes:
 
         Rows whose hash already exists in the space (or earlier in ``rows``) are skipped: their returned id
         is -1. The check runs inside the write transaction, so a concurrent ingest of the same turns
-        cannot slip in between."""
+        cannot slip in between. The engine writes the rows, vectors and keyword index in bulk
+        (:meth:`_load_nodes`)."""
         self.require_transaction("insert_nodes")
         fresh = self._fresh_rows(space_id, rows, vectors)
-        now = time.time()
         if not fresh:
             return [-1] * len(rows)
-        self.sdb["nodes"].insert_all(
-            ({**({"id": row["id"]} if "id" in row else {}),  # hela copy keeps ids (store/transfer.py)
-              "space_id": space_id, "text": row["text"], "speaker": row.get("speaker"), "role": row.get("role"),
-              "ts": row["ts"], "time_str": row.get("time_str"), "keywords": " ".join(row.get("keywords", [])),
-              "source_id": row.get("source_id"), "session": row.get("session"), "ord": row["ord"],
-              "hash": row["hash"], "source": row.get("source"), "created_at": now} for row, _ in fresh.values()),
-            batch_size=200)
-        new = self.existing_hashes(space_id, list(fresh))
-        self.sdb["node_emb"].insert_all(
-            ({"node_id": new[h], "space_id": space_id, "embedding": _blob(vec)} for h, (_, vec) in fresh.items()),
-            batch_size=200)
-        # vec0 is a virtual table: a plain statement
-        self.db.executemany("INSERT INTO node_vec(node_id, space_id, embedding) VALUES (?, ?, ?)",
-                            [(new[h], space_id, _blob(vec)) for h, (_, vec) in fresh.items()])
-        self._index_terms(space_id, {new[h]: row.get("keywords", []) for h, (row, _) in fresh.items()})
+        new = self._load_nodes(space_id, fresh, time.time())
         self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id=?", (space_id,))
         self._signs_after_write(space_id, add=(np.array([new[h] for h in fresh], dtype=np.int64),
                                                np.array([vec for _, vec in fresh.values()], dtype=np.float32)))
@@ -85,6 +80,18 @@ class Nodes:
             ids.append(new[h] if h in new and h not in placed else -1)
             placed.add(h)
         return ids
+
+    @staticmethod
+    def _node_rows(space_id: int, fresh: dict[str, tuple[dict[str, Any], np.ndarray]], now: float
+                   ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+        """``(columns, rows)`` of the ``nodes`` rows to write for ``fresh`` (an ``id`` column when every row
+        brings one: ``hela copy`` keeps ids, store/transfer.py)."""
+        with_id = all("id" in row for row, _ in fresh.values())
+        columns = (("id",) if with_id else ()) + NODE_WRITE_COLUMNS
+        return columns, [((row["id"],) if with_id else ()) + (
+            space_id, row["text"], row.get("speaker"), row.get("role"), row["ts"], row.get("time_str"),
+            " ".join(row.get("keywords", [])), row.get("source_id"), row.get("session"), row["ord"], row["hash"],
+            row.get("source"), now) for row, _ in fresh.values()]
 
     def get_nodes(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
         return {r[0]: _node(r) for r in self.select_in(
@@ -131,7 +138,7 @@ class Nodes:
     def iter_nodes(self, space_id: int) -> Iterator[dict[str, Any]]:
         """Every node of the space in conversation order, with every column of ``nodes`` (read from the
         table itself, so export carries columns that later migrations add), ``keywords`` as a list."""
-        for row in self.sdb["nodes"].rows_where("space_id = ?", [space_id], order_by="ord"):
+        for row in self._dicts("SELECT * FROM nodes WHERE space_id = ? ORDER BY ord", (space_id,)):
             row.pop("created_at", None)
             row["keywords"] = row["keywords"].split() if row["keywords"] else []
             yield row
@@ -168,26 +175,53 @@ class Nodes:
 
     # ---------------------------------------------------------------- deletion (forgetting)
     def delete_nodes(self, ids: Sequence[int]) -> None:
-        """Remove nodes with their vectors, keyword postings and edges; count forgotten semantic evidence.
+        """Remove nodes with their vectors, keyword postings, passages, edges and hub rows; count the
+        semantic evidence they leave behind. Call inside a transaction.
 
-        Call inside a transaction.
-        """
+        Per space, after its ``nodes_version`` bump, the engine drops its own index rows of the nodes
+        (:meth:`_forget_nodes`: SQLite's sqlite-vec rows and sign bits; nothing on Postgres), then their
+        keyword postings and the space's BM25 counts go (:meth:`_unindex_terms`); the rows every engine
+        keeps are deleted here."""
         self.require_transaction("delete_nodes")
+        ids = list(ids)
         by_space: dict[int, list[int]] = {}
         for nid, sid in self.select_in("SELECT id, space_id FROM nodes WHERE id IN ({ids})", ids):
             by_space.setdefault(sid, []).append(nid)
         for sid in sorted(by_space):
             self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id = ?", (sid,))
-            self._signs_after_write(sid, remove=by_space[sid])
+            self._forget_nodes(sid, by_space[sid])
             self._unindex_terms(sid, by_space[sid])
         for nid in ids:
             self.db.execute("UPDATE semantic SET forgotten_evidence = forgotten_evidence + 1 "
                             "WHERE id IN (SELECT semantic_id FROM semantic_evidence WHERE node_id=?)", (nid,))
             self.db.execute("DELETE FROM semantic_evidence WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM edges WHERE a=? OR b=?", (nid, nid))
-            self.db.execute("DELETE FROM node_vec WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM node_emb WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM node_passage WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM hubs WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM nodes WHERE id=?", (nid,))
 
+    # ---------------------------------------------------------------- reads of a space
+    def _nodes_version(self, space_id: int) -> int:
+        row = self.db.execute("SELECT nodes_version FROM spaces WHERE id=?", (space_id,)).fetchone()
+        return row[0] if row else -1
+
+    def speaker_counts(self, space_id: int) -> dict[str, int]:
+        """``{speaker: number of memories}`` of the space, cached per space until its nodes change."""
+        cache = self._space_cache(space_id, "speakers")
+        if cache:
+            return dict(cache)
+        rows = self.db.execute("SELECT coalesce(speaker, ''), count(*) FROM nodes WHERE space_id=? "
+                               "GROUP BY speaker", (space_id,)).fetchall()
+        out = {s: n for s, n in rows if s}
+        if cache is not None:
+            cache.update(out)
+        return out
+
+    def nodes_in_window(self, space_id: int, start: float, end: float, limit: int) -> list[int]:
+        """Ids of up to ``limit`` memories of the space with ``start <= ts <= end`` (index ``nodes_space_ts``)."""
+        lo = start if start != float("-inf") else -1e300
+        hi = end if end != float("inf") else 1e300
+        return [r[0] for r in self.db.execute(
+            "SELECT id FROM nodes WHERE space_id=? AND ts BETWEEN ? AND ? ORDER BY ts LIMIT ?",
+            (space_id, lo, hi, int(limit)))]

@@ -4,7 +4,9 @@ The embedder binding (``meta.embed_model`` / ``embed_dim``) covers the whole fil
 have the dimension in their schema, so a re-embed covers every space. New vectors go to
 ``reembed_stage`` one batch per transaction (an interrupted run keeps what it staged and resumes);
 :meth:`Reembed.reembed_swap` then replaces every vector and the binding in ONE transaction: a reader sees
-either the old embedder's vectors everywhere or the new one's everywhere.
+either the old embedder's vectors everywhere or the new one's everywhere. The engine rewrites its own
+vector tables (``_replace_vectors``: SQLite's vec0 tables re-created for the new width, Postgres' HNSW
+indexes dropped); the passages, counts and bookkeeping are shared.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ class Reembed:
         self.require_transaction("stage_vectors")
         if kind not in _KINDS:
             raise StoreError(f"unknown vector kind {kind!r}")
-        self.db.executemany("INSERT OR REPLACE INTO reembed_stage(kind, id, part, embedding) VALUES (?,?,?,?)",
+        self.db.executemany("INSERT INTO reembed_stage(kind, id, part, embedding) VALUES (?,?,?,?) "
+                            "ON CONFLICT(kind, id, part) DO UPDATE SET embedding = excluded.embedding",
                             [(kind, int(i), int(p), _blob(v)) for i, p, v in rows])
 
     def reembed_missing(self) -> dict[str, int]:
@@ -89,17 +92,10 @@ class Reembed:
                 return None
             previous = self.embedder_info()
             db = self.db
-            db.execute("DROP TABLE IF EXISTS node_vec")
-            db.execute("DROP TABLE IF EXISTS semantic_vec")
             db.execute("DELETE FROM meta WHERE key IN ('embed_model', 'embed_dim')")
-            self.bind_embedder(model_id, dim)  # creates the vec0 tables with the new dimension
-            db.execute("INSERT INTO node_vec(node_id, space_id, embedding) SELECT s.id, n.space_id, s.embedding "
-                       "FROM reembed_stage s JOIN nodes n ON n.id = s.id WHERE s.kind = 'node'")
-            db.execute("DELETE FROM node_emb")
-            db.execute("INSERT INTO node_emb(node_id, space_id, embedding) SELECT s.id, n.space_id, s.embedding "
-                       "FROM reembed_stage s JOIN nodes n ON n.id = s.id WHERE s.kind = 'node'")
-            db.execute("INSERT INTO semantic_vec(semantic_id, space_id, embedding) SELECT s.id, r.space_id, "
-                       "s.embedding FROM reembed_stage s JOIN semantic r ON r.id = s.id WHERE s.kind = 'semantic'")
+            self._set_meta("embed_model", model_id)
+            self._set_meta("embed_dim", str(dim))
+            self._replace_vectors(dim)   # the engine's vector tables: node and semantic vectors from the stage
             dropped = db.execute("SELECT count(DISTINCT node_id) FROM node_passage").fetchone()[0]
             db.execute("DELETE FROM node_passage")
             db.execute("INSERT INTO node_passage(node_id, idx, space_id, embedding) SELECT s.id, s.part, "

@@ -1,4 +1,8 @@
-"""Semantic records distilled by consolidation, their evidence links and per-hub bookkeeping."""
+"""Semantic records distilled by consolidation and their evidence links: the SQL both engines share.
+
+The records' vectors live in an engine table (SQLite: the sqlite-vec ``semantic_vec``; Postgres:
+``semantic_emb``), written through the engine hook ``_put_semantic_vector`` and searched and read by the
+engine's ``semantic_knn`` / ``semantic_vector``."""
 
 from __future__ import annotations
 
@@ -7,17 +11,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-
-from hela_cli.store.base import _blob
-
-
 SEMANTIC_COLUMNS = ("id, space_id, kind, subject, text, confidence, date, hub_id, forgotten_evidence, created_at, "
                     "updated_at")
 
 
 class Semantic:
-    """Semantic records (``semantic``, ``semantic_vec``, ``semantic_evidence``); the hub state is in
-    ``hubs.py``, the asks log in ``asks.py``."""
+    """Semantic records (``semantic``, ``semantic_evidence``; their vectors in the engine's table, written by
+    :meth:`_put_semantic_vector` and searched by ``semantic_knn``); the hub state is in ``hubs.py``, the asks
+    log in ``asks.py``."""
 
     # ---------------------------------------------------------------- semantic records
     def insert_semantic(self, space_id: int, kind: str, subject: str | None, text: str,
@@ -25,11 +26,11 @@ class Semantic:
                         evidence: Sequence[int], vector: np.ndarray) -> int:
         self.require_transaction("insert_semantic")
         now = time.time()
-        sid = self.sdb["semantic"].insert(
-            {"space_id": space_id, "kind": kind, "subject": subject, "text": text, "confidence": confidence,
-             "date": date, "hub_id": hub_id, "created_at": now, "updated_at": now}).last_pk
-        self.db.execute("INSERT INTO semantic_vec(semantic_id, space_id, embedding) VALUES (?,?,?)",
-                        (sid, space_id, _blob(vector)))
+        sid = self.db.execute(
+            "INSERT INTO semantic(space_id, kind, subject, text, confidence, date, hub_id, created_at, updated_at) "
+            "VALUES (?,?,?,?,?,?,?,?,?) RETURNING id",
+            (space_id, kind, subject, text, confidence, date, hub_id, now, now)).fetchall()[0][0]
+        self._put_semantic_vector(sid, space_id, vector)
         self.add_evidence(sid, evidence)
         return sid
 
@@ -46,14 +47,6 @@ class Semantic:
         self.db.execute("UPDATE semantic SET updated_at=?, forgotten_evidence = forgotten_evidence + ? "
                         "WHERE id=?", (time.time(), missing, semantic_id))
 
-    def semantic_knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-        if k <= 0:
-            return []
-        rows = self.db.execute(
-            "SELECT semantic_id, distance FROM semantic_vec WHERE embedding MATCH ? AND k = ? AND space_id = ?",
-            (_blob(vector), int(k), space_id)).fetchall()
-        return [(sid, 1.0 - d) for sid, d in rows]
-
     def get_semantic(self, ids: Sequence[int] | None = None, space_id: int | None = None) -> list[dict[str, Any]]:
         """Records by id (in that order; the retrieval path, hand-written reads) or a whole space's records
         (inspect / export), each with its ``evidence`` node ids."""
@@ -64,8 +57,7 @@ class Semantic:
             order = {i: n for n, i in enumerate(ids)}
             out = sorted((dict(zip(names, r)) for r in rows), key=lambda rec: order[rec["id"]])
         else:
-            out = list(self.sdb["semantic"].rows_where("space_id = ?", [space_id], select=SEMANTIC_COLUMNS,
-                                                       order_by="id"))
+            out = self._dicts(f"SELECT {SEMANTIC_COLUMNS} FROM semantic WHERE space_id = ? ORDER BY id", (space_id,))
         evidence: dict[int, list[int]] = {rec["id"]: [] for rec in out}
         for sid, nid in self.select_in("SELECT semantic_id, node_id FROM semantic_evidence WHERE semantic_id IN "
                                        "({ids}) ORDER BY node_id", list(evidence)):
@@ -77,10 +69,6 @@ class Semantic:
     def semantic_citing(self, node_id: int) -> list[int]:
         return [r[0] for r in self.db.execute(
             "SELECT semantic_id FROM semantic_evidence WHERE node_id=? ORDER BY semantic_id", (node_id,))]
-
-    def semantic_vector(self, semantic_id: int) -> np.ndarray | None:
-        row = self.db.execute("SELECT embedding FROM semantic_vec WHERE semantic_id=?", (semantic_id,)).fetchone()
-        return np.frombuffer(row[0], dtype=np.float32) if row else None
 
     def count_semantic(self, space_id: int) -> int:
         return self.db.execute("SELECT count(*) FROM semantic WHERE space_id=?", (space_id,)).fetchone()[0]

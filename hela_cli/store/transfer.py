@@ -140,12 +140,3 @@ class Transfer:
             self._after_load()
         return {"nodes": len(nodes), "edges": len(dump["edges"]), "semantic": len(dump["semantic"]),
                 "asks": len(dump["asks"]), "ids_kept": int(keep_ids)}
-
-    def _put_semantic_vector(self, semantic_id: int, space_id: int, vector: np.ndarray) -> None:
-        from hela_cli.store.base import _blob
-
-        self.db.execute("INSERT INTO semantic_vec(semantic_id, space_id, embedding) VALUES (?,?,?)",
-                        (semantic_id, space_id, _blob(vector)))
-
-    def _after_load(self) -> None:
-        """Backend bookkeeping after explicit ids were written (Postgres: move the id sequences on)."""

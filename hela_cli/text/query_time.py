@@ -10,7 +10,8 @@ uses the window as a soft prior on Eq.3's time factor (``retrieval.date_prior``,
 * a year: "in 2023";
 * "before X" / "after X" open the window on one side;
 * relative to the moment of asking, ``clock`` (the caller's ``--now``, a hook's prompt time, else the wall
-  clock; default ``now``; calendar days of the asker's time zone): "today", "this morning / afternoon / evening", "tonight", "earlier today",
+  clock; default ``now``; calendar days of the asker's time zone): "today", "this morning / afternoon /
+  evening", "tonight", "earlier today",
   "yesterday", "last night", "the day before yesterday", "N hours / days / weeks / months / years ago"
   (N a number or a word: "a", "two", "a couple of", "a few"), "last / this / past week / weekend / month /
   year" (calendar weeks from Monday), "on Monday", "last Friday", "this Tuesday".
@@ -52,8 +53,10 @@ _LAST = re.compile(r"\b(last|this|past|previous)\s+(week|weekend|month|year)\b",
 _DAY_WORDS = re.compile(r"\b(the\s+day\s+before\s+yesterday|yesterday|last\s+night|earlier\s+today|today|"
                         r"tonight|this\s+(?:morning|afternoon|evening))\b", re.I)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_WEEKDAY = re.compile(r"\b(?:(on|last|this|past)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)",
-                      re.I)   # "on Mondays" is a habit, not a day
+_WEEKDAY = re.compile(r"\b(?:(on|last|this|past)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b(?!s)|"
+                      r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?=\s*(?:[?.!,;]|$)))", re.I)
+# "on Monday", "last Friday", or a weekday ending the clause ("Did the build pass Tuesday?"); not "on Mondays"
+# (a habit) nor "my Sunday group rides" (a kind of ride)
 _SIDE = re.compile(r"\b(before|after|since|until|by)\s*$", re.I)
 #: the fall-off (days) outside a relative window, by its unit: "3 days ago" fades within half a day past its
 #: edges (which already allow half a day either side, for "ago" said loosely and for time zones)
@@ -94,6 +97,20 @@ def only_time(question: str) -> bool:
     if rest == question:
         return False
     return all(k in _GENERIC for k in keywords(rest))
+
+
+#: day words that name a time ahead as often as one past ("tonight", "today"): a window only in a question
+#: about the past (:func:`_past`); "yesterday", "last night", "3 days ago", "last week" are always past
+_AHEAD_OR_PAST = frozenset({"today", "tonight", "this morning", "this afternoon", "this evening"})
+_PAST_CUE = re.compile(r"\b(did|didn't|was|wasn't|were|weren't|had|happened|went|got\s+done|came|made|said|told|"
+                       r"wrote|broke|ran|saw|took|gave|found|left|began|spent|built|\w{3,}ed)\b", re.I)
+_NOT_PAST = frozenset({"need", "needed", "speed", "indeed", "embed", "proceed", "succeed", "exceed", "feed",
+                       "breed", "seed", "red", "bed", "shed", "wed", "based", "interested", "excited", "tired"})
+
+
+def _past(question: str) -> bool:
+    """The question speaks of the past: a past auxiliary or verb ("did", "was", "broke", "changed")."""
+    return any(m.group(1).lower() not in _NOT_PAST for m in _PAST_CUE.finditer(question))
 
 
 def _relative(start: float, end: float, unit: str) -> TimeWindow:
@@ -208,6 +225,8 @@ def _deictic(question: str, clock: float, tz: tzinfo | None) -> TimeWindow | Non
         centre = clock - n * length
         return _relative(centre - length / 2, min(clock, centre + length / 2), unit)
     m = _LAST.search(question)
+    if m and m.group(1).lower() == "this" and not _past(question):
+        m = None   # "this weekend" in "What should I cook this weekend?" is ahead, not a time to recall
     if m:
         which, unit = m.group(1).lower(), m.group(2).lower()
         monday = today - timedelta(days=today.weekday())   # calendar units: their edges are sharp (half a day)
@@ -231,6 +250,8 @@ def _deictic(question: str, clock: float, tz: tzinfo | None) -> TimeWindow | Non
             return _relative(*_year(ref.year - 1), "day")
         return _relative(_year(ref.year)[0], clock, "day")
     m = _DAY_WORDS.search(question)
+    if m and " ".join(m.group(1).lower().split()) in _AHEAD_OR_PAST and not _past(question):
+        m = None
     if m:
         word = " ".join(m.group(1).lower().split())
         if word == "the day before yesterday":
@@ -245,8 +266,10 @@ def _deictic(question: str, clock: float, tz: tzinfo | None) -> TimeWindow | Non
         lo, hi = hours.get(word, (0, 24))
         return _relative(_ts(today) + lo * 3600.0, min(clock, _ts(today) + hi * 3600.0 - 1), "hour")
     m = _WEEKDAY.search(question)
+    if m and (m.group(1) or "").lower() not in ("last", "past") and not _past(question):
+        m = None   # "on Monday" ahead ("Can we ship on Monday?") is no time to recall
     if m:
-        back = (today.weekday() - _WEEKDAYS.index(m.group(2).lower())) % 7
+        back = (today.weekday() - _WEEKDAYS.index((m.group(2) or m.group(3)).lower())) % 7
         if back == 0 and (m.group(1) or "").lower() in ("last", "past"):
             back = 7   # "last Monday" asked on a Monday: a week ago
         d = today - timedelta(days=back)

@@ -46,7 +46,8 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
     ("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
     ("groq-key", r"gsk_[A-Za-z0-9]{40,}"),
     ("xai-key", r"xai-[A-Za-z0-9]{40,}"),
-    ("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),   # detect-secrets' stops before the signature
+    # detect-secrets' JWT pattern stops before the signature
+    ("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
 )
 _PREFIX_RX = re.compile("|".join(f"(?P<k{i}>{p})" for i, (_, p) in enumerate(_PREFIXED)))
 _TOKEN_CHAR = re.compile(r"[A-Za-z0-9_-]")
@@ -102,7 +103,8 @@ def _secret_value(m: re.Match[str]) -> bool:
 
 _PLACEHOLDER = re.compile(
     r"(?i)^[\"']?(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\{\{.*\}\}|x{3,}|\*{3,}|.*\.{3}|.*…|changeme|"
-    r"your[_-].*|value|secret|password|passwd|pass|pwd|none|null|true|false|undefined|example|placeholder|redacted|\[REDACTED.*|os\.environ.*|"
+    r"your[_-].*|value|secret|password|passwd|pass|pwd|none|null|true|false|undefined|example|placeholder|"
+    r"redacted|\[REDACTED.*|os\.environ.*|"
     r"process\.env.*|getenv.*|env\(.*)[\"']?$")
 
 

@@ -5,5 +5,5 @@
 * :mod:`hela_cli.ui.app` - the Starlette app: server-rendered pages (Jinja2), token gate, read-only store;
 * :mod:`hela_cli.ui.server` - start-up: database check, token, URL file, browser, uvicorn.
 
-No typer / rich here: the command itself is :mod:`hela_cli.cli.ui_cmd`.
+No typer / rich here: the command itself is :mod:`hela_cli.cli.commands.ui`.
 """

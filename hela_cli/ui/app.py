@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from hela_cli import __version__
 from hela_cli.text.dates import fmt_ts
-from hela_cli.errors import HelaError
+from hela_cli.errors import HelaError, StoreLocked
 from hela_cli.ui import graph, views
 
 STATIC = Path(__file__).parent / "static"
@@ -72,9 +72,7 @@ URL file when it started.</p></main></body></html>"""
 
 
 def unexpected(e: Exception) -> str:
-    text = " ".join(str(e).split())[:300]
-    if "locked" in text.lower() or "busy" in text.lower():
-        return "the database stayed locked by another process for too long; try again"
+    text = " ".join(str(e).split())[:300]   # a lock held too long is the store's StoreLocked (a HelaError)
     return f"unexpected {e.__class__.__name__}: {text}"
 
 
@@ -94,124 +92,188 @@ def _env() -> Environment:
 def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: bool = False) -> Starlette:
     """The app over ``mem`` (a :class:`~hela_cli.memory.Memory` whose store is open). ``learn_default``:
     recall learns (Eq.1) unless the page says otherwise (``hela ui --learn``); off by default."""
-    env = _env()
-    lock = threading.Lock()
-    store = mem.store
-    store.set_query_only(True)
+    site = _Site(mem, learn_default)
 
-    def page(request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
-        html = env.get_template(template).render(request=request, url=url, version=__version__, db=store.path,
-                                                 status=status, **ctx)
+    def not_found(request: Request, exc: Exception) -> Response:
+        return site.page(request, "error.html", status=404, message=f"no page at {request.url.path}", space=None)
+
+    routes = [*_browse_routes(site), *_correct_routes(site), *_recall_routes(site), *_graph_routes(site),
+              Mount("/static", StaticFiles(directory=STATIC), name="static")]
+    app = Starlette(routes=routes, exception_handlers={404: not_found})
+    app.add_middleware(TokenGate, token=token, cookie=cookie)
+    return app
+
+
+class _Site:
+    """What every page shares: the memory and its store (``query_only`` but for a confirmed write), the
+    templates, the one lock around the store, rendering, error pages, parameters."""
+
+    def __init__(self, mem: Any, learn_default: bool):
+        self.mem, self.store, self.learn_default = mem, mem.store, learn_default
+        self.env = _env()
+        self.lock = threading.Lock()
+        self.store.set_query_only(True)
+
+    def page(self, request: Request, template: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        html = self.env.get_template(template).render(request=request, url=url, version=__version__,
+                                                      db=self.store.path, status=status, **ctx)
         return HTMLResponse(html, status_code=status)
 
-    def url(path: str, **params: Any) -> str:
-        q = {k: v for k, v in params.items() if v not in (None, "", False)}
-        return path + (f"?{urlencode(q)}" if q else "")
+    def error(self, request: Request, e: Exception, space: Any) -> HTMLResponse:
+        """The error page: a HelaError's message (404 for an unknown name, else 400), anything else 500."""
+        if isinstance(e, HelaError):
+            status = 500 if isinstance(e, StoreLocked) else 404 if "unknown" in e.message else 400
+            return self.page(request, "error.html", status=status, message=e.message, space=space)
+        return self.page(request, "error.html", status=500, message=unexpected(e), space=space)
 
-    def guarded(fn: Callable[[Request], Response]) -> Callable[[Request], Response]:
+    def guarded(self, fn: Callable[[Request], Response]) -> Callable[[Request], Response]:
+        """A handler run under the lock; an error is a page, never a traceback (the database, a model fault)."""
         def handler(request: Request) -> Response:
             try:
-                with lock:
+                with self.lock:
                     return fn(request)
-            except HelaError as e:
-                back_space = request.query_params.get("space")
-                return page(request, "error.html", status=404 if "unknown" in e.message else 400,
-                            message=e.message, space=back_space)
-            except Exception as e:  # noqa: BLE001 - a page, never a traceback (the database, a model fault)
-                return page(request, "error.html", status=500, message=unexpected(e),
-                            space=request.query_params.get("space"))
+            except Exception as e:  # noqa: BLE001
+                return self.error(request, e, request.query_params.get("space"))
         handler.__name__ = fn.__name__
         return handler
 
-    def int_param(request: Request, key: str, default: int) -> int:
-        value = request.query_params.get(key)
-        if value in (None, ""):
-            return default
+    def posted(self, fn: Callable[[Request, Any], Response]) -> Callable[[Request], Any]:
+        """A form handler: the form read, then ``fn(request, form)`` as :meth:`guarded` in a worker thread."""
+        async def handler(request: Request) -> Response:
+            from starlette.concurrency import run_in_threadpool
+
+            form = await request.form()
+            return await run_in_threadpool(self.guarded(lambda r: fn(r, form)), request)
+        return handler
+
+    def space(self, request: Request) -> Any:
+        return views.space(self.store, request.query_params.get("space", ""))
+
+    def node_of(self, request: Request) -> dict[str, Any]:
+        """The memory of the path's ``node_id``, with its space's name."""
+        node_id = _node_id(request)
+        node = self.store.get_node(node_id)
+        if node is None:
+            raise HelaError(f"unknown memory id {node_id}")
+        node["space"] = self.store.node_space_name(node_id)
+        return node
+
+    def writing(self, fn: Callable[[], Any]) -> Any:
+        """Run a write the user confirmed, with the connection's query_only lifted for it alone."""
+        self.store.set_query_only(False)
         try:
-            return int(value)
-        except ValueError:
-            raise HelaError(f"{key}: not a number: {value[:40]!r}", 2) from None
+            return fn()
+        finally:
+            self.store.set_query_only(True)
+
+    def recall(self, space_name: str, q: str, learn: bool) -> dict[str, Any]:
+        """One recall's data and its SVG graph; a learning recall lifts query_only for that call only."""
+        if learn:
+            self.store.set_query_only(False)
+        try:
+            data = views.recall(self.mem, space_name, q, learn=learn)
+        finally:
+            self.store.set_query_only(True)
+        data["svg"] = graph.recall_svg(data, lambda i: url(f"/memory/{i}"))
+        return data
+
+
+def url(path: str, **params: Any) -> str:
+    """``path`` with the given query parameters (empty ones left out)."""
+    q = {k: v for k, v in params.items() if v not in (None, "", False)}
+    return path + (f"?{urlencode(q)}" if q else "")
+
+
+def int_param(request: Request, key: str, default: int) -> int:
+    value = request.query_params.get(key)
+    if value in (None, ""):
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise HelaError(f"{key}: not a number: {value[:40]!r}", 2) from None
+
+
+def _node_id(request: Request) -> int:
+    try:
+        return int(request.path_params["node_id"])
+    except ValueError:
+        raise HelaError(f"unknown memory id {request.path_params['node_id'][:40]!r}") from None
+
+
+# ----------------------------------------------------------------------------------- route groups
+def _browse_routes(site: _Site) -> list[Route]:
+    """The spaces, a space's memories (filtered, paginated), one memory with its versions."""
+    store = site.store
 
     def home(request: Request) -> Response:
-        return page(request, "spaces.html", spaces=views.spaces(store))
+        return site.page(request, "spaces.html", spaces=views.spaces(store))
 
     def memories(request: Request) -> Response:
-        sp = views.space(store, request.query_params.get("space", ""))
+        sp = site.space(request)
         params = dict(request.query_params)
         f = views.parse_filter(params)
         oldest = params.get("order") == "oldest"
         data = views.memories(store, sp, f, page=int_param(request, "page", 1), oldest_first=oldest)
         params.pop("deleted", None)
-        return page(request, "memories.html", space=sp.name, summary=views.summary(store, sp), data=data,
-                    params=params, searched=bool(f.terms), deleted=request.query_params.get("deleted"))
+        return site.page(request, "memories.html", space=sp.name, summary=views.summary(store, sp), data=data,
+                         params=params, searched=bool(f.terms), deleted=request.query_params.get("deleted"))
 
     def memory(request: Request) -> Response:
-        try:
-            node_id = int(request.path_params["node_id"])
-        except ValueError:
-            raise HelaError(f"unknown memory id {request.path_params['node_id'][:40]!r}") from None
-        data = views.memory(store, mem.config, node_id)
-        versions = mem.history(data["space"], node_id)["versions"]
-        return page(request, "memory.html", m=data, space=data["space"], versions=versions,
-                    edited=request.query_params.get("edited") == "1")
+        node_id = _node_id(request)
+        data = views.memory(store, site.mem.config, node_id)
+        versions = site.mem.history(data["space"], node_id)["versions"]
+        return site.page(request, "memory.html", m=data, space=data["space"], versions=versions,
+                         edited=request.query_params.get("edited") == "1")
 
-    def node_of(request: Request) -> dict[str, Any]:
-        try:
-            node_id = int(request.path_params["node_id"])
-        except ValueError:
-            raise HelaError(f"unknown memory id {request.path_params['node_id'][:40]!r}") from None
-        node = store.get_node(node_id)
-        if node is None:
-            raise HelaError(f"unknown memory id {node_id}")
-        node["space"] = store.node_space_name(node_id)
-        return node
+    return [Route("/", site.guarded(home)), Route("/memories", site.guarded(memories)),
+            Route("/memory/{node_id}", site.guarded(memory))]
 
-    def writing(fn: Callable[[], Any]) -> Any:
-        """Run a write the user confirmed, with the connection's query_only lifted for it alone."""
-        store.set_query_only(False)
-        try:
-            return fn()
-        finally:
-            store.set_query_only(True)
+
+def _correct_routes(site: _Site) -> list[Route]:
+    """Delete and edit one memory: a confirmation page first, then the write (POST)."""
+    mem = site.mem
 
     def delete_confirm(request: Request) -> Response:
-        node = node_of(request)
-        return page(request, "delete.html", m=node, space=node["space"])
+        node = site.node_of(request)
+        return site.page(request, "delete.html", m=node, space=node["space"])
 
     def delete_do(request: Request, form: Any) -> Response:
-        node = node_of(request)
+        node = site.node_of(request)
         if form.get("confirm") != "1":
-            return page(request, "delete.html", m=node, space=node["space"])
-        writing(lambda: mem.delete(node["space"], [node["id"]]))
+            return site.page(request, "delete.html", m=node, space=node["space"])
+        site.writing(lambda: mem.delete(node["space"], [node["id"]]))
         return RedirectResponse(url("/memories", space=node["space"], deleted=node["id"]), status_code=303)
 
     def edit_form(request: Request) -> Response:
-        node = node_of(request)
-        return page(request, "edit.html", m=node, space=node["space"], text=node["text"], review=False)
+        node = site.node_of(request)
+        return site.page(request, "edit.html", m=node, space=node["space"], text=node["text"], review=False)
 
     def edit_do(request: Request, form: Any) -> Response:
-        node = node_of(request)
+        node = site.node_of(request)
         text = str(form.get("text", ""))
         if not text.strip():
             raise HelaError("the new text is empty (to remove a memory, delete it)", 2)
         if form.get("confirm") != "1":   # first the user sees old and new side by side
-            return page(request, "edit.html", m=node, space=node["space"], text=text, review=True)
-        writing(lambda: mem.edit(node["space"], node["id"], text))
+            return site.page(request, "edit.html", m=node, space=node["space"], text=text, review=True)
+        site.writing(lambda: mem.edit(node["space"], node["id"], text))
         return RedirectResponse(url(f"/memory/{node['id']}", edited=1), status_code=303)
 
-    def posted(fn: Callable[[Request, Any], Response]) -> Callable[[Request], Any]:
-        async def handler(request: Request) -> Response:
-            from starlette.concurrency import run_in_threadpool
+    return [Route("/memory/{node_id}/delete", site.guarded(delete_confirm)),
+            Route("/memory/{node_id}/delete", site.posted(delete_do), methods=["POST"]),
+            Route("/memory/{node_id}/edit", site.guarded(edit_form)),
+            Route("/memory/{node_id}/edit", site.posted(edit_do), methods=["POST"])]
 
-            form = await request.form()
-            return await run_in_threadpool(guarded(lambda r: fn(r, form)), request)
-        return handler
+
+def _recall_routes(site: _Site) -> list[Route]:
+    """One recall and how it spread: without learning (GET), or as the form says (POST)."""
+    learn_default = site.learn_default
 
     def recall(request: Request) -> Response:
-        sp = views.space(store, request.query_params.get("space", ""))
+        sp = site.space(request)
         q = (request.query_params.get("q") or "").strip()
-        return page(request, "recall.html", space=sp.name, q=q, learn_default=learn_default,
-                    result=_recall(sp.name, q, learn_default) if q else None)
+        return site.page(request, "recall.html", space=sp.name, q=q, learn_default=learn_default,
+                         result=site.recall(sp.name, q, learn_default) if q else None)
 
     async def recall_learn(request: Request) -> Response:
         form = await request.form()
@@ -221,68 +283,47 @@ def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: boo
 
         def run() -> Response:
             try:
-                with lock:
-                    sp = views.space(store, space_name)
+                with site.lock:
+                    sp = views.space(site.store, space_name)
                     if not q:
                         raise HelaError("the question is empty", 2)
-                    return page(request, "recall.html", space=sp.name, q=q, learn_default=learn_default,
-                                result=_recall(sp.name, q, learn))
-            except HelaError as e:
-                return page(request, "error.html", status=404 if "unknown" in e.message else 400,
-                            message=e.message, space=space_name)
+                    return site.page(request, "recall.html", space=sp.name, q=q, learn_default=learn_default,
+                                     result=site.recall(sp.name, q, learn))
             except Exception as e:  # noqa: BLE001
-                return page(request, "error.html", status=500, message=unexpected(e), space=space_name)
+                return site.error(request, e, space_name)
 
         return await run_in_threadpool(run)
 
-    def _recall(space_name: str, q: str, learn: bool) -> dict[str, Any]:
-        if learn:
-            store.set_query_only(False)
-        try:
-            data = views.recall(mem, space_name, q, learn=learn)
-        finally:
-            store.set_query_only(True)
-        data["svg"] = graph.recall_svg(data, lambda i: url(f"/memory/{i}"))
-        return data
+    return [Route("/recall", site.guarded(recall)), Route("/recall", recall_learn, methods=["POST"])]
+
+
+def _graph_routes(site: _Site) -> list[Route]:
+    """The graph views: hubs, a memory's neighbourhood, semantic records, the edge-weight heatmap."""
+    store, mem = site.store, site.mem
 
     def hubs(request: Request) -> Response:
-        sp = views.space(store, request.query_params.get("space", ""))
-        return page(request, "hubs.html", space=sp.name, summary=views.summary(store, sp),
-                    hubs=views.hubs(store, sp, mem.config, top=int_param(request, "top", 30)))
+        sp = site.space(request)
+        return site.page(request, "hubs.html", space=sp.name, summary=views.summary(store, sp),
+                         hubs=views.hubs(store, sp, mem.config, top=int_param(request, "top", 30)))
 
     def neighbourhood(request: Request) -> Response:
-        sp = views.space(store, request.query_params.get("space", ""))
+        sp = site.space(request)
         node_id = int_param(request, "id", -1)
         data = views.hub_graph(store, sp, mem.config, node_id)
         data["svg"] = graph.neighbourhood_svg(data, lambda i: url("/graph", space=sp.name, id=i))
-        return page(request, "graph.html", space=sp.name, g=data, weak=views.WEAK_LINK)
+        return site.page(request, "graph.html", space=sp.name, g=data, weak=views.WEAK_LINK)
 
     def semantic(request: Request) -> Response:
-        sp = views.space(store, request.query_params.get("space", ""))
-        return page(request, "semantic.html", space=sp.name, summary=views.summary(store, sp),
-                    data=views.semantic(store, sp, page=int_param(request, "page", 1)))
+        sp = site.space(request)
+        return site.page(request, "semantic.html", space=sp.name, summary=views.summary(store, sp),
+                         data=views.semantic(store, sp, page=int_param(request, "page", 1)))
 
     def heatmap(request: Request) -> Response:
-        sp = views.space(store, request.query_params.get("space", ""))
+        sp = site.space(request)
         hubs_only = request.query_params.get("hubs") == "1"
-        return page(request, "heatmap.html", space=sp.name, hubs_only=hubs_only,
-                    n=int_param(request, "n", 20),
-                    hm=views.heatmap(store, sp, mem.config, nodes=int_param(request, "n", 20), hubs_only=hubs_only))
+        return site.page(request, "heatmap.html", space=sp.name, hubs_only=hubs_only,
+                         n=int_param(request, "n", 20),
+                         hm=views.heatmap(store, sp, mem.config, nodes=int_param(request, "n", 20), hubs_only=hubs_only))
 
-    def not_found(request: Request, exc: Exception) -> Response:
-        return page(request, "error.html", status=404, message=f"no page at {request.url.path}", space=None)
-
-    routes = [Route("/", guarded(home)), Route("/memories", guarded(memories)),
-              Route("/memory/{node_id}", guarded(memory)),
-              Route("/memory/{node_id}/delete", guarded(delete_confirm)),
-              Route("/memory/{node_id}/delete", posted(delete_do), methods=["POST"]),
-              Route("/memory/{node_id}/edit", guarded(edit_form)),
-              Route("/memory/{node_id}/edit", posted(edit_do), methods=["POST"]),
-              Route("/recall", guarded(recall)),
-              Route("/recall", recall_learn, methods=["POST"]), Route("/hubs", guarded(hubs)),
-              Route("/graph", guarded(neighbourhood)), Route("/semantic", guarded(semantic)),
-              Route("/heatmap", guarded(heatmap)),
-              Mount("/static", StaticFiles(directory=STATIC), name="static")]
-    app = Starlette(routes=routes, exception_handlers={404: not_found})
-    app.add_middleware(TokenGate, token=token, cookie=cookie)
-    return app
+    return [Route("/hubs", site.guarded(hubs)), Route("/graph", site.guarded(neighbourhood)),
+            Route("/semantic", site.guarded(semantic)), Route("/heatmap", site.guarded(heatmap))]

@@ -56,7 +56,7 @@ def check_database(cfg: Config) -> Path | str:
     from hela_cli.store.target import describe, is_postgres
 
     if cfg.db and is_postgres(cfg.db):
-        from hela_cli.store.pg_browse import pg_database_kind
+        from hela_cli.store.postgres.browse import pg_database_kind
 
         reason = pg_database_kind(str(cfg.db))
         if reason is not None:
@@ -80,10 +80,12 @@ def _write_private(path: Path, text: str) -> None:
 
 
 def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: bool = True,
-          learn: bool = False, on_ready: Callable[[Started], None] | None = None) -> None:
+          learn: bool = False, on_ready: Callable[[Started], None] | None = None,
+          store_progress: Callable[[str], None] | None = None) -> None:
     """Serve the UI for ``cfg.db`` until interrupted. ``host``: None binds 127.0.0.1 (a non-loopback
     address only when given explicitly; the token is still required). ``port`` 0: a free port.
-    ``learn``: recall learns by default (the page can still choose). ``on_ready`` gets the address."""
+    ``learn``: recall learns by default (the page can still choose). ``on_ready`` gets the address.
+    ``store_progress``: where the database reports long steps (a first index build); None: silent."""
     import uvicorn
 
     from hela_cli.memory import Memory
@@ -116,7 +118,7 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
     # of several seconds at 100k memories on a busy machine, in the middle of browsing; BENCHMARKS.md).
     # retrieval.vector_cache: true still loads it (once, on the first recall).
     store = BrowseStore.open(path, must_exist=True, vector_cache=r.vector_cache, sign_index_min=r.sign_index_min,
-                             sign_rescore=r.sign_rescore, vector_cache_auto=0)
+                             sign_rescore=r.sign_rescore, vector_cache_auto=0, progress=store_progress)
     mem = Memory(cfg, store=store)
     token = secrets.token_urlsafe(32)
     app = create_app(mem, token, cookie=f"hela-ui-{real_port}", learn_default=learn)

@@ -1,0 +1,103 @@
+"""``hela hooks install | uninstall | status``: hela's hooks in a coding agent's settings (:mod:`hela_cli.hooks`).
+The hook itself is ``hela hook EVENT`` (:mod:`hela_cli.cli.commands.hook`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import typer
+
+from hela_cli.cli.helpers import state
+from hela_cli.cli.render import console, print_json, table, text
+
+app = typer.Typer(name="hooks", no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]},
+                  help="Automatic memory inside coding agents: install, remove, check hela's hooks.")
+
+_AGENT_HELP = "claude-code, codex or gemini."
+_SCOPE_HELP = "user (the agent's settings in your home) or project (in the git top-level directory)."
+
+
+@app.command("install")
+def hooks_install(
+    ctx: typer.Context,
+    agent: str = typer.Argument(..., help=_AGENT_HELP),
+    scope: str = typer.Option("user", "--scope", help=_SCOPE_HELP),
+    space: Optional[str] = typer.Option(None, "--space", "-s", help="Pin one space (default: one per project, "
+                                        "from the git top-level directory)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Merge hela's hooks into the agent's settings file (idempotent; the previous file is backed up)."""
+    from hela_cli.hooks.install import install
+
+    st = state(ctx)
+    rep = install(agent, scope, space=space, db=st.db, config=st.config_path)
+    if json_out:
+        print_json(rep)
+        return
+    what = "installed" if rep["changed"] else "already installed, nothing changed"
+    console.print(text(f"{rep['agent']} ({rep['scope']}): {what}: {rep['path']}"), soft_wrap=True)
+    for event, command in rep["events"].items():
+        console.print(text(f"  {event}: {command}"), soft_wrap=True)
+    if rep["backup"]:
+        console.print(text(f"previous file: {rep['backup']}"), soft_wrap=True)
+    if rep["note"]:
+        console.print(text(f"note: {rep['note']}"), soft_wrap=True)
+
+
+@app.command("uninstall")
+def hooks_uninstall(
+    agent: str = typer.Argument(..., help=_AGENT_HELP),
+    scope: str = typer.Option("user", "--scope", help=_SCOPE_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Remove exactly hela's entries from the agent's settings file."""
+    from hela_cli.hooks.install import uninstall
+
+    rep = uninstall(agent, scope)
+    if json_out:
+        print_json(rep)
+        return
+    what = f"removed {rep['removed']} hela hook(s)" if rep["changed"] else "no hela hooks found, nothing changed"
+    console.print(text(f"{rep['agent']} ({rep['scope']}): {what}: {rep['path']}"), soft_wrap=True)
+
+
+@app.command("status")
+def hooks_status(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Per agent and scope: what is installed, the command it runs, the last run and last failure of each
+    event (from the hook log)."""
+    from hela_cli.hooks.install import status
+
+    rep = status()
+    if json_out:
+        print_json(rep)
+        return
+    t = table(f"hela hooks (log: {rep['log']})", [("agent", "key"), ("scope", "key"), ("event", "key"),
+                                                  ("last run", "text"), ("last failure", "text")])
+    any_row = False
+    for inst in rep["installs"]:
+        if inst["problem"]:
+            t.add_row(inst["agent"], inst["scope"], "-", text(inst["problem"]), "")
+            any_row = True
+        for ev in inst["events"]:
+            last = _run(ev["last"])
+            if ev.get("codex_trusted") is False:
+                last += " (not trusted in Codex yet: run codex, /hooks)"
+            t.add_row(inst["agent"], inst["scope"], ev["event"], text(last), text(_run(ev["last_failure"])))
+            any_row = True
+    if any_row:
+        console.print(t)
+        for inst in rep["installs"]:
+            if inst["installed"]:
+                console.print(text(f"{inst['agent']} ({inst['scope']}): {inst['path']}\n  runs: "
+                                   f"{inst['events'][0]['command']}"), soft_wrap=True)
+    else:
+        console.print("no hela hooks installed (hela hooks install claude-code | codex | gemini)")
+
+
+def _run(row: Optional[dict]) -> str:
+    if not row:
+        return "never"
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(row.get("time", 0)))
+    detail = f": {row['detail']}" if row.get("detail") else ""
+    return f"{when} {row.get('result')} ({row.get('ms', '?')} ms){detail}"

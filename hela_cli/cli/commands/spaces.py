@@ -1,0 +1,75 @@
+"""``hela spaces`` (list) and ``hela spaces drop`` / ``rename``."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from hela_cli.cli.helpers import scrub_warning, state, store_progress
+from hela_cli.cli.render import console, err_console, fmt_ts, print_json, table, text
+from hela_cli.errors import InputError
+
+app = typer.Typer(name="spaces", context_settings={"help_option_names": ["-h", "--help"]},
+                  help="List memory spaces (drop and rename them with the subcommands).")
+
+
+@app.callback(invoke_without_command=True)
+def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List memory spaces with node, edge and semantic-record counts."""
+    from hela_cli.store import Store
+
+    if ctx.invoked_subcommand is not None:
+        return
+
+    cfg = state(ctx).config()
+    with Store.open(cfg.db, progress=store_progress) as s:
+        rows = s.spaces()
+        path = s.path
+    if json_out:
+        print_json(rows)
+        return
+    t = table(str(path), [("space", "key"), ("nodes", "num"), ("edges", "num"), ("semantic", "num"),
+                          ("retrievals", "num"), ("first", "key"), ("last", "key")])
+    for r in rows:
+        t.add_row(text(r["name"]), str(r["nodes"]), str(r["edges"]), str(r["semantic"]), str(r["steps"]),
+                  fmt_ts(r["first_ts"]), fmt_ts(r["last_ts"]))
+    console.print(t)
+
+
+@app.command("drop")
+def drop(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The space to delete."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Really delete it."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Delete a space and everything in it, completely (as `hela delete`)."""
+    mem = state(ctx).memory()
+    with mem:
+        n = mem.store.count_nodes(mem.space(name).id)
+        if not yes:
+            if json_out or not sys.stdin.isatty():
+                raise InputError(f"hela spaces drop: space '{name}' holds {n} memories; add --yes to delete it")
+            if not typer.confirm(f"delete space '{name}' and its {n} memories for good?", default=False):
+                err_console.print("nothing deleted")
+                raise typer.Exit(1)
+        rep = mem.drop_space(name)
+    if json_out:
+        print_json(rep)
+        return
+    console.print(text(f"dropped space '{name}' ({len(rep['deleted'])} memories)"))
+    scrub_warning(rep.get("scrub"))
+
+
+@app.command("rename")
+def rename(
+    ctx: typer.Context,
+    old: str = typer.Argument(..., help="The space's name."),
+    new: str = typer.Argument(..., help="Its new name."),
+) -> None:
+    """Rename a space."""
+    mem = state(ctx).memory()
+    with mem:
+        mem.rename_space(old, new)
+    console.print(text(f"renamed space '{old}' to '{new}'"))
