@@ -24,7 +24,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from hela_cli.errors import HelaError
-from hela_cli.store.pg_admin import PROBE_DIM, create_database, drop_database, vector_probe, with_database
+from hela_cli.store.postgres.admin import PROBE_DIM, create_database, drop_database, vector_probe, with_database
 from hela_cli.text.keywords import keywords
 
 __all__ = ["HashEmbedder", "PostgresUnusable", "local_postgres", "new_database", "probe_postgres",
