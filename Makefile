@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # build a portable AVX2 kernel set instead.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: setup models agents demo test test-slow bench bench-locomo bench-lme bench-scale bench-ingest bench-mcp bench-hooks bench-exports clean chromium
+.PHONY: setup models agents demo test test-slow dist scan-avx512 bench bench-locomo bench-lme bench-scale bench-ingest bench-mcp bench-hooks bench-exports clean chromium
 
 $(BIN)/hela: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,15 @@ test: setup chromium agents
 test-slow: setup
 	$(BIN)/python -m pytest -q -m slow
 
+# The sdist and the wheel in dist/ (pip install 'dist/hela-VERSION-py3-none-any.whl[ui]' anywhere).
+dist: $(BIN)/hela
+	$(BIN)/python -m build --no-isolation --outdir dist .
+
+# Every native library the tests load, scanned for AVX-512 outside run-time-dispatched functions (a CPU
+# without AVX-512 dies with SIGILL on those); exit 1 names the file and the functions.
+scan-avx512: $(BIN)/hela
+	$(BIN)/python scripts/scan_avx512.py
+
 # Benchmarks (benchmarks/README.md): DATA holds locomo_dev.json and longmemeval_s_dev30.json.
 DATA ?= ../shared/data
 
@@ -81,4 +90,4 @@ bench-exports: setup
 	nice -n 5 $(BIN)/python benchmarks/exports.py --json bench-exports.json
 
 clean:
-	rm -rf $(VENV) demo/*.db* .pytest_cache
+	rm -rf $(VENV) demo/*.db* .pytest_cache dist build

@@ -25,8 +25,6 @@ from typing import Any, Callable
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 from hela_cli.maintenance import exporting  # noqa: E402
 from hela_cli.config import Config  # noqa: E402

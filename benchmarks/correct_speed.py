@@ -28,8 +28,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.maintenance.correct import edit  # noqa: E402

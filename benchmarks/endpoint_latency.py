@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -33,7 +34,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _cpu_of(pid: int) -> float:
@@ -55,7 +61,6 @@ def main() -> None:
     from hela_cli.models.llama import _n_threads
     from hela_cli.paths import model_dir
     from hela_cli.answering.prompts import ANSWER_STOP, answer_messages
-    from tests.model_server import free_port
 
     mdir = model_dir("")
     chat_path = mdir / DEFAULT_MODELS["smollm2"].filename

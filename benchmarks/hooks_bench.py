@@ -41,10 +41,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-from hela_cli.bench.longmemeval import load_items, score_item  # noqa: E402
-from hela_cli.text.dates import format_iso  # noqa: E402
+from hela_cli.bench.longmemeval import load_items, score_item
+from hela_cli.text.dates import format_iso
 
 PY = sys.executable
 
@@ -107,8 +106,7 @@ def last_log(home: Path) -> dict[str, Any]:
 def build_synthetic(db: Path, n: int) -> float:
     """``n`` synthetic memories (benchmarks/scale.py's clustered vectors and keyword texts) bound to the real
     default embedder, so the hook embeds its query with the real model and searches a space of this size."""
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    import scale  # noqa: E402
+    import scale   # a sibling script: its folder is on sys.path when this one runs
 
     from hela_cli.config import Config, load_config
     from hela_cli.memory import Memory

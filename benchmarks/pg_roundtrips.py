@@ -18,7 +18,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scale  # noqa: E402
 from hela_cli.config import Config  # noqa: E402

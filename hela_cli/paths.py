@@ -19,6 +19,12 @@ def default_db_path() -> Path:
     return data_dir() / "hela.db"
 
 
+def sample_data() -> Path:
+    """The folder of sample files shipped inside the package (``hela demo``; also ``sample_data/`` of a clone):
+    ``conversation.json`` (LoCoMo-shaped, with ``qa``), ``questions.json``, ``chat.jsonl``, ``conversation.txt``."""
+    return Path(__file__).resolve().parent / "sample_data"
+
+
 def model_dir(configured: str = "") -> Path:
     return Path(configured).expanduser() if configured else data_dir() / "models"
 

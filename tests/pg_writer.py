@@ -9,7 +9,7 @@ import json
 import re
 import sys
 
-from conftest import HashEmbedder
+from hela_cli.testing import HashEmbedder
 from hela_cli.config import Config
 from hela_cli.memory import Memory
 

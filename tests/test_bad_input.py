@@ -56,7 +56,7 @@ def db(cli_env, base_db) -> Path:
 def hash_base_db(tmp_path_factory) -> Path:
     """The base database built with the hash embedder (tests/conftest.py): for refusals that happen before
     any model is needed."""
-    from tests.conftest import HashEmbedder
+    from hela_cli.testing import HashEmbedder
 
     return build_base_db(tmp_path_factory.mktemp("hashdb") / "base.db", HashEmbedder())
 

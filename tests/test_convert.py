@@ -79,10 +79,10 @@ def reference() -> dict:
 # the real model
 
 
-def test_conversion_is_fast_and_private(converted):
+def test_conversion_is_private(converted):
+    # how long it takes is benchmarks/convert_speed.py's (a timing is no test on a busy machine)
     if converted["seconds"] is None:
         return  # a pre-converted file was given
-    assert converted["seconds"] < 30, f"conversion took {converted['seconds']:.1f} s"
     assert stat.S_IMODE(converted["path"].stat().st_mode) == 0o600
     leftovers = [p.name for p in converted["path"].parent.iterdir() if p != converted["path"]]
     assert leftovers == []

@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, set[str]]] = [
                                                       "mechanics.forget", "mechanics.feedback", "ingest",
                                                       "maintenance"}),
     ("memory", {"memory"}),
-    ("mcp_server, bench, ui, hooks", {"mcp_server", "bench", "ui", "hooks"}),
+    ("mcp_server, bench, ui, hooks, testing", {"mcp_server", "bench", "ui", "hooks", "testing"}),
     ("cli", {"cli", "__main__"}),
 ]
 

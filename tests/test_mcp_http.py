@@ -67,15 +67,26 @@ class Server:
                 self.proc.wait()
 
 
-def start(tmp: Path, *args: str, **env: str) -> Server:
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def start(tmp: Path, *args: str, sigint: str = "default", **env: str) -> Server:
     """``hela mcp --http 127.0.0.1:PORT`` as a real process; returns once it listens (or fails the test
-    with its stderr if it exits first). stdout and stderr go to one file."""
+    with its stderr if it exits first). stdout and stderr go to one file. ``sigint``: the disposition the
+    process inherits: "default", or "ignored" (what `cmd &` in a script, or a CI runner, hands down);
+    "default" is set explicitly so that a test run started in the background behaves as one in a terminal."""
     tmp.mkdir(parents=True, exist_ok=True)
     db, err = tmp / "shared.db", tmp / "server.out"
     port = free_port()
     with err.open("w") as f:
         proc = subprocess.Popen([PY, "-m", "hela_cli", "mcp", "--http", f"127.0.0.1:{port}", "--db", str(db), *args],
-                                env=hela_env(tmp, None, **env), stdout=f, stderr=subprocess.STDOUT, cwd=str(REPO))
+                                env=hela_env(tmp, None, **env), stdout=f, stderr=subprocess.STDOUT, cwd=str(REPO),
+                                preexec_fn=_ignore_sigint if sigint == "ignored" else _default_sigint)
     server = Server(proc, f"http://127.0.0.1:{port}/mcp", db, err, tmp / "home")
     deadline = time.monotonic() + 180  # a hang guard for a busy machine, not a timing assertion
     while READY not in server.output():
@@ -288,6 +299,18 @@ def test_generated_token_printed_once_and_kept_private(tmp_path):
     again.stop()
     assert path.read_text().strip() == token and token not in again.output()
     assert "saved in" in again.output()
+
+
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_ctrl_c_is_exit_130_whatever_sigint_disposition_was_inherited(tmp_path, sigint):
+    """A background job of a script (or a CI runner) starts hela with SIGINT ignored; uvicorn still stops
+    on it, and the stop is a Ctrl-C: 'interrupted', exit 130 (it was 0: uvicorn re-raised the signal into
+    the inherited SIG_IGN)."""
+    server = start(tmp_path, sigint=sigint, HELA_MCP_TOKEN=TOKEN)
+    assert refused(server.url, None) == [401]   # it serves (so uvicorn's own handlers are in place)
+    server.stop()
+    assert server.proc.returncode == 130, server.output()
+    assert server.output().rstrip().endswith("interrupted")
 
 
 def test_non_loopback_without_token_is_refused(tmp_path):

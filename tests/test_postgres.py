@@ -232,7 +232,7 @@ def test_copy_round_trip_sqlite_postgres_sqlite_gives_the_same_export(tmp_path, 
 
 # ----------------------------------------------------------------------------------- hela reembed
 def test_reembed_on_postgres_replaces_every_vector_and_the_binding(pg_url, hash_embedder):
-    from conftest import HashEmbedder
+    from hela_cli.testing import HashEmbedder
 
     class Hash32(HashEmbedder):
         model_id, dim = "test:hash-32", 32

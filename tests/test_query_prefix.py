@@ -5,7 +5,8 @@ import numpy as np
 from hela_cli.config import Config
 from hela_cli.models import embed_queries
 from hela_cli.mechanics.retrieval import retrieve
-from tests.conftest import SAMPLE, HashEmbedder
+from hela_cli.testing import HashEmbedder
+from tests.conftest import SAMPLE
 
 
 class Prefixed(HashEmbedder):

@@ -16,7 +16,8 @@ from hela_cli.memory import Memory
 from hela_cli.maintenance.reembed import node_texts, reembed
 from hela_cli.mechanics.retrieval import retrieve
 from hela_cli.store import Store
-from tests.conftest import SAMPLE, HashEmbedder
+from hela_cli.testing import HashEmbedder
+from tests.conftest import SAMPLE
 
 
 class OtherEmbedder:

@@ -187,6 +187,8 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
     from hela_cli.mcp_server.tools import build_server
 
     say = announce or (lambda line: print(line, file=sys.stderr, flush=True))
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:   # inherited from a `cmd &`: Ctrl-C stops it throughout
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     host, port = parse_address(address)
     family, numeric = resolve_host(host, port)
     where = f"{host}:{port}"
@@ -210,8 +212,19 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
     say(f"hela mcp: serving the hela tools at {url} (bearer token {token.source}); Ctrl-C stops")
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)  # the access log (no token in it) to stderr too
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
-    uv = uvicorn.Server(uvicorn.Config(app, log_level="info", log_config=log_config, access_log=True,
-                                       timeout_graceful_shutdown=5, lifespan="on"))
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, remembering the first signal that stopped it (``stopped_by``)."""
+
+        stopped_by: int | None = None
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if self.stopped_by is None:
+                self.stopped_by = sig
+            super().handle_exit(sig, frame)
+
+    uv = Server(uvicorn.Config(app, log_level="info", log_config=log_config, access_log=True,
+                               timeout_graceful_shutdown=5, lifespan="on"))
 
     def terminated(signum: int, frame: Any) -> None:  # uvicorn re-raises the signal after its shutdown
         raise SystemExit(128 + signum)
@@ -223,3 +236,10 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
         signal.signal(signal.SIGTERM, previous)
         sock.close()
         server.hela.close()
+    # uvicorn re-raises the signal it stopped on, into the handler that was there before it: when the parent
+    # started hela with SIGINT ignored (any `cmd &` of a non-interactive shell, a CI job), that raise does
+    # nothing and the stop would exit 0. The stop is a Ctrl-C (130) or a SIGTERM (143) whatever was inherited.
+    if uv.stopped_by == signal.SIGINT:
+        raise KeyboardInterrupt
+    if uv.stopped_by is not None:
+        raise SystemExit(128 + uv.stopped_by)

@@ -207,10 +207,11 @@ class Edges:
         its conversation is not weak)."""
         with self._snapshot():
             factor = self._factor(space.id, decay)
+            # "AS ends": PostgreSQL before 16 refuses a subquery in FROM without an alias
             rows = self.db.execute(
                 f"""SELECT n, {self.dialect.fsum.format("amp")}, count(*), {self.dialect.fsum.format("prior")} FROM (
                        SELECT a AS n, amp, prior FROM edges WHERE space_id = :s
-                       UNION ALL SELECT b AS n, amp, prior FROM edges WHERE space_id = :s)
+                       UNION ALL SELECT b AS n, amp, prior FROM edges WHERE space_id = :s) AS ends
                    GROUP BY n""", {"s": space.id}).fetchall()
         return {n: (total * factor + (prior if with_priors else 0.0), deg) for n, total, deg, prior in rows}
 

@@ -1,10 +1,11 @@
 """Start-up of ``hela ui``: check the database, make the token, bind, write the URL file, open the browser,
 serve until Ctrl-C.
 
-The token is never printed or logged (uvicorn's access log is off; the app strips it from the address
-bar with a redirect). The full address is written to a user-only file in hela's data dir
-(``ui/ui-<pid>.json``, removed on exit), and the browser is opened on a user-only HTML file that
-redirects to it, as Jupyter does, so the token is not on any command line either.
+The token is never logged (uvicorn's access log is off; the app strips it from the address bar with a
+redirect). The full address is written to a user-only file in hela's data dir (``ui/ui-<pid>.json``,
+removed on exit, for tools), and the browser is opened on a user-only HTML file that redirects to it, as
+Jupyter does, so the token is not on any command line either. Without a browser (``--no-browser``) the CLI
+prints the address with its token on the terminal, as Jupyter does, since the person must open it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ DEFAULT_HOST = "127.0.0.1"
 @dataclass
 class Started:
     url: str             # without the token
+    token_url: str       # with it (``?token=...``)
     url_file: Path       # JSON {"url": with token, "pid", "db"}, user-only
     host: str
     port: int
@@ -92,6 +94,7 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
 
     path = check_database(cfg)
     cfg = cfg.replace(db=str(path))
+    default_sigint()
     bind = host or DEFAULT_HOST
     try:
         infos = socket.getaddrinfo(bind, port, type=socket.SOCK_STREAM)
@@ -132,7 +135,7 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
             _write_private(open_file, f'<!doctype html><meta http-equiv="refresh" content="0;url={full}">'
                                       f'<p><a href="{full}">Open hela ui</a></p>')
         if on_ready is not None:
-            on_ready(Started(url, url_file, bind, real_port, str(path), is_loopback(bind)))
+            on_ready(Started(url, full, url_file, bind, real_port, str(path), is_loopback(bind)))
         if open_browser:
             webbrowser.open(open_file.as_uri())
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
@@ -152,6 +155,14 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
                 pass
         sock.close()
         mem.close()
+
+
+def default_sigint() -> None:
+    """Ctrl-C stops the server at any moment of its life: a process started in the background of a script
+    (``cmd &``) inherits SIGINT ignored, which uvicorn overrides once it runs, but not before (a Ctrl-C while
+    starting was lost there)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _terminated(signum: int, frame: Any) -> None:

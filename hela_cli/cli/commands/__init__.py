@@ -6,12 +6,12 @@ group runs alone, as ``hela spaces``). :mod:`hela_cli.cli.root` adds each module
 the order of ``COMMANDS`` (the order of ``hela --help``). A new command: a new module here, one entry below.
 """
 
-from hela_cli.cli.commands import (add, ask, backup, bench, consolidate, copy, delete, edit, export, forget, history,
-                                   hook, hooks, import_, ingest, inspect, link, mcp, memories, models, reembed,
-                                   reinforce, spaces, ui)
+from hela_cli.cli.commands import (add, ask, backup, bench, consolidate, copy, delete, demo, edit, export, forget,
+                                   history, hook, hooks, import_, ingest, inspect, link, mcp, memories, models,
+                                   reembed, reinforce, spaces, ui)
 
 #: in ``hela --help`` order
 COMMANDS = (ingest, reembed, add, ask, mcp, consolidate, forget, link, export, backup, import_, memories, delete, edit,
-            history, ui, reinforce, copy, hook, models, spaces, bench, inspect, hooks)
+            history, ui, reinforce, copy, hook, models, spaces, bench, inspect, hooks, demo)
 
 __all__ = ["COMMANDS"]

@@ -20,21 +20,28 @@ def ui(
     host: Optional[str] = typer.Option(None, "--host", metavar="HOST",
                                        help="Address to bind (default 127.0.0.1). Another address exposes "
                                             "the page beyond this machine; the token is still required."),
-    no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser."),
+    no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser: print the address "
+                                                            "with its access token to open."),
     learn: bool = typer.Option(False, "--learn", help="Recall learns (Eq.1) by default; the page can still "
                                                       "recall without learning. Default: learning off."),
 ) -> None:
     """Browse the memory graph and one recall in a local web page (Ctrl-C stops it)."""
     try:
+        import python_multipart  # noqa: F401 - the form of "Recall and learn"
+
+        import hela_cli.ui.app  # noqa: F401 - jinja2
         from hela_cli.ui.server import serve
-    except ImportError as e:  # pragma: no cover - starlette / uvicorn / jinja2 are dependencies
-        raise HelaError(f"hela ui needs starlette, uvicorn and jinja2 ({e})") from None
+    except ImportError as e:  # jinja2 and python-multipart are the ui extra
+        raise HelaError(f"hela ui needs its extra: pip install 'hela[ui]' ({e})") from None
 
     cfg = state(ctx).config()
 
     def ready(s: Any) -> None:
         err_console.print(text(f"hela ui: serving {s.db} at {s.url} (Ctrl-C stops it)"), soft_wrap=True)
-        err_console.print(text(f"hela ui: the address with its access token is in {s.url_file}"),
+        if no_browser:   # the person opens it: the address with its token, as Jupyter prints it
+            err_console.print(text("hela ui: open this address (it holds the access token):"), soft_wrap=True)
+            err_console.print(text(f"    {s.token_url}"), soft_wrap=True)
+        err_console.print(text(f"hela ui: the address with its access token is also in {s.url_file}"),
                           soft_wrap=True)
         if not s.loopback:
             err_console.print(text(f"hela ui: listening on {s.host}, beyond this machine; the token is still "
