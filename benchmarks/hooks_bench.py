@@ -88,8 +88,10 @@ def capture_session(work: Path, space: str, session: str, turns: list[Any]) -> P
 def env_for(db: Path, home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HELA_")}
     env.update({"HELA_DB": str(db), "HELA_HOME": str(home), "PYTHONPATH": str(REPO), **extra})
-    if os.environ.get("HELA_MODELS_DIR"):
-        env["HELA_MODELS_DIR"] = os.environ["HELA_MODELS_DIR"]
+    # the hooks' own homes hold no models: they use the caller's (HELA_MODELS_DIR, else the caller's home)
+    from hela_cli.paths import model_dir
+
+    env["HELA_MODELS_DIR"] = os.environ.get("HELA_MODELS_DIR") or str(model_dir())
     return env
 
 
