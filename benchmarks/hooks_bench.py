@@ -193,9 +193,11 @@ def lme(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     if args.items:
         items = items[:args.items]
     rows = []
+    models = env_for(work / "unused.db", work / "home")["HELA_MODELS_DIR"]   # the caller's, before HELA_HOME moves
     for it in items:
         db, home = work / f"lme-{it.qid}.db", work / "home"
-        os.environ.update({"HELA_DB": str(db), "HELA_HOME": str(home), "HELA_HOOKS_CAPTURE_INLINE": "100000",
+        os.environ.update({"HELA_DB": str(db), "HELA_HOME": str(home), "HELA_MODELS_DIR": models,
+                           "HELA_HOOKS_CAPTURE_INLINE": "100000",
                            "HELA_HOOKS_CAPTURE_BUDGET_S": "100000", "HELA_HOOKS_BUDGET_S": "600"})
         space = "lme"
         t0 = time.perf_counter()
