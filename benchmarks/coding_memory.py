@@ -274,6 +274,9 @@ def run(work: Path, data: Path = DATA, questions: Path = QUESTIONS, kinds: list[
                 hits = gold & uuids
                 row[name] = {"answered": bool(hits), "recall": round(len(hits) / len(gold), 3),
                              "tokens": approx_tokens(text) if text else 0}
+                if name.startswith("hela"):   # what the context spent its lines on
+                    lines = [ln for ln in text.splitlines() if _MEMORY_ID.search(ln)]
+                    row[name].update(lines=len(lines), tool_lines=sum("[tool]" in ln for ln in lines))
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     return {"data": str(data.relative_to(HERE.parent)) if data.is_relative_to(HERE.parent) else str(data),
