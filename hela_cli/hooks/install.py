@@ -29,7 +29,7 @@ from hela_cli.hooks.agents import AGENTS, SCOPES, Agent, agent as get_agent
 from hela_cli.hooks.space import project_root
 
 #: the agent's own timeout per role, seconds: a backstop only (hela fails open after hooks.budget_s itself)
-AGENT_TIMEOUT = {"start": 10, "prompt": 10, "capture": 60}
+AGENT_TIMEOUT = {"start": 10, "prompt": 10, "capture": 60, "path": 10}
 BACKUP_SUFFIX = ".hela-backup"
 
 
@@ -212,6 +212,16 @@ def _snake(event: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
 
 
+def _matcher_of(hooks: dict[str, Any], event: str) -> str | None:
+    """The matcher of the group holding hela's entry of ``event`` (None: no matcher, or not hela's alone)."""
+    for g, _ in _hela_positions(hooks, event)[:1]:
+        group = hooks[event][g]
+        if all(is_hela_command(h.get("command")) for h in group.get("hooks") or [] if isinstance(h, dict)):
+            m = group.get("matcher")
+            return m if isinstance(m, str) and m else None
+    return None
+
+
 def _hela_entries(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
     out = []
     for group in hooks.get(event) or []:
@@ -236,15 +246,16 @@ def install(agent_name: str, scope: str = "user", *, space: str | None = None, d
         command = hook_command(prefix, ag, event, space=space, db=db, config=config)
         events[event] = command
         want = _entry(ag, event, command)
+        matcher = ag.matchers.get(event)
         found = _hela_entries(hooks, event)
-        if len(found) == 1:
+        if len(found) == 1 and _matcher_of(hooks, event) == matcher:
             if found[0] != want:
                 found[0].clear()
                 found[0].update(want)
             continue
         if found:
             _remove_hela(hooks, event)
-        hooks.setdefault(event, []).append({"hooks": [want]})
+        hooks.setdefault(event, []).append({"matcher": matcher, "hooks": [want]} if matcher else {"hooks": [want]})
     if not isinstance(data.get("hooks"), dict):
         data["hooks"] = hooks
     text = _dumps(data, original)
