@@ -10,8 +10,8 @@ session did, read without a model (:class:`SessionWork`):
   being those edited since the previous commit of the session;
 * the user's answers to the agent's questions (Claude Code's ``AskUserQuestion`` arrives as a tool result):
   ``[answer] ...``, a user turn (decisions are often made there);
-* a turn that states a decision (``hela_cli.text.coding.is_decision``) and does not name the files edited
-  in its exchange (a user's prompt and everything up to the next one) gets ``[files: ...]`` appended.
+* a turn that states a decision (``hela_cli.text.coding.is_decision``), answers the agent's question or is a
+  command that failed, and does not name the files edited in its exchange (a user's prompt and everything up to the next one) gets ``[files: ...]`` appended.
 
 The text of the memories is the index from a path to them: the recall by file asks for the memories whose
 text holds the path (``Memory.memories(contains=...)``), so ``hela ingest``, ``hela copy``, export and
@@ -227,7 +227,8 @@ class SessionWork:
             self._pending = []
 
     def annotate(self, turns: list[Turn]) -> list[Turn]:
-        """Each decision turn that does not name the files changed in its exchange gets ``[files: ...]``."""
+        """Each decision, answer or failed command that does not name the files changed in its exchange gets
+        ``[files: ...]``."""
         out = list(turns)
         start = 0
         for end in [i for i, t in enumerate(out) if _starts_exchange(t)][1:] + [len(out)]:
@@ -237,12 +238,18 @@ class SessionWork:
             if files:
                 for i in range(start, end):
                     t = out[i]
-                    if _is_statement(t) and is_decision(t.text):
+                    if (_is_statement(t) and (t.text.startswith(ANSWER_PREFIX) or is_decision(t.text))) \
+                            or _is_failure(t):
                         missing = [p for p in files if p not in t.text][:MAX_TAGGED_FILES]
                         if missing:
                             out[i] = replace(t, text=f"{t.text}\n{FILES_PREFIX}{', '.join(missing)}]")
             start = end
         return out
+
+
+def _is_failure(t: Turn) -> bool:
+    """A command's result that failed (``[result] `cmd` exit N``, N != 0)."""
+    return t.text.startswith(RESULT_PREFIX + "`") and not t.text.split("\n", 1)[0].endswith(" exit 0")
 
 
 def _starts_exchange(t: Turn) -> bool:

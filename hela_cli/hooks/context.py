@@ -163,7 +163,7 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None) -> t
     text, n = _fill(header, [("Recent sessions:", gist), ("Relevant to the repository now:", relevant)],
                     h.start_tokens)
     if text:
-        injected.remember(session, [i for i in shown | set(relevant_ids) if f"#{i}]" in text])
+        injected.remember(session, [i for i in shown | set(relevant_ids) if f"[#{i}]" in text or f"[#{i} " in text])
     return text, {"sessions": len(gists), "lines": n, "summary": "abstractive" if summarized else "extractive",
                   "at": round(time.time(), 3)}
 
@@ -203,12 +203,17 @@ def _kind(m: dict[str, Any]) -> str | None:
     return "decision" if is_decision(text) else None
 
 
-def _decision_text(text: str) -> str:
+def _shown_text(text: str, kind: str) -> str:
+    """A memory as the recall by file shows it: without its ``[files: ...]`` tag (the header names the
+    file); a decision as its decision sentences; an answer without Claude Code's preamble."""
     from hela_cli.text.coding import decision_sentences
 
-    body, _, tag = text.partition("\n[files: ")
-    said = " ".join(decision_sentences(body, limit=3)) if not body.startswith("[answer] ") else body
-    return said or body
+    body = text.partition("\n[files: ")[0]
+    if kind != "decision":
+        return body
+    if body.startswith("[answer] "):
+        return "[answer] " + body[len("[answer] "):].replace("User has answered your questions: ", "", 1)
+    return " ".join(decision_sentences(body, limit=3)) or body
 
 
 def path_context(mem: Memory, space: str, paths: list[str], root: Path | str | None, session: str | None
@@ -253,8 +258,7 @@ def path_context(mem: Memory, space: str, paths: list[str], root: Path | str | N
     sections = []
     for kind in ("decision", "failure", "commit", "change"):
         rows = [m for k, m in picked if k == kind]
-        lines = [memory_line({**m, "text": _decision_text(m["text"]) if kind == "decision" else m["text"]}, limit)
-                 for m in rows]
+        lines = [memory_line({**m, "text": _shown_text(m["text"], kind)}, limit) for m in rows]
         sections.append((titles[kind], lines))
     header = f"hela: what earlier sessions left about {', '.join(dict.fromkeys(rels))} (`hela memories --contains PATH`):"
     text, n = _fill(header, sections, h.path_tokens)

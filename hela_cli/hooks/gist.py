@@ -49,7 +49,7 @@ def session_gist(rows: list[dict[str, Any]], session: str = "") -> Gist:
     last: dict[str, tuple[int, str, str]] = {}   # command key -> (exit, shown command, error)
     failed_before: set[str] = set()
     for r in rows:
-        text = str(r.get("text") or "")
+        text = _FILES_TAG.sub("", str(r.get("text") or ""))
         who = (r.get("speaker") or r.get("role") or "").lower()
         if not g.asked and who == "user" and not text.startswith("[") and not is_content_free(text):
             g.asked, g.asked_id = text, r["id"]
@@ -76,8 +76,7 @@ def session_gist(rows: list[dict[str, Any]], session: str = "") -> Gist:
             g.decisions.append((r["id"], text[len("[answer] "):]))
             continue
         if who in ("user", "assistant") and not text.startswith("[") and is_decision(text):
-            body = _FILES_TAG.sub("", text)
-            said = " ".join(decision_sentences(body, limit=2))
+            said = " ".join(decision_sentences(text, limit=2))
             if said:
                 g.decisions.append((r["id"], said))
     g.failing = [f"{cmd}: {err}" if err else cmd for code, cmd, err in last.values() if code != 0]

@@ -287,7 +287,8 @@ def uninstall(agent_name: str, scope: str = "user", *, cwd: Path | None = None) 
 
 def status(cwd: Path | None = None) -> dict[str, Any]:
     """Per agent and scope: the settings file, hela's installed events and commands; per event the last
-    run, the last failure and the number of runs from the hook log."""
+    run, the last failure and the number of runs from the hook log; per agent the tokens its hooks injected
+    (``tokens``: per session and per prompt, p50 / p95: :func:`hela_cli.hooks.log.token_stats`)."""
     from hela_cli.hooks import log
 
     runs = log.last_runs()
@@ -317,7 +318,7 @@ def status(cwd: Path | None = None) -> dict[str, Any]:
                 events.append(row)
             out.append({"agent": ag.name, "scope": scope, "path": str(path), "exists": original is not None,
                         "installed": bool(events), "events": events, "problem": problem})
-    return {"log": str(log.log_path()), "installs": out,
+    return {"log": str(log.log_path()), "installs": out, "tokens": log.token_stats(),
             "unlisted_runs": [{"agent": a, "event": e, **v} for (a, e), v in sorted(runs.items())
                               if a not in AGENTS]}
 

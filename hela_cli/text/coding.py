@@ -41,7 +41,9 @@ def decision_sentences(text: str, limit: int = 3) -> list[str]:
 _EXIT = re.compile(r"(?:exit(?:ed)? (?:with )?code|exit code|exit status)[:\s]+(-?\d+)", re.I)
 _ERROR_LINE = re.compile(r"error|exception|traceback|failed|failure|fatal|not found|no such|denied|"
                          r"cannot|can't|unable|invalid|assert|panic|refused|undefined|E\s{2,}", re.I)
-_NOISE = re.compile(r"^(?:chunk id|wall time|original token count|process group pgid|output):", re.I)
+_NOISE = re.compile(r"^(?:chunk id|wall time|original token count|process group pgid|output):\s*$|"
+                    r"^(?:chunk id|wall time|original token count|process group pgid):", re.I)
+_OUTPUT_LABEL = re.compile(r"^output:\s*", re.I)   # Gemini CLI: "Output: <first line of the output>"
 
 
 def exit_status(output: str, is_error: bool | None = None) -> int | None:
@@ -57,7 +59,8 @@ def exit_status(output: str, is_error: bool | None = None) -> int | None:
 
 def first_error_line(output: str, limit: int = 160) -> str:
     """The first line of ``output`` that reads as an error (else its last non-empty line), one line, cut."""
-    lines = [ln.strip() for ln in (output or "").splitlines()]
+    lines = [_OUTPUT_LABEL.sub("", ln.strip()) if not _NOISE.match(ln.strip()) else ln.strip()
+             for ln in (output or "").splitlines()]
     lines = [ln for ln in lines if ln and not _NOISE.match(ln) and not _EXIT.fullmatch(ln)
              and not ln.lower().startswith(("exit code", "error: exit code"))]
     if not lines:
