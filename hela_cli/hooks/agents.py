@@ -4,6 +4,9 @@ event means to hela (one of three roles).
 * ``start``: a session begins; hela prints a brief of the project as additional context.
 * ``prompt``: the user submitted a prompt; hela prints the memories relevant to it (or nothing).
 * ``capture``: a turn or the session ended; hela stores the turns of the transcript not yet stored.
+* ``path``: the agent is about to edit or write a file (Claude Code and Codex ``PreToolUse``), or has just
+  read or changed one (Gemini CLI ``AfterTool``: its ``BeforeTool`` cannot add context); hela prints what it
+  knows about that file (decisions, failures, commits, changes of earlier sessions), or nothing.
 
 All three agents read the same stdout shape for context, ``{"hookSpecificOutput": {"hookEventName": EVENT,
 "additionalContext": TEXT}}`` (Claude Code refuses a mismatched ``hookEventName``), and the same settings
@@ -17,7 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROLES = ("start", "prompt", "capture")
+ROLES = ("start", "prompt", "capture", "path")
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class Agent:
     events: dict[str, str] = field(default_factory=dict)   # agent event -> role
     timeout_unit: float = 1.0       # the settings' timeout in seconds times this (Gemini CLI: ms)
     home_env: str = ""              # an environment variable that moves the user folder (CODEX_HOME)
+    matchers: dict[str, str] = field(default_factory=dict)  # event -> the tool-name regex its hook runs for
 
     def role(self, event: str) -> str | None:
         return self.events.get(event)
@@ -50,15 +54,18 @@ AGENTS: dict[str, Agent] = {
     "claude-code": Agent(
         "claude-code", "Claude Code", ".claude", "settings.json",
         {"SessionStart": "start", "UserPromptSubmit": "prompt", "Stop": "capture", "PreCompact": "capture",
-         "SessionEnd": "capture"}),
+         "SessionEnd": "capture", "PreToolUse": "path"},
+        matchers={"PreToolUse": "Edit|Write|MultiEdit|NotebookEdit"}),
     "codex": Agent(
         "codex", "Codex CLI", ".codex", "hooks.json",
-        {"SessionStart": "start", "UserPromptSubmit": "prompt", "Stop": "capture", "SessionEnd": "capture"},
-        home_env="CODEX_HOME"),
+        {"SessionStart": "start", "UserPromptSubmit": "prompt", "Stop": "capture", "SessionEnd": "capture",
+         "PreToolUse": "path"},
+        home_env="CODEX_HOME", matchers={"PreToolUse": "apply_patch|Edit|Write"}),
     "gemini": Agent(
         "gemini", "Gemini CLI", ".gemini", "settings.json",
         {"SessionStart": "start", "BeforeAgent": "prompt", "AfterAgent": "capture", "SessionEnd": "capture",
-         "PreCompress": "capture"}, timeout_unit=1000.0),
+         "PreCompress": "capture", "AfterTool": "path"}, timeout_unit=1000.0,
+        matchers={"AfterTool": "read_file|replace|write_file"}),
 }
 
 SCOPES = ("user", "project")

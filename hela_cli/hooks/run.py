@@ -334,7 +334,37 @@ def _background(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
     return result
 
 
-_HANDLERS = {"start": _start, "prompt": _prompt, "capture": _capture}
+def _path(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
+    """Before an edit or write (Claude Code / Codex ``PreToolUse``; Gemini CLI ``AfterTool`` of a read or an
+    edit): what earlier sessions left about the file. SQL only: no model is loaded."""
+    from hela_cli.hooks.context import path_context, tool_paths
+
+    tool = payload.get("tool_name")
+    paths = tool_paths(tool, payload.get("tool_input")) if isinstance(tool, str) else []
+    space, root = _space(args, payload)
+    if not paths:
+        return "", {"result": "empty", "space": space, "detail": "no file in the tool call"}
+    with _memory(cfg) as mem:
+        if not _has_space(mem, space):
+            return "", {"result": "empty", "space": space}
+        text, facts = path_context(mem, space, paths, root, payload.get("session_id"))
+    return text, {"result": "ok" if text else "empty", "space": space, "tool": tool, **facts}
+
+
+def _counted(handler: Callable[..., tuple[str, dict[str, Any]]]) -> Callable[..., tuple[str, dict[str, Any]]]:
+    """The handler, with the tokens of what it injects in its facts (``"tokens"`` of the hook log line,
+    estimated as the context hooks' budgets are: characters / 4)."""
+
+    def run(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
+        from hela_cli.hooks.context import approx_tokens
+
+        text, facts = handler(args, payload, cfg, raw)
+        return text, {**facts, "tokens": approx_tokens(text) if text else 0}
+
+    return run
+
+
+_HANDLERS = {"start": _counted(_start), "prompt": _counted(_prompt), "capture": _capture, "path": _counted(_path)}
 
 
 def _detach(args: argparse.Namespace, raw: bytes) -> int:
