@@ -141,21 +141,42 @@ def context_sources(context: str) -> set[str]:
 @dataclass
 class Corpus:
     """Every record of the transcripts with its text (tool outputs included) and its lines."""
-    records: list[tuple[str, str, float]] = field(default_factory=list)   # (uuid, text, time)
-    lines: list[tuple[str, str, float]] = field(default_factory=list)     # (uuid, line, time)
+    records: list[tuple[str, str, str]] = field(default_factory=list)   # (uuid, text, ISO time)
+    lines: list[tuple[str, str, str]] = field(default_factory=list)     # (uuid, line, ISO time)
 
     @classmethod
     def read(cls, files: list[Path]) -> "Corpus":
-        from hela_cli.formats import parse_file
-
+        """The records as a reader of the JSONL sees them, independent of hela's parser (so that a change
+        to the capture leaves the baselines as they were): a prompt's or answer's text, a tool call as its
+        name and input, a tool's output."""
         c = cls()
         for path in files:
-            for conv in parse_file(path, "claude_code", tool_output_chars=1_000_000):
-                for t in conv.turns:
-                    c.records.append((t.source_id, t.text, t.timestamp or 0.0))
-                    c.lines += [(t.source_id, ln.strip(), t.timestamp or 0.0) for ln in t.text.splitlines()
-                                if ln.strip()]
+            for line in path.read_text(encoding="utf-8").splitlines():
+                rec = json.loads(line)
+                if rec.get("type") not in ("user", "assistant"):
+                    continue
+                text = _record_text(rec["message"].get("content"))
+                if not text:
+                    continue
+                ts = rec.get("timestamp") or ""
+                c.records.append((rec["uuid"], text, ts))
+                c.lines += [(rec["uuid"], ln.strip(), ts) for ln in text.splitlines() if ln.strip()]
         return c
+
+
+def _record_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content.strip()
+    parts = []
+    for b in content or []:
+        if b.get("type") == "text":
+            parts.append(b["text"])
+        elif b.get("type") == "tool_use":
+            parts.append(f"{b['name']}: " + " ".join(str(v) for v in b.get("input", {}).values() if v))
+        elif b.get("type") == "tool_result":
+            out = b.get("content")
+            parts.append(out if isinstance(out, str) else "\n".join(x.get("text", "") for x in out or []))
+    return "\n".join(p.strip() for p in parts if p and p.strip())
 
 
 def _fill(items: list[tuple[str, str]], budget: int, line_chars: int) -> tuple[str, set[str]]:
@@ -184,8 +205,8 @@ def grep_context(corpus: Corpus, prompt: str, budget: int, line_chars: int) -> t
         low = line.lower()
         n = sum(1 for k in kws if k in low)
         if n:
-            scored.append((-n, -ts, -i, uuid, line))
-    scored.sort()
+            scored.append((n, ts, i, uuid, line))
+    scored.sort(reverse=True)   # most keywords, then newest
     return _fill([(u, ln) for *_, u, ln in scored], budget, line_chars)
 
 
