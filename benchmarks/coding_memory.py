@@ -297,9 +297,11 @@ def run(work: Path, data: Path = DATA, questions: Path = QUESTIONS, kinds: list[
                              "tokens": approx_tokens(text) if text else 0}
                 if name.startswith("hela"):   # what the context spent its lines on
                     lines = [ln for ln in text.splitlines() if _MEMORY_ID.search(ln)]
-                    row[name].update(lines=len(lines), tool_lines=sum("[tool]" in ln for ln in lines))
+                    row[name].update(lines=len(lines), tool_lines=sum("[tool]" in ln for ln in lines),
+                                     context=text)   # in --json only: what a reader checks a miss against
             rows.append(row)
-            print(json.dumps(row), file=sys.stderr, flush=True)
+            print(json.dumps({k: {kk: vv for kk, vv in v.items() if kk != "context"} if isinstance(v, dict) else v
+                              for k, v in row.items()}), file=sys.stderr, flush=True)
     return {"data": str(data.relative_to(HERE.parent)) if data.is_relative_to(HERE.parent) else str(data),
             **rep, "questions": len(rows), "prompt_tokens": budget, "line_chars": line_chars,
             "prompt_min_score": cfg.hooks.prompt_min_score, "path_recall": path_recall,
