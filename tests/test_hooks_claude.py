@@ -188,3 +188,73 @@ def test_unwritable_database_session_completes_status_reports(setup):
     assert inst["installed"]
     reported = [e["last_failure"] for e in inst["events"] if e["last_failure"]]
     assert reported and {r["result"] for r in reported} <= {"error", "timeout"}
+
+
+# ------------------------------------------------------------------------------------------ recall by file
+REASON = "floats lose cents on refunds"
+API_PY = "def refund(amount):\n    return float(amount)\n"
+
+
+def _tool_results(body: dict[str, Any]) -> list[str]:
+    """The ids of the tool results the request's conversation holds."""
+    return [b.get("tool_use_id") for m in body.get("messages") or [] if isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def _script(path: str, tag: str, prompt_word: str, edit: dict[str, str], final: str) -> Any:
+    """A fake model that reads ``path``, edits it, then says ``final``; other requests (Claude Code's own side
+    calls) get a short text."""
+    from tests.agents_support import ToolUse
+
+    def reply(body: dict[str, Any]) -> Any:
+        done = _tool_results(body)
+        if f"toolu_edit_{tag}" in done:
+            return final
+        if f"toolu_read_{tag}" in done:
+            return ToolUse("Edit", {"file_path": path, **edit}, id=f"toolu_edit_{tag}")
+        if body.get("tools") and prompt_word in json.dumps(body.get("messages")):
+            return ToolUse("Read", {"file_path": path}, id=f"toolu_read_{tag}")
+        return "ok"
+
+    return reply
+
+
+def test_edit_of_a_file_brings_the_reason_stated_in_an_earlier_session(setup):
+    """Session 1 edits billing/api.py and says why; in session 2 the model's Edit of that file makes hela's
+    PreToolUse hook inject the reason before the edit runs: the request after the tool call carries it (the
+    start brief and the prompt recall are off here, so only the recall by file can bring it)."""
+    api = setup["proj"] / "billing" / "api.py"
+    api.parent.mkdir()
+    api.write_text(API_PY)
+    path = str(api)
+    env_keys = ("HELA_", "PYTHON")
+    with fake_messages_api(_script(path, "one", "Decimal", {"old_string": "float(amount)", "new_string": "Decimal(amount)"},
+                                   f"Switched billing/api.py to Decimal because {REASON}.")) as api1:
+        env = claude_env(setup["home"], api1, **{k: v for k, v in setup["henv"].items() if k.startswith(env_keys)})
+        res = run_claude(setup["claude"], "Use Decimal for refunds in billing/api.py.", setup["proj"], env, 300,
+                         "--permission-mode", "acceptEdits")
+        assert res.returncode == 0, (res.stdout, res.stderr)
+    assert "Decimal(amount)" in api.read_text()   # the scripted Edit ran
+    sid1 = next(r["session"] for r in reversed(log_rows(setup)) if r.get("event") == "SessionStart")
+    wait_for(setup, captured(sid1))
+
+    quiet = {**setup["henv"], "HELA_HOOKS_START_TOKENS": "0", "HELA_HOOKS_PROMPT_MIN_SCORE": "99"}
+    with fake_messages_api(_script(path, "two", "rounding", {"old_string": "Decimal(amount)",
+                                                             "new_string": "Decimal(amount).quantize(Decimal('0.01'))"},
+                                   "Rounded.")) as api2:
+        env = claude_env(setup["home"], api2, **{k: v for k, v in quiet.items() if k.startswith(env_keys)})
+        res = run_claude(setup["claude"], "Add rounding to the refund function.", setup["proj"], env, 300,
+                         "--permission-mode", "acceptEdits")
+        assert res.returncode == 0, (res.stdout, res.stderr)
+        bodies = api2.messages()
+    before = [json.dumps(b) for b in bodies if "toolu_read_two" in _tool_results(b)
+              and "toolu_edit_two" not in _tool_results(b)]
+    after = [json.dumps(b) for b in bodies if "toolu_edit_two" in _tool_results(b)]
+    assert before and after, [(_tool_results(b), str(b)[:200]) for b in bodies]
+    assert REASON not in before[0]                     # not in the context before the edit was asked for
+    assert "PreToolUse:Edit hook additional context" in after[0] and REASON in after[0], after[0][-3000:]
+    assert "quantize" in api.read_text()
+    rows = log_rows(setup)
+    sid2 = next(r["session"] for r in reversed(rows) if r.get("event") == "SessionStart")
+    path_rows = [r for r in rows if r.get("session") == sid2 and r.get("event") == "PreToolUse"]
+    assert [r["result"] for r in path_rows] == ["ok"] and path_rows[0]["tokens"] > 0 and path_rows[0]["memories"]
