@@ -162,10 +162,10 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None) -> t
               f"`hela delete ID -s {space}` removes a memory):")
     text, n = _fill(header, [("Recent sessions:", gist), ("Relevant to the repository now:", relevant)],
                     h.start_tokens)
-    if text:
-        injected.remember(session, [i for i in shown | set(relevant_ids) if f"[#{i}]" in text or f"[#{i} " in text])
-    return text, {"sessions": len(gists), "lines": n, "summary": "abstractive" if summarized else "extractive",
-                  "at": round(time.time(), 3)}
+    ids = sorted(i for i in shown | set(relevant_ids) if f"[#{i}]" in text or f"[#{i} " in text) if text else []
+    injected.remember(session, ids)
+    return text, {"sessions": len(gists), "lines": n, "memories": ids,
+                  "summary": "abstractive" if summarized else "extractive", "at": round(time.time(), 3)}
 
 
 # ------------------------------------------------------------------------------------------ recall by file
