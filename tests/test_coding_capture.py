@@ -353,3 +353,29 @@ def test_install_writes_the_file_matchers(tmp_path, monkeypatch):
         [group] = data["hooks"][event]
         assert group["matcher"] == matcher and group["hooks"][0]["command"].endswith(f"hook {event} --agent {agent}")
         assert install(agent, "user", prefix=["/opt/hela/bin/hela"])["changed"] is False   # idempotent
+
+
+# ------------------------------------------------------------------------------------------ abstractive gist
+from tests.model_server import SERVER_KEY, dead_url, fault_server, llama_server  # noqa: E402,F401 (fixtures)
+
+
+def test_gist_abstractive_with_an_endpoint(captured, llama_server, monkeypatch):
+    """With an ``openai:`` chat endpoint the brief's session gist is the model's summary (the repository's
+    llama-cpp-python server with the default chat model); ``hooks.gist: extractive`` never asks it."""
+    monkeypatch.setenv("HELA_API_KEY", SERVER_KEY)
+    captured.config.models.chat = f"openai:smollm2@{llama_server}"
+    captured.config.hooks.gist_timeout_s = 300.0
+    text, facts = start_context(captured, "shop", Path("/nonexistent"), "s2")
+    assert facts["summary"] == "abstractive", text
+    assert "summarized by openai:smollm2" in text and "failed then passed" not in text
+    captured.config.hooks.gist = "extractive"
+    text, facts = start_context(captured, "shop", Path("/nonexistent"), "s3")
+    assert facts["summary"] == "extractive" and "failed then passed" in text
+
+
+def test_gist_falls_back_when_the_endpoint_fails(captured, fault_server, monkeypatch):
+    for url in (dead_url(), f"{fault_server}/500/v1", f"{fault_server}/slow/v1"):
+        captured.config.models.chat = f"openai:smollm2@{url}"
+        captured.config.hooks.gist_timeout_s = 0.5
+        text, facts = start_context(captured, "shop", Path("/nonexistent"), f"s-{url}")
+        assert facts["summary"] == "extractive" and "failed then passed" in text, url
