@@ -30,7 +30,8 @@ REASON = "We store amounts as Decimal in billing/api.py because floats lost cent
 
 # ------------------------------------------------------------------------------------------ pure helpers
 @pytest.mark.parametrize("text", ["Noted.", "Done.", "ok", "Sure!", "Thanks!", "Got it, thanks.", "  ", "",
-                                  "Let me check.", "Okay, will do.", "Perfect 👍", "yes please"])
+                                  "Let me check.", "Okay, will do.", "Perfect 👍", "yes please", "Fixed.",
+                                  "Noted, I will remember that."])
 def test_content_free(text):
     assert is_content_free(text)
 
