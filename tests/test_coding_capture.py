@@ -380,3 +380,24 @@ def test_gist_falls_back_when_the_endpoint_fails(captured, fault_server, monkeyp
         captured.config.hooks.gist_timeout_s = 0.5
         text, facts = start_context(captured, "shop", Path("/nonexistent"), f"s-{url}")
         assert facts["summary"] == "extractive" and "failed then passed" in text, url
+
+
+def test_patch_through_the_shell_is_a_change(tmp_path):
+    """Codex without its apply_patch tool runs ``apply_patch <<'EOF'`` through the shell: a change of the file,
+    for the capture, the gist and the recall by file."""
+    patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: billing/api.py\n@@\n-a\n+b\n*** End Patch\nEOF\n"
+    records = [
+        {"timestamp": "2026-12-01T10:00:00Z", "type": "session_meta", "payload": {"id": "cx", "cwd": ROOT}},
+        {"timestamp": "2026-12-01T10:01:00Z", "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix refunds"}]}},
+        {"timestamp": "2026-12-01T10:02:00Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": patch}), "call_id": "c1"}},
+    ]
+    [conv] = parse_file(write_jsonl(tmp_path / "rollout-cx.jsonl", records), "codex")
+    line = conv.turns[-1].text
+    assert line == "[tool] exec_command: apply_patch billing/api.py"
+    g = session_gist([{"id": i, "text": t.text, "speaker": t.speaker, "date": ""} for i, t in enumerate(conv.turns)])
+    assert g.changed == ["billing/api.py"]
+    from hela_cli.hooks.context import _kind
+
+    assert _kind({"text": line}) == "change" and _kind({"text": "[tool] Read: billing/api.py"}) is None

@@ -196,8 +196,8 @@ def _kind(m: dict[str, Any]) -> str | None:
     if text.startswith("[answer] "):
         return "decision"
     if text.startswith("[tool] "):
-        name = text[7:].split(":", 1)[0].strip()
-        return "change" if FILE_TOOLS.get(name) in CHANGES else None
+        name, _, rest = text[7:].partition(":")
+        return "change" if FILE_TOOLS.get(name.strip()) in CHANGES or rest.startswith(" apply_patch ") else None
     if text.startswith("[tool output]") or is_content_free(text):
         return None
     return "decision" if is_decision(text) else None
