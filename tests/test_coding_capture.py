@@ -240,6 +240,12 @@ def test_memory_injected_once_per_session(captured):
     _, facts = path_context(captured, "shop", ["billing/api.py"], ROOT, "s9")
     seen += facts.get("memories", [])
     assert seen and len(seen) == len(set(seen)), seen
+    # after the agent compacted its context, the session may be shown them again
+    from hela_cli.hooks import injected
+
+    assert path_context(captured, "shop", ["billing/api.py"], ROOT, "s9")[0] == ""
+    injected.forget("s9")
+    assert path_context(captured, "shop", ["billing/api.py"], ROOT, "s9")[0] != ""
 
 
 # ------------------------------------------------------------------------------------------ gist
@@ -312,6 +318,12 @@ def test_pre_tool_use_hook_injects_once_and_logs_tokens(tmp_path):
     table = subprocess.run([PY, "-m", "hela_cli", "hooks", "status"], env=env, cwd=str(proj),
                            capture_output=True, text=True, timeout=120)
     assert table.returncode == 0 and "tokens injected" in table.stdout and "per prompt p50 / p95" in table.stdout
+    # Claude Code compacted the session's context: what it was shown is gone, so it may be shown again (the
+    # brief off here, else it would bring the reason first)
+    start = _hook({**env, "HELA_HOOKS_START_TOKENS": "0"}, proj, "SessionStart", {"session_id": "s2", "cwd": str(proj), "source": "compact",
+                                               "hook_event_name": "SessionStart"})
+    assert start.returncode == 0
+    assert REASON in json.loads(_hook(env, proj, "PreToolUse", edit).stdout)["hookSpecificOutput"]["additionalContext"]
 
 
 def test_token_stats_per_session_and_prompt(tmp_path, monkeypatch):

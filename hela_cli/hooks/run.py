@@ -219,6 +219,10 @@ def _start(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: byt
     from hela_cli.hooks.context import start_context
 
     space, root = _space(args, payload)
+    if payload.get("source") in ("compact", "clear"):   # what the session was shown is no longer in its context
+        from hela_cli.hooks import injected
+
+        injected.forget(payload.get("session_id"))
     with _memory(cfg) as mem:
         if not _has_space(mem, space):
             return "", {"result": "empty", "space": space}
