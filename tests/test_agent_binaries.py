@@ -135,4 +135,5 @@ def test_the_binaries_are_the_pinned_versions(agent: str, variable: str) -> None
     pinned = re.search(rf"^{variable} \?= (\S+)$", (REPO / "Makefile").read_text(), re.M).group(1)
     res = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
-    assert re.search(rf"(^|\s){re.escape(pinned)}(\s|$)", res.stdout), (pinned, res.stdout)
+    assert re.search(rf"(^|\s){re.escape(pinned)}(\s|$)", res.stdout), \
+        f"{binary} is {res.stdout.strip()!r}, the Makefile pins {pinned}: rm -rf .agents && make agents"
