@@ -94,7 +94,10 @@ def test_two_sessions_remember_the_fact_never_the_key(setup):
     rows = wait_for(setup, captured(sid2))
     start = next(r for r in rows if r.get("session") == sid2 and r["event"] == "SessionStart")
     prompt = next(r for r in rows if r.get("session") == sid2 and r["event"] == "UserPromptSubmit")
-    assert start["result"] == "ok" and prompt["result"] == "ok" and prompt["memories"], (start, prompt)
+    # the brief brought the fact (session 1's task in its gist); the prompt recall does not repeat a memory
+    # the session was already shown (once per session at most)
+    assert start["result"] == "ok" and start["memories"], (start, prompt)
+    assert prompt["result"] in ("ok", "empty") and not set(start["memories"]) & set(prompt.get("memories") or [])
 
     # a second capture of session 1's transcript adds nothing
     transcript = next(setup["home"].glob(f".claude/projects/*/{sid1}.jsonl"))
