@@ -413,3 +413,27 @@ def test_patch_through_the_shell_is_a_change(tmp_path):
     from hela_cli.hooks.context import _kind
 
     assert _kind({"text": line}) == "change" and _kind({"text": "[tool] Read: billing/api.py"}) is None
+
+
+def test_path_needles_and_mentions():
+    from hela_cli.text.coding import mentions_path, path_needles
+
+    # the agent ran in a folder below the project's top level: both forms are looked for
+    assert path_needles("/repo/api/billing/x.py", ["/repo", "/repo/api"]) == ["api/billing/x.py", "billing/x.py"]
+    assert path_needles("billing/x.py", ["/repo"]) == ["billing/x.py"]
+    assert mentions_path("[tool] Edit: /tmp/p/billing/api.py", "billing/api.py")
+    assert mentions_path("see `billing/api.py`.", "billing/api.py")
+    assert not mentions_path("[tool] Edit: data.py", "a.py") and not mentions_path("mybilling/api.py", "billing/api.py")
+    assert not mentions_path("billing/api.pyc", "billing/api.py")
+
+
+def test_path_recall_from_a_subfolder(tmp_path, monkeypatch, make_memory, hash_embedder):
+    """The agent ran in /home/dev/shop/svc (its transcript names files relative to it); the hook's project
+    root is /home/dev/shop: the file is found through the working directory's form."""
+    monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
+    mem = make_memory(embedder=hash_embedder)
+    records = [{**r, "cwd": "/home/dev"} for r in claude_records()]   # paths come out as shop/billing/api.py
+    capture_file(mem, "claude-code", write_jsonl(tmp_path / "s1.jsonl", records), "shop")
+    assert any(m["text"] == "[tool] Edit: shop/billing/api.py" for m in mem.memories("shop", limit=None))
+    text, _ = path_context(mem, "shop", ["/home/dev/shop/billing/api.py"], ["/home/dev/shop", "/home/dev"], "s2")
+    assert REASON in text

@@ -216,15 +216,17 @@ def _shown_text(text: str, kind: str) -> str:
     return " ".join(decision_sentences(body, limit=3)) or body
 
 
-def path_context(mem: Memory, space: str, paths: list[str], root: Path | str | None, session: str | None
+def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: str | None
                  ) -> tuple[str, dict[str, Any]]:
     """What earlier sessions left about ``paths`` (the file an agent is about to edit): the decisions and
     reasons stated about it, the commands that failed there, the commits and the changes that touched it,
     newest first within ``hooks.path_tokens`` / ``hooks.path_k``; '' when none of these exists (reads and
     mere mentions do not count). The index from a path to its memories is their text (the capture writes
-    paths relative to the project: formats/agent.py), asked through ``Memory.memories(contains=...)``: no
-    model is loaded."""
-    from hela_cli.text.coding import path_needles
+    paths relative to the agent's working directory: formats/agent.py), asked through
+    ``Memory.memories(contains=...)`` and kept where the text names the file (:func:`mentions_path`): no
+    model is loaded. ``root``: the project's directory, or a list (the project's, the agent's working
+    directory)."""
+    from hela_cli.text.coding import mentions_path, path_needles
 
     h = mem.config.hooks
     if h.path_tokens <= 0 or not paths:
@@ -234,10 +236,11 @@ def path_context(mem: Memory, space: str, paths: list[str], root: Path | str | N
     found: dict[int, dict[str, Any]] = {}
     rels = []
     for p in paths:
-        for needle in path_needles(p, str(root) if root else None):
+        for needle in path_needles(p, root):
             rels.append(needle)
             for m in mem.memories(space, contains=needle, limit=200):
-                found.setdefault(m["id"], m)
+                if m["id"] not in found and mentions_path(m.get("text") or "", needle):
+                    found[m["id"]] = m
     groups: dict[str, list[dict[str, Any]]] = {"decision": [], "failure": [], "commit": [], "change": []}
     for m in sorted(found.values(), key=lambda r: (-(r.get("ts") or r.get("timestamp") or 0), -r["id"])):
         if m["id"] in shown or (session and m.get("session") == session):
@@ -260,7 +263,7 @@ def path_context(mem: Memory, space: str, paths: list[str], root: Path | str | N
         rows = [m for k, m in picked if k == kind]
         lines = [memory_line({**m, "text": _shown_text(m["text"], kind)}, limit) for m in rows]
         sections.append((titles[kind], lines))
-    header = f"hela: what earlier sessions left about {', '.join(dict.fromkeys(rels))} (`hela memories --contains PATH`):"
+    header = f"hela: what earlier sessions left about {rels[-1] if rels else paths[0]} (`hela memories --contains PATH`):"
     text, n = _fill(header, sections, h.path_tokens)
     ids = [m["id"] for _, m in picked if f"[#{m['id']} " in text]
     injected.remember(session, ids)
