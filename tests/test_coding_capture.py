@@ -437,3 +437,15 @@ def test_path_recall_from_a_subfolder(tmp_path, monkeypatch, make_memory, hash_e
     assert any(m["text"] == "[tool] Edit: shop/billing/api.py" for m in mem.memories("shop", limit=None))
     text, _ = path_context(mem, "shop", ["/home/dev/shop/billing/api.py"], ["/home/dev/shop", "/home/dev"], "s2")
     assert REASON in text
+
+
+def test_a_command_that_merely_passed_is_not_injected(captured):
+    from hela_cli.hooks.context import injectable
+
+    assert not injectable({"text": "[result] `pytest -x` exit 0"}) and not injectable({"text": "Done."})
+    assert injectable({"text": "[result] `pytest -x` exit 1: E boom"}) and injectable({"text": REASON})
+    captured.config.hooks.prompt_min_score = -1.0
+    passed = {m["id"] for m in captured.memories("shop", limit=None) if m["text"].endswith(" exit 0")}
+    assert passed
+    _, facts = prompt_context(captured, "shop", "pytest -x tests/test_refund.py exit", "q1")
+    assert facts["memories"] and not set(facts["memories"]) & passed

@@ -21,6 +21,15 @@ from hela_cli.text.content import is_content_free
 from hela_cli.text.dates import format_iso
 
 
+def injectable(m: dict[str, Any]) -> bool:
+    """May this memory be put in front of a model? Not a content-free turn ("Noted.", "Done."), nor a command
+    that merely passed (``[result] `cmd` exit 0``: the session gist counts it, alone it says nothing)."""
+    text = str(m.get("text") or "")
+    if text.startswith("[result] `") and text.split("\n", 1)[0].endswith(" exit 0"):
+        return False
+    return not is_content_free(text)
+
+
 def approx_tokens(text: str) -> int:
     return -(-len(text) // 4)
 
@@ -89,7 +98,7 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, no
     limit = h.line_chars
     shown = injected.already(session)
     candidates = [m for m in res.memories if m["score"] >= h.prompt_min_score and m.get("session") != session
-                  and m["id"] not in shown and not is_content_free(m.get("text"))]
+                  and m["id"] not in shown and injectable(m)]
     header = "Memories from earlier sessions of this project (hela; `hela memories` / `hela delete ID` to see or remove):"
     lines = [memory_line(m, limit) for m in candidates[:h.prompt_k]]
     text, n = _fill(header, [("", lines)], h.prompt_tokens)
@@ -154,7 +163,7 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None) -> t
     if query:
         res = mem.retrieve(query, space, k=12, learn=False)
         for m in res.memories:
-            if m["id"] in shown or m["id"] in before or m.get("session") == session or is_content_free(m.get("text")):
+            if m["id"] in shown or m["id"] in before or m.get("session") == session or not injectable(m):
                 continue
             relevant.append(memory_line(m, limit))
             relevant_ids.append(m["id"])
