@@ -30,7 +30,8 @@ REASON = "We store amounts as Decimal in billing/api.py because floats lost cent
 
 # ------------------------------------------------------------------------------------------ pure helpers
 @pytest.mark.parametrize("text", ["Noted.", "Done.", "ok", "Sure!", "Thanks!", "Got it, thanks.", "  ", "",
-                                  "Let me check.", "Okay, will do.", "Perfect 👍", "yes please"])
+                                  "Let me check.", "Okay, will do.", "Perfect 👍", "yes please", "Fixed.",
+                                  "Noted, I will remember that."])
 def test_content_free(text):
     assert is_content_free(text)
 
@@ -239,6 +240,12 @@ def test_memory_injected_once_per_session(captured):
     _, facts = path_context(captured, "shop", ["billing/api.py"], ROOT, "s9")
     seen += facts.get("memories", [])
     assert seen and len(seen) == len(set(seen)), seen
+    # after the agent compacted its context, the session may be shown them again
+    from hela_cli.hooks import injected
+
+    assert path_context(captured, "shop", ["billing/api.py"], ROOT, "s9")[0] == ""
+    injected.forget("s9")
+    assert path_context(captured, "shop", ["billing/api.py"], ROOT, "s9")[0] != ""
 
 
 # ------------------------------------------------------------------------------------------ gist
@@ -311,6 +318,12 @@ def test_pre_tool_use_hook_injects_once_and_logs_tokens(tmp_path):
     table = subprocess.run([PY, "-m", "hela_cli", "hooks", "status"], env=env, cwd=str(proj),
                            capture_output=True, text=True, timeout=120)
     assert table.returncode == 0 and "tokens injected" in table.stdout and "per prompt p50 / p95" in table.stdout
+    # Claude Code compacted the session's context: what it was shown is gone, so it may be shown again (the
+    # brief off here, else it would bring the reason first)
+    start = _hook({**env, "HELA_HOOKS_START_TOKENS": "0"}, proj, "SessionStart", {"session_id": "s2", "cwd": str(proj), "source": "compact",
+                                               "hook_event_name": "SessionStart"})
+    assert start.returncode == 0
+    assert REASON in json.loads(_hook(env, proj, "PreToolUse", edit).stdout)["hookSpecificOutput"]["additionalContext"]
 
 
 def test_token_stats_per_session_and_prompt(tmp_path, monkeypatch):
@@ -353,3 +366,86 @@ def test_install_writes_the_file_matchers(tmp_path, monkeypatch):
         [group] = data["hooks"][event]
         assert group["matcher"] == matcher and group["hooks"][0]["command"].endswith(f"hook {event} --agent {agent}")
         assert install(agent, "user", prefix=["/opt/hela/bin/hela"])["changed"] is False   # idempotent
+
+
+# ------------------------------------------------------------------------------------------ abstractive gist
+from tests.model_server import SERVER_KEY, dead_url, fault_server, llama_server  # noqa: E402,F401 (fixtures)
+
+
+def test_gist_abstractive_with_an_endpoint(captured, llama_server, monkeypatch):
+    """With an ``openai:`` chat endpoint the brief's session gist is the model's summary (the repository's
+    llama-cpp-python server with the default chat model); ``hooks.gist: extractive`` never asks it."""
+    monkeypatch.setenv("HELA_API_KEY", SERVER_KEY)
+    captured.config.models.chat = f"openai:smollm2@{llama_server}"
+    captured.config.hooks.gist_timeout_s = 300.0
+    text, facts = start_context(captured, "shop", Path("/nonexistent"), "s2")
+    assert facts["summary"] == "abstractive", text
+    assert "summarized by openai:smollm2" in text and "failed then passed" not in text
+    captured.config.hooks.gist = "extractive"
+    text, facts = start_context(captured, "shop", Path("/nonexistent"), "s3")
+    assert facts["summary"] == "extractive" and "failed then passed" in text
+
+
+def test_gist_falls_back_when_the_endpoint_fails(captured, fault_server, monkeypatch):
+    for url in (dead_url(), f"{fault_server}/500/v1", f"{fault_server}/slow/v1"):
+        captured.config.models.chat = f"openai:smollm2@{url}"
+        captured.config.hooks.gist_timeout_s = 0.5
+        text, facts = start_context(captured, "shop", Path("/nonexistent"), f"s-{url}")
+        assert facts["summary"] == "extractive" and "failed then passed" in text, url
+
+
+def test_patch_through_the_shell_is_a_change(tmp_path):
+    """Codex without its apply_patch tool runs ``apply_patch <<'EOF'`` through the shell: a change of the file,
+    for the capture, the gist and the recall by file."""
+    patch = "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: billing/api.py\n@@\n-a\n+b\n*** End Patch\nEOF\n"
+    records = [
+        {"timestamp": "2026-12-01T10:00:00Z", "type": "session_meta", "payload": {"id": "cx", "cwd": ROOT}},
+        {"timestamp": "2026-12-01T10:01:00Z", "type": "response_item", "payload": {
+            "type": "message", "role": "user", "content": [{"type": "input_text", "text": "fix refunds"}]}},
+        {"timestamp": "2026-12-01T10:02:00Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "arguments": json.dumps({"cmd": patch}), "call_id": "c1"}},
+    ]
+    [conv] = parse_file(write_jsonl(tmp_path / "rollout-cx.jsonl", records), "codex")
+    line = conv.turns[-1].text
+    assert line == "[tool] exec_command: apply_patch billing/api.py"
+    g = session_gist([{"id": i, "text": t.text, "speaker": t.speaker, "date": ""} for i, t in enumerate(conv.turns)])
+    assert g.changed == ["billing/api.py"]
+    from hela_cli.hooks.context import _kind
+
+    assert _kind({"text": line}) == "change" and _kind({"text": "[tool] Read: billing/api.py"}) is None
+
+
+def test_path_needles_and_mentions():
+    from hela_cli.text.coding import mentions_path, path_needles
+
+    # the agent ran in a folder below the project's top level: both forms are looked for
+    assert path_needles("/repo/api/billing/x.py", ["/repo", "/repo/api"]) == ["api/billing/x.py", "billing/x.py"]
+    assert path_needles("billing/x.py", ["/repo"]) == ["billing/x.py"]
+    assert mentions_path("[tool] Edit: /tmp/p/billing/api.py", "billing/api.py")
+    assert mentions_path("see `billing/api.py`.", "billing/api.py")
+    assert not mentions_path("[tool] Edit: data.py", "a.py") and not mentions_path("mybilling/api.py", "billing/api.py")
+    assert not mentions_path("billing/api.pyc", "billing/api.py")
+
+
+def test_path_recall_from_a_subfolder(tmp_path, monkeypatch, make_memory, hash_embedder):
+    """The agent ran in /home/dev/shop/svc (its transcript names files relative to it); the hook's project
+    root is /home/dev/shop: the file is found through the working directory's form."""
+    monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
+    mem = make_memory(embedder=hash_embedder)
+    records = [{**r, "cwd": "/home/dev"} for r in claude_records()]   # paths come out as shop/billing/api.py
+    capture_file(mem, "claude-code", write_jsonl(tmp_path / "s1.jsonl", records), "shop")
+    assert any(m["text"] == "[tool] Edit: shop/billing/api.py" for m in mem.memories("shop", limit=None))
+    text, _ = path_context(mem, "shop", ["/home/dev/shop/billing/api.py"], ["/home/dev/shop", "/home/dev"], "s2")
+    assert REASON in text
+
+
+def test_a_command_that_merely_passed_is_not_injected(captured):
+    from hela_cli.hooks.context import injectable
+
+    assert not injectable({"text": "[result] `pytest -x` exit 0"}) and not injectable({"text": "Done."})
+    assert injectable({"text": "[result] `pytest -x` exit 1: E boom"}) and injectable({"text": REASON})
+    captured.config.hooks.prompt_min_score = -1.0
+    passed = {m["id"] for m in captured.memories("shop", limit=None) if m["text"].endswith(" exit 0")}
+    assert passed
+    _, facts = prompt_context(captured, "shop", "pytest -x tests/test_refund.py exit", "q1")
+    assert facts["memories"] and not set(facts["memories"]) & passed

@@ -188,8 +188,10 @@ class SessionWork:
                 if isinstance(shown.get(k), str):
                     shown[k] = self.rel(shown[k])
             return tool_line(name, shown)
-        if touched and FILE_TOOLS.get(name) == "patch" or (touched and name in COMMAND_TOOLS):
+        if touched and FILE_TOOLS.get(name) == "patch":
             return tool_line(name, ", ".join(self.rel(p) for _, p in touched))
+        if touched and name in COMMAND_TOOLS:   # a patch applied through the shell (Codex: apply_patch <<'EOF')
+            return tool_line(name, "apply_patch " + ", ".join(self.rel(p) for _, p in touched))
         return tool_line(name, args)
 
     def result(self, call_id: Any, output: Any, is_error: bool | None = None) -> str:

@@ -21,6 +21,15 @@ from hela_cli.text.content import is_content_free
 from hela_cli.text.dates import format_iso
 
 
+def injectable(m: dict[str, Any]) -> bool:
+    """May this memory be put in front of a model? Not a content-free turn ("Noted.", "Done."), nor a command
+    that merely passed (``[result] `cmd` exit 0``: the session gist counts it, alone it says nothing)."""
+    text = str(m.get("text") or "")
+    if text.startswith("[result] `") and text.split("\n", 1)[0].endswith(" exit 0"):
+        return False
+    return not is_content_free(text)
+
+
 def approx_tokens(text: str) -> int:
     return -(-len(text) // 4)
 
@@ -89,7 +98,7 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, no
     limit = h.line_chars
     shown = injected.already(session)
     candidates = [m for m in res.memories if m["score"] >= h.prompt_min_score and m.get("session") != session
-                  and m["id"] not in shown and not is_content_free(m.get("text"))]
+                  and m["id"] not in shown and injectable(m)]
     header = "Memories from earlier sessions of this project (hela; `hela memories` / `hela delete ID` to see or remove):"
     lines = [memory_line(m, limit) for m in candidates[:h.prompt_k]]
     text, n = _fill(header, [("", lines)], h.prompt_tokens)
@@ -154,7 +163,7 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None) -> t
     if query:
         res = mem.retrieve(query, space, k=12, learn=False)
         for m in res.memories:
-            if m["id"] in shown or m["id"] in before or m.get("session") == session or is_content_free(m.get("text")):
+            if m["id"] in shown or m["id"] in before or m.get("session") == session or not injectable(m):
                 continue
             relevant.append(memory_line(m, limit))
             relevant_ids.append(m["id"])
@@ -162,10 +171,10 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None) -> t
               f"`hela delete ID -s {space}` removes a memory):")
     text, n = _fill(header, [("Recent sessions:", gist), ("Relevant to the repository now:", relevant)],
                     h.start_tokens)
-    if text:
-        injected.remember(session, [i for i in shown | set(relevant_ids) if f"[#{i}]" in text or f"[#{i} " in text])
-    return text, {"sessions": len(gists), "lines": n, "summary": "abstractive" if summarized else "extractive",
-                  "at": round(time.time(), 3)}
+    ids = sorted(i for i in shown | set(relevant_ids) if f"[#{i}]" in text or f"[#{i} " in text) if text else []
+    injected.remember(session, ids)
+    return text, {"sessions": len(gists), "lines": n, "memories": ids,
+                  "summary": "abstractive" if summarized else "extractive", "at": round(time.time(), 3)}
 
 
 # ------------------------------------------------------------------------------------------ recall by file
@@ -196,8 +205,8 @@ def _kind(m: dict[str, Any]) -> str | None:
     if text.startswith("[answer] "):
         return "decision"
     if text.startswith("[tool] "):
-        name = text[7:].split(":", 1)[0].strip()
-        return "change" if FILE_TOOLS.get(name) in CHANGES else None
+        name, _, rest = text[7:].partition(":")
+        return "change" if FILE_TOOLS.get(name.strip()) in CHANGES or rest.startswith(" apply_patch ") else None
     if text.startswith("[tool output]") or is_content_free(text):
         return None
     return "decision" if is_decision(text) else None
@@ -216,15 +225,17 @@ def _shown_text(text: str, kind: str) -> str:
     return " ".join(decision_sentences(body, limit=3)) or body
 
 
-def path_context(mem: Memory, space: str, paths: list[str], root: Path | str | None, session: str | None
+def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: str | None
                  ) -> tuple[str, dict[str, Any]]:
     """What earlier sessions left about ``paths`` (the file an agent is about to edit): the decisions and
     reasons stated about it, the commands that failed there, the commits and the changes that touched it,
     newest first within ``hooks.path_tokens`` / ``hooks.path_k``; '' when none of these exists (reads and
     mere mentions do not count). The index from a path to its memories is their text (the capture writes
-    paths relative to the project: formats/agent.py), asked through ``Memory.memories(contains=...)``: no
-    model is loaded."""
-    from hela_cli.text.coding import path_needles
+    paths relative to the agent's working directory: formats/agent.py), asked through
+    ``Memory.memories(contains=...)`` and kept where the text names the file (:func:`mentions_path`): no
+    model is loaded. ``root``: the project's directory, or a list (the project's, the agent's working
+    directory)."""
+    from hela_cli.text.coding import mentions_path, path_needles
 
     h = mem.config.hooks
     if h.path_tokens <= 0 or not paths:
@@ -234,10 +245,11 @@ def path_context(mem: Memory, space: str, paths: list[str], root: Path | str | N
     found: dict[int, dict[str, Any]] = {}
     rels = []
     for p in paths:
-        for needle in path_needles(p, str(root) if root else None):
+        for needle in path_needles(p, root):
             rels.append(needle)
             for m in mem.memories(space, contains=needle, limit=200):
-                found.setdefault(m["id"], m)
+                if m["id"] not in found and mentions_path(m.get("text") or "", needle):
+                    found[m["id"]] = m
     groups: dict[str, list[dict[str, Any]]] = {"decision": [], "failure": [], "commit": [], "change": []}
     for m in sorted(found.values(), key=lambda r: (-(r.get("ts") or r.get("timestamp") or 0), -r["id"])):
         if m["id"] in shown or (session and m.get("session") == session):
@@ -260,7 +272,7 @@ def path_context(mem: Memory, space: str, paths: list[str], root: Path | str | N
         rows = [m for k, m in picked if k == kind]
         lines = [memory_line({**m, "text": _shown_text(m["text"], kind)}, limit) for m in rows]
         sections.append((titles[kind], lines))
-    header = f"hela: what earlier sessions left about {', '.join(dict.fromkeys(rels))} (`hela memories --contains PATH`):"
+    header = f"hela: what earlier sessions left about {rels[-1] if rels else paths[0]} (`hela memories --contains PATH`):"
     text, n = _fill(header, sections, h.path_tokens)
     ids = [m["id"] for _, m in picked if f"[#{m['id']} " in text]
     injected.remember(session, ids)

@@ -16,8 +16,8 @@ from typing import Any
 from hela_cli.text.coding import decision_sentences, is_decision
 from hela_cli.text.content import is_content_free
 
-_CHANGE = re.compile(r"^\[tool\] (Edit|MultiEdit|NotebookEdit|Write|replace|edit|edit_file|write_file|create_file|"
-                     r"str_replace_based_edit_tool|apply_patch): (.+)$")
+_CHANGE = re.compile(r"^\[tool\] (?:(?:Edit|MultiEdit|NotebookEdit|Write|replace|edit|edit_file|write_file|"
+                     r"create_file|str_replace_based_edit_tool|apply_patch): |[\w.]+: apply_patch )(.+)$")
 _RESULT = re.compile(r"^\[result\] `(.+)` exit (-?\d+)(?:: (.*))?$", re.S)
 _COMMIT = re.compile(r"^\[result\] commit\b(.*)$", re.S)
 _FILES_TAG = re.compile(r"\n\[files: [^\]]*\]$")
@@ -54,7 +54,7 @@ def session_gist(rows: list[dict[str, Any]], session: str = "") -> Gist:
         if not g.asked and who == "user" and not text.startswith("[") and not is_content_free(text):
             g.asked, g.asked_id = text, r["id"]
         if m := _CHANGE.match(text):
-            for p in m.group(2).split(", "):
+            for p in m.group(1).split(", "):
                 p = p.strip()
                 if p and p not in g.changed:
                     g.changed.append(p)

@@ -2,7 +2,8 @@
 twice in one session (by any hook: the start brief, the prompt recall, the recall by file). One small
 user-only file per session in hela's home (``hooks-state/<hash of the session id>.injected``): one line of
 memory ids per injection, appended with one write (hooks of one session that run at once never mix
-lines). A file not touched for :data:`KEEP_DAYS` days is removed by the next session start."""
+lines). A file not touched for :data:`KEEP_DAYS` days is removed by the next session start; a session whose
+context was compacted or cleared starts its record afresh (:func:`forget`)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,16 @@ def remember(session: str | None, ids: Iterable[int]) -> None:
             os.close(fd)
     except OSError:
         pass
+
+
+def forget(session: str | None) -> None:
+    """Start ``session``'s record afresh: after the agent compacted or cleared its context, what it was shown
+    is gone from it (Claude Code's ``SessionStart`` with ``source`` ``compact`` / ``clear``)."""
+    if session:
+        try:
+            _path(session).unlink()
+        except OSError:
+            pass
 
 
 def prune(now: float | None = None) -> int:

@@ -219,6 +219,10 @@ def _start(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: byt
     from hela_cli.hooks.context import start_context
 
     space, root = _space(args, payload)
+    if payload.get("source") in ("compact", "clear"):   # what the session was shown is no longer in its context
+        from hela_cli.hooks import injected
+
+        injected.forget(payload.get("session_id"))
     with _memory(cfg) as mem:
         if not _has_space(mem, space):
             return "", {"result": "empty", "space": space}
@@ -347,7 +351,7 @@ def _path(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: byte
     with _memory(cfg) as mem:
         if not _has_space(mem, space):
             return "", {"result": "empty", "space": space}
-        text, facts = path_context(mem, space, paths, root, payload.get("session_id"))
+        text, facts = path_context(mem, space, paths, [root, payload.get("cwd")], payload.get("session_id"))
     return text, {"result": "ok" if text else "empty", "space": space, "tool": tool, **facts}
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
+from typing import Any
 
 # a decision stated in words: "we decided", "let's use", "because", "instead of", "going with", ...
 _DECISION = re.compile(
@@ -98,11 +99,23 @@ def relative_path(path: str, root: str | None) -> str:
     return p
 
 
-def path_needles(path: str, root: str | None) -> list[str]:
-    """What a memory's text holds when it is about ``path``: the path relative to the project (which an
-    absolute mention contains too)."""
-    rel = relative_path(path, root)
-    return [rel] if rel else []
+def path_needles(path: str, roots: Any) -> list[str]:
+    """What a memory's text holds when it is about ``path``: the path relative to each of ``roots`` it lies in
+    (the project's top-level directory, the agent's working directory: a transcript names files relative to
+    the latter), longest first; an absolute mention holds each of them too."""
+    roots = [str(r) for r in (roots if isinstance(roots, (list, tuple)) else [roots]) if r] or [None]
+    out: list[str] = []
+    for r in roots:
+        rel = relative_path(path, r)
+        if rel and rel not in out:
+            out.append(rel)
+    return sorted(out, key=len, reverse=True)
+
+
+def mentions_path(text: str, needle: str) -> bool:
+    """Does ``text`` name the file ``needle`` (not merely contain it: ``data.py`` does not name ``a.py``;
+    ``/repo/billing/api.py`` and ```billing/api.py``` name ``billing/api.py``)?"""
+    return re.search(r"(?<![\w.-])" + re.escape(needle) + r"(?![\w-])", text or "") is not None
 
 
 def commit_of(output: str) -> tuple[str, str] | None:

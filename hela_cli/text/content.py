@@ -18,6 +18,7 @@ all set here hi hello hey sounds sound makes sense agreed agree of course certai
 let me check look see now i'll ill i will i'm im on working that this the a an and so well then go ahead
 continue proceed yes please happy to help glad to no problem np welcome hmm um uh ah oh wow lol
 again one moment sec second minute just quick quickly first start starting try trying
+fixed updated applied saved changed remember remembered keep in mind for later it's its
 """.split())
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?", re.UNICODE)
 _SUBSTANCE = re.compile(r"\d|[/\\`]|[A-Za-z]+[_.][A-Za-z0-9]|[a-z][A-Z]")   # numbers, paths, code, camelCase
