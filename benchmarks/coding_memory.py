@@ -49,7 +49,7 @@ from typing import Any, Iterator
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "coding_memory" / "data" / "bookminder"
 QUESTIONS = HERE / "coding_memory" / "questions.json"
-CWD = "/home/dev/BookMinder"   # the project folder the transcripts name (``cwd`` of their records)
+CWD = "/Users/palimondo/Developer/BookMinder"   # the project folder the sessions ran in (their records' ``cwd``)
 SPACE = "bookminder"
 SYSTEMS = ("none", "grep", "bm25", "hela", "hela+path")
 

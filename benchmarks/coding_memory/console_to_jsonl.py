@@ -37,13 +37,15 @@ _TOOLS = {"Bash": ("Bash", "command"), "Update": ("Edit", "file_path"), "Edit": 
           "Search": ("Grep", "pattern"), "List": ("LS", "path"), "Fetch": ("WebFetch", "url"),
           "Task": ("Task", "description"), "Call": ("Task", "description")}
 _TOOL_HEAD = re.compile(r"^⏺ (" + "|".join(_TOOLS) + r")\((.*)$")
-_MARKS = ("⏺", "> ", "✻", "╭", "claude")
+_COST = re.compile(r"\s{2,}Cost: \$[\d.]+ \([\d.]+s\)\s*$")   # a later console's suffix on each answer line
+CWD = "/Users/palimondo/Developer/BookMinder"   # the project folder the sessions ran in (their own paths)
 
 
 def blocks(lines: list[str]) -> list[tuple[int, str, list[str]]]:
     """(first line number, kind, lines) for each block: ``user``, ``answer``, ``thinking``, ``start``."""
     out: list[tuple[int, str, list[str]]] = []
     for i, line in enumerate(lines, 1):
+        line = _COST.sub("", line)
         if line.rstrip() == "claude":
             out.append((i, "start", []))
         elif line.startswith("> "):
@@ -83,6 +85,8 @@ def _tool(first: str, rest: list[str]) -> tuple[str, dict[str, str], str] | None
     for prefix in (f"{key}: ", "command: ", "file_path: ", "path: ", "pattern: "):   # the older console's form
         if arg.startswith(prefix) and name != "Grep":
             arg = arg[len(prefix):]
+    if len(arg) > 1 and arg[0] == arg[-1] == '"':
+        arg = arg[1:-1]
     inp = {key: arg}
     if name == "Edit":
         inp.update(old_string="", new_string="\n".join(out_lines[1:]).strip())
@@ -102,7 +106,7 @@ def convert(path: Path, day: str, start: datetime, output_chars: int, redact) ->
         nonlocal t, parent, records
         if records is None:
             new_session()
-        rec = {"parentUuid": parent, "cwd": "/home/dev/BookMinder", "sessionId": session_id(), "type": rec_type,
+        rec = {"parentUuid": parent, "cwd": CWD, "sessionId": session_id(), "type": rec_type,
                "uuid": uuid,
                "timestamp": t.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
                "message": {"role": rec_type, "content": content}}
