@@ -203,3 +203,40 @@ def test_delete_removes_marks_and_copy_export_import_carry_them(backend_db, tmp_
         mem.delete("p", [f["new"]])
         assert mem.store.count_supersessions(mem.space("p").id) == 0
         assert mem.store.integrity_problems() == []
+
+
+def test_backup_carries_the_marks(backup_db_pair):
+    src, dest = backup_db_pair
+    mem = _memory(src)
+    with mem:
+        f = _facts(mem)
+        mem.supersede(f["old"], f["new"])
+        mem.backup(dest)
+    with Store(dest) as copy:
+        rows = copy.space_supersessions(copy.require_space("p").id)
+        assert [(r["old_id"], r["new_id"], r["status"]) for r in rows] == [(f["old"], f["new"], "superseded")]
+
+
+@pytest.fixture()
+def backup_db_pair(backend_db, tmp_path):
+    """A database of either engine and the SQLite file its backup goes to."""
+    return backend_db, str(tmp_path / "backup.db")
+
+
+def test_history_and_inspect_show_the_chain(tmp_path):
+    from hela_cli.maintenance.inspection import node
+
+    mem = _memory(str(tmp_path / "c.db"))
+    with mem:
+        f = _facts(mem)
+        third = mem.add("p", "We moved the model server again, to TensorRT-LLM.", time=T0 + 20 * DAY,
+                        supersedes=f["new"])
+        mem.supersede(f["old"], f["new"])
+        chain = mem.history("p", f["old"])["changes"]
+        assert [(c["old"], c["new"]) for c in chain] == [(f["old"], f["new"]), (f["new"], third)]
+        assert chain[0]["invalid_at"].startswith("2023-11-24") and chain[0]["detector"] == "explicit"
+        assert node(mem.store, third, mem.config)["changes"] == chain
+        # recall of the oldest brings the whole chain, newest first
+        res = mem.retrieve("Our model server is vLLM 0.6 behind nginx on the GPU box orca.", "p", learn=False)
+        ids = [m["id"] for m in res.memories]
+        assert ids.index(third) < ids.index(f["new"]) < ids.index(f["old"])
