@@ -48,8 +48,8 @@ QUESTIONS = [
 ]
 
 
-def _learned(store, sp, nid: int, decay: float) -> float:
-    return sum(learned for _, _, learned in store.node_edges(store.refresh_space(sp), nid, decay))
+def _learned(store, sp, nid: int) -> float:
+    return sum(learned for _, _, learned in store.node_edges(store.refresh_space(sp), nid))
 
 
 def run(rule: str, recalls: int) -> dict:
@@ -79,10 +79,9 @@ def run(rule: str, recalls: int) -> dict:
                                spread_in=[m["id"] for m in ms if m["path"] == "hebbian"])
                 got = [m["id"] for m in res.memories]
                 both += old in got and new in got
-            decay = cfg.hebbian.decay
             out = {"rule": rule, "recalls": recalls, "recalls_with_both": both,
-                   "learned_old": round(_learned(mem.store, sp, old, decay), 4),
-                   "learned_new": round(_learned(mem.store, sp, new, decay), 4)}
+                   "learned_old": round(_learned(mem.store, sp, old), 4),
+                   "learned_new": round(_learned(mem.store, sp, new), 4)}
             mem.supersede(old, new, undo=True)   # what the graph alone ranks, the marks' help removed
             ranks = []
             for q in QUESTIONS:

@@ -168,7 +168,7 @@ def test_spreading_does_not_revive_and_eq1_does_not_strengthen(tmp_path):
         ids = [m["id"] for m in res.memories]
         assert f["old"] in ids and f["new"] in ids
         s = mem.store.refresh_space(sp)
-        w = mem.store.edges_among(s, ids, mem.config.hebbian.decay)
+        w = mem.store.edges_among(s, ids)
         pair_new = (min(f["new"], f["lunch"]), max(f["new"], f["lunch"]))
         pair_old = (min(f["old"], f["lunch"]), max(f["old"], f["lunch"]))
         assert w.get(pair_new, 0.0) > 0 and w.get(pair_old, 0.0) == 0.0

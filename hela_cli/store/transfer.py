@@ -53,12 +53,8 @@ class Transfer:
             asks = [tuple(r) for r in self.db.execute(
                 "SELECT id, question, answer, memories, step, created_at, kind, retrieval, used, used_at, vector "
                 "FROM asks WHERE space_id=? ORDER BY id", (sid,))]
-<<<<<<< HEAD
             supersessions = self.space_supersessions(sid)
-        return {"name": name, "step": step, "base_step": base, "consolidated_step": cons, "nodes": nodes,
-=======
         return {"name": name, "step": step, "base_step": base, "consolidated_step": cons, "decay": decay, "nodes": nodes,
->>>>>>> main
                 "vectors": vecs, "edges": edges, "passages": passages, "semantic": semantic, "hubs": hubs,
                 "asks": asks, "history": history, "supersessions": supersessions, "embedder": self.embedder_info()}
 
@@ -141,17 +137,12 @@ class Transfer:
             self.db.executemany("INSERT INTO history(node_id, space_id, text, speaker, edited_at) VALUES (?,?,?,?,?)",
                                 [(idmap[nid], sp.id, text, speaker, at) for nid, text, speaker, at
                                  in dump.get("history", ()) if nid in idmap])
-<<<<<<< HEAD
             self.restore_supersessions(sp.id, [{**r, "old_id": idmap[r["old_id"]], "new_id": idmap[r["new_id"]]}
                                                for r in dump.get("supersessions", ())
                                                if r["old_id"] in idmap and r["new_id"] in idmap])
-            self.db.execute("UPDATE spaces SET step=?, base_step=?, consolidated_step=? WHERE id=?",
-                            (dump["step"], dump["base_step"], dump["consolidated_step"], sp.id))
-=======
             # the decay travels with the amplitudes it gives meaning to (issue 41)
             self.db.execute("UPDATE spaces SET step=?, base_step=?, consolidated_step=?, decay=? WHERE id=?",
                             (dump["step"], dump["base_step"], dump["consolidated_step"], dump.get("decay"), sp.id))
->>>>>>> main
             self._after_load()
         return {"nodes": len(nodes), "edges": len(dump["edges"]), "semantic": len(dump["semantic"]),
                 "asks": len(dump["asks"]), "ids_kept": int(keep_ids)}

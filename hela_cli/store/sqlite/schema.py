@@ -353,11 +353,8 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0013_asks_feedback", _m13_asks_feedback),
     ("0014_asks_traces", _m14_asks_traces),
     ("0015_keyword_terms", _m15_keyword_terms),
-<<<<<<< HEAD
-    ("0017_supersession", _m17_supersession),
-=======
     ("0016_space_hebbian", _m16_space_hebbian),
->>>>>>> main
+    ("0017_supersession", _m17_supersession),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
