@@ -250,9 +250,9 @@ class StoreAPI(Protocol):
         Reads only the pruned rows through the ``(space_id, amp)`` index. Returns how many."""
 
     def set_edges(self, space: Space, weights: dict[tuple[int, int], float], decay: float) -> None:
-        """Write current weights for pairs learned under ``decay``, inside a write transaction. A pair whose node is gone (or in another
-        space) is skipped: the check runs in the transaction, so no edge can dangle. An edge with a fixed
-        ``prior`` keeps it; its decaying part becomes ``max(0, weight - prior)``."""
+        """Write current weights for pairs learned under ``decay``, inside a write transaction. A pair whose node
+        is gone (or in another space) is skipped: the check runs in the transaction, so no edge can dangle. An
+        edge with a fixed ``prior`` keeps it; its decaying part becomes ``max(0, weight - prior)``."""
 
     def set_priors(self, space: Space, weights: dict[tuple[int, int], float]) -> None:
         """Give pairs a fixed prior weight (at least ``w``: an existing larger prior stays), inside a write
@@ -273,7 +273,8 @@ class StoreAPI(Protocol):
     def edge_priors(self, space: Space) -> dict[tuple[int, int], float]:
         """``{(a, b): prior}`` of the space's edges with a fixed prior weight."""
 
-    def pair_weights(self, space: Space, pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
+    def pair_weights(self, space: Space,
+                     pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
         """``{(a, b): (prior, current weight)}`` (a < b) of the existing edges among ``pairs``: one read per 500
         smaller ends instead of a query per pair (ingest writes links for every batch)."""
 
