@@ -240,3 +240,41 @@ def test_history_and_inspect_show_the_chain(tmp_path):
         res = mem.retrieve("Our model server is vLLM 0.6 behind nginx on the GPU box orca.", "p", learn=False)
         ids = [m["id"] for m in res.memories]
         assert ids.index(third) < ids.index(f["new"]) < ids.index(f["old"])
+
+
+def test_stale_semantic_records(tmp_path):
+    """A semantic record resting on a superseded memory is marked stale; current_only leaves it out."""
+    mem = _memory(str(tmp_path / "s.db"))
+    mem.config.retrieval.semantic_k = 5
+    with mem:
+        f = _facts(mem)
+        sp = mem.space("p")
+        text = "The model server is vLLM 0.6 on orca."
+        with mem.store.transaction(space=sp.id):
+            rid = mem.store.restore_semantic(sp.id, {"kind": "fact", "text": text, "created_at": T0,
+                                                     "updated_at": T0}, [f["old"]], mem.embedder.embed([text])[0])
+        q = "model server vLLM orca"
+        assert [r["stale"] for r in mem.retrieve(q, "p", learn=False).semantic if r["id"] == rid] == [False]
+        mem.supersede(f["old"], f["new"])
+        rec = next(r for r in mem.retrieve(q, "p", learn=False).semantic if r["id"] == rid)
+        assert rec["stale"] and rec["stale_evidence"] == [f["old"]]
+        assert rid not in [r["id"] for r in mem.retrieve(q, "p", learn=False, current_only=True).semantic]
+        assert not next(r for r in mem.retrieve(q, "p", learn=False, as_of=T0 + 5 * DAY).semantic
+                        if r["id"] == rid)["stale"]   # before the change the record held
+
+
+def test_ui_shows_the_chain_and_the_mark(tmp_path):
+    from starlette.testclient import TestClient
+
+    from hela_cli.ui.app import create_app
+
+    mem = _memory(str(tmp_path / "u.db"))
+    with mem:
+        f = _facts(mem)
+        mem.supersede(f["old"], f["new"])
+        client = TestClient(create_app(mem, "tok-for-tests", cookie="hela-ui-sup"))
+        assert client.get("/?token=tok-for-tests").status_code == 200
+        page = client.get(f"/memory/{f['old']}").text
+        assert "Facts that changed" in page and f'href="/memory/{f["new"]}">#{f["new"]}</a> from 2023-11-24' in page
+        recall = client.get("/recall", params={"space": "p", "q": "vLLM 0.6 behind nginx on orca"}).text
+        assert f'superseded by <a href="/memory/{f["new"]}">#{f["new"]}</a>' in recall
