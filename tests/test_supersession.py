@@ -278,3 +278,27 @@ def test_ui_shows_the_chain_and_the_mark(tmp_path):
         assert "Facts that changed" in page and f'href="/memory/{f["new"]}">#{f["new"]}</a> from 2023-11-24' in page
         recall = client.get("/recall", params={"space": "p", "q": "vLLM 0.6 behind nginx on orca"}).text
         assert f'superseded by <a href="/memory/{f["new"]}">#{f["new"]}</a>' in recall
+
+
+def test_lines_carry_the_mark(tmp_path):
+    """Prompt A.2 (hela ask, with and without --no-llm), the hooks' memory line and the session brief show a
+    superseded memory with its mark; lines of memories outside any change are unchanged."""
+    from hela_cli.answering.prompts import answer_messages, render_memory
+    from hela_cli.hooks.context import memory_line
+
+    mem = _memory(str(tmp_path / "l.db"))
+    with mem:
+        f = _facts(mem)
+        q = "Our model server is vLLM 0.6 behind nginx on the GPU box orca."
+        plain = {m["id"]: render_memory(m) for m in mem.retrieve(q, "p", learn=False).memories}
+        mem.supersede(f["old"], f["new"])
+        res = mem.retrieve(q, "p", learn=False)
+        got = {m["id"]: m for m in res.memories}
+        mark = f"(superseded by #{f['new']}, 2023-11-24)"
+        assert render_memory(got[f["old"]]).endswith(mark) and f"#{f['old']} user:" in render_memory(got[f["old"]])
+        assert f"#{f['new']} user:" in render_memory(got[f["new"]]) and "superseded" not in render_memory(got[f["new"]])
+        assert render_memory(got[f["ci"]]) == plain[f["ci"]]
+        context = answer_messages(q, res.memories, res.semantic)[-1]["content"]
+        assert mark in context
+        assert memory_line(got[f["old"]], 200).endswith(mark) and "superseded" not in memory_line(got[f["new"]], 200)
+        assert mem.ask(q, "p", llm=False, learn=False)["context"].count(mark) == 1
