@@ -302,3 +302,17 @@ def test_lines_carry_the_mark(tmp_path):
         assert mark in context
         assert memory_line(got[f["old"]], 200).endswith(mark) and "superseded" not in memory_line(got[f["new"]], 200)
         assert mem.ask(q, "p", llm=False, learn=False)["context"].count(mark) == 1
+
+
+def test_feedback_does_not_strengthen_a_superseded_memory(tmp_path):
+    mem = _memory(str(tmp_path / "f.db"))
+    with mem:
+        f = _facts(mem)
+        mem.supersede(f["old"], f["new"])
+        res = mem.retrieve("vLLM model server orca SGLang", "p", learn=True)
+        ids = [m["id"] for m in res.memories]
+        assert f["old"] in ids and f["new"] in ids
+        rep = mem.reinforce("p", [f["old"], f["new"], f["ci"]], recall_id=res.recall_id)
+        assert rep["strengthened"] > 0
+        w = mem.store.edges_among(mem.store.refresh_space(mem.space("p")), ids)
+        assert all(w.get(p, 0.0) == 0.0 for p in w if f["old"] in p) and w[tuple(sorted((f["new"], f["ci"])))] > 0
