@@ -316,3 +316,17 @@ def test_feedback_does_not_strengthen_a_superseded_memory(tmp_path):
         assert rep["strengthened"] > 0
         w = mem.store.edges_among(mem.store.refresh_space(mem.space("p")), ids)
         assert all(w.get(p, 0.0) == 0.0 for p in w if f["old"] in p) and w[tuple(sorted((f["new"], f["ci"])))] > 0
+
+
+def test_a_filtered_recall_still_brings_the_successor(tmp_path):
+    """Recall filters choose the candidates; the successor of a recalled superseded memory joins anyway (an
+    --until before the change included), except after --as-of."""
+    mem = _memory(str(tmp_path / "w.db"))
+    with mem:
+        f = _facts(mem)
+        mem.supersede(f["old"], f["new"])
+        q = "Our model server is vLLM 0.6 behind nginx on the GPU box orca."
+        ids = [m["id"] for m in mem.retrieve(q, "p", learn=False, until=T0 + 5 * DAY).memories]
+        assert ids.index(f["new"]) < ids.index(f["old"])
+        ids = [m["id"] for m in mem.retrieve(q, "p", learn=False, as_of=T0 + 5 * DAY).memories]
+        assert f["new"] not in ids and f["old"] in ids

@@ -184,7 +184,7 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
 
     memories = _memory_rows(store, chosen, base, s_final, spreads, traced, edge_w)
     if marks:
-        memories = _successors(store, base, memories, marks, filters, changes)
+        memories = _successors(store, base, memories, marks, changes)
     semantic = _semantic(store, space, q, r, changes) if r.semantic_k > 0 else []
     return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=cands.now, step=space.step,
                      timings_ms=timings, query_vector=q)
@@ -347,11 +347,12 @@ def _memory_rows(store: Store, chosen: list[tuple[int, str]], base: _BaseScores,
 
 
 def _successors(store: Store, base: _BaseScores, memories: list[dict[str, Any]], marks: Marks,
-                filters: dict[str, Any] | None, changes: _Changes) -> list[dict[str, Any]]:
+                changes: _Changes) -> list[dict[str, Any]]:
     """Stage 5b: each recalled superseded memory's successor joins the result above it, every memory with its
     marks (:func:`hela_cli.mechanics.succession.with_successors`); with ``current_only`` the ones superseded
-    for certain leave. A successor after the recall's ``until`` (``as_of``) is not brought in."""
-    until = (filters or {}).get("until")
+    for certain leave. A successor joins whatever the recall filters (speaker, session, a time window: the
+    old memory is never shown without it), except one after ``as_of``, which did not exist then."""
+    until = changes.as_of
 
     def load(ids: set[int]) -> list[dict[str, Any]]:
         ids = base.join(set(ids) - set(base.scores)) | (set(ids) & set(base.scores))
