@@ -30,11 +30,19 @@ def _read_stdin_turns() -> tuple[list[Any], list[Any]]:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(f"<stdin>:{n}: not valid JSON ({e.msg} at column {e.colno})") from None
-        supersedes.append(obj.pop("supersedes", None) if isinstance(obj, dict) else None)
+        marks = obj.pop("supersedes", None) if isinstance(obj, dict) else None
+        if marks is not None and not (_ids(marks) or _ids([marks])):
+            raise InputError(f"<stdin>:{n}: 'supersedes' must be a memory id or a list of memory ids")
+        supersedes.append(marks)
         turns.append(turn_from_mapping(obj, f"<stdin>:{n}"))
     if not turns:
         raise InputError("<stdin>: no turns to add")
     return turns, supersedes
+
+
+def _ids(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, int) and not isinstance(v, bool)
+                                                           for v in value)
 
 
 @app.command("add")
