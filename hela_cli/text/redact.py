@@ -54,26 +54,53 @@ _TOKEN_CHAR = re.compile(r"[A-Za-z0-9_-]")
 
 _AUTH_HEADER = re.compile(r"(?i)\b(authorization\s*[:=]\s*[\"']?\s*)(bearer|basic|token)\s+([A-Za-z0-9._~+/=-]{8,})")
 _BEARER = re.compile(r"\b([Bb]earer\s+)([A-Za-z0-9._~+/-]{20,}=*)")
-_URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]+:)([^\s@/'\"]{3,})(@[^\s/'\"]+)")
+# scheme://user:PASSWORD@host (user may be empty: redis://:pw@host); a password holding '@' runs to the last
+# '@' before a host without one
+_URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]*:)([^\s/'\"]{3,})(@[^\s/'\"@:]+)")
 
-# NAME=value, NAME: value, "name": "value" (.env, shell, YAML, JSON, a pasted config line); the name is
-# checked by _secret_name, the value by _secret_value
+# NAME=value, NAME: value, "name": "value" (.env, shell, YAML, JSON, libpq / JDBC / ODBC keyword strings, a
+# pasted config line); the name is checked by _secret_name, the value by _secret_value
 _ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_])(?P<pre>(?:export[ \t]+)?(?P<q>[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{1,60})(?P=q)"
     r"(?P<sp1>[ \t]*)(?P<op>=|:)(?P<sp2>[ \t]*))"
-    r"(?P<value>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}'|[^\s\"'&;,()<>{}\[\]]{4,})(?=$|[\s,;})\]&])", re.M)
-_SECRET_PARTS = {"key", "apikey", "token", "secret", "password", "passwd", "pwd", "passphrase", "credential",
-                 "credentials", "auth", "pat", "accesskey", "secretkey", "privatekey"}
+    r"(?P<value>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}'|[^\s\"'`&;,()<>{}\[\]]{4,})(?=$|[\s,;})\]&\"'`])", re.M)
+_SECRET_PARTS = {"key", "apikey", "token", "secret", "password", "passwd", "pass", "pwd", "passphrase",
+                 "credential", "credentials", "auth", "pat", "accesskey", "secretkey", "privatekey"}
+_PASSWORD_PARTS = {"password", "passwd", "pass", "pwd", "passphrase"}
 _NOT_SECRET_PARTS = {"public", "sort", "primary", "foreign", "partition", "cache", "lookup", "max", "min", "num",
                      "count", "type", "name", "file", "path", "url", "id", "length", "len", "limit", "size"}
+# one word ending in a secret word: PGPASSWORD, AUTHTOKEN, DBPASS, MYSQLPWD ("pass" only in an all-caps name:
+# bypass, compass, firstpass are words)
+_SECRET_SUFFIXES = ("password", "passwd", "pwd", "token", "secret", "apikey", "secretkey", "accesskey",
+                    "privatekey", "authkey", "passphrase", "credentials")
 _NAME_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
+# a YAML line "password: VALUE" (a lowercase key alone at the start of a line, the value the rest of it);
+# "key:" is left out: YAML uses it for cache keys, selectors and config-map keys
+_YAML_NAMES = {"password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "apikey", "credentials"}
+_LINE_START = re.compile(r"(?:^|\n)[ \t]*(?:- )?$")
+
+
+def _parts(name: str) -> list[str]:
+    parts = [p.lower() for p in _NAME_PARTS.findall(name)]
+    upper = name.upper() == name
+    out = []
+    for p in parts:
+        if p not in _SECRET_PARTS:
+            suffix = next((s for s in _SECRET_SUFFIXES if p.endswith(s) and len(p) > len(s)), None)
+            if suffix is None and upper and p.endswith("pass") and len(p) > 4:
+                suffix = "pass"
+            if suffix is not None and p != "oldpwd":
+                out += [p[:-len(suffix)], suffix]
+                continue
+        out.append(p)
+    return out
 
 
 def _secret_name(name: str) -> tuple[bool, bool]:
-    """(names a secret, is compound): ``DB_PASSWORD`` (True, True), ``password`` (True, False),
-    ``max_tokens`` / ``author`` / ``sort_key`` (False, ...)."""
-    parts = [p.lower() for p in _NAME_PARTS.findall(name)]
+    """(names a secret, is compound): ``DB_PASSWORD`` / ``PGPASSWORD`` (True, True), ``password`` (True,
+    False), ``max_tokens`` / ``author`` / ``sort_key`` (False, ...)."""
+    parts = _parts(name)
     if not parts or not _SECRET_PARTS & set(parts) or _NOT_SECRET_PARTS & set(parts[-1:]):
         return False, len(parts) > 1
     if _NOT_SECRET_PARTS & set(parts) and "key" in parts and not {"api", "secret", "access", "private"} & set(parts):
@@ -81,37 +108,57 @@ def _secret_name(name: str) -> tuple[bool, bool]:
     return True, len(parts) > 1
 
 
+def _kind(name: str) -> str:
+    return "password" if _PASSWORD_PARTS & set(_parts(name)) else "secret"
+
+
+def _literal(v: str) -> bool:
+    """An unquoted word in code that reads as a credential, not a variable: letters and digits mixed
+    (``s3cretvalue123``), no ``_`` or ``.`` (``s3_key``, ``args.api_key``)."""
+    return (len(v) >= 8 and "_" not in v and "." not in v and sum(c.isdigit() for c in v) >= 2
+            and sum(c.isalpha() for c in v) >= 3)
+
+
 def _secret_value(m: re.Match[str]) -> bool:
     text = m.string
-    name_ok, compound = _secret_name(m.group("name"))
+    name = m.group("name")
+    name_ok, compound = _secret_name(name)
     value = m.group("value")
     if not name_ok or not _value_ok(value) or _MARKED.search(value):
         return False
     quoted = value[0] in "\"'"
     v = value.strip("\"'")
+    if name in ("PWD", "OLDPWD") and v[:1] in ("/", "~"):
+        return False                           # the shell's working directory (ODBC's PWD=... is a password)
     if m.group("op") == "=":
         before = text[:m.start()].rstrip()[-1:]
         if m.group("sp1") or m.group("sp2") or before in ("(", ","):   # code (token = token, f(key=s3_key)):
-            return quoted or not _IDENTIFIER.match(v)                   # not a variable name
+            return quoted or not _IDENTIFIER.match(v) or _literal(v)   # not a variable name
         return True                            # .env / shell: DB_PASSWORD=postgres
     if m.group("q") or compound:               # "name": "value" (JSON), api_key: ..., DB_PASSWORD: ...
         return quoted or not _IDENTIFIER.match(v) or bool(re.search(r"\d", v))
+    if (name in _YAML_NAMES and _LINE_START.search(text, 0, m.start()) and len(v) >= 6
+            and text[m.end():m.end() + 1] in ("", "\n", "\r")):
+        return True                            # YAML: password: correcthorsebattery
     # Password: hunter2 (a single word before ':'): only a value that looks like a credential, so that
     # prose ("Secret: chocolate", "Key: the door") stays
     return not quoted and bool(re.search(r"[0-9!@#$%^&*+/=_-]", v)) and len(v) >= 6
 
 
 _PLACEHOLDER = re.compile(
-    r"(?i)^[\"']?(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\{\{.*\}\}|x{3,}|\*{3,}|.*\.{3}|.*…|changeme|"
-    r"your[_-].*|value|secret|password|passwd|pass|pwd|none|null|true|false|undefined|example|placeholder|"
-    r"redacted|\[REDACTED.*|os\.environ.*|"
-    r"process\.env.*|getenv.*|env\(.*)[\"']?$")
+    r"(?i)^[\"']?(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*|%[A-Za-z_][A-Za-z0-9_]*%|<[^>]*>|\{\{.*\}\}|x{3,}|"
+    r"\*{3,}|.*\.{3}|.*…|changeme|your[_-].*|value|secret|password|passwd|pass|pwd|none|null|true|false|"
+    r"undefined|example|placeholder|redacted|\[REDACTED.*|os\.environ.*|process\.env.*|getenv.*|env\(.*)[\"']?$")
+
+
+_NUMBER = re.compile(r"^[$€£¥]?[0-9][0-9.,]*[%kKmM]?$")
 
 
 def _value_ok(value: str) -> bool:
-    """A value worth redacting: not a placeholder, a reference to a variable, or a number alone."""
+    """A value worth redacting: not a placeholder, a reference to a variable, or a number or price alone
+    (``Chicago CityPASS: $109``)."""
     v = value.strip("\"'")
-    return not (_PLACEHOLDER.match(value) or v.isdigit() or len(v) < 4)
+    return not (_PLACEHOLDER.match(value) or _NUMBER.match(v) or len(v) < 4)
 
 
 def _mark(kind: str) -> str:
@@ -130,14 +177,95 @@ def _sub_prefixed(text: str) -> str:
 
 
 def _sub_assignments(text: str) -> str:
-    def repl(m: re.Match[str]) -> str:
+    """Each NAME=value whose value is a secret: the value replaced. A match that is not one is searched again
+    from its value (``$env:DB_PASSWORD = ...``, ``--from-literal=password=...``: the name is inside it)."""
+    out, pos, done = [], 0, 0
+    while (m := _ASSIGN.search(text, pos)) is not None:
         if not _secret_value(m):
-            return m.group(0)
+            pos = m.start("value")
+            continue
         value = m.group("value")
         q = value[0] if value[0] in "\"'" else ""
-        return f"{m.group('pre')}{q}{_mark('secret')}{q}"
+        out += [text[done:m.start()], f"{m.group('pre')}{q}{_mark(_kind(m.group('name')))}{q}"]
+        pos = done = m.end()
+    return "".join(out) + text[done:]
 
-    return _ASSIGN.sub(repl, text)
+
+# ------------------------------------------------------------------------------------ command lines
+# a flag's value: a quoted string or one shell word
+_WORD = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;|&<>()]+)"
+# --password S3cret, --password=S3cret, --db-password, --token, --auth-token, --api-key, --client-secret,
+# --secret-key, --aws-secret-access-key (any tool: wget, docker login, kubectl, gcloud, mysql, ...); the flag
+# name ends there (--password-file, --password-stdin, --token-file are not values)
+_FLAG = re.compile(
+    r"(?<![\w-])(?P<flag>--(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-?key|secret-key|access-key|"
+    r"passphrase|credentials?))(?P<sep>=|[ \t]+)(?P<value>" + _WORD + r")")
+# a command word (at the start of a command), then the rest of its command (to a pipe, ';', '&' or the end of the line)
+_SEGMENT = r"(?<![^\s|;&(`'\"])(?P<cmd>{cmd})(?=[ \t])(?P<rest>[^\n|;&]*)"
+_PSQL = re.compile(r"\b(?:psql|pg_dump|pg_dumpall|pg_restore|pg_basebackup|createdb|dropdb|createuser|dropuser|"
+                   r"vacuumdb|reindexdb|clusterdb|pgbench)\b")
+#: (command words, flag pattern within its command line; group "value" is the secret)
+_COMMAND_FLAGS: tuple[tuple[str, str], ...] = (
+    # mysql -uroot -pS3cret (attached only: `-p` alone prompts, `-p dbname` names a database)
+    (r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mysqlbinlog|mariadb|"
+     r"mariadb-dump|mariadb-admin)\b", r"(?<=\s)-p(?P<value>" + _WORD + r")"),
+    # docker login -p S3cret, sshpass -p S3cret, mongosh -p S3cret: there -p is the password
+    (r"\b(?:(?:docker|podman|buildah|skopeo|helm registry|oras|nerdctl)\s+login|sshpass|mongo|mongosh|"
+     r"mongodump|mongorestore|mongoimport|mongoexport|mongostat|mongotop)\b",
+     r"(?<=\s)-p(?:[ \t]+|(?=[^\s-]))(?P<value>" + _WORD + r")"),
+    # redis-cli -a S3cret (its -p is the port)
+    (r"\bredis-cli\b", r"(?<=\s)-a[ \t]+(?P<value>" + _WORD + r")"),
+    # curl -u admin:S3cret, --user, --proxy-user; httpie -a / --auth user:pw: the user stays
+    (r"\b(?:curl|http|https|xh)\b",
+     r"(?<=\s)(?:-u|--user|--proxy-user|-U|-a|--auth)(?:[ \t]+|=)?[\"']?[^\s:\"']+:(?P<value>[^\s\"']+)"),
+    # aws configure set aws_secret_access_key VALUE (also profile.NAME.aws_secret_access_key)
+    (r"\baws\s+configure\s+set\b", r"\s(?:[\w.-]*\.)?(?:aws_secret_access_key|aws_session_token)[ \t]+"
+                                   r"(?P<value>" + _WORD + r")"),
+    # openssl ... -pass pass:S3cret, -passin / -passout
+    (r"\bopenssl\b", r"(?<=\s)-pass(?:in|out)?[ \t]+pass:(?P<value>" + _WORD + r")"),
+)
+_COMMAND_RX = tuple((re.compile(_SEGMENT.format(cmd=c)), re.compile(f)) for c, f in _COMMAND_FLAGS)
+
+
+def _flag_value_ok(value: str) -> bool:
+    v = value.strip("\"'")
+    return not v.startswith(("-", "$", "@", "[REDACTED")) and _value_ok(value) and not _MARKED.search(value)
+
+
+def _sub_flags(text: str) -> str:
+    def flag(m: re.Match[str]) -> str:
+        value = m.group("value")
+        if not _flag_value_ok(value):
+            return m.group(0)
+        if m.group("flag") == "--password" and m.group("sep") != "=":
+            # psql's --password is a switch (prompt for one): the word after it is not a password
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if _PSQL.search(text, line_start, m.start()):
+                return m.group(0)
+        q = value[0] if value[0] in "\"'" and len(value) > 1 else ""
+        kind = "password" if re.search(r"pass", m.group("flag")) else "secret"
+        return f"{m.group('flag')}{m.group('sep')}{q}{_mark(kind)}{q}"
+
+    out = _FLAG.sub(flag, text)
+    for cmd_rx, flag_rx in _COMMAND_RX:
+        if not cmd_rx.search(out):
+            continue
+
+        def in_command(c: re.Match[str], flag_rx: re.Pattern[str] = flag_rx) -> str:
+            rest = c.group("rest")
+
+            def one(m: re.Match[str]) -> str:
+                value = m.group("value")
+                if not _flag_value_ok(value):
+                    return m.group(0)
+                q = value[0] if value[0] in "\"'" and len(value) > 1 else ""
+                s, e = m.span("value")
+                return m.group(0)[:s - m.start()] + f"{q}{_mark('password')}{q}" + m.group(0)[e - m.start():]
+
+            return c.group("cmd") + flag_rx.sub(one, rest)
+
+        out = cmd_rx.sub(in_command, out)
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -208,5 +336,6 @@ def redact(text: str) -> str:
     out = _AUTH_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)} {_mark('auth-header')}"
                            if not _MARKED.match(m.group(3)) else m.group(0), out)
     out = _BEARER.sub(lambda m: f"{m.group(1)}{_mark('bearer-token')}", out)
+    out = _sub_flags(out)
     out = _sub_assignments(out)
     return _sub_plugins(out)
