@@ -186,7 +186,11 @@ def test_ingest_assistant_transcripts_redacted_by_default(tmp_path, make_memory,
     as given."""
     import json
 
-    from tests.test_agent_formats import AGENTS, KEY as AGENT_KEY
+    agents = Path(__file__).parent / "data" / "agents"   # the real binaries' sessions (test_agent_formats.py)
+    AGENTS = [("claude_code", agents / "claude-code" / "session.jsonl"),
+              ("codex", next((agents / "codex").glob("rollout-*.jsonl"))),
+              ("gemini", next((agents / "gemini").glob("session-*.jsonl")))]
+    AGENT_KEY = "sk-proj-abcDEF1234567890ghiJKL0987654321mnoPQR"   # the key their second prompt pastes
 
     exports = Path(__file__).parent / "data" / "exports"
     chatgpt, claude = tmp_path / "conversations.json", tmp_path / "claude" / "conversations.json"
