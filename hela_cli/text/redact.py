@@ -148,7 +148,8 @@ def _secret_value(m: re.Match[str]) -> bool:
 _PLACEHOLDER = re.compile(
     r"(?i)^[\"']?(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*|%[A-Za-z_][A-Za-z0-9_]*%|<[^>]*>|\{\{.*\}\}|x{3,}|"
     r"\*{3,}|.*\.{3}|.*…|changeme|your[_-].*|value|secret|password|passwd|pass|pwd|none|null|true|false|"
-    r"undefined|example|placeholder|redacted|\[REDACTED.*|os\.environ.*|process\.env.*|getenv.*|env\(.*)[\"']?$")
+    r"undefined|example|placeholder|redacted|lambda|\[REDACTED.*|os\.environ.*|process\.env.*|getenv.*|env\(.*|"
+    r"(?-i:[A-Z][A-Z_-]*(?:TOKEN|PASSWORD|PASSWD|PASS|PW|SECRET|KEY)))[\"']?$")
 
 
 _NUMBER = re.compile(r"^[$€£¥]?[0-9][0-9.,]*[%kKmM]?$")
@@ -204,27 +205,30 @@ _FLAG = re.compile(
 _SEGMENT = r"(?<![^\s|;&(`'\"])(?P<cmd>{cmd})(?=[ \t])(?P<rest>[^\n|;&]*)"
 _PSQL = re.compile(r"\b(?:psql|pg_dump|pg_dumpall|pg_restore|pg_basebackup|createdb|dropdb|createuser|dropuser|"
                    r"vacuumdb|reindexdb|clusterdb|pgbench)\b")
-#: (command words, flag pattern within its command line; group "value" is the secret)
-_COMMAND_FLAGS: tuple[tuple[str, str], ...] = (
+#: (words one of which a text must hold to be looked at, command words, flag pattern within its command line;
+#: group "value" is the secret)
+_COMMAND_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
     # mysql -uroot -pS3cret (attached only: `-p` alone prompts, `-p dbname` names a database)
-    (r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mysqlbinlog|mariadb|"
-     r"mariadb-dump|mariadb-admin)\b", r"(?<=\s)-p(?P<value>" + _WORD + r")"),
+    (("mysql", "mariadb"), r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mysqlbinlog|"
+     r"mariadb|mariadb-dump|mariadb-admin)\b", r"(?<=\s)-p(?P<value>" + _WORD + r")"),
     # docker login -p S3cret, sshpass -p S3cret, mongosh -p S3cret: there -p is the password
-    (r"\b(?:(?:docker|podman|buildah|skopeo|helm registry|oras|nerdctl)\s+login|sshpass|mongo|mongosh|"
+    (("login", "sshpass", "mongo"),
+     r"\b(?:(?:docker|podman|buildah|skopeo|helm registry|oras|nerdctl)\s+login|sshpass|mongo|mongosh|"
      r"mongodump|mongorestore|mongoimport|mongoexport|mongostat|mongotop)\b",
      r"(?<=\s)-p(?:[ \t]+|(?=[^\s-]))(?P<value>" + _WORD + r")"),
     # redis-cli -a S3cret (its -p is the port)
-    (r"\bredis-cli\b", r"(?<=\s)-a[ \t]+(?P<value>" + _WORD + r")"),
+    (("redis-cli",), r"\bredis-cli\b", r"(?<=\s)-a[ \t]+(?P<value>" + _WORD + r")"),
     # curl -u admin:S3cret, --user, --proxy-user; httpie -a / --auth user:pw: the user stays
-    (r"\b(?:curl|http|https|xh)\b",
-     r"(?<=\s)(?:-u|--user|--proxy-user|-U|-a|--auth)(?:[ \t]+|=)?[\"']?[^\s:\"']+:(?P<value>[^\s\"']+)"),
+    (("curl", "http ", "https ", "xh "), r"\b(?:curl|http|https|xh)\b",
+     r"(?<=\s)(?:-u|--user|--proxy-user|-U|-a|--auth)(?:[ \t]+|=)?[\"']?[^\s:\"']+:(?P<value>[^\s\"'`]+)"),
     # aws configure set aws_secret_access_key VALUE (also profile.NAME.aws_secret_access_key)
-    (r"\baws\s+configure\s+set\b", r"\s(?:[\w.-]*\.)?(?:aws_secret_access_key|aws_session_token)[ \t]+"
-                                   r"(?P<value>" + _WORD + r")"),
+    (("aws",), r"\baws\s+configure\s+set\b", r"\s(?:[\w.-]*\.)?(?:aws_secret_access_key|aws_session_token)"
+                                               r"[ \t]+(?P<value>" + _WORD + r")"),
     # openssl ... -pass pass:S3cret, -passin / -passout
-    (r"\bopenssl\b", r"(?<=\s)-pass(?:in|out)?[ \t]+pass:(?P<value>" + _WORD + r")"),
+    (("openssl",), r"\bopenssl\b", r"(?<=\s)-pass(?:in|out)?[ \t]+pass:(?P<value>" + _WORD + r")"),
 )
-_COMMAND_RX = tuple((re.compile(_SEGMENT.format(cmd=c)), re.compile(f)) for c, f in _COMMAND_FLAGS)
+# a substring test first: each command's regex costs ~20 us on a long turn, the test well under 1
+_COMMAND_RX = tuple((words, re.compile(_SEGMENT.format(cmd=c)), re.compile(f)) for words, c, f in _COMMAND_FLAGS)
 
 
 def _flag_value_ok(value: str) -> bool:
@@ -246,9 +250,9 @@ def _sub_flags(text: str) -> str:
         kind = "password" if re.search(r"pass", m.group("flag")) else "secret"
         return f"{m.group('flag')}{m.group('sep')}{q}{_mark(kind)}{q}"
 
-    out = _FLAG.sub(flag, text)
-    for cmd_rx, flag_rx in _COMMAND_RX:
-        if not cmd_rx.search(out):
+    out = _FLAG.sub(flag, text) if "--" in text else text
+    for words, cmd_rx, flag_rx in _COMMAND_RX:
+        if not any(w in out for w in words) or not cmd_rx.search(out):
             continue
 
         def in_command(c: re.Match[str], flag_rx: re.Pattern[str] = flag_rx) -> str:
