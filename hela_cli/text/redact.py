@@ -11,11 +11,22 @@ quoted words, which coding transcripts are full of):
   (AWS), ``AIza`` (Google), ``hf_`` (Hugging Face), ``sk_live_`` / ``rk_live_`` (Stripe), ``npm_``,
   ``pypi-``, ``gsk_`` (Groq), ``xai-``; JSON web tokens (``eyJ...``);
 * ``Authorization: Bearer TOKEN`` / ``Basic`` and any ``Bearer <long token>``;
-* credentials in URLs (``scheme://user:PASSWORD@host``);
-* ``.env`` / YAML / JSON style assignments whose name says key, token, secret, password (``API_KEY=...``,
-  ``"client_secret": "..."``, ``password: hunter2!``): the name stays, the value goes.
+* credentials in URLs of every driver (``scheme://user:PASSWORD@host``, ``redis://:PASSWORD@``,
+  ``mongodb+srv://``, ``postgresql+psycopg2://``, ``jdbc:mysql://``, git's ``https://user:TOKEN@``);
+* command lines: ``--password PW`` / ``--password=PW`` and every ``--...-token`` / ``--...-secret`` /
+  ``--api-key`` flag; per command, ``mysql -pPW``, ``docker login -p PW``, ``sshpass -p``, ``mongosh -p``,
+  ``redis-cli -a PW``, ``curl -u user:PW``, ``aws configure set aws_secret_access_key PW``, ``openssl -pass
+  pass:PW`` (``-p`` is a port for psql, redis-cli and ssh, and psql's ``--password`` is a switch: left alone);
+* assignments whose name says key, token, secret, password, pwd, auth, also run together in one all-caps word
+  (``PGPASSWORD``, ``AUTHTOKEN``, ``DBPASS``): ``.env`` and shell lines, libpq / JDBC / ODBC keyword strings
+  (``"host=db password=PW"``, ``;password=PW;``, ``Pwd=PW;``), JSON, YAML, INI and code (a quoted value, or
+  an unquoted literal mixing letters and digits: ``api_key = s3cretvalue123``, not ``api_key = args.key``).
+  The name stays, the value goes (``PGPASSWORD=[REDACTED:password]``).
 
-Redaction is idempotent (``redact(redact(t)) == redact(t)``) and leaves text without secrets byte-identical.
+A reference instead of a value (``$PGPASSWORD``, ``${DB_PASS}``, ``<your key>``, ``YOUR-TOKEN``), a number
+alone and prose are left alone. Redaction is idempotent (``redact(redact(t)) == redact(t)``) and leaves text
+without secrets byte-identical. The shapes: ``tests/test_redact_corpus.py``; false positives:
+``benchmarks/redact_false_positives.py`` (BENCHMARKS.md).
 """
 
 from __future__ import annotations
