@@ -177,10 +177,10 @@ def _scenario(s: StoreAPI) -> dict:
     space = s.refresh_space(space)
     with s.transaction(space=sp.id):
         space = s.advance_step(sp.id, 0.9)
-    out["edges"] = [(a - base, b - base, round(w, 9)) for a, b, w in s.all_edges(space, 0.9)]
-    out["strengths"] = {k - base: (round(v[0], 9), v[1]) for k, v in s.edge_strengths(space, 0.9, True).items()}
+    out["edges"] = [(a - base, b - base, round(w, 9)) for a, b, w in s.all_edges(space)]
+    out["strengths"] = {k - base: (round(v[0], 9), v[1]) for k, v in s.edge_strengths(space, with_priors=True).items()}
     out["neighbours"] = {k - base: sorted((n - base, round(w, 9)) for n, w in v)
-                         for k, v in s.neighbours(space, [ids[1]], 0.9).items()}
+                         for k, v in s.neighbours(space, [ids[1]]).items()}
     with s.transaction(space=sp.id):
         rec = s.insert_semantic(sp.id, "fact", "Ana", "Ana likes apples", 0.9, None, ids[0], [ids[0], ids[1]],
                                 vecs[0])
