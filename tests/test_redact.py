@@ -257,3 +257,18 @@ def test_hook_log_redaction_failure_writes_nothing_of_the_message(monkeypatch) -
 
     monkeypatch.setattr(r, "redact", boom)
     assert _safe(f"failed with {KEY}") == "(detail withheld: redaction failed with RuntimeError)"
+
+
+def test_agent_tool_line_redacted_before_its_cut() -> None:
+    """A tool call's line is cut to 160 characters and a kept tool output to ``limit``: a secret the cut
+    would split is redacted whole first (cut first, its piece was too short for any pattern)."""
+    from hela_cli.formats.agent import TOOL_LINE_CHARS, tool_line, tool_output
+
+    token = "0aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT"
+    for pad in range(100, 150, 7):
+        line = tool_line("Bash", {"command": "x" * pad + f' && curl -H "Authorization: Bearer {token}" https://a.io'})
+        assert len(line) <= TOOL_LINE_CHARS and not any(token[i:i + 5] in line for i in range(len(token) - 5)), line
+        out = tool_output("y" * pad + f" Authorization: Bearer {token} done", pad + 30)
+        assert not any(token[i:i + 5] in out for i in range(len(token) - 5)), out
+    short = f"[tool] Bash: curl -H 'Authorization: Bearer {token}'"   # fits: left to the redaction setting
+    assert tool_line("Bash", {"command": short[len('[tool] Bash: '):]}) == short
