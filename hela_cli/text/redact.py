@@ -57,6 +57,8 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
     ("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
     ("groq-key", r"gsk_[A-Za-z0-9]{40,}"),
     ("xai-key", r"xai-[A-Za-z0-9]{40,}"),
+    ("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+    ("google-oauth-token", r"ya29\.[A-Za-z0-9_-]{20,}"),
     # detect-secrets' JWT pattern stops before the signature
     ("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
 )
@@ -89,7 +91,7 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$
 # a YAML line "password: VALUE" (a lowercase key alone at the start of a line, the value the rest of it);
 # "key:" is left out: YAML uses it for cache keys, selectors and config-map keys
 _YAML_NAMES = {"password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "apikey", "credentials"}
-_LINE_START = re.compile(r"(?:^|\n)[ \t]*(?:- )?$")
+_INDENT = re.compile(r"[ \t]*(?:- )?")
 
 
 def _parts(name: str) -> list[str]:
@@ -146,10 +148,13 @@ def _secret_value(m: re.Match[str]) -> bool:
         if m.group("sp1") or m.group("sp2") or before in ("(", ","):   # code (token = token, f(key=s3_key)):
             return quoted or not _IDENTIFIER.match(v) or _literal(v)   # not a variable name
         return True                            # .env / shell: DB_PASSWORD=postgres
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    yaml_line = (_INDENT.fullmatch(text, line_start, m.start()) is not None
+                 and text[m.end():m.end() + 1] in ("", "\n", "\r"))
     if m.group("q") or compound:               # "name": "value" (JSON), api_key: ..., DB_PASSWORD: ...
-        return quoted or not _IDENTIFIER.match(v) or bool(re.search(r"\d", v))
-    if (name in _YAML_NAMES and _LINE_START.search(text, 0, m.start()) and len(v) >= 6
-            and text[m.end():m.end() + 1] in ("", "\n", "\r")):
+        return (quoted or not _IDENTIFIER.match(v) or bool(re.search(r"\d", v))
+                or (yaml_line and name.isupper()))    # docker compose: POSTGRES_PASSWORD: postgres
+    if name in _YAML_NAMES and yaml_line and len(v) >= 6:
         return True                            # YAML: password: correcthorsebattery
     # Password: hunter2 (a single word before ':'): only a value that looks like a credential, so that
     # prose ("Secret: chocolate", "Key: the door") stays
@@ -207,10 +212,11 @@ def _sub_assignments(text: str) -> str:
 # a flag's value: a quoted string or one shell word
 _WORD = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;|&<>()]+)"
 # --password S3cret, --password=S3cret, --db-password, --token, --auth-token, --api-key, --client-secret,
-# --secret-key, --aws-secret-access-key (any tool: wget, docker login, kubectl, gcloud, mysql, ...); the flag
-# name ends there (--password-file, --password-stdin, --token-file are not values)
+# --secret-key, --aws-secret-access-key (any tool: wget, docker login, kubectl, gcloud, mysql, ...), and Go
+# tools' -password / -token=; the flag name ends there (--password-file, --password-stdin, --token-file are
+# not values)
 _FLAG = re.compile(
-    r"(?<![\w-])(?P<flag>--(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-?key|secret-key|access-key|"
+    r"(?<![\w-])(?P<flag>--?(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-?key|secret-key|access-key|"
     r"passphrase|credentials?))(?P<sep>=|[ \t]+)(?P<value>" + _WORD + r")")
 # a command word (at the start of a command), then the rest of its command (to a pipe, ';', '&' or the end of the line)
 _SEGMENT = r"(?<![^\s|;&(`'\"])(?P<cmd>{cmd})(?=[ \t])(?P<rest>[^\n|;&]*)"
@@ -237,9 +243,28 @@ _COMMAND_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
                                                r"[ \t]+(?P<value>" + _WORD + r")"),
     # openssl ... -pass pass:S3cret, -passin / -passout
     (("openssl",), r"\bopenssl\b", r"(?<=\s)-pass(?:in|out)?[ \t]+pass:(?P<value>" + _WORD + r")"),
+    # az login -u me -p S3cret (Azure CLI: -p is the password)
+    (("az ",), r"\baz\s+login\b", r"(?<=\s)-p[ \t]+(?P<value>" + _WORD + r")"),
+    # gh secret set NAME --body S3cret / -b S3cret
+    (("gh ",), r"\bgh\s+secret\s+set\b", r"(?<=\s)(?:-b|--body)(?:[ \t]+|=)(?P<value>" + _WORD + r")"),
+    # kubectl create secret generic x --from-literal=NAME=S3cret (any NAME: the command says it is a secret)
+    (("secret",), r"\b(?:kubectl|oc)\s+create\s+secret\b",
+     r"--from-literal[ =][\"']?[\w.-]+=(?P<value>[^\s\"']+)"),
+    # vault login S3cretToken (a token as the argument; `vault login -method=...` names it otherwise)
+    (("vault",), r"\bvault\s+login\b", r"^[ \t]+(?P<value>[^\s=-][^\s=]*)(?=\s|$)"),
+    # sqlplus scott/tiger@orcl, expdp, impdp, sqlldr (Oracle's user/password)
+    (("sqlplus", "sqlldr", "expdp", "impdp"), r"\b(?:sqlplus|sqlldr|expdp|impdp)\b",
+     r"(?<=\s)[\w$#.-]+/(?P<value>[^\s@/\"']+)(?=@|\s|$)"),
+    # smbclient //host/share -U user%S3cret (also rpcclient, smbmap)
+    (("-U",), r"\b(?:smbclient|rpcclient|smbmap|smbget)\b", r"(?<=\s)-U[ \t]*[\"']?[^\s%\"']+%(?P<value>[^\s\"']+)"),
 )
 # a substring test first: each command's regex costs ~20 us on a long turn, the test well under 1
 _COMMAND_RX = tuple((words, re.compile(_SEGMENT.format(cmd=c)), re.compile(f)) for words, c, f in _COMMAND_FLAGS)
+
+# echo S3cret | docker login --password-stdin (also | sudo -S, | passwd --stdin, | chpasswd): the pipe says it
+_ECHO_STDIN = re.compile(
+    r"(?<![^\s|;&(`'\"])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?P<value>" + _WORD + r")"
+    r"(?=[ \t]*\|[^\n|;&]*?(?:--password-stdin|\bsudo\s+-S\b|\bpasswd\b|\bchpasswd\b))")
 
 
 def _flag_value_ok(value: str) -> bool:
@@ -261,7 +286,7 @@ def _sub_flags(text: str) -> str:
         kind = "password" if re.search(r"pass", m.group("flag")) else "secret"
         return f"{m.group('flag')}{m.group('sep')}{q}{_mark(kind)}{q}"
 
-    out = _FLAG.sub(flag, text) if "--" in text else text
+    out = _FLAG.sub(flag, text) if "-" in text else text
     for words, cmd_rx, flag_rx in _COMMAND_RX:
         if not any(w in out for w in words) or not cmd_rx.search(out):
             continue
@@ -280,6 +305,9 @@ def _sub_flags(text: str) -> str:
             return c.group("cmd") + flag_rx.sub(one, rest)
 
         out = cmd_rx.sub(in_command, out)
+    if "|" in out and "echo" in out or "printf" in out:
+        out = _ECHO_STDIN.sub(lambda m: m.group(0)[:m.start("value") - m.start()] + _mark("password")
+                              if _flag_value_ok(m.group("value")) else m.group(0), out)
     return out
 
 
