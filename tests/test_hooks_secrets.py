@@ -46,6 +46,8 @@ def _no_password(*texts: str) -> None:
 def test_db_without_password() -> None:
     assert db_without_password(URL) == (CLEAN, True)
     assert db_without_password("postgres://:pw1234@h/db") == ("postgres://@h/db", True)
+    assert db_without_password("postgresql://u:p@ss:w@h/db?sslpassword=k3y&sslmode=verify-full") == \
+        ("postgresql://u@h/db?sslmode=verify-full", True)
     assert db_without_password("postgresql://app@h/db") == ("postgresql://app@h/db", False)
     assert db_without_password("/home/me/hela.db") == ("/home/me/hela.db", False)
     assert db_without_password(None) == (None, False)

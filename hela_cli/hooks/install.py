@@ -51,8 +51,9 @@ def hela_command(extra: list[str] | None = None) -> list[str]:
 
 
 def db_without_password(db: str | None) -> tuple[str | None, bool]:
-    """``db`` as the hook command may carry it: a Postgres URL without its password (``user:pw@`` and a
-    ``password=`` query parameter removed), and whether one was removed. A path comes back as it is."""
+    """``db`` as the hook command may carry it: a Postgres URL without its password (``user:pw@`` and the
+    ``password=`` / ``sslpassword=`` query parameters removed), and whether one was removed. A path comes back
+    as it is."""
     if not db or url_scheme(db) is None:
         return db, False
     try:
@@ -66,7 +67,7 @@ def db_without_password(db: str | None) -> tuple[str | None, bool]:
         if ":" in userinfo:
             netloc, removed = f"{userinfo.split(':', 1)[0]}@{host}", True
     params = [p for p in query.split("&") if p] if query else []
-    kept = [p for p in params if p.split("=", 1)[0].lower() != "password"]
+    kept = [p for p in params if p.split("=", 1)[0].lower() not in ("password", "sslpassword")]
     if len(kept) != len(params):
         query, removed = "&".join(kept), True
     return (urlunsplit(parts._replace(netloc=netloc, query=query)) if removed else db), removed
