@@ -113,6 +113,9 @@ CORPUS: list[tuple[str, list[str], list[str]]] = [
      ["abcd1234-ef56-7890-abcd-ef1234567890"], ["//registry.npmjs.org/:_authToken="]),
     ("terraform apply -var 'db_password=S3cretPw' -auto-approve", ["S3cretPw"], ["-var 'db_password=", "-auto-approve"]),
     ("export http_proxy=http://alice:S3cretPw@proxy.acme.io:3128", ["S3cretPw"], ["@proxy.acme.io:3128"]),
+    ("mysql -h db -u root \\\n  -pS3cretPw shop", ["S3cretPw"], ["mysql -h db -u root \\\n  -p[REDACTED:password] shop"]),
+    ('{"password": "ab\\"c9d\\"ef", "user": "app"}', ['ab\\"c9d', 'c9d\\"ef'], ['"user": "app"']),
+    ('{"access_token": "' + "Zx9" * 100 + '"}', ["Zx9Zx9Zx9"], ['{"access_token": "[REDACTED:secret]"}']),
     # ---- code: quoted and unquoted
     ("api_key = s3cretvalue123", ["s3cretvalue123"], ["api_key = "]),
     ('client = OpenAI(api_key="sk-proj-abcDEF1234567890ghiJKL0987654321mnoPQR")',
@@ -174,6 +177,14 @@ NOT_SECRETS = [
     "az login --use-device-code",
     "go test -run TestToken -v ./...",
     "POSTGRES_DB: shop\nPOSTGRES_USER: app",
+    "export GIT_ASKPASS=/usr/bin/true AUTH_BACKEND=ldap PASS_MAX_DAYS=99999",
+    "export TOKENIZERS_PARALLELISM=false HF_TOKEN_PATH=/home/me/.cache/hf/token",
+    'api_key = os.getenv("OPENAI_API_KEY")\nlogin(username="alice", password=password)',
+    'redis-cli -a "$REDIS_PASSWORD" ping && docker login -u "$USER" -p "$TOKEN" ghcr.io',
+    'curl -u "$USER:$TOKEN" https://api.x.io',
+    "aws secretsmanager get-secret-value --secret-id prod/db --query SecretString",
+    'headers = {"Authorization": f"Bearer {token}"}',
+    'git commit -m "fix password reset flow" && pytest -k "token and not slow"',
 ]
 
 

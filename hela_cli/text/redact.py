@@ -76,7 +76,8 @@ _URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]*:)([^\s/'\
 _ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_])(?P<pre>(?:export[ \t]+)?(?P<q>[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{1,60})(?P=q)"
     r"(?P<sp1>[ \t]*)(?P<op>=|:)(?P<sp2>[ \t]*))"
-    r"(?P<value>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}'|[^\s\"'`&;,()<>{}\[\]]{4,})(?=$|[\s,;})\]&\"'`])", re.M)
+    r"(?P<value>\"(?:[^\"\\\n]|\\.){4,4000}\"|'(?:[^'\\\n]|\\.){4,4000}'|[^\s\"'`&;,()<>{}\[\]]{4,})"
+    r"(?=$|[\s,;})\]&\"'`])", re.M)
 _SECRET_PARTS = {"key", "apikey", "token", "secret", "password", "passwd", "pass", "pwd", "passphrase",
                  "credential", "credentials", "auth", "pat", "accesskey", "secretkey", "privatekey"}
 _PASSWORD_PARTS = {"password", "passwd", "pass", "pwd", "passphrase"}
@@ -86,6 +87,11 @@ _NOT_SECRET_PARTS = {"public", "sort", "primary", "foreign", "partition", "cache
 # bypass, compass, firstpass are words)
 _SECRET_SUFFIXES = ("password", "passwd", "pwd", "token", "secret", "apikey", "secretkey", "accesskey",
                     "privatekey", "authkey", "passphrase", "credentials")
+# words that end in a secret word and name none: the shell's previous directory, askpass programs, words
+_NOT_SECRET_WORDS = {"oldpwd", "askpass", "bypass", "compass", "surpass", "overpass", "underpass", "trespass",
+                     "encompass"}
+# a secret word that qualifies another when it comes first: AUTH_BACKEND, PASS_MAX_DAYS, PAT_PREFIX
+_QUALIFIERS = {"auth", "pass", "pat"}
 _NAME_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
 # a YAML line "password: VALUE" (a lowercase key alone at the start of a line, the value the rest of it);
@@ -103,7 +109,7 @@ def _parts(name: str) -> list[str]:
             suffix = next((s for s in _SECRET_SUFFIXES if p.endswith(s) and len(p) > len(s)), None)
             if suffix is None and upper and p.endswith("pass") and len(p) > 4:
                 suffix = "pass"
-            if suffix is not None and p != "oldpwd":
+            if suffix is not None and p not in _NOT_SECRET_WORDS:
                 out += [p[:-len(suffix)], suffix]
                 continue
         out.append(p)
@@ -116,6 +122,8 @@ def _secret_name(name: str) -> tuple[bool, bool]:
     parts = _parts(name)
     if not parts or not _SECRET_PARTS & set(parts) or _NOT_SECRET_PARTS & set(parts[-1:]):
         return False, len(parts) > 1
+    if not (_SECRET_PARTS - _QUALIFIERS) & set(parts) and parts[-1] not in _QUALIFIERS:
+        return False, True   # AUTH_BACKEND=ldap (but BASIC_AUTH=..., GH_PAT=..., DB_PASS=...)
     if _NOT_SECRET_PARTS & set(parts) and "key" in parts and not {"api", "secret", "access", "private"} & set(parts):
         return False, True   # sort_key, primary_key, cache_key
     return True, len(parts) > 1
@@ -218,8 +226,8 @@ _WORD = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;|&<>()]+)"
 _FLAG = re.compile(
     r"(?<![\w-])(?P<flag>--?(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-?key|secret-key|access-key|"
     r"passphrase|credentials?))(?P<sep>=|[ \t]+)(?P<value>" + _WORD + r")")
-# a command word (at the start of a command), then the rest of its command (to a pipe, ';', '&' or the end of the line)
-_SEGMENT = r"(?<![^\s|;&(`'\"])(?P<cmd>{cmd})(?=[ \t])(?P<rest>[^\n|;&]*)"
+# a command word (at the start of a command), then the rest (lines continued with a backslash included) of its command (to a pipe, ';', '&' or the end of the line)
+_SEGMENT = r"(?<![^\s|;&(`'\"])(?P<cmd>{cmd})(?=[ \t])(?P<rest>(?:[^\n|;&\\]|\\\n|\\(?!\n))*)"
 _PSQL = re.compile(r"\b(?:psql|pg_dump|pg_dumpall|pg_restore|pg_basebackup|createdb|dropdb|createuser|dropuser|"
                    r"vacuumdb|reindexdb|clusterdb|pgbench)\b")
 #: (words one of which a text must hold to be looked at, command words, flag pattern within its command line;
