@@ -40,7 +40,8 @@ build-tools:
 
 # The real coding agents the hook tests drive offline (tests/agents_support.py), installed from npm at pinned
 # versions into the git-ignored .agents/ folder. Without npm or the registry the tests that need them skip
-# (and fail in CI).
+# (and fail in CI). After a change of a pin: rm -rf .agents && make agents (tests/test_agent_binaries.py
+# fails while an installed version differs from its pin).
 CLAUDE_CODE_VERSION ?= 2.1.332
 CODEX_VERSION ?= 0.171.0
 GEMINI_CLI_VERSION ?= 0.61.0

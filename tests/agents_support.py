@@ -11,7 +11,15 @@ git-ignored ``.agents/`` folder) against the fake model APIs of :mod:`hela_cli.t
 * :func:`hook_log` / :func:`wait_for_log` / :func:`captured`: the hook log's rows, polled until a session's
   capture is done (a capture may still run, detached, after the agent exits).
 
-Used by tests/test_hooks_claude.py, tests/test_mcp_claude.py and tests/test_agent_binaries.py.
+For example, a session whose model first runs a command, then answers (a hook on the tool call can then
+be checked in the request that follows it)::
+
+    res, api = codex_session(require_agent("codex"), home, project, "Why does foo.py fail?",
+                             steps("codex", Shell("cat foo.py"), "Done."), env=hela_vars)
+    assert res.returncode == 0 and "..." in api.texts()[1]   # the request after the tool ran
+
+Used by tests/test_hooks_claude.py, tests/test_mcp_claude.py and tests/test_agent_binaries.py
+(tests/test_agent_fakes.py checks the fakes themselves).
 """
 
 from __future__ import annotations

@@ -90,13 +90,13 @@ def test_recall_reinforce_changes_exactly_the_rule_pairs(make_memory, hash_embed
     sp = m.store.require_space("demo")
     pairs = [(min(a, b), max(a, b)) for a, b in ((used[0], used[1]), (used[0], best_unused),
                                                  (used[1], best_unused))]
-    before = {p: m.store.edge_weight(sp, *p, m.config.hebbian.decay) for p in pairs}
+    before = {p: m.store.edge_weight(sp, *p) for p in pairs}
     edges = m.store.count_edges(sp.id)
     rep = m.reinforce("demo", used, recall_id=res.recall_id)
     assert rep["recall_id"] == res.recall_id and rep["used"] == used and rep["strengthened"] == 3
     sp = m.store.require_space("demo")
     assert rep["step"] == sp.step   # feedback does not advance the step
-    after = {p: m.store.edge_weight(sp, *p, m.config.hebbian.decay) for p in pairs}
+    after = {p: m.store.edge_weight(sp, *p) for p in pairs}
     assert after[pairs[0]] == pytest.approx(min(1.0, before[pairs[0]] + 0.5))
     anchor = m.config.hebbian.feedback_anchor_eta
     assert after[pairs[1]] == pytest.approx(min(1.0, before[pairs[1]] + anchor))

@@ -26,7 +26,7 @@ _spec.loader.exec_module(scan_avx512)                   # type: ignore[union-att
 def _files(pkg: str, *globs: str) -> list[Path]:
     spec = importlib.util.find_spec(pkg)
     if spec is None or not spec.origin:
-        pytest.skip(f"{pkg} is not installed")
+        missing(f"{pkg} is not installed (the test extra installs it)")
     base = Path(spec.origin).parent
     found = [p for g in globs for p in sorted(base.glob(g)) if p.is_file() and not p.is_symlink()]
     assert found, f"no {globs} under {base}"

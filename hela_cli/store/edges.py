@@ -6,12 +6,17 @@ the ingest links too, decaying like learned weight as in the paper).
 
 Invariants kept here:
 
+* ``decay`` is the space's own (``spaces.decay``, migration 0016; issue 41), never a reader's: the read
+  methods take none. A write that learns names the writer's configured decay; a space stored under another
+  is first rebased to it (current weights computed with the stored decay, stored again at ``base_step =
+  step``: unchanged), once, with one line to the progress callback;
 * the factor ``decay ** (step - base_step)`` never falls below ``REBASE_BELOW``: every write path
   (:meth:`Edges.advance_step`, :meth:`Edges.set_edges`) rebases first when it would, so amplitudes stay
   finite and no write divides by an underflowed 0;
-* readers take the space's ``step`` / ``base_step`` pair from the database in the same snapshot as the
-  amplitudes they scale (a read transaction), never from a possibly stale :class:`Space` object: a rebase
-  committed by another process between the two reads cannot mix an old factor with new amplitudes;
+* readers take the space's ``step`` / ``base_step`` pair and its decay from the database in the same
+  snapshot as the amplitudes they scale (a read transaction), never from a possibly stale :class:`Space`
+  object: a rebase committed by another process between the two reads cannot mix an old factor with new
+  amplitudes;
 * an edge is written only if both of its nodes exist in the space, checked inside the write transaction
   (a node forgotten by another process since it was retrieved gets no edge);
 * edges whose current weight is below ``PRUNE_WEIGHT`` are deleted, at most ``PRUNE_PER_STEP`` per
@@ -194,7 +199,8 @@ class Edges:
             "AND EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
             f"ON CONFLICT(a, b) DO UPDATE SET prior = {self.dialect.greatest}(edges.prior, excluded.prior)", rows)
 
-    def pair_weights(self, space: Space, pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
+    def pair_weights(self, space: Space,
+                     pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
         """``{(a, b): (prior, current weight)}`` (a < b) of the existing edges among ``pairs``: one read per 500
         smaller ends instead of a query per pair (ingest writes links for every batch)."""
         want = {(min(a, b), max(a, b)) for a, b in pairs if a != b}

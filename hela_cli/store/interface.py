@@ -250,9 +250,9 @@ class StoreAPI(Protocol):
         Reads only the pruned rows through the ``(space_id, amp)`` index. Returns how many."""
 
     def set_edges(self, space: Space, weights: dict[tuple[int, int], float], decay: float) -> None:
-        """Write current weights for pairs learned under ``decay``, inside a write transaction. A pair whose node is gone (or in another
-        space) is skipped: the check runs in the transaction, so no edge can dangle. An edge with a fixed
-        ``prior`` keeps it; its decaying part becomes ``max(0, weight - prior)``."""
+        """Write current weights for pairs learned under ``decay``, inside a write transaction. A pair whose node
+        is gone (or in another space) is skipped: the check runs in the transaction, so no edge can dangle. An
+        edge with a fixed ``prior`` keeps it; its decaying part becomes ``max(0, weight - prior)``."""
 
     def set_priors(self, space: Space, weights: dict[tuple[int, int], float]) -> None:
         """Give pairs a fixed prior weight (at least ``w``: an existing larger prior stays), inside a write
@@ -273,7 +273,8 @@ class StoreAPI(Protocol):
     def edge_priors(self, space: Space) -> dict[tuple[int, int], float]:
         """``{(a, b): prior}`` of the space's edges with a fixed prior weight."""
 
-    def pair_weights(self, space: Space, pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
+    def pair_weights(self, space: Space,
+                     pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
         """``{(a, b): (prior, current weight)}`` (a < b) of the existing edges among ``pairs``: one read per 500
         smaller ends instead of a query per pair (ingest writes links for every batch)."""
 
@@ -318,6 +319,29 @@ class StoreAPI(Protocol):
         for a cluster holding a memory deleted meanwhile (``hela delete``)."""
 
     def set_consolidated_step(self, space_id: int, step: int) -> None: ...
+
+    # ---------------------------------------------------------------- facts that change (supersession)
+    def mark_superseded(self, space_id: int, old_id: int, new_id: int, *, invalid_at: float | None = None,
+                        detector: str = "explicit", confidence: float = 1.0, status: str = "superseded"
+                        ) -> dict[str, Any]:
+        """Memory ``old_id`` is superseded by the later ``new_id`` of the same space (``status``
+        ``"superseded"`` or ``"possible"``); :class:`InputError`, nothing written, for a bad pair."""
+
+    def unmark_superseded(self, space_id: int, old_id: int, new_id: int | None = None) -> int:
+        """Remove the mark(s) of ``old_id`` (the one naming ``new_id`` when given); the rows removed."""
+
+    def supersessions_for(self, node_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
+        """The supersession rows naming any of ``node_ids``, either side: ``{node id: [row, ...]}``."""
+
+    def space_supersessions(self, space_id: int) -> list[dict[str, Any]]: ...
+
+    def count_supersessions(self, space_id: int) -> int: ...
+
+    def restore_supersessions(self, space_id: int, rows: Iterable[dict[str, Any]]) -> int:
+        """Inside a write transaction: exported rows (ids of this database) written back."""
+
+    def stale_records(self, record_ids: Iterable[int], as_of: float | None = None) -> dict[int, list[int]]:
+        """Semantic records whose evidence holds a superseded memory: ``{record id: [those memories]}``."""
 
     # ---------------------------------------------------------------- the asks log and feedback
     def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int, *,
