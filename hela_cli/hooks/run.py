@@ -31,6 +31,7 @@ from hela_cli.hooks import log
 from hela_cli.hooks.agents import AGENTS
 
 MAX_STDIN = 16 * 1024 * 1024
+_SAFE_IN = 100_000   # a log message is redacted from at most this many characters (then cut to 300)
 _T_START = time.perf_counter()   # this module's import: the hook's own start (interpreter start-up not counted)
 
 
@@ -59,10 +60,10 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
         try:
             args, rest = _parser().parse_known_args(argv)
         except (argparse.ArgumentError, SystemExit) as e:
-            raise _Fail(f"bad arguments: {' '.join(argv)[:200]} ({e})") from None
+            raise _Fail(f"bad arguments: {' '.join(argv)} ({e})") from None   # _safe cuts, after redacting
         entry.update(agent=args.agent, event=args.event)
         if rest:
-            raise _Fail(f"unknown arguments: {' '.join(rest)[:200]}")
+            raise _Fail(f"unknown arguments: {' '.join(rest)}")
         agent = AGENTS.get(args.agent)
         if agent is None:
             raise _Fail(f"unknown agent '{args.agent}' (known: {', '.join(AGENTS)})")
@@ -116,14 +117,16 @@ def _log(entry: dict[str, Any], t0: float) -> None:
 
 
 def _safe(msg: str) -> str:
-    """One line, at most 300 characters, secrets redacted."""
-    line = " ".join(str(msg).split())[:300]
+    """One line, secrets redacted, then cut to at most 300 characters: redacting first, so that a key the cut
+    would split is still whole (and found) when it is replaced. When the redaction itself fails, nothing of
+    the message is written."""
+    line = " ".join(str(msg)[:_SAFE_IN].split())
     try:
         from hela_cli.text.redact import redact
 
-        return redact(line)
-    except Exception:  # noqa: BLE001 - the log line must still be written
-        return line
+        return redact(line)[:300]
+    except Exception as e:  # noqa: BLE001 - the log line must still be written, without the message
+        return f"(detail withheld: redaction failed with {e.__class__.__name__})"
 
 
 def _payload(raw: bytes) -> dict[str, Any]:
