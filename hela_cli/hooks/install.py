@@ -28,8 +28,6 @@ from hela_cli.errors import InputError
 from hela_cli.hooks.agents import AGENTS, SCOPES, Agent, agent as get_agent
 from hela_cli.hooks.space import project_root
 
-#: the agent's own timeout per role, seconds: a backstop only (hela fails open after hooks.budget_s itself)
-AGENT_TIMEOUT = {"start": 10, "prompt": 10, "capture": 60}
 BACKUP_SUFFIX = ".hela-backup"
 
 
@@ -154,7 +152,7 @@ def _entry(agent: Agent, event: str, command: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "command", "command": command}
     if agent.name == "gemini":
         entry = {"name": f"hela-{role}", **entry}
-    entry["timeout"] = int(AGENT_TIMEOUT[role] * agent.timeout_unit)
+    entry["timeout"] = agent.installed_timeout(event)
     return entry
 
 

@@ -1,0 +1,179 @@
+"""The fast path: a hook asks a running ``hela mcp --http`` server instead of loading models itself.
+
+``hooks.server`` (``HELA_HOOKS_SERVER=http://127.0.0.1:8765``, or ``hela hook ... --server URL``) names the
+server. The hook POSTs its event to ``URL/hook`` with the server's bearer token; the server runs the same
+handler the hook would run in-process (:data:`hela_cli.hooks.run._HANDLERS`) on its warm
+:class:`~hela_cli.memory.Memory`, one call at a time with the MCP tools, and answers the text and the facts
+the hook logs. The hook's ``hooks`` settings travel with the request (budgets, ``prompt_k``, ...): the
+server's own apply to everything else (models, retrieval).
+
+* **Client** (:func:`ask`): the standard library only (``http.client``), no numpy, no model, no store:
+  a hook on this path costs an interpreter start, the config and one loopback request. A connection that is
+  refused, times out (``CONNECT_TIMEOUT_S``), or breaks, and an answer that is not 200, raise
+  :class:`Unavailable`: the hook runs in-process at once and logs why (``"server": "unreachable"``, ...).
+* **Token**: read where the server keeps it, never from a settings file: ``$HELA_MCP_TOKEN`` when set (the
+  server reads it too), else the server's generated ``<hela home>/mcp-token``, used only when the file
+  belongs to this user and nobody else can read it (0600, as the server writes it).
+* **Same database**: the request carries :func:`db_identity` of the hook's database; a server on another one
+  answers 409 and the hook runs in-process.
+* **Server** (:func:`handle`): called by ``mcp_server/http.py`` for ``POST /hook`` after the token check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+PATH = "/hook"
+CONNECT_TIMEOUT_S = 0.25   # loopback answers in well under a millisecond; a blackholed address must not cost more
+
+
+class Unavailable(Exception):
+    """The server cannot answer this hook; ``reason`` is the short word for the hook log."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}{f' ({detail})' if detail else ''}")
+        self.reason = reason
+
+
+class Failed(Exception):
+    """The server ran the handler and it failed (the same failure the hook would log in-process)."""
+
+
+def db_identity(db: str) -> str:
+    """What names one database whatever the path that reaches it: a SQLite file's device and inode (its
+    absolute path while it does not exist), a Postgres URL's host, port, database and user (no password)."""
+    if db.startswith(("postgres://", "postgresql://")):
+        u = urlsplit(db)
+        return f"postgres://{u.username or ''}@{u.hostname or ''}:{u.port or 5432}{u.path or '/'}"
+    if db == ":memory:":
+        return f"memory:{os.getpid()}"   # never shared
+    from hela_cli.paths import default_db_path
+
+    path = Path(db or default_db_path()).expanduser().absolute()
+    try:
+        st = path.stat()
+    except OSError:
+        return f"sqlite:{path}"
+    return f"sqlite:{st.st_dev}:{st.st_ino}"
+
+
+def token() -> str | None:
+    """The server's bearer token for this user, or None (see the module's docstring)."""
+    value = os.environ.get("HELA_MCP_TOKEN", "").strip()
+    if value:
+        return value
+    from hela_cli.paths import data_dir
+
+    path = data_dir() / "mcp-token"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (hasattr(os, "getuid") and st.st_uid != os.getuid()) or st.st_mode & 0o077:
+            raise Unavailable("token file not user-only", str(path))
+        text = os.read(fd, 4096).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+    first = text.strip().split("\n")[0].strip() if text.strip() else ""
+    return first or None
+
+
+def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """POST ``body`` to the server's hook endpoint; its JSON answer. Raises :class:`Unavailable` (fall back
+    in-process) or :class:`Failed` (the handler failed there)."""
+    import http.client
+    import socket
+
+    u = urlsplit(url)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise Unavailable("bad url", url[:80])
+    secret = token()
+    if not secret:
+        raise Unavailable("no token")
+    conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+    port = u.port or (443 if u.scheme == "https" else 80)
+    conn = conn_cls(u.hostname, port, timeout=min(CONNECT_TIMEOUT_S, max(timeout, 0.01)))
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    try:
+        try:
+            conn.connect()
+        except (OSError, socket.timeout) as e:
+            raise Unavailable("unreachable", e.__class__.__name__) from None
+        assert conn.sock is not None
+        conn.sock.settimeout(max(timeout, 0.01))
+        try:
+            conn.request("POST", u.path.rstrip("/") + PATH, body=data,
+                         headers={"Authorization": f"Bearer {secret}", "Content-Type": "application/json"})
+            resp = conn.getresponse()
+            raw = resp.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise Unavailable("broke", e.__class__.__name__) from None
+    finally:
+        conn.close()
+    if resp.status == 409:
+        raise Unavailable("other database")
+    if resp.status != 200:
+        raise Unavailable("refused", str(resp.status))
+    try:
+        out = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise Unavailable("bad answer") from None
+    if not isinstance(out, dict):
+        raise Unavailable("bad answer")
+    if out.get("error"):
+        raise Failed(str(out["error"]))
+    return out
+
+
+def request_body(args: Any, payload: dict[str, Any], cfg: Any) -> dict[str, Any]:
+    import dataclasses
+
+    hooks = {k: v for k, v in dataclasses.asdict(cfg.hooks).items() if k != "server"}
+    return {"event": args.event, "agent": args.agent, "space": args.space, "payload": payload, "hooks": hooks,
+            "db": db_identity(cfg.db), "sent": time.time()}
+
+
+# ------------------------------------------------------------------------------------------ server side
+def handle(body: Any, memory: Any, config: Any) -> tuple[int, dict[str, Any]]:
+    """Run one hook event for a client on ``memory`` (the server's): ``(HTTP status, JSON answer)``."""
+    import argparse
+
+    from hela_cli.hooks import run
+    from hela_cli.hooks.agents import AGENTS
+
+    if not isinstance(body, dict) or not isinstance(body.get("payload"), dict):
+        return 400, {"error": "expected {event, agent, payload, hooks, db}"}
+    if body.get("db") != db_identity(config.db):
+        return 409, {"error": "this server serves another database"}
+    agent = AGENTS.get(str(body.get("agent")))
+    event = str(body.get("event"))
+    role = agent.role(event) if agent else None
+    if role is None:
+        return 400, {"error": f"unknown agent or event: {body.get('agent')!r} {event!r}"}
+    try:
+        hooks = body.get("hooks") or {}
+        cfg = config.replace(**{f"hooks.{k}": v for k, v in hooks.items() if v is not None})
+    except Exception as e:  # noqa: BLE001 - a bad setting is the client's error
+        return 400, {"error": run._safe(str(getattr(e, "message", e)))}
+    space = body.get("space")
+    args = argparse.Namespace(event=event, agent=agent.name, space=space if isinstance(space, str) else None,
+                              db=None, config=None, detached=False, server=None)
+    payload = body["payload"]
+    raw = json.dumps(payload).encode("utf-8")
+    try:
+        text, facts = run.hosted(memory, lambda: run._dispatch(args, role, payload, cfg, raw))
+    except run._HandOff:
+        return 200, {"handoff": True}
+    except Exception as e:  # noqa: BLE001 - one line back to the hook, which logs it
+        from hela_cli.errors import HelaError
+
+        msg = e.message if isinstance(e, HelaError) else f"{e.__class__.__name__}: {e}"
+        return 200, {"error": run._safe(msg)}
+    return 200, {"text": text, "facts": facts}
