@@ -41,9 +41,9 @@ def hela_command(extra: list[str] | None = None) -> list[str]:
 
 
 def hook_command(prefix: list[str], agent: Agent, event: str, *, space: str | None, db: str | None,
-                 config: str | None) -> str:
+                 config: str | None, server: str | None = None) -> str:
     args = [*prefix, "hook", event, "--agent", agent.name]
-    for flag, value in (("--space", space), ("--db", db), ("--config", config)):
+    for flag, value in (("--space", space), ("--db", db), ("--config", config), ("--server", server)):
         if value:
             args += [flag, value]
     return shlex.join(args)
@@ -220,18 +220,22 @@ def _hela_entries(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 
 def install(agent_name: str, scope: str = "user", *, space: str | None = None, db: str | None = None,
-            config: str | None = None, cwd: Path | None = None, prefix: list[str] | None = None) -> dict[str, Any]:
+            config: str | None = None, cwd: Path | None = None, prefix: list[str] | None = None,
+            server: str | None = None) -> dict[str, Any]:
     """Merge hela's hook entries into the agent's settings file of ``scope``. Returns ``{"agent", "scope",
-    "path", "changed", "events": {event: command}, "backup", "note"}``."""
+    "path", "changed", "events": {event: command}, "backup", "note"}``. ``server``: the fast path's URL
+    (``hela hook --server``; never a token)."""
     ag = get_agent(agent_name)
     _check_scope(scope)
+    if server is not None:
+        _check_server(server)
     path = ag.settings_path(scope, project_root(cwd or Path.cwd()))
     data, original = _load(path)
     hooks = data["hooks"] if isinstance(data.get("hooks"), dict) else {}
     prefix = prefix or hela_command()
     events = {}
     for event in ag.events:
-        command = hook_command(prefix, ag, event, space=space, db=db, config=config)
+        command = hook_command(prefix, ag, event, space=space, db=db, config=config, server=server)
         events[event] = command
         want = _entry(ag, event, command)
         found = _hela_entries(hooks, event)
@@ -307,6 +311,21 @@ def status(cwd: Path | None = None) -> dict[str, Any]:
     return {"log": str(log.log_path()), "installs": out,
             "unlisted_runs": [{"agent": a, "event": e, **v} for (a, e), v in sorted(runs.items())
                               if a not in AGENTS]}
+
+
+def _check_server(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(url)
+        port = u.port
+    except ValueError:
+        u, port = None, None
+    if u is None or u.scheme not in ("http", "https") or not u.hostname or port is None:
+        raise InputError(f"--server {url!r}: give the URL of a running `hela mcp --http`, e.g. http://127.0.0.1:8765")
+    if u.username or u.password or u.query:
+        raise InputError("--server: no credentials in the URL (the hooks read the server's token from where the "
+                         "server keeps it)")
 
 
 def _check_scope(scope: str) -> None:

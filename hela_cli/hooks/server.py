@@ -135,8 +135,11 @@ def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
 def request_body(args: Any, payload: dict[str, Any], cfg: Any) -> dict[str, Any]:
     import dataclasses
 
+    from hela_cli.hooks.space import project_space
+
     hooks = {k: v for k, v in dataclasses.asdict(cfg.hooks).items() if k != "server"}
-    return {"event": args.event, "agent": args.agent, "space": args.space, "payload": payload, "hooks": hooks,
+    space = args.space or project_space(payload.get("cwd") or os.getcwd())   # this machine's view of the project
+    return {"event": args.event, "agent": args.agent, "space": space, "payload": payload, "hooks": hooks,
             "db": db_identity(cfg.db), "sent": time.time()}
 
 
