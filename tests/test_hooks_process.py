@@ -19,10 +19,8 @@ from typing import Any
 import pytest
 
 from hela_cli.hooks.agents import AGENTS
+from tests.hooks_support import PROMPT, TRANSCRIPT, base, context_of, hook, project  # noqa: F401 - the fixture
 from tests.reliability import PY
-from tests.test_hooks_run import PROMPT, base, context_of, hook, project  # noqa: F401 - the fixture
-
-TRANSCRIPT = Path(__file__).resolve().parent / "data" / "agents" / "claude-code" / "session.jsonl"
 
 
 def log_lines(project: dict[str, Any]) -> list[dict[str, Any]]:

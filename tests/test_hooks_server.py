@@ -12,14 +12,12 @@ import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
+from tests.hooks_support import PROMPT, TRANSCRIPT, base, context_of, hook, project  # noqa: F401 - the fixture
 from tests.reliability import PY, db_state, hela
-from tests.test_hooks_capture import FIXTURE
-from tests.test_hooks_run import PROMPT, base, context_of, hook, project  # noqa: F401 - the fixture
 
 
 def free_port() -> int:
@@ -70,7 +68,7 @@ def test_fast_path_answers_what_the_hook_answers_in_process(project, served):
 def test_capture_through_the_server_and_a_handoff_to_a_child(project, served, tmp_path):
     transcript = tmp_path / "t" / "session.jsonl"
     transcript.parent.mkdir()
-    shutil.copy(FIXTURE, transcript)
+    shutil.copy(TRANSCRIPT, transcript)
     payload = base(project, "Stop", session_id="sess-s", transcript_path=str(transcript))
     res, lines = hook(project, "Stop", payload, env=served["env"])
     assert res.returncode == 0 and lines[-1]["server"] == "ok" and lines[-1]["result"] == "ok", lines

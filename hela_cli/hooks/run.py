@@ -419,6 +419,42 @@ def _dispatch(args: argparse.Namespace, role: str, payload: dict[str, Any], cfg:
 _HOSTED: contextvars.ContextVar[Any] = contextvars.ContextVar("hela_hook_memory", default=None)
 
 
+def serve_event(body: Any, memory: Any, config: Any) -> tuple[int, dict[str, Any]]:
+    """A server's side of the fast path (``POST /hook``, token already checked): run a client's hook event
+    with ``memory`` (the server's) through :func:`_dispatch`, the hook's ``hooks`` settings over the server's
+    ``config``. Returns ``(HTTP status, JSON answer)``: ``{"text", "facts"}``, ``{"handoff": true}`` (a
+    capture for a child of the hook), ``{"error"}`` (the handler failed: the hook logs it)."""
+    from hela_cli.hooks.server import db_identity
+
+    if not isinstance(body, dict) or not isinstance(body.get("payload"), dict):
+        return 400, {"error": "expected {event, agent, space, payload, hooks, db}"}
+    if body.get("db") != db_identity(config.db):
+        return 409, {"error": "this server serves another database"}
+    agent = AGENTS.get(str(body.get("agent")))
+    event = str(body.get("event"))
+    role = agent.role(event) if agent else None
+    if agent is None or role is None:
+        return 400, {"error": _safe(f"unknown agent or event: {body.get('agent')!r} {event!r}")}
+    try:
+        hooks = body.get("hooks") if isinstance(body.get("hooks"), dict) else {}
+        cfg = config.replace(**{f"hooks.{k}": v for k, v in hooks.items() if v is not None and k != "server"})
+    except Exception as e:  # noqa: BLE001 - a bad setting is the client's error
+        return 400, {"error": _safe(str(getattr(e, "message", e)))}
+    space = body.get("space")
+    args = argparse.Namespace(event=event, agent=agent.name, space=space if isinstance(space, str) else None,
+                              db=None, config=None, server=None, detached=False, lock_fd=None)
+    payload = body["payload"]
+    try:
+        text, facts = hosted(memory, lambda: _dispatch(args, role, payload, cfg, json.dumps(payload).encode()))
+    except _HandOff:
+        return 200, {"handoff": True}
+    except Exception as e:  # noqa: BLE001 - one line back to the hook, which logs it
+        from hela_cli.errors import HelaError
+
+        return 200, {"error": _safe(e.message if isinstance(e, HelaError) else f"{e.__class__.__name__}: {e}")}
+    return 200, {"text": text, "facts": facts}
+
+
 def hosted(memory: Any, work: Callable[[], Any]) -> Any:
     """Run ``work`` with the handlers' :func:`_memory` giving ``memory`` (a server's, kept open)."""
     token = _HOSTED.set(memory)

@@ -2,7 +2,7 @@
 
 ``hooks.server`` (``HELA_HOOKS_SERVER=http://127.0.0.1:8765``, or ``hela hook ... --server URL``) names the
 server. The hook POSTs its event to ``URL/hook`` with the server's bearer token; the server runs the same
-handler the hook would run in-process (:data:`hela_cli.hooks.run._HANDLERS`) on its warm
+handler the hook would run in-process (:func:`hela_cli.hooks.run.serve_event`) on its warm
 :class:`~hela_cli.memory.Memory`, one call at a time with the MCP tools, and answers the text and the facts
 the hook logs. The hook's ``hooks`` settings travel with the request (budgets, ``prompt_k``, ...): the
 server's own apply to everything else (models, retrieval).
@@ -16,7 +16,8 @@ server's own apply to everything else (models, retrieval).
   belongs to this user and nobody else can read it (0600, as the server writes it).
 * **Same database**: the request carries :func:`db_identity` of the hook's database; a server on another one
   answers 409 and the hook runs in-process.
-* **Server** (:func:`handle`): called by ``mcp_server/http.py`` for ``POST /hook`` after the token check.
+* **Server**: ``POST /hook`` in ``mcp_server/http.py`` checks the token and calls
+  :func:`hela_cli.hooks.run.serve_event`.
 """
 
 from __future__ import annotations
@@ -141,42 +142,3 @@ def request_body(args: Any, payload: dict[str, Any], cfg: Any) -> dict[str, Any]
     space = args.space or project_space(payload.get("cwd") or os.getcwd())   # this machine's view of the project
     return {"event": args.event, "agent": args.agent, "space": space, "payload": payload, "hooks": hooks,
             "db": db_identity(cfg.db), "sent": time.time()}
-
-
-# ------------------------------------------------------------------------------------------ server side
-def handle(body: Any, memory: Any, config: Any) -> tuple[int, dict[str, Any]]:
-    """Run one hook event for a client on ``memory`` (the server's): ``(HTTP status, JSON answer)``."""
-    import argparse
-
-    from hela_cli.hooks import run
-    from hela_cli.hooks.agents import AGENTS
-
-    if not isinstance(body, dict) or not isinstance(body.get("payload"), dict):
-        return 400, {"error": "expected {event, agent, payload, hooks, db}"}
-    if body.get("db") != db_identity(config.db):
-        return 409, {"error": "this server serves another database"}
-    agent = AGENTS.get(str(body.get("agent")))
-    event = str(body.get("event"))
-    role = agent.role(event) if agent else None
-    if role is None:
-        return 400, {"error": f"unknown agent or event: {body.get('agent')!r} {event!r}"}
-    try:
-        hooks = body.get("hooks") or {}
-        cfg = config.replace(**{f"hooks.{k}": v for k, v in hooks.items() if v is not None})
-    except Exception as e:  # noqa: BLE001 - a bad setting is the client's error
-        return 400, {"error": run._safe(str(getattr(e, "message", e)))}
-    space = body.get("space")
-    args = argparse.Namespace(event=event, agent=agent.name, space=space if isinstance(space, str) else None,
-                              db=None, config=None, detached=False, server=None)
-    payload = body["payload"]
-    raw = json.dumps(payload).encode("utf-8")
-    try:
-        text, facts = run.hosted(memory, lambda: run._dispatch(args, role, payload, cfg, raw))
-    except run._HandOff:
-        return 200, {"handoff": True}
-    except Exception as e:  # noqa: BLE001 - one line back to the hook, which logs it
-        from hela_cli.errors import HelaError
-
-        msg = e.message if isinstance(e, HelaError) else f"{e.__class__.__name__}: {e}"
-        return 200, {"error": run._safe(msg)}
-    return 200, {"text": text, "facts": facts}

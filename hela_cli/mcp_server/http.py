@@ -160,11 +160,11 @@ MAX_HOOK_BODY = 17 * 1024 * 1024   # a hook's stdin is at most 16 MiB (hela_cli.
 
 
 def add_hook_route(server: Any, verifier: StaticTokenVerifier) -> None:
-    """``POST /hook``: one hook event run by :func:`hela_cli.hooks.server.handle` on the server's Memory."""
+    """``POST /hook``: one hook event run by :func:`hela_cli.hooks.run.serve_event` on the server's Memory."""
     import anyio
     from starlette.responses import JSONResponse
 
-    from hela_cli.hooks import server as hook_server
+    from hela_cli.hooks.run import serve_event
 
     @server.custom_route("/hook", methods=["POST"], include_in_schema=False)
     async def hook(request: Any) -> Any:
@@ -179,7 +179,7 @@ def add_hook_route(server: Any, verifier: StaticTokenVerifier) -> None:
             return JSONResponse({"error": "not JSON"}, status_code=400)
         hela = server.hela
         status, answer = await anyio.to_thread.run_sync(
-            lambda: hook_server.handle(body, hela.memory, hela.config), limiter=server.hela_limiter)
+            lambda: serve_event(body, hela.memory, hela.config), limiter=server.hela_limiter)
         return JSONResponse(answer, status_code=status)
 
 
