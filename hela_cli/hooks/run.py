@@ -401,13 +401,14 @@ def _dispatch_or_ask(job: _Job, cfg: Any) -> tuple[str, dict[str, Any]]:
         text, facts = _dispatch(job.args, job.role, job.payload, cfg, job.raw)
         return text, {**facts, "server": e.reason}
     ms = round((time.perf_counter() - t) * 1000, 1)
+    mine = {"server": "ok", "server_ms": ms, "cpu_ms": {"total": round(time.process_time() * 1000, 1)}}
     if answer.get("handoff"):   # the server found a capture too big to do inline: a child of ours does it
         pid = _detach(job.args, job.raw)
-        return "", {"result": "detached" if pid else "busy", "child": pid, "server": "ok", "server_ms": ms,
+        return "", {"result": "detached" if pid else "busy", "child": pid, **mine,
                     **({} if pid else {"detail": _NO_SLOT})}
     facts = answer.get("facts") if isinstance(answer.get("facts"), dict) else {}
     text = answer.get("text") if isinstance(answer.get("text"), str) else ""
-    return text, {**facts, "server": "ok", "server_ms": ms}
+    return text, {**facts, **mine}
 
 
 def _dispatch(args: argparse.Namespace, role: str, payload: dict[str, Any], cfg: Any, raw: bytes,
@@ -452,6 +453,9 @@ def serve_event(body: Any, memory: Any, config: Any) -> tuple[int, dict[str, Any
         from hela_cli.errors import HelaError
 
         return 200, {"error": _safe(e.message if isinstance(e, HelaError) else f"{e.__class__.__name__}: {e}")}
+    facts.pop("cpu_ms", None)   # the server process's own counters: the hook logs its own
+    if isinstance(facts.get("timings_ms"), dict):
+        facts["timings_ms"].pop("start_to_handler", None)
     return 200, {"text": text, "facts": facts}
 
 

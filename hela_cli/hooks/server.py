@@ -7,7 +7,7 @@ handler the hook would run in-process (:func:`hela_cli.hooks.run.serve_event`) o
 the hook logs. The hook's ``hooks`` settings travel with the request (budgets, ``prompt_k``, ...): the
 server's own apply to everything else (models, retrieval).
 
-* **Client** (:func:`ask`): the standard library only (``http.client``), no numpy, no model, no store:
+* **Client** (:func:`ask`): the standard library only (a socket), no numpy, no model, no store:
   a hook on this path costs an interpreter start, the config and one loopback request. A connection that is
   refused, times out (``CONNECT_TIMEOUT_S``), or breaks, and an answer that is not 200, raise
   :class:`Unavailable`: the hook runs in-process at once and logs why (``"server": "unreachable"``, ...).
@@ -88,8 +88,8 @@ def token() -> str | None:
 
 def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
     """POST ``body`` to the server's hook endpoint; its JSON answer. Raises :class:`Unavailable` (fall back
-    in-process) or :class:`Failed` (the handler failed there)."""
-    import http.client
+    in-process) or :class:`Failed` (the handler failed there). Plain HTTP/1.1 over a socket (``http.client``
+    imports the email package: a fifth of this path's start-up); ``https`` through ``http.client``."""
     import socket
 
     u = urlsplit(url)
@@ -98,30 +98,40 @@ def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
     secret = token()
     if not secret:
         raise Unavailable("no token")
-    conn_cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
-    port = u.port or (443 if u.scheme == "https" else 80)
-    conn = conn_cls(u.hostname, port, timeout=min(CONNECT_TIMEOUT_S, max(timeout, 0.01)))
     data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-    try:
+    path = u.path.rstrip("/") + PATH
+    headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
+    if u.scheme == "https":
+        status, raw = _https(u, path, data, headers, timeout)
+    else:
+        host = f"[{u.hostname}]" if ":" in u.hostname else u.hostname
+        head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": f"{host}:{u.port or 80}", **headers,
+                                                      "Content-Length": str(len(data)),
+                                                      "Connection": "close"}.items())
         try:
-            conn.connect()
-        except (OSError, socket.timeout) as e:
+            # an ASCII host as bytes: a str goes through the idna codec (an import of its own)
+            name = u.hostname.encode("ascii") if u.hostname.isascii() else u.hostname
+            sock = socket.create_connection((name, u.port or 80), timeout=min(CONNECT_TIMEOUT_S, max(timeout, 0.01)))
+        except OSError as e:
             raise Unavailable("unreachable", e.__class__.__name__) from None
-        assert conn.sock is not None
-        conn.sock.settimeout(max(timeout, 0.01))
         try:
-            conn.request("POST", u.path.rstrip("/") + PATH, body=data,
-                         headers={"Authorization": f"Bearer {secret}", "Content-Type": "application/json"})
-            resp = conn.getresponse()
-            raw = resp.read()
-        except (OSError, http.client.HTTPException) as e:
+            sock.settimeout(max(timeout, 0.01))
+            sock.sendall(f"POST {path} HTTP/1.1\r\n{head}\r\n".encode("latin-1") + data)
+            chunks = []
+            while True:
+                chunk = sock.recv(1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        except OSError as e:
             raise Unavailable("broke", e.__class__.__name__) from None
-    finally:
-        conn.close()
-    if resp.status == 409:
+        finally:
+            sock.close()
+        status, raw = _response(b"".join(chunks))
+    if status == 409:
         raise Unavailable("other database")
-    if resp.status != 200:
-        raise Unavailable("refused", str(resp.status))
+    if status != 200:
+        raise Unavailable("refused", str(status))
     try:
         out = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
@@ -131,6 +141,46 @@ def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
     if out.get("error"):
         raise Failed(str(out["error"]))
     return out
+
+
+def _response(raw: bytes) -> tuple[int, bytes]:
+    """Status and body of an HTTP/1.1 response read to the end (``Connection: close``; no chunking: the
+    server answers JSON with a Content-Length)."""
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    try:
+        status = int(head.split(b" ", 2)[1]) if sep else 0
+    except (IndexError, ValueError):
+        status = 0
+    if not status:
+        raise Unavailable("bad answer")
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length" and value.strip().isdigit():
+            if len(body) < int(value):
+                raise Unavailable("broke", "short answer")
+            body = body[: int(value)]
+    return status, body
+
+
+def _https(u: Any, path: str, data: bytes, headers: dict[str, str], timeout: float) -> tuple[int, bytes]:
+    import http.client
+
+    conn = http.client.HTTPSConnection(u.hostname, u.port or 443, timeout=min(CONNECT_TIMEOUT_S, max(timeout, 0.01)))
+    try:
+        try:
+            conn.connect()
+        except OSError as e:
+            raise Unavailable("unreachable", e.__class__.__name__) from None
+        assert conn.sock is not None
+        conn.sock.settimeout(max(timeout, 0.01))
+        try:
+            conn.request("POST", path, body=data, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, resp.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise Unavailable("broke", e.__class__.__name__) from None
+    finally:
+        conn.close()
 
 
 def request_body(args: Any, payload: dict[str, Any], cfg: Any) -> dict[str, Any]:
