@@ -153,6 +153,7 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: boo
             # the transcript's turns would wait for a later capture of the same session, which may never
             # come: a detached child does the work again from the start (this process exits at once)
             try:
+                job.handed = True   # the worker must not release the session's lock: the child holds it
                 pid = _detach(job.args, job.raw, job)
                 entry["child"] = pid
                 entry["detail"] = f"{e}; " + ("handed to a detached child" if pid else _NO_SLOT)
@@ -217,8 +218,8 @@ def _read_stdin(stdin: Any, wait_s: float) -> bytes:
     end = time.perf_counter() + max(wait_s, 0.0)
     while size <= MAX_STDIN:
         left = end - time.perf_counter()
-        try:
-            ready = select.select([fd], [], [], max(left, 0.0))[0] if left > 0 else []
+        try:   # at least one look, even with no time left: what the agent wrote is there
+            ready = select.select([fd], [], [], max(left, 0.0))[0]
         except (OSError, ValueError):   # pragma: no cover - no select on this kind of stdin (Windows pipes)
             return stdin.read(MAX_STDIN + 1)
         if not ready:
@@ -279,6 +280,7 @@ class _Job:
     limit: float = 0.0           # what the agent allows this event, seconds
     cfg: Any = None
     lock: int | None = None      # the session's capture lock, while this hook holds it
+    handed: bool = False         # the main thread gave the lock to a child (the worker only closes its copy)
 
 
 _JOB: contextvars.ContextVar[_Job | None] = contextvars.ContextVar("hela_hook_job", default=None)
@@ -359,7 +361,7 @@ def _work(job: _Job, cfg: Any) -> tuple[str, dict[str, Any]]:
             children.mark_pending(key)   # keep the mark for the check after the release
     finally:
         lock, job.lock = job.lock, None
-        if facts.get("result") == "detached" or lock is None:
+        if facts.get("result") == "detached" or job.handed or lock is None:
             if lock is not None:
                 os.close(lock)   # the child holds the lock now
         else:
