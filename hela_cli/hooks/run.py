@@ -33,7 +33,6 @@ whole latency budget of a prompt (docs/agents.md, BENCHMARKS.md). :func:`process
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import contextvars
 import json
@@ -42,6 +41,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable, NoReturn
 
 from hela_cli.hooks import log
@@ -66,17 +66,40 @@ class _HandOff(Exception):
     """Raised by :func:`_detach` inside a server: the hook process starts the child itself."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hela hook", add_help=False, exit_on_error=False)
-    p.add_argument("event")
-    p.add_argument("--agent", default="claude-code")
-    p.add_argument("--space", default=None)
-    p.add_argument("--db", default=None)
-    p.add_argument("--config", default=None)
-    p.add_argument("--server", default=None)
-    p.add_argument("--detached", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--lock-fd", type=int, default=None, help=argparse.SUPPRESS)   # the parent's session lock
-    return p
+_OPTIONS = {"--agent": "agent", "--space": "space", "--db": "db", "--config": "config", "--server": "server",
+            "--lock-fd": "lock_fd"}   # --lock-fd N: the session lock a parent hook passed to its detached child
+
+
+def _parse(argv: list[str]) -> tuple[SimpleNamespace, list[str]]:
+    """``EVENT [--agent A] [--space S] [--db D] [--config C] [--server URL] [--detached]`` (``--opt=value``
+    too) -> the arguments and the words not understood. Hand-made: argparse and what it imports are a tenth
+    of the fast path's start-up."""
+    args = SimpleNamespace(event=None, agent="claude-code", space=None, db=None, config=None, server=None,
+                           detached=False, lock_fd=None)
+    rest: list[str] = []
+    words = list(argv)
+    while words:
+        word = words.pop(0)
+        name, eq, value = word.partition("=")
+        if name in _OPTIONS:
+            if not eq:
+                if not words:
+                    raise _Fail(f"bad arguments: {' '.join(argv)[:200]} ({name} needs a value)")
+                value = words.pop(0)
+            setattr(args, _OPTIONS[name], value)
+        elif word == "--detached":
+            args.detached = True
+        elif args.event is None and not word.startswith("-"):
+            args.event = word
+        else:
+            rest.append(word)
+    if args.event is None:
+        raise _Fail(f"bad arguments: {' '.join(argv)[:200]} (no EVENT)")
+    if args.lock_fd is not None:
+        if not str(args.lock_fd).isdigit():
+            raise _Fail(f"bad arguments: --lock-fd {str(args.lock_fd)[:20]}")
+        args.lock_fd = int(args.lock_fd)
+    return args, rest
 
 
 def process_main(argv: list[str]) -> NoReturn:
@@ -113,10 +136,7 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: boo
         entry.update(agent=None, event=None, role=None)
     job = _Job()
     try:
-        try:
-            args, rest = _parser().parse_known_args(argv)
-        except (argparse.ArgumentError, SystemExit) as e:
-            raise _Fail(f"bad arguments: {' '.join(argv)[:200]} ({e})") from None
+        args, rest = _parse(argv)
         entry.update(agent=args.agent, event=args.event)
         if args.detached:
             entry.update(detached=True, pid=os.getpid())
@@ -259,7 +279,7 @@ def _payload(raw: bytes) -> dict[str, Any]:
     return data
 
 
-def _config(args: argparse.Namespace) -> Any:
+def _config(args: Any) -> Any:
     from hela_cli.config import load_config
 
     overrides = {"db": args.db} if args.db else {}
@@ -413,7 +433,7 @@ def _dispatch_or_ask(job: _Job, cfg: Any) -> tuple[str, dict[str, Any]]:
     return text, {**facts, **mine}
 
 
-def _dispatch(args: argparse.Namespace, role: str, payload: dict[str, Any], cfg: Any, raw: bytes,
+def _dispatch(args: Any, role: str, payload: dict[str, Any], cfg: Any, raw: bytes,
               ) -> tuple[str, dict[str, Any]]:
     """The one dispatch of an event to its handler (in this process, or in a server: :func:`hosted`)."""
     return _HANDLERS[role](args, payload, cfg, raw)
@@ -444,7 +464,7 @@ def serve_event(body: Any, memory: Any, config: Any) -> tuple[int, dict[str, Any
     except Exception as e:  # noqa: BLE001 - a bad setting is the client's error
         return 400, {"error": _safe(str(getattr(e, "message", e)))}
     space = body.get("space")
-    args = argparse.Namespace(event=event, agent=agent.name, space=space if isinstance(space, str) else None,
+    args = SimpleNamespace(event=event, agent=agent.name, space=space if isinstance(space, str) else None,
                               db=None, config=None, server=None, detached=False, lock_fd=None)
     payload = body["payload"]
     try:
@@ -470,7 +490,7 @@ def hosted(memory: Any, work: Callable[[], Any]) -> Any:
         _HOSTED.reset(token)
 
 
-def _space(args: argparse.Namespace, payload: dict[str, Any]) -> tuple[str, Path]:
+def _space(args: Any, payload: dict[str, Any]) -> tuple[str, Path]:
     from hela_cli.hooks.space import project_root, project_space
 
     cwd = Path(payload.get("cwd") or os.getcwd())
@@ -516,7 +536,7 @@ def _has_space(mem: Any, space: str) -> bool:
 
 
 # ------------------------------------------------------------------------------------------ the three roles
-def _start(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
+def _start(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
     from hela_cli.hooks.context import start_context
 
     space, root = _space(args, payload)
@@ -527,7 +547,7 @@ def _start(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: byt
     return text, {"result": "ok" if text else "empty", "space": space, **facts}
 
 
-def _prompt(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
+def _prompt(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
     from hela_cli.hooks.context import is_trivial, prompt_context, user_prompt
 
     prompt = payload.get("prompt")
@@ -566,7 +586,7 @@ def _prompt(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: by
     return text, {"result": "ok" if text else "empty", "space": space, **facts}
 
 
-def _capture(args: argparse.Namespace, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
+def _capture(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
     from hela_cli.hooks.capture import new_turns, store_turns, transcript_turns
 
     path = payload.get("transcript_path")
@@ -638,7 +658,7 @@ def _background(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
 _HANDLERS = {"start": _start, "prompt": _prompt, "capture": _capture}
 
 
-def _detach(args: argparse.Namespace, raw: bytes, job: _Job | None = None) -> int | None:
+def _detach(args: Any, raw: bytes, job: _Job | None = None) -> int | None:
     """Start ``hela hook EVENT --detached`` in its own session with the payload on its stdin; do not wait.
     The child gets this hook's session lock (when it holds one) and one of ``hooks.max_detached`` child slots;
     with every slot taken nothing starts (None). In a server (:func:`hosted`): :class:`_HandOff`."""
