@@ -39,6 +39,7 @@ class Memory:
         self._embedder = embedder
         self._chat = chat
         self._tokenizer: Any = None
+        self._decay_recorded = False
 
     @property
     def store(self) -> Store:
@@ -52,6 +53,9 @@ class Memory:
             self._store = Store.open(self.config.db, must_exist=must_exist, vector_cache=r.vector_cache,
                                      sign_index_min=r.sign_index_min, sign_rescore=r.sign_rescore,
                                      vector_cache_auto=r.vector_cache_auto, progress=self._store_progress)
+        if not self._decay_recorded:   # spaces older than migration 0016: this configuration's decay (issue 41)
+            self._decay_recorded = True
+            self._store.record_decay(self.config.hebbian.decay)
         return self._store
 
     def close(self) -> None:

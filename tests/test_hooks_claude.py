@@ -14,13 +14,13 @@ import json
 import os
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from tests.agents_support import claude_env, fake_messages_api, require_claude, run_claude
+from tests.agents_support import (captured, claude_env, fake_messages_api, hook_log, require_claude, run_claude,
+                                  wait_for_log)
 from tests.reliability import PY, db_state, hela_env
 
 FACT = "Our deploy bucket is called frosty-otter-assets and it lives in eu-west-3."
@@ -47,18 +47,12 @@ def setup(tmp_path):
 
 
 def log_rows(setup: dict[str, Any]) -> list[dict[str, Any]]:
-    path = setup["log"]
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return hook_log(setup["log"].parent)
 
 
 def wait_for(setup: dict[str, Any], pred: Any, timeout: float = 180) -> list[dict[str, Any]]:
     """Poll the hook log until ``pred(rows)`` holds (a capture may still be running after claude exits)."""
-    end = time.time() + timeout
-    while True:
-        rows = log_rows(setup)
-        if pred(rows) or time.time() > end:
-            return rows
-        time.sleep(0.5)
+    return wait_for_log(setup["log"].parent, pred, timeout)
 
 
 def session(setup: dict[str, Any], api: Any, prompt: str) -> tuple[subprocess.CompletedProcess, str]:
@@ -68,17 +62,6 @@ def session(setup: dict[str, Any], api: Any, prompt: str) -> tuple[subprocess.Co
     rows = log_rows(setup)
     sid = next(r["session"] for r in reversed(rows) if r.get("event") == "SessionStart")
     return res, sid
-
-
-def captured(sid: str) -> Any:
-    return lambda rows: any(r.get("session") == sid and r.get("role") == "capture" and r.get("result") in ("ok", "empty")
-                            for r in rows) and not any(r.get("result") == "detached" and r.get("session") == sid
-                                                        and not _child_done(rows, r) for r in rows)
-
-
-def _child_done(rows: list[dict[str, Any]], parent: dict[str, Any]) -> bool:
-    return any(r.get("session") == parent.get("session") and r.get("time", 0) > parent.get("time", 0)
-               and r.get("role") == "capture" and r.get("result") != "detached" for r in rows)
 
 
 def test_two_sessions_remember_the_fact_never_the_key(setup):

@@ -68,7 +68,9 @@ def open_store(ctx: typer.Context) -> tuple[Any, Any]:
     from hela_cli.store import Store
 
     cfg = state(ctx).config()
-    return Store.open(cfg.db, progress=store_progress), cfg
+    store = Store.open(cfg.db, progress=store_progress)
+    store.record_decay(cfg.hebbian.decay)   # spaces older than migration 0016 (issue 41)
+    return store, cfg
 
 
 def show_space(ctx: typer.Context, space: Optional[str], json_out: bool, read: Callable[[Any, Any, Any], Any],

@@ -88,7 +88,7 @@ def apply_feedback(store: Store, space: Space, retrieval: Sequence[Mapping[str, 
             raise InputError(f"recall {recall_id} already has feedback")
         fresh = store.refresh_space(space)
         touched = {v for p in (*strengthen, *weaken) for v in p}
-        weights = store.edges_among(fresh, sorted(touched), h.decay) if touched else {}
+        weights = store.edges_among(fresh, sorted(touched)) if touched else {}
         updates = {p: hebbian_update(weights.get(p, 0.0), rate, 1.0, h.cap) for p, rate in strengthen.items()}
         weakened = 0
         for p, keep in weaken.items():
@@ -102,7 +102,7 @@ def apply_feedback(store: Store, space: Space, retrieval: Sequence[Mapping[str, 
                 weakened += 1
         if updates:
             store.set_edges(fresh, updates, h.decay)
-        store.prune_edges(space.id, h.decay)
+        store.prune_edges(space.id)
         if used:
             store.touch_nodes(list(used), when)
     return {"used": list(used), "strengthened": len(strengthen), "weakened": weakened, "step": fresh.step}

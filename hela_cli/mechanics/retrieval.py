@@ -269,7 +269,7 @@ def _spreading(store: Store, space: Space, cfg: Config, base: _BaseScores, allow
     reaches get their own base score first. Returns the spread per memory and the weight of each edge used."""
     r = cfg.retrieval
     sources = [i for i, s in base.scores.items() if s > r.theta]
-    nbrs = store.neighbours(space, sources, cfg.hebbian.decay) if sources else {}
+    nbrs = store.neighbours(space, sources) if sources else {}
     reached = {j for lst in nbrs.values() for j, _ in lst} - set(base.scores)
     if allowed is not None:   # spreading stays inside the filter too
         reached &= allowed
@@ -367,7 +367,7 @@ def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, whe
             store.touch_nodes(ids, when)
             return store.refresh_space(space).step
         fresh = store.advance_step(space.id, h.decay)   # every edge decays once (O(1))
-        weights = store.edges_among(fresh, ids, h.decay)
+        weights = store.edges_among(fresh, ids)
         # current weights already include this step's decay; Eq.1 is decay*w_prev + eta = w_now + eta
         updates = {p: hebbian_update(weights.get(p, 0.0), eta, 1.0, h.cap) for p, eta in rates.items()}
         if updates:

@@ -29,8 +29,8 @@ class Transfer:
         sp = self.require_space(name)
         with self._snapshot():
             sid = sp.id
-            step, base, cons = self.db.execute(
-                "SELECT step, base_step, consolidated_step FROM spaces WHERE id=?", (sid,)).fetchone()
+            step, base, cons, decay = self.db.execute(
+                "SELECT step, base_step, consolidated_step, decay FROM spaces WHERE id=?", (sid,)).fetchone()
             nodes = [dict(n) for n in self.iter_nodes(sid)]
             stamps = dict(self.db.execute("SELECT id, created_at FROM nodes WHERE space_id=?", (sid,)).fetchall())
             for n in nodes:
@@ -52,7 +52,7 @@ class Transfer:
             asks = [tuple(r) for r in self.db.execute(
                 "SELECT id, question, answer, memories, step, created_at, kind, retrieval, used, used_at, vector "
                 "FROM asks WHERE space_id=? ORDER BY id", (sid,))]
-        return {"name": name, "step": step, "base_step": base, "consolidated_step": cons, "nodes": nodes,
+        return {"name": name, "step": step, "base_step": base, "consolidated_step": cons, "decay": decay, "nodes": nodes,
                 "vectors": vecs, "edges": edges, "passages": passages, "semantic": semantic, "hubs": hubs,
                 "asks": asks, "history": history, "embedder": self.embedder_info()}
 
@@ -135,8 +135,9 @@ class Transfer:
             self.db.executemany("INSERT INTO history(node_id, space_id, text, speaker, edited_at) VALUES (?,?,?,?,?)",
                                 [(idmap[nid], sp.id, text, speaker, at) for nid, text, speaker, at
                                  in dump.get("history", ()) if nid in idmap])
-            self.db.execute("UPDATE spaces SET step=?, base_step=?, consolidated_step=? WHERE id=?",
-                            (dump["step"], dump["base_step"], dump["consolidated_step"], sp.id))
+            # the decay travels with the amplitudes it gives meaning to (issue 41)
+            self.db.execute("UPDATE spaces SET step=?, base_step=?, consolidated_step=?, decay=? WHERE id=?",
+                            (dump["step"], dump["base_step"], dump["consolidated_step"], dump.get("decay"), sp.id))
             self._after_load()
         return {"nodes": len(nodes), "edges": len(dump["edges"]), "semantic": len(dump["semantic"]),
                 "asks": len(dump["asks"]), "ids_kept": int(keep_ids)}

@@ -50,7 +50,8 @@ def render_overview(ov: dict[str, Any], space: str, cfg: Any) -> None:
     console.print(text(f"space '{ov['space']}'", "bold"))
     h = ov["hubs"]
     console.print(text(f"{ov['nodes']} memories, {ov['edges']} edges, {ov['step']} retrievals "
-                       f"(consolidated at step {ov['consolidated_step']}), now {fmt_ts(ov['now'])}"))
+                       f"(consolidated at step {ov['consolidated_step']}, hebbian.decay {ov['decay']:g}), "
+                       f"now {fmt_ts(ov['now'])}"))
     line = text("")
     line.append(f"{h['count']} hubs", HUB_STYLE)
     line.append(f" (D > {h['delta_hub']:g}, {h['consolidated']} consolidated), ")
