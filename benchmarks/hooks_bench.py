@@ -253,12 +253,28 @@ def server(args: argparse.Namespace, work: Path) -> dict[str, Any]:
                     rows[v]["wall"].append(wall)
                     rows[v]["cpu"].append(cpu)
             server_cpu = _cpu_of(proc.pid) - server_cpu0
+            # what a dead server adds to a hook, measured alone: the client's attempt (token read, connect
+            # refused) in this process, 50 times
+            from hela_cli.hooks import server as client
+
+            os.environ["HELA_MCP_TOKEN"] = "x" * 32   # a token to send: the attempt reaches the connect
+            tries = []
+            for _ in range(50):
+                t1 = time.perf_counter()
+                try:
+                    client.ask(dead, {"payload": {}}, 2.0)
+                except client.Unavailable:
+                    pass
+                tries.append((time.perf_counter() - t1) * 1000)
+            del os.environ["HELA_MCP_TOKEN"]
         finally:
             proc.terminate()
             proc.wait(timeout=60)
         out_size: dict[str, Any] = {"memories": size, "build_s": round(build_s, 1), "queries": args.queries,
                                     "python_c_pass_p50_ms": round(statistics.median(floor)),
                                     "server_cpu_per_query_ms": round(server_cpu * 1000 / args.queries),
+                                    "dead_server_attempt_p50_ms": round(statistics.median(tries), 3),
+                                    "dead_server_attempt_max_ms": round(max(tries), 3),
                                     "loadavg_before": load0, "loadavg_after": os.getloadavg()}
         for v, r in rows.items():
             out_size[v] = {"p50_ms": round(pct(r["wall"], 50)), "p95_ms": round(pct(r["wall"], 95)),
