@@ -150,9 +150,9 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: boo
         if role is None:
             raise _Fail(f"unknown event '{args.event}' for {agent.name} (known: {', '.join(agent.events)})")
         limit = agent.limit(args.event)
-        hard = (t0 - (_process_age() if process else 0.0)) + limit - max(MARGIN_S, 0.2 * limit)
-        if args.detached:   # no agent waits for a child: hooks.detached_budget_s bounds it
-            hard = t0 + 600.0
+        hard = t0 - _process_age() + limit - max(MARGIN_S, 0.2 * limit)
+        if args.detached or not process:   # no agent waits for a child or an in-process caller: the budget
+            hard = t0 + 600.0              # bounds them (and this, a config that never loads)
         raw = _read_stdin(stdin, min(STDIN_WAIT_S, hard - time.perf_counter()))
         payload = _payload(raw)
         if payload.get("session_id"):
@@ -332,10 +332,11 @@ def _within(job: _Job, t0: float, hard: float) -> tuple[str, dict[str, Any]]:
         budget = hooks.capture_budget_s if job.role == "capture" else hooks.budget_s
         if job.args.detached:
             budget = hooks.detached_budget_s
-        deadline = t0 + budget if job.args.detached else min(hard, t0 + budget)
+        agent_waits = job.process and not job.args.detached
+        deadline = min(hard, t0 + budget) if agent_waits else t0 + budget
         worker.join(max(deadline - time.perf_counter(), 0.0))
         if worker.is_alive():
-            spent = f"time budget of {budget:g} s" if deadline < hard or job.args.detached else \
+            spent = f"time budget of {budget:g} s" if deadline < hard or not agent_waits else \
                 f"the agent's limit for {job.args.event} ({hard - t0:.3g} s here)"
             raise _Timeout(f"{spent} spent; nothing printed, nothing stored")
     if "error" in box:
