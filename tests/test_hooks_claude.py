@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -175,3 +176,53 @@ def test_unwritable_database_session_completes_status_reports(setup):
     assert inst["installed"]
     reported = [e["last_failure"] for e in inst["events"] if e["last_failure"]]
     assert reported and {r["result"] for r in reported} <= {"error", "timeout"}
+
+
+# ------------------------------------------------------------------------------------------ facts that change
+CHANGED_OLD = "Context for later: our model server is vLLM 0.6 behind nginx, and the GPU box is called orca."
+CHANGED_NEW = "Update: we replaced vLLM with SGLang last week because of the prefix cache; orca still hosts it."
+CHANGED_QUESTION = "Which inference server does our model run on now?"
+CHANGED_OLD_WORDS = "vLLM 0.6 behind nginx"
+
+
+def _ids(db) -> tuple[int, int]:
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT id, text FROM nodes WHERE speaker = 'user' OR role = 'user'").fetchall()
+    finally:
+        con.close()
+    old = next(i for i, t in rows if CHANGED_OLD_WORDS in t)
+    new = next(i for i, t in rows if "SGLang" in t)
+    return old, new
+
+
+def test_three_sessions_the_changed_fact_comes_marked(setup):
+    """Facts that change (issue 38): session 1 states a fact, session 2 changes it, the change is marked with
+    `hela supersede` between sessions (the explicit path), session 3 asks: the request carries the new fact,
+    and the old one only with its mark `(superseded by #N, DATE)`."""
+    with fake_messages_api("Noted.") as api:
+        _, sid1 = session(setup, api, CHANGED_OLD)
+    wait_for(setup, captured(sid1))
+    with fake_messages_api("Noted, SGLang now.") as api:
+        _, sid2 = session(setup, api, CHANGED_NEW)
+    wait_for(setup, captured(sid2))
+    old, new = _ids(setup["db"])
+    marked = subprocess.run([PY, "-m", "hela_cli", "supersede", str(old), str(new), "--json"], env=setup["henv"],
+                            cwd=str(setup["proj"]), capture_output=True, text=True, timeout=120)
+    assert marked.returncode == 0, marked.stderr
+    assert json.loads(marked.stdout)["mark"]["status"] == "superseded"
+
+    with fake_messages_api("SGLang, on orca.") as api:
+        _, sid3 = session(setup, api, CHANGED_QUESTION)
+        texts = api.texts()
+    main = [t for t in texts if CHANGED_QUESTION in t]
+    assert main, texts[:1]
+    sent = "\n".join(texts)
+    assert "SGLang" in main[0]                       # the new fact is in the request
+    lines = [line for line in sent.splitlines() if CHANGED_OLD_WORDS in line]
+    assert lines, main[0][:3000]                     # history stays: the old fact is recalled ...
+    mark = re.compile(rf"\(superseded by #{new}, \d{{4}}-\d{{2}}-\d{{2}}\)")
+    assert all(mark.search(line) for line in lines), lines   # ... and only with its mark
+    rows = wait_for(setup, captured(sid3))
+    prompt = next(r for r in rows if r.get("session") == sid3 and r["event"] == "UserPromptSubmit")
+    assert prompt["result"] == "ok" and new in prompt["memories"], prompt
