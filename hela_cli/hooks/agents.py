@@ -50,7 +50,8 @@ class Agent:
 
     def limit(self, event: str) -> float:
         """Seconds this agent lets a hook of ``event`` run (as hela installs it) before killing it."""
-        return min(float(TIMEOUT[self.events.get(event) or "capture"]), self.cuts.get(event, float("inf")))
+        installed = TIMEOUT.get(self.events.get(event) or "capture", TIMEOUT["prompt"])   # a new role: as a prompt
+        return min(float(installed), self.cuts.get(event, float("inf")))
 
     def installed_timeout(self, event: str) -> int:
         """The settings entry's ``timeout``, in the agent's unit: never more than the agent allows (Codex
