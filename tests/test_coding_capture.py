@@ -449,3 +449,21 @@ def test_a_command_that_merely_passed_is_not_injected(captured):
     assert passed
     _, facts = prompt_context(captured, "shop", "pytest -x tests/test_refund.py exit", "q1")
     assert facts["memories"] and not set(facts["memories"]) & passed
+
+
+def test_a_changed_decision_keeps_its_mark(captured):
+    """A decision superseded by a later one (issue 38) is shown with its mark by the recall by file and the gist."""
+    rows = captured.memories("shop", limit=None)
+    old = next(m["id"] for m in rows if m["text"] == REASON)
+    rep = captured.add_batch("shop", [{"speaker": "assistant", "session": "s5", "time": "2026-12-03T10:00:00Z",
+                                       "text": "We now store amounts in integer cents in billing/api.py because "
+                                               "Decimal was slow in the batch job."}])
+    new = rep["added"][0]
+    captured.supersede(old, new, space="shop")
+    text, _ = path_context(captured, "shop", ["billing/api.py"], ROOT, "s6")
+    line = next(ln for ln in text.splitlines() if "floats lost cents" in ln)
+    assert re.search(rf"\(superseded by #{new}, \d{{4}}-\d{{2}}-\d{{2}}\)", line), text
+    assert "integer cents" in text
+    brief, _ = start_context(captured, "shop", Path("/nonexistent"), "s7")
+    marked = [ln for ln in brief.splitlines() if "floats lost cents" in ln]
+    assert marked and all(f"(superseded by #{new}" in ln for ln in marked), brief

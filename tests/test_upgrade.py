@@ -271,11 +271,58 @@ def test_postgres_0006_existing_spaces_take_the_first_configured_openers_decay(p
             s.db.execute("UPDATE spaces SET step = 10 WHERE id = ?", (sp.id,))
     monkeypatch.undo()
     with Store(pg_url) as s:
-        assert s.applied_migrations()[-1] == "0006_space_hebbian"
+        assert "0006_space_hebbian" in s.applied_migrations()   # (later migrations follow it)
         sp = s.require_space("old")
         assert s.db.execute("SELECT decay FROM spaces").fetchall() == [(None,)]
         assert s.edge_weight(sp, ids[0], ids[1]) == pytest.approx(0.5 * 0.995 ** 10, rel=1e-12)
         assert s.record_decay(0.9) == 1 and s.record_decay(0.995) == 0
         assert s.edge_weight(sp, ids[0], ids[1]) == pytest.approx(0.5 * 0.9 ** 10, rel=1e-12)
         assert s.space_decay(s.ensure_space("new").id) == 0.995
+
+def _changed_fact(store: Store, space: str) -> tuple[int, int]:
+    """Two memories of ``space``, the earlier marked as superseded by the later; returns their ids."""
+    sp = store.require_space(space)
+    rows = sorted(store.list_nodes(sp.id), key=lambda n: (n["ts"], n["ord"], n["id"]))
+    old, new = rows[0]["id"], rows[-1]["id"]
+    store.mark_superseded(sp.id, old, new, detector="explicit")
+    return old, new
+
+
+def test_supersession_migration_on_an_upgraded_sqlite_file(tmp_path):
+    """0017_supersession on a file written by 0.1.0: the table is there, marks are written, read, carried
+    by delete, and the file's integrity check knows the table."""
+    path = _old_db(tmp_path)
+    with Store(path) as s:
+        assert "0017_supersession" in s.applied_migrations()
+        old, new = _changed_fact(s, "demo")
+        assert [r["new_id"] for r in s.supersessions_for([old])[old]] == [new]
+        assert s.integrity_problems() == []
+        s.erase_nodes(s.require_space("demo").id, [new], scrub=False)
+        assert s.supersessions_for([old]) == {} and s.integrity_problems() == []
+
+
+def test_supersession_migration_on_an_upgraded_postgres_database(pg_url, monkeypatch):
+    """0007_supersession on a Postgres database written before it (migrations up to 0005 applied, memories
+    in it): it is applied on open, nothing is lost, marks work."""
+    import hela_cli.store.postgres.connection as pgc
+    from hela_cli.testing import HashEmbedder
+
+    before = [m for m in pgc.PG_MIGRATIONS if m[0] < "0006"]
+    monkeypatch.setattr(pgc, "PG_MIGRATIONS", before)
+    emb = HashEmbedder()
+    with Store(pg_url) as s:
+        assert s.applied_migrations() == [name for name, _ in before]
+        s.bind_embedder(emb.model_id, emb.dim)
+        sp = s.ensure_space("p")
+        with s.transaction(space=sp.id):
+            ids = s.insert_nodes(sp.id, [{"text": f"turn {i}", "ts": 1e9 + i, "ord": i, "hash": f"h{i}",
+                                          "keywords": ["turn"]} for i in range(3)], emb.embed(["a", "b", "c"]))
+    monkeypatch.undo()
+    with Store(pg_url) as s:
+        assert s.applied_migrations() == [name for name, _ in pgc.PG_MIGRATIONS]
+        assert "0007_supersession" in s.applied_migrations()
+        assert sorted(n["id"] for n in s.list_nodes(s.require_space("p").id)) == sorted(ids)
+        old, new = _changed_fact(s, "p")
+        assert (old, new) == (ids[0], ids[2])
+        assert s.supersessions_for([new])[new][0]["old_id"] == old
         assert s.integrity_problems() == []

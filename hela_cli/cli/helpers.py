@@ -128,6 +128,22 @@ def memory_line(m: dict[str, Any], width: int) -> str:
     return head + one_line(body, max(width - len(head), 10))
 
 
+def print_changes(changes: list[dict[str, Any]]) -> None:
+    """A fact's supersessions (``maintenance.correct.fact_chain``), oldest first: ``#OLD -> #NEW from DATE
+    (detector)`` with the two texts below it."""
+    if not changes:
+        return
+    width = min(console.width, 200)
+    console.print(text("changes (facts that changed; nothing is deleted):"), style="dim")
+    for c in changes:
+        how = c["detector"] + ("" if c["status"] == "superseded" else f", possible {c['confidence']:.2f}")
+        console.print(text(f"  #{c['old']} -> #{c['new']}  from {c['invalid_at'][:10]} ({how})"), soft_wrap=True,
+                      highlight=False)
+        for label, body in (("was", c["old_text"]), ("now", c["new_text"])):
+            console.print(text(f"    {label}: " + one_line(body, max(width - 9, 10))), soft_wrap=True,
+                          highlight=False)
+
+
 def print_memories(rows: list[dict[str, Any]]) -> None:
     """One :func:`memory_line` per memory, at most 200 columns wide."""
     width = min(console.width, 200)

@@ -16,9 +16,11 @@ from typing import Any
 
 from hela_cli.config import Config
 from hela_cli.hooks import injected
+from hela_cli.mechanics.succession import Marks
 from hela_cli.memory import Memory
 from hela_cli.text.content import is_content_free
 from hela_cli.text.dates import format_iso
+from hela_cli.text.marks import with_mark
 
 
 def injectable(m: dict[str, Any]) -> bool:
@@ -40,11 +42,12 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def memory_line(m: dict[str, Any], limit: int) -> str:
-    """``- [#ID DATE SPEAKER] text``: the id is what ``hela memories`` / ``hela delete`` take."""
+    """``- [#ID DATE SPEAKER] text``: the id is what ``hela memories`` / ``hela delete`` take; a superseded
+    memory ends with its mark, ``(superseded by #N, DATE)`` (:func:`hela_cli.text.marks.with_mark`)."""
     ts = m.get("timestamp")
     date = format_iso(ts)[:10] if isinstance(ts, (int, float)) else str(m.get("date") or "")[:10]
     who = m.get("speaker") or ""
-    return f"- [#{m['id']} {date} {who}] {_one_line(m.get('text', ''), limit)}"
+    return with_mark(f"- [#{m['id']} {date} {who}] {_one_line(m.get('text', ''), limit)}", m)
 
 
 def _fill(header: str, sections: list[tuple[str, list[str]]], budget: int) -> tuple[str, int]:
@@ -151,10 +154,11 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None) -> t
             continue
         by_session.setdefault(row.get("session") or "", []).append(row)
     gists = [session_gist(rows[::-1], name) for name, rows in list(by_session.items())[:h.start_sessions]]
-    blocks = abstractive(mem.config, gists, limit) if gists and wants_abstractive(mem.config) else None
+    marks = Marks(mem.store.supersessions_for(i for g in gists for i in g.ids))   # a changed fact keeps its mark
+    blocks = abstractive(mem.config, gists, limit, marks) if gists and wants_abstractive(mem.config) else None
     summarized = blocks is not None
     if blocks is None:
-        blocks = [gist_lines(g, limit) for g in gists]
+        blocks = [gist_lines(g, limit, marks) for g in gists]
     gist = [line for block in blocks for line in block]
     shown = {i for g in gists for i in g.ids}
     query = repository_query(root)
@@ -268,9 +272,11 @@ def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: 
     titles = {"decision": "Decided / said about it:", "failure": "Failed there before:", "commit": "Commits:",
               "change": "Changed in earlier sessions:"}
     sections = []
+    marks = Marks(mem.store.supersessions_for(m["id"] for _, m in picked))   # a changed decision keeps its mark
     for kind in ("decision", "failure", "commit", "change"):
         rows = [m for k, m in picked if k == kind]
-        lines = [memory_line({**m, "text": _shown_text(m["text"], kind)}, limit) for m in rows]
+        lines = [memory_line({**m, **marks.fields(m["id"]), "text": _shown_text(m["text"], kind)}, limit)
+                 for m in rows]
         sections.append((titles[kind], lines))
     header = f"hela: what earlier sessions left about {rels[-1] if rels else paths[0]} (`hela memories --contains PATH`):"
     text, n = _fill(header, sections, h.path_tokens)

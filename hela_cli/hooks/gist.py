@@ -91,11 +91,17 @@ def _cut(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
 
 
-def gist_lines(g: Gist, limit: int = 400) -> list[str]:
-    """The gist as a few lines: a head line (date, session, task) and indented details, each cut."""
+def gist_lines(g: Gist, limit: int = 400, marks: Any = None) -> list[str]:
+    """The gist as a few lines: a head line (date, session, task) and indented details, each cut. ``marks``
+    (:class:`hela_cli.mechanics.succession.Marks`): a memory shown that was superseded carries its mark."""
+    from hela_cli.text.marks import with_mark
+
+    def mark(text: str, nid: int | None) -> str:
+        return with_mark(text, marks.fields(nid)) if marks and nid is not None else text
+
     head = f"- {g.date} session {g.session[:12]} ({g.turns} memories)"
     if g.asked:
-        head += f": asked: {_cut(g.asked, limit // 2)} [#{g.asked_id}]"
+        head += ": asked: " + mark(f"{_cut(g.asked, limit // 2)} [#{g.asked_id}]", g.asked_id)
     out = [head]
     if g.changed:
         more = f" (+{len(g.changed) - 8} more)" if len(g.changed) > 8 else ""
@@ -105,7 +111,7 @@ def gist_lines(g: Gist, limit: int = 400) -> list[str]:
     if g.failing:
         out.append("  still failing: " + _cut("; ".join(g.failing[:2]), limit // 2))
     for i, d in g.decisions[:3]:
-        out.append(f"  decided: {_cut(d, limit // 2)} [#{i}]")
+        out.append("  decided: " + mark(f"{_cut(d, limit // 2)} [#{i}]", i))
     if g.commits:
         out.append("  committed: " + _cut("; ".join(g.commits[:3]), limit // 2))
     return out
@@ -123,7 +129,7 @@ def wants_abstractive(cfg: Any) -> bool:
     return cfg.hooks.gist == "auto" and is_endpoint(cfg.models.chat)
 
 
-def abstractive(cfg: Any, gists: list[Gist], limit: int = 400) -> list[list[str]] | None:
+def abstractive(cfg: Any, gists: list[Gist], limit: int = 400, marks: Any = None) -> list[list[str]] | None:
     """An abstractive summary of each session (its extractive gist as the notes), from the configured
     ``openai:`` chat endpoint; None on any fault (the caller keeps the extractive gists)."""
     from hela_cli.errors import HelaError
@@ -138,7 +144,7 @@ def abstractive(cfg: Any, gists: list[Gist], limit: int = 400) -> list[list[str]
     out = []
     try:
         for g in gists:
-            notes = "\n".join(gist_lines(g, limit))
+            notes = "\n".join(gist_lines(g, limit, marks))
             text = chat.generate([{"role": "system", "content": SUMMARY_PROMPT},
                                   {"role": "user", "content": notes}], max_tokens=120)
             lines = [ln.strip() for ln in text.splitlines() if ln.strip()][:3]

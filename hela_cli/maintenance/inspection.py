@@ -24,6 +24,7 @@ from hela_cli.mechanics.consolidate import detect_hubs, plan_consolidation, sele
 from hela_cli.mechanics.dynamics import hub_strength, is_hub
 from hela_cli.errors import StoreError
 from hela_cli.mechanics.forget import evaluate
+from hela_cli.maintenance.correct import fact_chain
 from hela_cli.store import Space, Store
 
 PREVIEW_CHARS = 80
@@ -153,6 +154,7 @@ def node(store: Store, node_id: int, cfg: Config, space: str | None = None) -> d
                         "text": preview(others.get(j, {}).get("text"))} for j, w in nbrs],
         "semantic": [{k: r[k] for k in ("id", "kind", "subject", "text", "confidence", "date", "evidence")}
                      for r in sem],
+        "changes": fact_chain(store, node_id),   # facts that change: the supersessions around it
     }
 
 

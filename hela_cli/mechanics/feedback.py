@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from hela_cli.config import Config
 from hela_cli.mechanics.dynamics import depressed_weight, feedback_pairs, hebbian_update
+from hela_cli.mechanics.succession import Marks, blocked_targets
 from hela_cli.errors import InputError
 from hela_cli.store import Space, Store
 
@@ -83,6 +84,10 @@ def apply_feedback(store: Store, space: Space, retrieval: Sequence[Mapping[str, 
     strengthen, weaken = feedback_pairs(s_base, used, eta=h.feedback_eta, anchors=h.feedback_anchors,
                                         anchor_eta=h.feedback_anchor_eta, spread_from=spread_from,
                                         depress=h.feedback_depress)
+    # facts that change: a memory superseded for certain is not strengthened, as in Eq.1 (docs/retrieval.md)
+    old = blocked_targets(Marks(store.supersessions_for(s_base)), s_base)
+    if old:
+        strengthen = {p: rate for p, rate in strengthen.items() if not old.intersection(p)}
     with store.transaction(space=space.id):
         if recall_id is not None and not store.mark_feedback(recall_id, used, when):
             raise InputError(f"recall {recall_id} already has feedback")

@@ -159,7 +159,7 @@ def recall(mem: Any, sp_name: str, question: str, learn: bool = False) -> dict[s
                 extra[s["id"]] = max(extra.get(s["id"], 0.0), s["contribution"])
     keep = sorted(extra, key=lambda i: (-extra[i], i))[:RECALL_EXTRA_SOURCES]
     others = store.get_nodes(keep)
-    nodes = [{"id": m["id"], "role": "base" if m["path"] == "base" else "hebbian", "rank": rank,
+    nodes = [{"id": m["id"], "role": "hebbian" if m["path"] == "hebbian" else "base", "rank": rank,
               "speaker": m["speaker"], "text": m["text"], "timestamp": m["timestamp"], "session": m["session"],
               "score": m["score"], "base_score": m["base_score"], "cos": m["cos"], "keyword": m["keyword"],
               "time_factor": m["time_factor"], "spread_bonus": m["spread_bonus"]}

@@ -9,7 +9,7 @@ from typing import Any, Optional
 import typer
 
 from hela_cli.errors import InputError
-from hela_cli.cli.helpers import open_store, show_space, space_option, write_out
+from hela_cli.cli.helpers import open_store, print_changes, show_space, space_option, write_out
 from hela_cli.cli.render import HUB_STYLE, ISOLATED_STYLE, candidates_table, clean, console, err_console, fmt_ts, print_json, table, text
 
 CTX = {"help_option_names": ["-h", "--help"]}
@@ -170,6 +170,7 @@ def inspect_node(
     for r in n["semantic"]:
         console.print(text(f"  [{r['kind']}] {r['subject'] + ': ' if r['subject'] else ''}{r['text']}"
                            + (f" ({r['date']})" if r["date"] else "")))
+    print_changes(n["changes"])
 
 
 @app.command("heatmap")

@@ -17,6 +17,8 @@ database take turns) and is recorded in ``hela_migrations``.
 
 from __future__ import annotations
 
+from hela_cli.store.supersession import SUPERSESSIONS_SQL
+
 PG_MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core", """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -183,4 +185,6 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE spaces ADD COLUMN decay DOUBLE PRECISION;
         ALTER TABLE spaces ALTER COLUMN decay SET DEFAULT 0.995
     """),
+    # facts that change (SQLite 0017_supersession): the same table (store/supersession.py)
+    ("0007_supersession", SUPERSESSIONS_SQL.format(int="BIGINT", real="DOUBLE PRECISION")),
 ]
