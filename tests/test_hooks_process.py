@@ -249,3 +249,23 @@ def test_main_in_process_returns_at_its_budget(project, tmp_path, monkeypatch):
                 stdout=out) == 0
     assert out.getvalue() == "" and log_lines(project)[-1]["result"] == "timeout"
     assert sys.exc_info() == (None, None, None)   # still here
+
+
+# ------------------------------------------------------------------------------------------ installed timeouts
+def test_installed_timeouts_fit_what_each_agent_allows(tmp_path, monkeypatch):
+    """No entry asks an agent for more than it gives the event (Codex CLI clamps SessionEnd to 3 s and warns
+    at every start otherwise); the hook's own limit is never above the entry's timeout."""
+    from hela_cli.hooks.install import install
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / ".codex"))
+    want = {"claude-code": {"SessionEnd": 2}, "codex": {"SessionEnd": 3}, "gemini": {"SessionEnd": 2000}}
+    for name, agent in AGENTS.items():
+        rep = install(name, "user", cwd=tmp_path, prefix=["hela"])
+        hooks = json.loads(Path(rep["path"]).read_text())["hooks"]
+        for event in agent.events:
+            timeout = hooks[event][0]["hooks"][0]["timeout"]
+            role = agent.role(event)
+            assert timeout == want[name].get(event, {"start": 10, "prompt": 10, "capture": 60}[role]
+                                            * agent.timeout_unit), (name, event, timeout)
+            assert agent.limit(event) * agent.timeout_unit <= timeout
