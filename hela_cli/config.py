@@ -151,6 +151,9 @@ class HooksConfig:                    # `hela hook EVENT` inside coding agents (
     budget_s: float = 2.0             # a start or prompt hook prints nothing and exits 0 after this long
     capture_budget_s: float = 10.0    # ... an inline capture past this commits nothing; a detached child redoes it
     capture_inline: int = 24          # capture more new turns than this in a detached child process
+    detached_budget_s: float = 300.0  # ... which stops after this long (one per session, max_detached in all)
+    max_detached: int = 2             # ... at most this many detached capture children at a time
+    server: str = ""                  # a `hela mcp --http` URL on the same database: hooks ask it (fast path)
     start_tokens: int = 1500          # session-start brief budget (tokens estimated as characters / 4)
     start_sessions: int = 3           # ... the gist of this many recent sessions
     prompt_tokens: int = 800          # prompt recall budget
@@ -268,7 +271,8 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "hooks.capture_inline": (0, None, False), "hooks.start_tokens": (0, None, False),
     "hooks.start_sessions": (0, None, False), "hooks.prompt_tokens": (0, None, False),
     "hooks.prompt_k": (1, None, False), "hooks.prompt_min_chars": (0, None, False),
-    "hooks.line_chars": (40, None, False),
+    "hooks.line_chars": (40, None, False), "hooks.detached_budget_s": (0, None, True),
+    "hooks.max_detached": (1, None, False),
 }
 
 

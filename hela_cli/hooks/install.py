@@ -36,8 +36,6 @@ from hela_cli.store.target import describe, url_scheme
 from hela_cli.text.redact import redact
 
 NEW_FILE_MODE = 0o600
-#: the agent's own timeout per role, seconds: a backstop only (hela fails open after hooks.budget_s itself)
-AGENT_TIMEOUT = {"start": 10, "prompt": 10, "capture": 60}
 BACKUP_SUFFIX = ".hela-backup"
 
 
@@ -107,11 +105,11 @@ def _pgpass_note(db: str) -> str:
 
 
 def hook_command(prefix: list[str], agent: Agent, event: str, *, space: str | None, db: str | None,
-                 config: str | None) -> str:
+                 config: str | None, server: str | None = None) -> str:
     """The hook's command line (``db`` is written without a password: :func:`db_without_password`)."""
     db = db_without_password(db)[0]
     args = [*prefix, "hook", event, "--agent", agent.name]
-    for flag, value in (("--space", space), ("--db", db), ("--config", config)):
+    for flag, value in (("--space", space), ("--db", db), ("--config", config), ("--server", server)):
         if value:
             args += [flag, value]
     return shlex.join(args)
@@ -242,7 +240,7 @@ def _entry(agent: Agent, event: str, command: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "command", "command": command}
     if agent.name == "gemini":
         entry = {"name": f"hela-{role}", **entry}
-    entry["timeout"] = int(AGENT_TIMEOUT[role] * agent.timeout_unit)
+    entry["timeout"] = agent.installed_timeout(event)
     return entry
 
 
@@ -310,18 +308,22 @@ def _hela_entries(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 
 def install(agent_name: str, scope: str = "user", *, space: str | None = None, db: str | None = None,
-            config: str | None = None, cwd: Path | None = None, prefix: list[str] | None = None) -> dict[str, Any]:
+            config: str | None = None, cwd: Path | None = None, prefix: list[str] | None = None,
+            server: str | None = None) -> dict[str, Any]:
     """Merge hela's hook entries into the agent's settings file of ``scope``. Returns ``{"agent", "scope",
-    "path", "changed", "events": {event: command}, "backup", "note"}``."""
+    "path", "changed", "events": {event: command}, "backup", "note"}``. ``server``: the fast path's URL
+    (``hela hook --server``; never a token)."""
     ag = get_agent(agent_name)
     _check_scope(scope)
+    if server is not None:
+        _check_server(server)
     path = ag.settings_path(scope, project_root(cwd or Path.cwd()))
     data, original = _load(path)
     hooks = data["hooks"] if isinstance(data.get("hooks"), dict) else {}
     prefix = prefix or hela_command()
     events = {}
     for event in ag.events:
-        command = hook_command(prefix, ag, event, space=space, db=db, config=config)
+        command = hook_command(prefix, ag, event, space=space, db=db, config=config, server=server)
         events[event] = command
         want = _entry(ag, event, command)
         found = _hela_entries(hooks, event)
@@ -398,6 +400,21 @@ def status(cwd: Path | None = None) -> dict[str, Any]:
     return {"log": str(log.log_path()), "installs": out,
             "unlisted_runs": [{"agent": a, "event": e, **v} for (a, e), v in sorted(runs.items())
                               if a not in AGENTS]}
+
+
+def _check_server(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(url)
+        port = u.port
+    except ValueError:
+        u, port = None, None
+    if u is None or u.scheme not in ("http", "https") or not u.hostname or port is None:
+        raise InputError(f"--server {url!r}: give the URL of a running `hela mcp --http`, e.g. http://127.0.0.1:8765")
+    if u.username or u.password or u.query:
+        raise InputError("--server: no credentials in the URL (the hooks read the server's token from where the "
+                         "server keeps it)")
 
 
 def _check_scope(scope: str) -> None:

@@ -430,6 +430,7 @@ def build_server(config: Config, **options: Any) -> Any:
                           speaker=speaker, before=before, contains=contains, confirm=confirm)
 
     server.hela = hela  # type: ignore[attr-defined]
+    server.hela_limiter = limiter  # type: ignore[attr-defined]  # the hooks' fast path runs under it too
     return server
 
 
