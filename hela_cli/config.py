@@ -58,6 +58,9 @@ class IngestConfig:
     keyword_link_min_score: float = 6.0  # ... a pair needs this sum of IDFs of shared rare keywords
     redact: bool = False              # replace secrets with [REDACTED:kind] before a turn is embedded or stored
                                       # (text/redact.py); `hela add|ingest --redact`; on for a hook's capture
+    redact_assistant: bool = True     # ... always for AI-assistant input: coding-agent sessions (Claude Code,
+                                      # Codex, Gemini CLI) and ChatGPT / Claude exports given to ingest, and MCP
+                                      # `remember` calls (docs/agents.md); `--no-redact` / redact=False opts out
     tool_output_chars: int = 0        # coding-agent transcripts: keep each tool's output as a turn of at most
                                       # N characters; 0: tool outputs are not stored (a call is one short line)
 

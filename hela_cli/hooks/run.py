@@ -49,6 +49,7 @@ from hela_cli.hooks import log
 from hela_cli.hooks.agents import AGENTS
 
 MAX_STDIN = 16 * 1024 * 1024
+_SAFE_IN = 100_000   # a log message is redacted from at most this many characters (then cut to 300)
 STDIN_WAIT_S = 2.0      # the agents write their JSON at once; a stdin never closed is given up after this
 CHILD_CHUNK = 64        # a detached capture child commits this many turns at a time
 MARGIN_S = 0.3          # the hook stops at least this long (and 20 % of the limit) before the agent kills it
@@ -86,7 +87,7 @@ def _parse(argv: list[str]) -> tuple[SimpleNamespace, list[str]]:
         if name in _OPTIONS:
             if not eq:
                 if not words:
-                    raise _Fail(f"bad arguments: {' '.join(argv)[:200]} ({name} needs a value)")
+                    raise _Fail(f"bad arguments: {' '.join(argv)} ({name} needs a value)")
                 value = words.pop(0)
             setattr(args, _OPTIONS[name], value)
         elif word == "--detached":
@@ -96,7 +97,7 @@ def _parse(argv: list[str]) -> tuple[SimpleNamespace, list[str]]:
         else:
             rest.append(word)
     if args.event is None:
-        raise _Fail(f"bad arguments: {' '.join(argv)[:200]} (no EVENT)")
+        raise _Fail(f"bad arguments: {' '.join(argv)} (no EVENT)")
     if args.lock_fd is not None:
         if not str(args.lock_fd).isdigit():
             raise _Fail(f"bad arguments: --lock-fd {str(args.lock_fd)[:20]}")
@@ -143,7 +144,7 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: boo
         if args.detached:
             entry.update(detached=True, pid=os.getpid())
         if rest:
-            raise _Fail(f"unknown arguments: {' '.join(rest)[:200]}")
+            raise _Fail(f"unknown arguments: {' '.join(rest)}")
         agent = AGENTS.get(args.agent)
         if agent is None:
             raise _Fail(f"unknown agent '{args.agent}' (known: {', '.join(AGENTS)})")
@@ -216,14 +217,16 @@ def _log(entry: dict[str, Any], t0: float) -> None:
 
 
 def _safe(msg: str) -> str:
-    """One line, at most 300 characters, secrets redacted."""
-    line = " ".join(str(msg).split())[:300]
+    """One line, secrets redacted, then cut to at most 300 characters: redacting first, so that a key the cut
+    would split is still whole (and found) when it is replaced. When the redaction itself fails, nothing of
+    the message is written."""
+    line = " ".join(str(msg)[:_SAFE_IN].split())
     try:
         from hela_cli.text.redact import redact
 
-        return redact(line)
-    except Exception:  # noqa: BLE001 - the log line must still be written
-        return line
+        return redact(line)[:300]
+    except Exception as e:  # noqa: BLE001 - the log line must still be written, without the message
+        return f"(detail withheld: redaction failed with {e.__class__.__name__})"
 
 
 def _read_stdin(stdin: Any, wait_s: float) -> bytes:
