@@ -201,6 +201,34 @@ def _sub_prefixed(text: str) -> str:
     return _PREFIX_RX.sub(repl, text)
 
 
+# a .env / shell line: NAME=value at the start of a line (a YAML list item: docker compose's environment) or
+# after `export` (after a shell separator), the value
+# unquoted and running to the next whitespace: `,` `;` `&` `(` `{` are part of a .env value (DB_PASSWORD=ab,cd;ef
+# &gh), where _ASSIGN, which reads code and keyword strings too, would stop at the first of them
+_ENV_LINE = re.compile(
+    r"(?P<pre>(?:^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?|(?<![^\s;&|(])export[ \t]+)(?P<name>[A-Za-z_][A-Za-z0-9_]{1,60})=)"
+    r"(?P<value>[^\s\"'`$(\[{<][^\s]*)", re.M)
+# a value that is code, not a literal: a call (password=getpass.getpass()), a subscript (key=keys[0])
+_ENV_CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*(?:\(.*\)|\[.*\])$")
+_ENV_STOPS = re.compile(r"[&;,()<>{}\[\]`]")
+
+
+def _sub_env_lines(text: str) -> str:
+    """.env / shell assignments whose unquoted value holds a character :data:`_ASSIGN` stops at: the value
+    replaced to the next whitespace (only those: the rest is :func:`_sub_assignments`' to decide)."""
+    if "=" not in text:
+        return text
+
+    def repl(m: re.Match[str]) -> str:
+        name, value = m.group("name"), m.group("value")
+        if (not _ENV_STOPS.search(value) or not _secret_name(name)[0] or _MARKED.search(value)
+                or _ENV_CODE.match(value) or not _value_ok(value)):
+            return m.group(0)
+        return f"{m.group('pre')}{_mark(_kind(name))}"
+
+    return _ENV_LINE.sub(repl, text)
+
+
 def _sub_assignments(text: str) -> str:
     """Each NAME=value whose value is a secret: the value replaced. A match that is not one is searched again
     from its value (``$env:DB_PASSWORD = ...``, ``--from-literal=password=...``: the name is inside it)."""
@@ -388,5 +416,6 @@ def redact(text: str) -> str:
                            if not _MARKED.match(m.group(3)) else m.group(0), out)
     out = _BEARER.sub(lambda m: f"{m.group(1)}{_mark('bearer-token')}", out)
     out = _sub_flags(out)
+    out = _sub_env_lines(out)
     out = _sub_assignments(out)
     return _sub_plugins(out)
