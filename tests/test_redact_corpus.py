@@ -196,6 +196,7 @@ NOT_SECRETS = [
     'headers = {"Authorization": f"Bearer {token}"}',
     'git commit -m "fix password reset flow" && pytest -k "token and not slow"',
     "password=getpass.getpass()\nkey=keys[0]\nDB_PASSWORD=${DB_PASS:-a,b}\nPORT=80,81",
+    "    server = Server(name,\n        auth=AuthSettings(issuer_url=base, resource_server_url=None))",
     "export TOKEN_URL=a,b;c HF_TOKEN=$(cat ~/.hf;true)",
 ]
 
