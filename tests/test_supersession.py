@@ -345,3 +345,13 @@ def test_forgetting_keeps_a_successor(tmp_path):
         rep = mem.forget("p", apply=True)
         assert f["new"] not in {c["id"] for c in rep["candidates"]}
         assert mem.store.get_node(f["new"]) is not None and mem.store.get_node(f["old"]) is None
+
+
+def test_memories_listing_carries_the_mark(tmp_path):
+    mem = _memory(str(tmp_path / "m.db"))
+    with mem:
+        f = _facts(mem)
+        assert "superseded_by" not in mem.memories("p")[0]   # no mark in the space: rows as before
+        mem.supersede(f["old"], f["new"])
+        rows = {r["id"]: r for r in mem.memories("p")}
+        assert rows[f["old"]]["superseded_by"] == f["new"] and rows[f["new"]]["supersedes"] == [f["old"]]
