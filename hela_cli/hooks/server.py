@@ -88,10 +88,10 @@ def token() -> str | None:
 
 def _loopback(host: str) -> bool:
     """``localhost`` or a loopback address (the bearer token crosses no network in clear)."""
+    if host.lower() in ("localhost", "127.0.0.1", "::1"):   # the usual ones without importing ipaddress
+        return True
     import ipaddress
 
-    if host.lower() == "localhost":
-        return True
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
