@@ -308,6 +308,29 @@ def run(work: Path, data: Path = DATA, questions: Path = QUESTIONS, kinds: list[
             "embedder": cfg.models.embedder, "briefs": briefs, "summary": summarize(rows, briefs), "rows": rows}
 
 
+def budget_curve(data: Path, questions: Path, budgets: list[int], line_chars: int) -> list[dict[str, Any]]:
+    """grep and BM25 at each of ``budgets`` tokens per prompt (no hela, no model): what each answers when it
+    spends about as much as hela does."""
+    from hela_cli.hooks.context import approx_tokens
+
+    qs = json.loads(questions.read_text(encoding="utf-8"))["questions"]
+    corpus = Corpus.read(session_files(data))
+    bm25 = BM25(corpus)
+    out = []
+    for budget in budgets:
+        for name in ("grep", "bm25"):
+            answered = tokens = 0
+            for q in qs:
+                text, uuids = (grep_context(corpus, q["prompt"], budget, line_chars) if name == "grep"
+                               else bm25.context(q["prompt"], budget, line_chars))
+                tokens += approx_tokens(text) if text else 0
+                answered += bool(set(q["evidence"]) & uuids)
+            out.append({"system": name, "budget": budget, "answered": answered, "of": len(qs),
+                        "tok_prompt": round(tokens / len(qs), 1),
+                        "per_1k_tok": round(1000 * answered / tokens, 2) if tokens else None})
+    return out
+
+
 def summarize(rows: list[dict[str, Any]], briefs: dict[str, int]) -> dict[str, dict[str, Any]]:
     """Per system, all kinds and each kind: answered (share), recall, tokens per prompt, answered per 1k
     tokens, tokens per later session (hela: the brief included)."""
@@ -351,7 +374,19 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=0, help="replay only the first N sessions")
     ap.add_argument("--dir", type=Path, default=None, help="keep the database here (default: a temporary one)")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--curve", default="", help="also grep and BM25 at these budgets (tokens per prompt, comma-separated)")
+    ap.add_argument("--no-hela", action="store_true", help="only the --curve (seconds: no capture, no model)")
     args = ap.parse_args()
+    budgets = [int(b) for b in args.curve.split(",") if b]
+    if budgets:
+        from hela_cli.config import load_config
+
+        curve = budget_curve(args.data, args.questions, budgets, load_config().hooks.line_chars)
+        print("| system | budget | answered | tok/prompt | per 1k tok |\n|---|---|---|---|---|")
+        for c in curve:
+            print(f"| {c['system']} | {c['budget']} | {c['answered']} / {c['of']} | {c['tok_prompt']:.0f} | {c['per_1k_tok']} |")
+        if args.no_hela:
+            return
     with tempfile.TemporaryDirectory() as tmp:
         work = args.dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)

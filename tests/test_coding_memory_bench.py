@@ -72,6 +72,10 @@ def test_slice_replays_asks_and_scores(slice_):
     summary = res["summary"]
     assert summary["hela"]["all"]["answered"] == 0.5
     assert res["briefs"] and all(v >= 0 for v in res["briefs"].values())
+    curve = bench.budget_curve(data, qfile, [60, 800], 400)
+    assert [(c["system"], c["budget"]) for c in curve] == [("grep", 60), ("bm25", 60), ("grep", 800), ("bm25", 800)]
+    assert all(c["tok_prompt"] <= c["budget"] for c in curve)
+    assert curve[2]["answered"] >= curve[0]["answered"] and curve[2]["answered"] >= 1
     table = bench.table(summary)
     assert table.splitlines()[0].startswith("| system | all answered")
     assert {line.split(" | ")[0] for line in table.splitlines()[2:]} >= {"| none", "| grep", "| bm25", "| hela"}
