@@ -52,11 +52,13 @@ def served(project, tmp_path) -> Iterator[dict[str, Any]]:
 
 
 def test_fast_path_answers_what_the_hook_answers_in_process(project, served):
+    # each path its own agent session (a memory is injected once per session: the second would get less)
     for event, fields in (("SessionStart", {"source": "startup"}), ("UserPromptSubmit", {"prompt": PROMPT})):
-        payload = base(project, event, **fields)
+        payload = base(project, event, **fields, session_id=f"sess-fast-{event}")
         res, lines = hook(project, event, payload, env=served["env"])
         fast = context_of(res, event)
         assert lines[-1]["server"] == "ok" and lines[-1]["result"] == "ok", lines
+        payload = {**payload, "session_id": f"sess-twin-{event}"}
         res, lines = hook(project, event, payload, env=served["twin_env"])   # the same database, in-process
         assert "server" not in lines[-1]
         assert context_of(res, event) == fast
@@ -96,6 +98,7 @@ def test_dead_server_falls_back_at_once_and_says_so(project, served):
     assert lines[-1]["server"] == "unreachable" and lines[-1]["result"] == "ok", lines
     served["proc"].kill()   # a server that died
     served["proc"].wait(timeout=30)
+    payload = {**payload, "session_id": "sess-after"}   # a new session (the first was shown the memory)
     res, lines = hook(project, "UserPromptSubmit", payload, env=served["env"])
     assert "port 6543" in context_of(res, "UserPromptSubmit")
     assert lines[-1]["server"] == "unreachable", lines
@@ -120,6 +123,7 @@ def test_token_only_from_the_servers_user_only_file(project, served):
         assert lines[-1]["server"] == "token file not user-only", lines
     finally:
         os.chmod(token_file, 0o600)
+    payload = {**payload, "session_id": "sess-after"}   # a new session (the first was shown the memory)
     res, lines = hook(project, "UserPromptSubmit", payload, env={**served["env"], "HELA_MCP_TOKEN": "x" * 32})
     assert lines[-1]["server"] == "refused" and "port 6543" in context_of(res, "UserPromptSubmit"), lines
 
