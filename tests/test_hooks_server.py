@@ -167,3 +167,22 @@ def test_hook_process_on_the_fast_path_imports_no_model_stack(project, served):
     out = res.stdout.decode().strip().splitlines()
     assert out[-1] == "[]", out
     assert json.loads((project["home"] / "hooks.log").read_text().splitlines()[-1])["server"] == "ok"
+
+
+def test_file_hook_through_the_server(project, served, embedder):
+    """The recall by file (issue 39) through the fast path: the same text as in-process."""
+    from hela_cli.config import Config
+    from hela_cli.memory import Memory
+
+    said = "We keep the staging port in deploy/ports.yaml because the ingress reads it from there."
+    for db in (project["db"], served["twin"]):
+        with Memory(Config(db=str(db)), embedder=embedder) as mem:
+            mem.add_many(project["space"], [{"speaker": "user", "text": said, "session": "earlier-session",
+                                             "id": "p1", "time": "2026-11-05 10:00"}])
+    payload = base(project, "PreToolUse", session_id="sess-path-fast", tool_name="Edit",
+                   tool_input={"file_path": str(project["dir"] / "deploy" / "ports.yaml")})
+    res, lines = hook(project, "PreToolUse", payload, env=served["env"])
+    fast = context_of(res, "PreToolUse")
+    assert lines[-1]["server"] == "ok" and lines[-1]["tokens"] > 0 and said in fast, lines
+    res, lines = hook(project, "PreToolUse", {**payload, "session_id": "sess-path-twin"}, env=served["twin_env"])
+    assert "server" not in lines[-1] and context_of(res, "PreToolUse") == fast
