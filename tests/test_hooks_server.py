@@ -169,6 +169,20 @@ def test_hook_process_on_the_fast_path_imports_no_model_stack(project, served):
     assert json.loads((project["home"] / "hooks.log").read_text().splitlines()[-1])["server"] == "ok"
 
 
+@pytest.mark.parametrize("url", ["http://10.20.30.40:8765", "http://hela.example.com:8765"])
+def test_plain_http_carries_the_token_to_loopback_only(url, monkeypatch):
+    """The bearer token never crosses a network in clear: plain http is for loopback; elsewhere https."""
+    from hela_cli.hooks import server
+
+    monkeypatch.setenv("HELA_MCP_TOKEN", "t" * 32)
+    opened = []
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: opened.append(a))
+    with pytest.raises(server.Unavailable, match="not loopback"):
+        server.ask(url, {"event": "UserPromptSubmit"}, 1.0)
+    assert opened == []
+    assert server._loopback("127.0.0.1") and server._loopback("::1") and server._loopback("localhost")
+
+
 def test_file_hook_through_the_server(project, served, embedder):
     """The recall by file (issue 39) through the fast path: the same text as in-process."""
     from hela_cli.config import Config

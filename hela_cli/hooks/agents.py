@@ -18,8 +18,9 @@ Time limits. Each agent kills a hook that runs past the ``timeout`` of its setti
 
 * Codex CLI clamps a ``SessionEnd`` hook to 3 s (``SESSION_END_MAX_TIMEOUT_SEC``, since 0.145; it warns
   "clamping SessionEnd hook timeout to 3s" at every start when an entry asks for more);
-* Claude Code gives ``SessionEnd`` hooks an exit budget of 1.5 s by default
-  (``CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS``), the process exiting meanwhile;
+* Claude Code gives all ``SessionEnd`` hooks together one exit budget: the largest ``timeout`` of their
+  entries, at least 1.5 s and at most 60 s (or ``CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS``; read in the
+  binary of the version the tests run); hela counts on the 1.5 s floor;
 * Gemini CLI does not wait for a ``SessionEnd`` hook at all ("best effort"): hela gives it the same 1.5 s.
 
 :meth:`Agent.limit` is the time the agent allows an event: the hook stops itself (and logs why) before it.
