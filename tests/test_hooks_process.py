@@ -243,6 +243,11 @@ def test_main_in_process_returns_at_its_budget(project, tmp_path, monkeypatch):
         if k.startswith("HELA_"):
             monkeypatch.setenv(k, v)
     monkeypatch.setenv("HELA_HOOKS_BUDGET_S", "0.001")
+    # a handler slower than the budget whatever is imported already (with warm imports the real one can finish
+    # within one GIL switch interval, before the budget is checked)
+    from hela_cli.hooks import run
+
+    monkeypatch.setitem(run._HANDLERS, "start", lambda *a: (time.sleep(0.5), ("", {"result": "empty"}))[1])
     out = io.StringIO()
     payload = json.dumps(base(project, "SessionStart", source="startup")).encode()
     assert main(["SessionStart", "--db", str(tmp_path / "none" / "x.db")], stdin=io.BytesIO(payload),
@@ -266,7 +271,7 @@ def test_installed_timeouts_fit_what_each_agent_allows(tmp_path, monkeypatch):
         for event in agent.events:
             timeout = hooks[event][0]["hooks"][0]["timeout"]
             role = agent.role(event)
-            assert timeout == want[name].get(event, {"start": 10, "prompt": 10, "capture": 60}[role]
+            assert timeout == want[name].get(event, {"start": 10, "prompt": 10, "capture": 60, "path": 10}[role]
                                             * agent.timeout_unit), (name, event, timeout)
             assert agent.limit(event) * agent.timeout_unit <= timeout
 
