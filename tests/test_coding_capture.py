@@ -21,7 +21,7 @@ from hela_cli.hooks.capture import capture_file, transcript_turns
 from hela_cli.hooks.context import path_context, prompt_context, start_context
 from hela_cli.hooks.gist import gist_lines, session_gist
 from hela_cli.text.coding import commit_of, exit_status, first_error_line, is_decision, patch_paths
-from hela_cli.text.content import is_content_free
+from hela_cli.text.content import is_content_free, is_tool_line
 from tests.reliability import PY, hela_env
 
 ROOT = "/home/dev/shop"
@@ -41,6 +41,13 @@ def test_content_free(text):
                                   REASON])
 def test_not_content_free(text):
     assert not is_content_free(text)
+
+
+def test_tool_line():
+    assert is_tool_line("[tool] Edit: billing/api.py") and is_tool_line("[tool] Bash: pytest -x") \
+        and is_tool_line("[tool] TodoWrite")
+    assert not any(is_tool_line(t) for t in ("[result] `pytest -x` exit 1: E boom", "[answer] half even",
+                                             "[tool output] 1 passed", REASON, "", None, "the [tool] Edit"))
 
 
 def test_outcome_helpers():
@@ -467,3 +474,22 @@ def test_a_changed_decision_keeps_its_mark(captured):
     brief, _ = start_context(captured, "shop", Path("/nonexistent"), "s7")
     marked = [ln for ln in brief.splitlines() if "floats lost cents" in ln]
     assert marked and all(f"(superseded by #{new}" in ln for ln in marked), brief
+
+
+def test_a_bare_tool_line_is_recalled_by_file_only(captured):
+    """``[tool] Edit: billing/api.py`` says the file was touched, not what happened there: the prompt recall and
+    the brief never inject it, even for a prompt naming the file (the slots go to other memories); the recall by
+    file does (a change of the file)."""
+    rows = {m["id"]: m["text"] for m in captured.memories("shop", limit=None)}
+    tools = {i for i, t in rows.items() if t.startswith("[tool] ")}
+    assert {"[tool] Edit: billing/api.py", "[tool] Read: billing/api.py"} <= set(rows.values())
+    captured.config.hooks.prompt_min_score = -1.0
+    for q, sid in (("What happened to billing/api.py before? Edit Read", "p1"), ("Bash pytest -x git commit", "p2")):
+        text, facts = prompt_context(captured, "shop", q, sid)
+        assert facts["memories"] and not set(facts["memories"]) & tools and "[tool] " not in text, (q, text)
+    text, facts = prompt_context(captured, "shop", "What happened to billing/api.py before?", "p3")
+    assert REASON in text or "exit 1" in text
+    brief, _ = start_context(captured, "shop", Path("/nonexistent"), "p4")
+    assert brief and "[tool] " not in brief
+    text, facts = path_context(captured, "shop", ["billing/api.py"], ROOT, "p5")
+    assert "[tool] Edit: billing/api.py" in text and set(facts["memories"]) & tools

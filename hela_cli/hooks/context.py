@@ -4,7 +4,8 @@ characters / 4: the agent's tokenizer is not hela's; no padding, nothing when no
 
 Every path leaves out content-free turns ("Noted.", "Done.": :func:`hela_cli.text.content.is_content_free`)
 and the memories already injected in the same agent session (:mod:`hela_cli.hooks.injected`), and records
-what it injected there."""
+what it injected there. The prompt recall and the brief leave out bare tool-call lines too
+(:func:`hela_cli.text.content.is_tool_line`): only the recall by file uses them."""
 
 from __future__ import annotations
 
@@ -18,18 +19,20 @@ from hela_cli.config import Config
 from hela_cli.hooks import injected
 from hela_cli.mechanics.succession import Marks
 from hela_cli.memory import Memory
-from hela_cli.text.content import is_content_free
+from hela_cli.text.content import is_content_free, is_tool_line
 from hela_cli.text.dates import format_iso
 from hela_cli.text.marks import with_mark
 
 
 def injectable(m: dict[str, Any]) -> bool:
-    """May this memory be put in front of a model? Not a content-free turn ("Noted.", "Done."), nor a command
-    that merely passed (``[result] `cmd` exit 0``: the session gist counts it, alone it says nothing)."""
+    """May this memory be recalled by meaning (the prompt recall, the brief's relevant memories)? Not a
+    content-free turn ("Noted.", "Done."), nor a command that merely passed (``[result] `cmd` exit 0``: the
+    session gist counts it, alone it says nothing), nor a bare tool-call line (``[tool] Edit: a.py``: it says a
+    file was touched, not what happened there; the recall by file uses it, :func:`_kind`)."""
     text = str(m.get("text") or "")
     if text.startswith("[result] `") and text.split("\n", 1)[0].endswith(" exit 0"):
         return False
-    return not is_content_free(text)
+    return not is_tool_line(text) and not is_content_free(text)
 
 
 def approx_tokens(text: str) -> int:
@@ -88,6 +91,9 @@ def is_trivial(prompt: str, cfg: Config) -> bool:
     return len(text) < cfg.hooks.prompt_min_chars or not keywords(text)
 
 
+PROMPT_SPARE = 4   # candidates retrieved beyond hooks.prompt_k: the filters (floor, session, injected) drop some
+
+
 def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, now: float | None = None
                    ) -> tuple[str, dict[str, Any]]:
     """The memories relevant to ``prompt`` (score at or above ``hooks.prompt_min_score``; none of the current
@@ -96,7 +102,7 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, no
     event). Returns the context ('' for none) and facts for the hook log."""
     h = mem.config.hooks
     t1 = time.perf_counter()
-    res = mem.retrieve(prompt, space, k=h.prompt_k + 4, learn=False, now=now)
+    res = mem.retrieve(prompt, space, k=h.prompt_k + PROMPT_SPARE, learn=False, now=now)
     t2 = time.perf_counter()
     limit = h.line_chars
     shown = injected.already(session)

@@ -2,6 +2,11 @@
 stored like any other (it is what was said) but never put in front of a model: every injection path (the
 prompt recall, the session-start brief, the recall by file) filters with :func:`is_content_free`.
 
+A bare tool-call line (``[tool] Edit: billing/api.py``, :func:`is_tool_line`) is stored too but left out of
+the recall by meaning (the prompt recall, the brief's relevant memories): it says that a file was touched, not
+what was decided or what failed there, and a prompt naming a file would fill every slot with such lines. The
+recall by file uses it (a file's changes).
+
 A turn is content-free when, less punctuation, emoji and filler words, nothing of substance is left: no
 word outside the filler list, no number, no path, no identifier. The filler list is acknowledgements,
 politeness and the "I'll do it now" phrases agents open a step with. Pure, no model."""
@@ -36,3 +41,13 @@ def is_content_free(text: str | None) -> bool:
     if len(flat) > MAX_CHARS or _SUBSTANCE.search(flat):
         return False
     return all(w.lower().replace("'", "") in _FILLER or w.lower() in _FILLER for w in _WORD.findall(flat))
+
+
+TOOL_PREFIX = "[tool] "   # formats/agent.py's tool-call line: "[tool] NAME: its short input"
+
+
+def is_tool_line(text: str | None) -> bool:
+    """True for a bare tool-call line, ``[tool] Edit: billing/api.py`` or ``[tool] Bash: pytest -x``;
+    False for a command's outcome (``[result] ...``), an answer (``[answer] ...``), a tool's output
+    (``[tool output] ...``) and every text turn."""
+    return text is not None and (str(text).lstrip().startswith(TOOL_PREFIX) or str(text).strip() == "[tool]")
