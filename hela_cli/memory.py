@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 from hela_cli.answering.citations import select_citations
 from hela_cli.config import Config
 from hela_cli.models.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
-from hela_cli.errors import HelaError, ModelError, StoreError
+from hela_cli.errors import HelaError, InputError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
 from hela_cli.answering.answer import answer as generate_answer
@@ -154,7 +154,7 @@ class Memory:
 
     def add(self, space: str, text: str, *, speaker: str | None = None, time: Any = None,
             session: str | None = None, source_id: str | None = None, role: str | None = None,
-            redact: bool | None = None) -> int:
+            redact: bool | None = None, supersedes: int | Sequence[int] | None = None) -> int:
         """Remember one turn now (``hela add``); returns its node id.
 
         The turn is stored exactly as ingest stores one (embedding of the turn with its preceding turn
@@ -170,12 +170,64 @@ class Memory:
         * ``redact``: replace secrets with ``[REDACTED:kind]`` before the turn is embedded or stored
           (default ``ingest.redact``; :func:`hela_cli.text.redact.redact`).
 
+        * ``supersedes``: the id(s) of earlier memories of the space this one replaces (a fact that changed:
+          :meth:`supersede`); written in the same transaction as the turn.
+
         The space is created if needed. Raises :class:`~hela_cli.errors.InputError` for bad input (nothing
         written).
         """
         turn = {"text": text, "speaker": speaker, "role": role, "time": time, "session": session,
                 "id": source_id}
-        return self.add_batch(space, [turn], redact=redact)["ids"][0]
+        if supersedes is None:
+            return self.add_batch(space, [turn], redact=redact)["ids"][0]
+        olds = [supersedes] if isinstance(supersedes, int) else list(supersedes)
+        if not olds or not all(isinstance(i, int) and not isinstance(i, bool) for i in olds):
+            raise InputError("supersedes must be a memory id or a list of memory ids")
+        sp = self.space(space)   # the memories it replaces are in this space: it exists
+        store = self.store
+        store.resolve_nodes(sp.id, sp.name, olds)   # an unknown id: one line, nothing written
+        self.embedder  # noqa: B018 - a model fault is reported before the transaction
+        with store.transaction(space=sp.id):
+            nid = self.add_batch(space, [turn], redact=redact)["ids"][0]
+            for old in dict.fromkeys(olds):
+                store.mark_superseded(sp.id, old, nid, detector="explicit")
+        return nid
+
+    def supersede(self, old: int, new: int, *, space: str | None = None, undo: bool = False,
+                  detector: str = "explicit", confidence: float = 1.0, status: str = "superseded",
+                  invalid_at: float | None = None) -> dict[str, Any]:
+        """Mark memory ``old`` as superseded by the later memory ``new`` of the same space (a fact that
+        changed: ``hela supersede``), or with ``undo`` remove that mark. ``space`` defaults to the one space
+        holding both. ``invalid_at`` (from when the old one no longer holds) defaults to the new memory's
+        time; ``status`` ``"possible"`` marks without asserting. Nothing is deleted; recall brings the
+        successor with the old memory and marks it (docs/retrieval.md, "Facts that change").
+
+        Returns ``{"space", "old", "new", "undone", "mark"}`` (``mark``: the stored row, None after an undo;
+        ``undone``: rows removed). Raises :class:`~hela_cli.errors.InputError`, writing nothing, for an
+        unknown id, memories of two spaces, ``old`` not earlier than ``new``, or an undo of no mark."""
+        for v in (old, new):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise InputError(f"memory ids must be integers, not {v!r}")
+        if space is None:
+            space = self.space_of([old, new])
+            if space is None:
+                found = self._open_store(must_exist=True).node_space_names({old, new})
+                missing = [i for i in (old, new) if i not in found]
+                if missing:
+                    raise InputError(f"no memory {missing[0]}")
+                raise InputError(f"memories {old} and {new} are in different spaces "
+                                 f"('{found[old]}', '{found[new]}'): a memory supersedes one of its own space")
+        sp = self.space(space)
+        store = self.store
+        if undo:
+            store.resolve_nodes(sp.id, sp.name, [old, new])
+            n = store.unmark_superseded(sp.id, old, new)
+            if not n:
+                raise InputError(f"memory {old} is not marked as superseded by {new}")
+            return {"space": space, "old": old, "new": new, "undone": n, "mark": None}
+        row = store.mark_superseded(sp.id, old, new, invalid_at=invalid_at, detector=detector,
+                                    confidence=confidence, status=status)
+        return {"space": space, "old": old, "new": new, "undone": 0, "mark": row}
 
     def add_many(self, space: str, turns: Sequence[Any], *, redact: bool | None = None) -> list[int]:
         """Remember several turns in order, all or nothing (one write transaction); returns one node id per
@@ -212,19 +264,23 @@ class Memory:
 
     def retrieve(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
                  learn: bool | None = None, speaker: str | None = None, session: str | None = None,
-                 since: Any = None, until: Any = None, log: bool = True) -> Retrieval:
+                 since: Any = None, until: Any = None, log: bool = True, current_only: bool = False,
+                 as_of: Any = None) -> Retrieval:
         """Dual-path retrieval (:func:`hela_cli.mechanics.retrieval.retrieve`); ``k`` overrides ``retrieval.k`` for this
         call. Learns from the result (Eq.1) unless ``learn`` (default ``retrieval.learn``) is off.
         ``speaker``, ``session``, ``since`` / ``until`` (any date ``hela add --time`` reads) restrict the
         candidates before ranking (docs/correcting.md). A learning retrieval is logged (``log``) in the asks
         log; its id is ``recall_id``, which :meth:`reinforce` names (docs/feedback.md). A read-only one
-        (``learn=False``) writes nothing and has no recall id."""
+        (``learn=False``) writes nothing and has no recall id. Facts that change: ``current_only`` leaves out
+        memories a later one superseded (possibly superseded ones stay, marked); ``as_of`` (a date) recalls as
+        of that time (docs/retrieval.md, "Facts that change")."""
         if not question.strip():
             raise HelaError("the question is empty")
         sp = self.space(space)
         learn = self.config.retrieval.learn if learn is None else learn
         res = self._retrieve(sp, question, self._config(k), now=now, learn=learn,
-                             filters=_recall_filters(speaker, session, since, until))
+                             filters=_recall_filters(speaker, session, since, until),
+                             current_only=current_only, as_of=_as_of(as_of))
         if learn and log and res.memories:
             res.recall_id = self._log(sp.id, question, None, res.memories, res.step, "recall", res.query_vector)
         return res
@@ -276,13 +332,16 @@ class Memory:
         return self.config if k is None else self.config.replace(**{"retrieval.k": k})
 
     def _retrieve(self, sp: Space, question: str, cfg: Config, *, now: float | None,
-                  learn: bool | None, filters: dict[str, Any] | None = None) -> Retrieval:
+                  learn: bool | None, filters: dict[str, Any] | None = None, current_only: bool = False,
+                  as_of: float | None = None) -> Retrieval:
         self._check_embedder()
-        return retrieve(self.store, sp, self.embedder, question, cfg, now=now, learn=learn, filters=filters)
+        return retrieve(self.store, sp, self.embedder, question, cfg, now=now, learn=learn, filters=filters,
+                        current_only=current_only, as_of=as_of)
 
     def ask(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
             llm: bool = True, learn: bool | None = None, speaker: str | None = None, session: str | None = None,
-            since: Any = None, until: Any = None, on_text: Callable[[str], None] | None = None) -> dict[str, Any]:
+            since: Any = None, until: Any = None, on_text: Callable[[str], None] | None = None,
+            current_only: bool = False, as_of: Any = None) -> dict[str, Any]:
         """Retrieve, answer with the chat model using prompt A.2 (:func:`hela_cli.answering.answer.answer`), then
         learn (Eq.1). Nothing else: a due auto-consolidation is the caller's to run, after it has shown the
         answer (:meth:`consolidate_if_due`; it can take a minute on a CPU).
@@ -292,7 +351,7 @@ class Memory:
         (``consolidation`` is None: a caller that runs one reports it); ``citations`` are the memories the
         answer rests on (:func:`hela_cli.answering.citations.select_citations`, empty without an answer). Without
         ``llm``, ``context_tokens`` is None when no chat model is found (retrieval alone needs none).
-        ``speaker``, ``session``, ``since``, ``until``: recall filters, as in :meth:`retrieve`.
+        ``speaker``, ``session``, ``since``, ``until``, ``current_only``, ``as_of``: as in :meth:`retrieve`.
         ``on_text`` gets the answer as it is generated, in pieces that join to the result's ``answer``
         (streaming; see :func:`hela_cli.answering.answer.answer`).
         """
@@ -305,7 +364,8 @@ class Memory:
         sp = self.space(space)  # resolved once: retrieval, learning and the log use this space
         cfg = self._config(k)
         res = self._retrieve(sp, question, cfg, now=now, learn=False,
-                             filters=_recall_filters(speaker, session, since, until))
+                             filters=_recall_filters(speaker, session, since, until),
+                             current_only=current_only, as_of=_as_of(as_of))
         messages = answer_messages(question, res.memories, res.semantic)
         context = "\n".join(m["content"] for m in messages)
         tokens = self.count_tokens(context) if llm else self._context_tokens_if_chat(context)
@@ -521,6 +581,16 @@ class Memory:
 
     def rename_space(self, old: str, new: str) -> None:
         self._open_store(True).rename_space(old, new)
+
+
+def _as_of(value: Any) -> float | None:
+    """``as_of`` as UTC epoch seconds (any date ``hela add --time`` reads; None: now)."""
+    if value is None:
+        return None
+    from hela_cli.text.dates import parse_time
+
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else parse_time(value, "--as-of")[0]
 
 
 def _recall_filters(speaker: str | None, session: str | None, since: Any, until: Any) -> dict[str, Any] | None:

@@ -22,7 +22,7 @@ def _vec(v: Any) -> list[float] | None:
 
 def export_json(store: Store, space: Space, cfg: Config, vectors: bool = False) -> dict[str, Any]:
     """Everything an import (``hela import``, :mod:`hela_cli.maintenance.importing`) needs, read in one snapshot: space
-    counters (``step``, ``base_step``, ``consolidated_step``), embedder, nodes (all columns), edges with their
+    counters (``step``, ``base_step``, ``consolidated_step``), embedder, nodes (all columns), supersession marks (facts that changed), edges with their
     current ``weight`` and the stored ``prior`` / ``amp`` it is made of (``weight = prior + amp * decay **
     (step - base_step)``), semantic records with evidence, hub bookkeeping; with ``vectors`` each node's
     ``vector`` and ``passages`` (passage vectors of long turns) and each record's ``vector``."""
@@ -67,6 +67,8 @@ def _export_json(store: Store, space: Space, cfg: Config, vectors: bool) -> dict
                   for a, b, prior, amp in raw],
         "semantic": sem,
         "hubs": [{"node_id": h, **st} for h, st in sorted(store.hub_state(space.id).items())],
+        "supersessions": [{k: v for k, v in r.items() if k != "space_id"}
+                          for r in store.space_supersessions(space.id)],
     }
 
 

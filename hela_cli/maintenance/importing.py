@@ -15,7 +15,8 @@ Then everything is written in one transaction into a new or empty space:
   ``prior`` / ``amp`` were exported gives each edge its current weight as a learned amplitude;
 * semantic records with their times, evidence (mapped ids), forgotten-evidence counts and vectors, and the
   hubs' consolidation bookkeeping (cluster ids mapped; ids of memories forgotten before the export, which
-  no longer exist, become distinct negative ids so that a cluster's change is measured as before).
+  no longer exist, become distinct negative ids so that a cluster's change is measured as before);
+* supersession marks (facts that changed: which memory replaced which, from when, by which detector).
 
 Vectors come from the export when it was written by the configured embedder (model id and dimension). An
 export from another embedder, or one written without ``--vectors``, is refused unless ``reembed``: then
@@ -251,11 +252,27 @@ def check_export(data: Any, path: str, need_vectors: bool) -> dict[str, Any]:
             raise c.fail(w, "'cluster' must be a list of node ids")
         hubs.append({"node_id": nid, "cluster": cluster, "distilled_step": c.field(h, "distilled_step", w, "int"),
                      "status": c.field(h, "status", w, "str")})
+    supersessions = []
+    for i, r in enumerate(c.lst(d, "supersessions", "", required=False)):
+        w = f"supersessions[{i}]"
+        r = c.obj(r, w)
+        pair = (c.field(r, "old_id", w, "int"), c.field(r, "new_id", w, "int"))
+        for nid in pair:
+            if nid not in ids:
+                raise c.fail(w, f"node {nid} is not in the export's nodes")
+        status = c.field(r, "status", w, "str")
+        conf = c.field(r, "confidence", w, "num", required=False)
+        if status not in ("superseded", "possible"):
+            raise c.fail(w, f"status must be 'superseded' or 'possible', not {status!r}")
+        supersessions.append({"old_id": pair[0], "new_id": pair[1], "invalid_at": c.field(r, "invalid_at", w, "num"),
+                              "detector": c.field(r, "detector", w, "str"), "status": status,
+                              "confidence": 1.0 if conf is None else conf,
+                              "created_at": c.field(r, "created_at", w, "num", required=False)})
     name = space.get("name")
     return {"name": name if isinstance(name, str) else None, "step": step,
             "base_step": base_step if base_step is not None else step, "consolidated_step": consolidated,
             "embedder": embedder, "decay": decay, "nodes": nodes, "edges": edges, "raw_edges": raw,
-            "semantic": semantic, "hubs": hubs}
+            "semantic": semantic, "hubs": hubs, "supersessions": supersessions}
 
 
 # ----------------------------------------------------------------------------------- re-embedding
@@ -320,7 +337,8 @@ def import_export(store: Callable[[], Store], exp: dict[str, Any], cfg: Config, 
     """Restore the export ``exp`` (:func:`load_export`) into ``space`` (default: the exported space's name),
     which must be new or empty. ``store`` and ``embedder`` are called when needed (the database is opened,
     or created, only once the file passed its checks). Returns ``{"space", "file", "memories", "edges",
-    "semantic", "hubs", "step", "embedder", "reembedded", "ids": {exported id: new id}, "seconds"}``."""
+    "semantic", "hubs", "supersessions", "step", "embedder", "reembedded", "ids": {exported id: new id},
+    "seconds"}``."""
     t0 = time.perf_counter()
     p = exp["file"]
     name = space or exp["name"] or "default"
@@ -384,7 +402,10 @@ def import_export(store: Callable[[], Store], exp: dict[str, Any], cfg: Config, 
         for h in exp["hubs"]:
             cluster = [ids[x] if x in ids else gone.setdefault(x, -1 - len(gone)) for x in h["cluster"]]
             store.restore_hub(sp.id, ids[h["node_id"]], cluster, h["distilled_step"], h["status"])
+        store.restore_supersessions(sp.id, [{**r, "old_id": ids[r["old_id"]], "new_id": ids[r["new_id"]]}
+                                            for r in exp["supersessions"]])
     return {"space": name, "file": p, "memories": len(nodes), "edges": len(edge_rows),
-            "semantic": len(exp["semantic"]), "hubs": len(exp["hubs"]), "step": step,
+            "semantic": len(exp["semantic"]), "hubs": len(exp["hubs"]),
+            "supersessions": len(exp["supersessions"]), "step": step,
             "embedder": {"model": target[0], "dim": target[1]}, "reembedded": reembed,
             "ids": {str(k): v for k, v in ids.items()}, "seconds": round(time.perf_counter() - t0, 3)}

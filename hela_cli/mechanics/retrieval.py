@@ -10,6 +10,10 @@
 4. Eq.5: top-k by S_base, then up to m more by S (the Hebbian / flipped path).
 5. Eq.1 learning (unless disabled): one short ``BEGIN IMMEDIATE`` transaction advances the space's step
    (all edges decay once, O(1)), reinforces every pair of the final set and records the accesses.
+
+Facts that change (:mod:`hela_cli.mechanics.succession`): a superseded memory gets no Eq.4 bonus, brings
+its successor (placed above it), carries its marks, takes no part in Eq.1, and is dropped with
+``current_only``; ``as_of`` recalls as of a past time.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from hela_cli.config import Config
 from hela_cli.mechanics.dynamics import (base_activation, dual_path, hebbian_update, idf, reinforcement,
                                spread_activation, time_factor, trace_bonus, trace_slot_cap, weighted_keyword_match,
                                window_factor)
+from hela_cli.mechanics.succession import Marks, blocked_targets, with_successors
 from hela_cli.text.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.text.query_time import only_time, question_window
@@ -79,27 +84,46 @@ def _idf_weights(store: Store, space_id: int, q_kw: list[str], speaker_keywords:
 
 def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg: Config, *,
              now: float | None = None, learn: bool | None = None,
-             query_vector: np.ndarray | None = None, filters: dict[str, Any] | None = None) -> Retrieval:
+             query_vector: np.ndarray | None = None, filters: dict[str, Any] | None = None,
+             current_only: bool = False, as_of: float | None = None) -> Retrieval:
     """``filters`` (``speaker``, ``session``, ``since``, ``until`` as UTC epoch seconds; see
     :func:`hela_cli.maintenance.correct.parse_filters`) restrict the candidates before ranking: KNN, keyword search,
     passages, the date window and spreading see only the matching memories. None: the whole space.
+    ``as_of`` (UTC epoch seconds): recall as of that time: memories after it are left out (an ``until``
+    filter), supersessions in force only from later are ignored, and it is the space's "now" unless ``now``
+    is given. ``current_only``: memories superseded for certain are left out (possibly superseded ones are
+    kept, marked), and so are semantic records resting on them.
     The reads run in one snapshot of the space (``Store.reading``: one statement fewer per read on
     Postgres), the learning write after it."""
     learn = cfg.retrieval.learn if learn is None else learn
     t0 = time.perf_counter()
+    if as_of is not None:
+        as_of = float(as_of)
+        until = (filters or {}).get("until")
+        filters = {**(filters or {}), "until": as_of if until is None else min(until, as_of)}
+        now = as_of if now is None else now
     if query_vector is None:   # before the snapshot: a served embedder may take a while
         query_vector = embed_queries(embedder, [question])[0]
+    changes = _Changes(current_only, as_of)
     with store.reading(space.id):
-        res = _ranked(store, space, question, cfg, now, query_vector, filters, t0)
-        res = _time_first(store, space, question, cfg, now, query_vector, filters, t0, res)
+        res = _ranked(store, space, question, cfg, now, query_vector, filters, t0, changes)
+        res = _time_first(store, space, question, cfg, now, query_vector, filters, t0, res, changes)
     if learn:
         learn_from_retrieval(store, space, res, cfg)
     res.timings_ms["total"] = (time.perf_counter() - t0) * 1000
     return res
 
 
+@dataclass
+class _Changes:
+    """What a recall does about facts that change: its ``current_only`` / ``as_of``."""
+    current_only: bool = False
+    as_of: float | None = None
+
+
 def _time_first(store: Store, space: Space, question: str, cfg: Config, now: float | None,
-                query_vector: np.ndarray, filters: dict[str, Any] | None, t0: float, res: Retrieval) -> Retrieval:
+                query_vector: np.ndarray, filters: dict[str, Any] | None, t0: float, res: Retrieval,
+                changes: _Changes) -> Retrieval:
     """A question that only names a time relative to now ("What did I do 3 days ago?": :func:`only_time`)
     has no topic to rank by: the memories of its window come first (ranked among themselves), then the
     others as ranked. Unchanged when the window holds no memory or the caller filtered by time."""
@@ -112,7 +136,7 @@ def _time_first(store: Store, space: Space, question: str, cfg: Config, now: flo
     narrow = {**(filters or {}), "since": window.start, "until": window.end}
     if not store.filtered_ids(space.id, **narrow):
         return res
-    first = _ranked(store, space, question, cfg, now, query_vector, narrow, t0)
+    first = _ranked(store, space, question, cfg, now, query_vector, narrow, t0, changes)
     seen = {m["id"] for m in first.memories}
     first.memories = (first.memories + [m for m in res.memories if m["id"] not in seen])[
         :max(len(res.memories), len(first.memories))]
@@ -121,9 +145,10 @@ def _time_first(store: Store, space: Space, question: str, cfg: Config, now: flo
 
 
 def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float | None,
-            query_vector: np.ndarray, filters: dict[str, Any] | None, t0: float) -> Retrieval:
+            query_vector: np.ndarray, filters: dict[str, Any] | None, t0: float, changes: _Changes) -> Retrieval:
     """:func:`retrieve` up to the ranked memories and semantic records (the reads), stage by stage:
-    candidates and their Eq.3 base scores, use traces, Eq.4 spreading, Eq.5 dual path, then the rows."""
+    candidates and their Eq.3 base scores, use traces, Eq.4 spreading, Eq.5 dual path, then the rows
+    (successors of superseded memories brought in: :func:`_successors`)."""
     r = cfg.retrieval
     timings: dict[str, float] = {}
     q = query_vector
@@ -141,17 +166,26 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
     traced = _use_traces(store, space, q, r, base, cands.allowed) if r.trace_weight > 0 else {}
     spreads: dict[int, Any] = {}
     edge_w: dict[tuple[int, int], float] = {}   # (source, target) -> the edge weight spreading used
+    marks = Marks({}, changes.as_of)
     if r.spreading and base.scores:
-        spreads, edge_w = _spreading(store, space, cfg, base, cands.allowed)
+        spreads, edge_w = _spreading(store, space, cfg, base, cands.allowed, marks)
+    else:
+        marks.add(store.supersessions_for(base.scores))
     s_base = base.scores
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
     for v, b in traced.items():
         s_final[v] = s_final.get(v, s_base[v]) + b
+    if changes.current_only and marks:   # superseded memories leave before Eq.5 fills its slots
+        gone = blocked_targets(marks, s_base)
+        s_base = {v: s for v, s in s_base.items() if v not in gone}
+        s_final = {v: s for v, s in s_final.items() if v not in gone}
     chosen = dual_path(s_base, s_final, r.k, r.m)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
     memories = _memory_rows(store, chosen, base, s_final, spreads, traced, edge_w)
-    semantic = _semantic(store, space, q, r) if r.semantic_k > 0 else []
+    if marks:
+        memories = _successors(store, base, memories, marks, filters, changes)
+    semantic = _semantic(store, space, q, r, changes) if r.semantic_k > 0 else []
     return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=cands.now, step=space.step,
                      timings_ms=timings, query_vector=q)
 
@@ -263,10 +297,12 @@ def _use_traces(store: Store, space: Space, q: np.ndarray, r: Any, base: _BaseSc
     return traced
 
 
-def _spreading(store: Store, space: Space, cfg: Config, base: _BaseScores, allowed: set[int] | None
-               ) -> tuple[dict[int, Any], dict[tuple[int, int], float]]:
+def _spreading(store: Store, space: Space, cfg: Config, base: _BaseScores, allowed: set[int] | None,
+               marks: Marks) -> tuple[dict[int, Any], dict[tuple[int, int], float]]:
     """Stage 4: Eq.4 from the memories above theta over the current Hebbian edge weights; the neighbours it
-    reaches get their own base score first. Returns the spread per memory and the weight of each edge used."""
+    reaches get their own base score first. Returns the spread per memory and the weight of each edge used.
+    ``marks`` gets the supersession rows of every scored memory (one read); a memory superseded for certain
+    receives no bonus (a departure from Eq.4: an old fact is not revived through its neighbours)."""
     r = cfg.retrieval
     sources = [i for i, s in base.scores.items() if s > r.theta]
     nbrs = store.neighbours(space, sources, cfg.hebbian.decay) if sources else {}
@@ -276,6 +312,11 @@ def _spreading(store: Store, space: Space, cfg: Config, base: _BaseScores, allow
         nbrs = {i: [(j, w) for j, w in lst if j in allowed] for i, lst in nbrs.items()}
     if reached:
         base.join(reached)   # an edge may outlive its node by a moment (forgotten meanwhile)
+    marks.add(store.supersessions_for(base.scores))
+    if marks:
+        blocked = blocked_targets(marks, base.scores)
+        if blocked:
+            nbrs = {i: [(j, w) for j, w in lst if j not in blocked] for i, lst in nbrs.items()}
     spreads = spread_activation(base.scores, nbrs, r.beta, r.theta)
     return spreads, {(i, j): w for i, lst in nbrs.items() for j, w in lst}
 
@@ -300,20 +341,46 @@ def _memory_rows(store: Store, chosen: list[tuple[int, str]], base: _BaseScores,
             "spread_bonus": sp.bonus if sp else 0.0, "trace_bonus": traced.get(nid, 0.0),
             "spread_from": [{"id": i, "contribution": w, "weight": edge_w.get((i, nid))}
                             for i, w in (sp.sources if sp else [])],
+            "superseded_by": None, "invalid_at": None, "supersession_status": None, "supersedes": [],
         })
     return memories
 
 
-def _semantic(store: Store, space: Space, q: np.ndarray, r: Any) -> list[dict[str, Any]]:
-    """The top ``semantic_k`` semantic records by similarity; low-confidence traits are skipped."""
+def _successors(store: Store, base: _BaseScores, memories: list[dict[str, Any]], marks: Marks,
+                filters: dict[str, Any] | None, changes: _Changes) -> list[dict[str, Any]]:
+    """Stage 5b: each recalled superseded memory's successor joins the result above it, every memory with its
+    marks (:func:`hela_cli.mechanics.succession.with_successors`); with ``current_only`` the ones superseded
+    for certain leave. A successor after the recall's ``until`` (``as_of``) is not brought in."""
+    until = (filters or {}).get("until")
+
+    def load(ids: set[int]) -> list[dict[str, Any]]:
+        ids = base.join(set(ids) - set(base.scores)) | (set(ids) & set(base.scores))
+        keep = [(nid, "successor") for nid in sorted(ids) if until is None or base.nodes[nid]["ts"] <= until]
+        return _memory_rows(store, keep, base, base.scores, {}, {}, {})
+
+    out = with_successors(memories, marks, load, store.supersessions_for)
+    if changes.current_only:
+        out = [m for m in out if not marks.superseded(m["id"])]
+    return out
+
+
+def _semantic(store: Store, space: Space, q: np.ndarray, r: Any, changes: _Changes) -> list[dict[str, Any]]:
+    """The top ``semantic_k`` semantic records by similarity; low-confidence traits are skipped. A record whose
+    evidence holds a superseded memory is marked ``stale`` (with ``stale_evidence``); ``current_only`` skips
+    it."""
     semantic: list[dict[str, Any]] = []
     if not store.count_semantic(space.id):
         return semantic
     hits = store.semantic_knn(space.id, q, r.semantic_k * 4)   # over-fetch: the rest keep their order
     sims = dict(hits)
+    stale = store.stale_records(sims, changes.as_of)
     for rec in store.get_semantic([sid for sid, _ in hits]):
         conf = rec.get("confidence")
         if rec["kind"] == "trait" and conf is not None and conf < r.semantic_min_confidence:
+            continue
+        rec["stale"] = rec["id"] in stale
+        rec["stale_evidence"] = stale.get(rec["id"], [])
+        if rec["stale"] and changes.current_only:
             continue
         rec["similarity"] = sims[rec["id"]]
         semantic.append(rec)
@@ -340,23 +407,29 @@ def learn_from_memories(store: Store, space: Space, memories: list[dict[str, Any
     and which of them the spreading bonus brought in."""
     return learn_from(store, space, [m["id"] for m in memories], cfg, when=when,
                       scores={m["id"]: m["base_score"] for m in memories},
-                      spread_in=[m["id"] for m in memories if m["path"] == "hebbian"])
+                      spread_in=[m["id"] for m in memories if m["path"] == "hebbian"],
+                      superseded=[m["id"] for m in memories if m.get("superseded_by") is not None
+                                  and m.get("supersession_status") == "superseded"])
 
 
 def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, when: float,
-               scores: dict[int, float] | None = None, spread_in: list[int] | tuple[int, ...] = ()) -> int:
+               scores: dict[int, float] | None = None, spread_in: list[int] | tuple[int, ...] = (),
+               superseded: list[int] | tuple[int, ...] = ()) -> int:
     """Eq.1 after a retrieval, in one short write transaction. Returns the space's new step.
 
     ``scores`` (each memory's S_base) select and weight the reinforced pairs when ``hebbian.pair_margin`` or
     ``hebbian.eta_by_score`` is set (:func:`hela_cli.mechanics.dynamics.reinforcement`); without them every pair of
     the set is reinforced at ``eta`` (the paper). ``spread_in``: the memories the spreading bonus brought in
     (path ``hebbian``); with ``hebbian.learn_spread`` off they take no part in Eq.1 (an association that
-    brought a memory in is not reinforced by that same retrieval). With ``hebbian.coretrieval`` off no pair is
+    brought a memory in is not reinforced by that same retrieval). ``superseded``: memories a later one
+    replaced (a departure from Eq.1, docs/retrieval.md "Facts that change"): they take no part in Eq.1, so
+    recalling an old fact beside its successor never strengthens it over the successor. With
+    ``hebbian.coretrieval`` off no pair is
     reinforced and the step does not advance (learning comes from feedback, :mod:`hela_cli.mechanics.feedback`); the
     access is still recorded."""
     h = cfg.hebbian
     ids = list(dict.fromkeys(node_ids))
-    skip = set() if h.learn_spread else set(spread_in)
+    skip = (set() if h.learn_spread else set(spread_in)) | set(superseded)
     s_base = {i: (scores.get(i, 0.0) if scores is not None else 1.0) for i in ids if i not in skip}
     if scores is None:
         rates = reinforcement(s_base, h.eta)

@@ -1,7 +1,7 @@
 """The code both engines share, composed into one base, and the hooks each engine must supply.
 
 :class:`StoreCore` is every shared module's class (nodes, keyword postings, edges, semantic records, hubs,
-the asks log, passages, correcting, copying, backup, browsing, integrity, re-embedding, and the shared
+the asks log, passages, supersessions, correcting, copying, backup, browsing, integrity, re-embedding, and the shared
 connection API)
 and nothing engine-specific: all their SQL is plain SQL both engines run, written once, with the few
 spellings that differ taken from the engine's :class:`~hela_cli.store.dialect.Dialect`. What differs
@@ -35,11 +35,12 @@ from hela_cli.store.nodes import Nodes
 from hela_cli.store.passages import Passages
 from hela_cli.store.reembed import Reembed
 from hela_cli.store.semantic import Semantic
+from hela_cli.store.supersession import Supersession
 from hela_cli.store.transfer import Transfer
 
 
-class StoreCore(Correct, FilteredSearch, Transfer, Nodes, Keywords, Passages, Edges, Semantic, Hubs, AsksLog,
-                Reembed, Integrity, Backup, Browse, Connection, abc.ABC):
+class StoreCore(Correct, FilteredSearch, Transfer, Nodes, Keywords, Passages, Edges, Semantic, Supersession, Hubs,
+                AsksLog, Reembed, Integrity, Backup, Browse, Connection, abc.ABC):
     """The shared store; an engine's class is ``EnginePieces..., StoreCore``."""
 
     # ---------------------------------------------------------------- connection, transactions, migrations

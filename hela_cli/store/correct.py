@@ -6,7 +6,7 @@ Complete deletion (:meth:`Correct.erase_nodes`) removes a memory from every plac
 write transaction: the node row, ``node_emb``, ``node_passage``, the keyword postings (``node_terms``, with
 the space's BM25 counts: the scores a fresh ingest of the remaining memories would give), the engine's own
 index rows (SQLite: the sqlite-vec row and the persisted sign bits; through :meth:`delete_nodes`' engine
-hook), its edit history, its edges, the asks-log rows whose retrieved
+hook), its edit history, its edges, its supersession marks (either side), the asks-log rows whose retrieved
 set holds it (or whose question or answer quote it) and the semantic records that cite it (with their
 vectors and evidence; their hubs are reset so they may be distilled again). Then the engine's
 :meth:`scrub` makes the bytes go too: SQLite zeroes, checkpoints, reads its file back and VACUUMs when a
@@ -317,7 +317,7 @@ class Correct:
                         "DELETE FROM semantic WHERE id IN ({ids})"):
                 _delete_in(self, sql, rest)
             for table in ("asks", "hubs", "edges", *self.dialect.space_index_tables, "history", "node_passage",
-                          "node_terms", "tombstones"):
+                          "node_terms", "tombstones", "supersessions"):
                 self.db.execute(f"DELETE FROM {table} WHERE space_id = ?", (space_id,))
             self.db.execute("DELETE FROM spaces WHERE id = ?", (space_id,))
         self._drop_process_caches(space_id)

@@ -21,6 +21,9 @@ SHARED_CHECKS = {
         "(SELECT 1 FROM nodes n WHERE n.id = s.node_id)",
     "hub rows with missing node": "SELECT count(*) FROM hubs h WHERE NOT EXISTS "
         "(SELECT 1 FROM nodes n WHERE n.id = h.node_id)",
+    "supersessions with missing node": "SELECT count(*) FROM supersessions s WHERE NOT EXISTS (SELECT 1 FROM "
+        "nodes n WHERE n.id = s.old_id AND n.space_id = s.space_id) OR NOT EXISTS (SELECT 1 FROM nodes n "
+        "WHERE n.id = s.new_id AND n.space_id = s.space_id)",
     "keyword postings without node": "SELECT count(*) FROM node_terms t WHERE NOT EXISTS "
         "(SELECT 1 FROM nodes n WHERE n.id = t.node_id)",
     "keyword statistics out of step": "SELECT count(*) FROM spaces s WHERE fts_docs <> "

@@ -310,6 +310,29 @@ class StoreAPI(Protocol):
 
     def set_consolidated_step(self, space_id: int, step: int) -> None: ...
 
+    # ---------------------------------------------------------------- facts that change (supersession)
+    def mark_superseded(self, space_id: int, old_id: int, new_id: int, *, invalid_at: float | None = None,
+                        detector: str = "explicit", confidence: float = 1.0, status: str = "superseded"
+                        ) -> dict[str, Any]:
+        """Memory ``old_id`` is superseded by the later ``new_id`` of the same space (``status``
+        ``"superseded"`` or ``"possible"``); :class:`InputError`, nothing written, for a bad pair."""
+
+    def unmark_superseded(self, space_id: int, old_id: int, new_id: int | None = None) -> int:
+        """Remove the mark(s) of ``old_id`` (the one naming ``new_id`` when given); the rows removed."""
+
+    def supersessions_for(self, node_ids: Iterable[int]) -> dict[int, list[dict[str, Any]]]:
+        """The supersession rows naming any of ``node_ids``, either side: ``{node id: [row, ...]}``."""
+
+    def space_supersessions(self, space_id: int) -> list[dict[str, Any]]: ...
+
+    def count_supersessions(self, space_id: int) -> int: ...
+
+    def restore_supersessions(self, space_id: int, rows: Iterable[dict[str, Any]]) -> int:
+        """Inside a write transaction: exported rows (ids of this database) written back."""
+
+    def stale_records(self, record_ids: Iterable[int], as_of: float | None = None) -> dict[int, list[int]]:
+        """Semantic records whose evidence holds a superseded memory: ``{record id: [those memories]}``."""
+
     # ---------------------------------------------------------------- the asks log and feedback
     def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int, *,
                 kind: str = "ask", retrieval: Sequence[dict[str, Any]] | None = None,

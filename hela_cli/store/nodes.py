@@ -175,7 +175,7 @@ class Nodes:
 
     # ---------------------------------------------------------------- deletion (forgetting)
     def delete_nodes(self, ids: Sequence[int]) -> None:
-        """Remove nodes with their vectors, keyword postings, passages, edges and hub rows; count the
+        """Remove nodes with their vectors, keyword postings, passages, edges, supersession marks and hub rows; count the
         semantic evidence they leave behind. Call inside a transaction.
 
         Per space, after its ``nodes_version`` bump, the engine drops its own index rows of the nodes
@@ -196,6 +196,7 @@ class Nodes:
                             "WHERE id IN (SELECT semantic_id FROM semantic_evidence WHERE node_id=?)", (nid,))
             self.db.execute("DELETE FROM semantic_evidence WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM edges WHERE a=? OR b=?", (nid, nid))
+            self.db.execute("DELETE FROM supersessions WHERE old_id=? OR new_id=?", (nid, nid))
             self.db.execute("DELETE FROM node_emb WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM node_passage WHERE node_id=?", (nid,))
             self.db.execute("DELETE FROM hubs WHERE node_id=?", (nid,))

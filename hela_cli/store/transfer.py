@@ -4,7 +4,7 @@ The SQL here is portable (it runs on SQLite and, translated by ``PgDB``, on Post
 rows go through each backend's own ``insert_nodes`` / ``insert_passages`` and ``_put_semantic_vector``.
 A space is written in ONE transaction: a failed copy leaves the destination as it was. Ids are kept when
 the destination has none of them (a new database: the copy's export is the source's); otherwise new ids
-are given and every reference (edges, evidence, hubs, asks) is mapped.
+are given and every reference (edges, evidence, hubs, asks, supersession marks) is mapped.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ class Transfer:
 
     def space_dump(self, name: str) -> dict[str, Any]:
         """Everything of space ``name``: counters, nodes with vectors, edges (raw amplitudes and priors),
-        passages, semantic records with vectors and evidence, hub state, the asks log, edit history."""
+        passages, semantic records with vectors and evidence, hub state, the asks log, edit history, supersession
+        marks."""
         sp = self.require_space(name)
         with self._snapshot():
             sid = sp.id
@@ -52,9 +53,10 @@ class Transfer:
             asks = [tuple(r) for r in self.db.execute(
                 "SELECT id, question, answer, memories, step, created_at, kind, retrieval, used, used_at, vector "
                 "FROM asks WHERE space_id=? ORDER BY id", (sid,))]
+            supersessions = self.space_supersessions(sid)
         return {"name": name, "step": step, "base_step": base, "consolidated_step": cons, "nodes": nodes,
                 "vectors": vecs, "edges": edges, "passages": passages, "semantic": semantic, "hubs": hubs,
-                "asks": asks, "history": history, "embedder": self.embedder_info()}
+                "asks": asks, "history": history, "supersessions": supersessions, "embedder": self.embedder_info()}
 
     def _ids_free(self, table: str, ids: list[int]) -> bool:
         return not any(True for _ in self.select_in(f"SELECT id FROM {table} WHERE id IN ({{ids}})", ids))
@@ -135,6 +137,9 @@ class Transfer:
             self.db.executemany("INSERT INTO history(node_id, space_id, text, speaker, edited_at) VALUES (?,?,?,?,?)",
                                 [(idmap[nid], sp.id, text, speaker, at) for nid, text, speaker, at
                                  in dump.get("history", ()) if nid in idmap])
+            self.restore_supersessions(sp.id, [{**r, "old_id": idmap[r["old_id"]], "new_id": idmap[r["new_id"]]}
+                                               for r in dump.get("supersessions", ())
+                                               if r["old_id"] in idmap and r["new_id"] in idmap])
             self.db.execute("UPDATE spaces SET step=?, base_step=?, consolidated_step=? WHERE id=?",
                             (dump["step"], dump["base_step"], dump["consolidated_step"], sp.id))
             self._after_load()

@@ -17,6 +17,8 @@ database take turns) and is recorded in ``hela_migrations``.
 
 from __future__ import annotations
 
+from hela_cli.store.supersession import SUPERSESSIONS_SQL
+
 PG_MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core", """
         CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -177,4 +179,6 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
     ("0005_asks_traces", """
         CREATE INDEX asks_traces ON asks(space_id, id) WHERE used IS NOT NULL AND vector IS NOT NULL
     """),
+    # facts that change (SQLite 0017_supersession): the same table (store/supersession.py)
+    ("0007_supersession", SUPERSESSIONS_SQL.format(int="BIGINT", real="DOUBLE PRECISION")),
 ]

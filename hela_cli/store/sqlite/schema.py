@@ -313,6 +313,15 @@ def _m6_asks_log_memories_view(db: "Database") -> None:
         FROM nodes n JOIN spaces s ON s.id = n.space_id""")
 
 
+def _m17_supersession(db: "Database") -> None:
+    # Facts that change (issue 38): a memory superseded by a later one, with who replaced it, from when, by
+    # which detector and with what confidence. Nothing is deleted: the rows are the history of a fact
+    # (store/supersession.py); deleting either memory deletes the row (store/nodes.py `delete_nodes`).
+    from hela_cli.store.supersession import SUPERSESSIONS_SQL
+
+    _script(db, SUPERSESSIONS_SQL.format(int="INTEGER", real="REAL"))
+
+
 MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0001_core", _m1_core),
     ("0002_semantic", _m2_semantic),
@@ -329,6 +338,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0013_asks_feedback", _m13_asks_feedback),
     ("0014_asks_traces", _m14_asks_traces),
     ("0015_keyword_terms", _m15_keyword_terms),
+    ("0017_supersession", _m17_supersession),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

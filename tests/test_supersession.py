@@ -1,0 +1,205 @@
+"""Facts that change (issue 38): supersession marks in the store (both engines), recall with successors,
+``current_only`` / ``as_of``, Eq.4 and Eq.1 rules, deletion, copy / export / import."""
+
+from __future__ import annotations
+
+import pytest
+
+from hela_cli.config import Config
+from hela_cli.errors import InputError
+from hela_cli.memory import Memory
+from hela_cli.store import Store
+from hela_cli.testing import HashEmbedder
+
+DAY = 86_400.0
+T0 = 1_700_000_000.0
+
+
+def _memory(db: str) -> Memory:
+    cfg = Config()
+    cfg.db = db
+    return Memory(cfg, store=Store(db), embedder=HashEmbedder())
+
+
+def _facts(mem: Memory) -> dict[str, int]:
+    """An old fact, unrelated turns, the new fact (later), in space 'p'."""
+    ids = mem.add_many("p", [
+        {"text": "Our model server is vLLM 0.6 behind nginx on the GPU box orca.", "speaker": "user", "time": T0},
+        {"text": "The CI runs on GitHub Actions with a self-hosted runner.", "speaker": "user", "time": T0 + DAY},
+        {"text": "Lunch was pasta with tomato sauce today.", "speaker": "user", "time": T0 + 2 * DAY},
+        {"text": "Update: we replaced vLLM with SGLang for the model server last week.", "speaker": "user",
+         "time": T0 + 10 * DAY},
+    ])
+    return {"old": ids[0], "ci": ids[1], "lunch": ids[2], "new": ids[3]}
+
+
+@pytest.fixture()
+def mem(backend_db):
+    m = _memory(backend_db)
+    yield m
+    m.close()
+
+
+def test_mark_read_unmark_both_engines(mem):
+    f = _facts(mem)
+    sp = mem.space("p")
+    assert mem.store.supersessions_for([f["old"], f["new"]]) == {}
+    rep = mem.supersede(f["old"], f["new"])
+    assert rep["space"] == "p" and rep["mark"]["status"] == "superseded" and rep["mark"]["detector"] == "explicit"
+    assert rep["mark"]["invalid_at"] == T0 + 10 * DAY   # the successor's time
+    rows = mem.store.supersessions_for([f["old"]])
+    assert [(r["old_id"], r["new_id"]) for r in rows[f["old"]]] == [(f["old"], f["new"])]
+    both = mem.store.supersessions_for([f["new"], f["ci"]])
+    assert list(both) == [f["new"]]   # found from the successor's side too
+    # an automatic detector never overrides an explicit mark; an explicit one overrides an automatic one
+    mem.store.mark_superseded(sp.id, f["old"], f["new"], detector="cue", confidence=0.5, status="possible")
+    assert mem.store.supersessions_for([f["old"]])[f["old"]][0]["detector"] == "explicit"
+    mem.store.mark_superseded(sp.id, f["ci"], f["new"], detector="cue", confidence=0.5, status="possible")
+    mem.store.mark_superseded(sp.id, f["ci"], f["new"], detector="explicit")
+    assert mem.store.supersessions_for([f["ci"]])[f["ci"]][0]["status"] == "superseded"
+    assert mem.store.unmark_superseded(sp.id, f["ci"]) == 1
+    assert mem.supersede(f["old"], f["new"], undo=True)["undone"] == 1
+    assert mem.store.supersessions_for([f["old"]]) == {}
+    assert mem.store.integrity_problems() == []
+
+
+def test_bad_marks_write_nothing(mem):
+    f = _facts(mem)
+    mem.add("other", "Something in another space.", time=T0 + 20 * DAY)
+    other = mem.store.list_nodes(mem.space("other").id)[0]["id"]
+    sp = mem.space("p")
+    cases = [
+        (lambda: mem.supersede(f["new"], f["old"]), "not earlier than"),
+        (lambda: mem.supersede(f["old"], f["old"]), "cannot supersede itself"),
+        (lambda: mem.supersede(f["old"], 99_999), "no memory 99999"),
+        (lambda: mem.supersede(f["old"], other), "different spaces"),
+        (lambda: mem.supersede(f["old"], other, space="p"), f"no memory {other} in space 'p'"),
+        (lambda: mem.supersede(f["old"], f["new"], undo=True), "is not marked"),
+        (lambda: mem.store.mark_superseded(sp.id, f["old"], f["new"], status="maybe"), "status must be"),
+        (lambda: mem.add("p", "newer", supersedes=[99_999]), "no memory 99999"),
+    ]
+    count = mem.store.count_nodes(sp.id)
+    for call, words in cases:
+        with pytest.raises(InputError, match=words):
+            call()
+    assert mem.store.count_supersessions(sp.id) == 0 and mem.store.count_nodes(sp.id) == count
+
+
+def test_add_supersedes_is_one_write(mem):
+    f = _facts(mem)
+    nid = mem.add("p", "We moved the model server from SGLang to TensorRT-LLM.", supersedes=f["new"],
+                  time=T0 + 30 * DAY)
+    row = mem.store.supersessions_for([nid])[nid][0]
+    assert (row["old_id"], row["new_id"], row["detector"]) == (f["new"], nid, "explicit")
+    # an id out of order rolls the new memory back too
+    n = mem.store.count_nodes(mem.space("p").id)
+    with pytest.raises(InputError, match="not earlier"):
+        mem.add("p", "an old note", supersedes=[nid], time=T0 - DAY)
+    assert mem.store.count_nodes(mem.space("p").id) == n
+
+
+def test_recall_brings_the_successor_above_with_marks(mem):
+    f = _facts(mem)
+    q = "Our model server is vLLM 0.6 behind nginx on the GPU box orca."
+    before = mem.retrieve(q, "p", learn=False)
+    assert before.memories[0]["id"] == f["old"] and before.memories[0]["superseded_by"] is None
+    mem.supersede(f["old"], f["new"])
+    res = mem.retrieve(q, "p", learn=False)
+    ids = [m["id"] for m in res.memories]
+    assert ids.index(f["new"]) < ids.index(f["old"])
+    old = next(m for m in res.memories if m["id"] == f["old"])
+    new = next(m for m in res.memories if m["id"] == f["new"])
+    assert (old["superseded_by"], old["supersession_status"], old["invalid_at"]) == \
+        (f["new"], "superseded", T0 + 10 * DAY)
+    assert new["supersedes"] == [f["old"]] and new["superseded_by"] is None
+    assert new["score"] >= old["score"]
+    # current only: the old fact is gone, the new one stays
+    cur = mem.retrieve(q, "p", learn=False, current_only=True)
+    assert f["old"] not in [m["id"] for m in cur.memories] and f["new"] in [m["id"] for m in cur.memories]
+    # as of a time before the change: the old fact holds, the new one did not exist
+    past = mem.retrieve(q, "p", learn=False, as_of=T0 + 5 * DAY, current_only=True)
+    got = {m["id"]: m for m in past.memories}
+    assert f["new"] not in got and got[f["old"]]["superseded_by"] is None
+
+
+def test_possible_marks_hide_nothing(mem):
+    f = _facts(mem)
+    mem.store.mark_superseded(mem.space("p").id, f["old"], f["new"], detector="cue", confidence=0.6,
+                              status="possible")
+    q = "Our model server is vLLM 0.6 behind nginx on the GPU box orca."
+    res = mem.retrieve(q, "p", learn=False, current_only=True)
+    got = {m["id"]: m for m in res.memories}
+    assert got[f["old"]]["supersession_status"] == "possible" and f["new"] in got
+    ids = [m["id"] for m in res.memories]
+    assert ids.index(f["new"]) < ids.index(f["old"])
+
+
+def test_no_marks_no_change(tmp_path):
+    """With no supersession in the space, recall is what it was: same ids, order and scores (the marks'
+    keys are present and empty)."""
+    a, b = _memory(str(tmp_path / "a.db")), _memory(str(tmp_path / "b.db"))
+    with a, b:
+        fa, fb = _facts(a), _facts(b)
+        b.supersede(fb["ci"], fb["lunch"])   # a mark elsewhere in the space
+        b.supersede(fb["ci"], fb["lunch"], undo=True)
+        for q in ("vLLM model server", "what did we eat", "CI runner"):
+            ra, rb = a.retrieve(q, "p", learn=False), b.retrieve(q, "p", learn=False)
+            assert [(m["id"], m["score"]) for m in ra.memories] == [(m["id"], m["score"]) for m in rb.memories]
+            assert all(m["superseded_by"] is None and m["supersedes"] == [] for m in ra.memories)
+
+
+def test_spreading_does_not_revive_and_eq1_does_not_strengthen(tmp_path):
+    mem = _memory(str(tmp_path / "h.db"))
+    with mem:
+        f = _facts(mem)
+        sp = mem.space("p")
+        # a strong learned edge from the CI memory to the old fact: spreading would bring the old fact in
+        with mem.store.transaction(space=sp.id):
+            fresh = mem.store.advance_step(sp.id, mem.config.hebbian.decay)
+            mem.store.set_edges(fresh, {(min(f["ci"], f["old"]), max(f["ci"], f["old"])): 1.0},
+                                mem.config.hebbian.decay)
+        mem.supersede(f["old"], f["new"])
+        q = "The CI runs on GitHub Actions with a self-hosted runner."
+        res = mem.retrieve(q, "p", learn=False)
+        old = [m for m in res.memories if m["id"] == f["old"]]
+        assert not old or old[0]["spread_bonus"] == 0.0
+        # Eq.1: a recall holding the old fact and its successor reinforces no pair with the old fact
+        res = mem.retrieve("vLLM model server orca SGLang", "p", learn=True)
+        ids = [m["id"] for m in res.memories]
+        assert f["old"] in ids and f["new"] in ids
+        s = mem.store.refresh_space(sp)
+        w = mem.store.edges_among(s, ids, mem.config.hebbian.decay)
+        pair_new = (min(f["new"], f["lunch"]), max(f["new"], f["lunch"]))
+        pair_old = (min(f["old"], f["lunch"]), max(f["old"], f["lunch"]))
+        assert w.get(pair_new, 0.0) > 0 and w.get(pair_old, 0.0) == 0.0
+
+
+def test_delete_removes_marks_and_copy_export_import_carry_them(backend_db, tmp_path):
+    from hela_cli.maintenance.exporting import export_json
+
+    mem = _memory(backend_db)
+    with mem:
+        f = _facts(mem)
+        mem.supersede(f["old"], f["new"])
+        mem.store.mark_superseded(mem.space("p").id, f["ci"], f["new"], detector="judge", confidence=0.7,
+                                  status="possible")
+        exp = export_json(mem.store, mem.space("p"), mem.config, vectors=True)
+        assert [(r["old_id"], r["new_id"], r["status"]) for r in exp["supersessions"]] == \
+            [(f["old"], f["new"], "superseded"), (f["ci"], f["new"], "possible")]
+        dump = mem.store.space_dump("p")
+        other = _memory(str(tmp_path / "copy.db"))
+        with other:
+            other.store.space_load(dump)
+            assert other.store.count_supersessions(other.space("p").id) == 2
+        import json
+        path = tmp_path / "p.json"
+        path.write_text(json.dumps(exp))
+        rep = mem.import_export(path, space="restored")
+        assert rep["supersessions"] == 2
+        rows = mem.store.space_supersessions(mem.space("restored").id)
+        ids = rep["ids"]
+        assert {(r["old_id"], r["new_id"], r["detector"]) for r in rows} == \
+            {(ids[str(f["old"])], ids[str(f["new"])], "explicit"), (ids[str(f["ci"])], ids[str(f["new"])], "judge")}
+        mem.delete("p", [f["new"]])
+        assert mem.store.count_supersessions(mem.space("p").id) == 0
+        assert mem.store.integrity_problems() == []
