@@ -132,7 +132,8 @@ class Memory:
         if not any(c.turns for c in convs):
             raise HelaError(f"{', '.join(map(str, paths))}: no turns to ingest")
         embedder = self.embedder  # a model fault is reported before the database is touched
-        return ingest_conversations(self.store, embedder, convs, self._redacting(redact), space, progress)
+        return ingest_conversations(self.store, embedder, convs, self._redacting(redact), space, progress,
+                                    judge=self._judge())
 
     def reembed(self, space: str | None = None, progress: Callable[[int, int], None] | None = None
                 ) -> dict[str, Any]:
@@ -251,7 +252,19 @@ class Memory:
             raise HelaError("no turns to add", 2)
         Store.check_space_name(space)
         embedder = self.embedder  # a model fault is reported before the database is touched
-        return add_turns(self.store, embedder, space, checked, self._redacting(redact))
+        return add_turns(self.store, embedder, space, checked, self._redacting(redact), judge=self._judge())
+
+    def _judge(self) -> Any:
+        """The supersession judge (``supersession.judge``) over the chat model when it is an ``openai:``
+        endpoint or the MCP client; None otherwise, or when that model cannot be reached (never required)."""
+        from hela_cli.mechanics.supersession import chat_judge, judge_capable
+
+        if not judge_capable(self.config):
+            return None
+        try:
+            return chat_judge(self.chat, self.config)
+        except HelaError:
+            return None
 
     def _redacting(self, redact: bool | None) -> Config:
         """The configuration with ``ingest.redact`` set to ``redact`` (None: as configured)."""

@@ -6,7 +6,8 @@ inside their write transaction, after the new turns are stored (``supersession.d
 1. a cheap gate: a new turn without any change cue or slot value (:func:`hela_cli.text.changes.has_signal`,
    most turns) costs one regex pass and no search;
 2. candidates: the ``supersession.candidates`` nearest *earlier* memories of the space (vector KNN) with a
-   cosine of at least ``supersession.min_similarity``, said by the same speaker (a person's own facts, the
+   cosine of at least ``supersession.min_similarity``, and as many sharing the new turn's keywords (BM25 over
+   the keyword postings: the same subject named), said by the same speaker (a person's own facts, the
    user's facts about themselves) and sharing a content keyword with the new turn;
 3. the decision: :func:`hela_cli.text.changes.decide` ("superseded" only with a cue tied to the old text or
    a differing slot plus a cue; "possible", which hides nothing, under doubt); at most
@@ -67,10 +68,16 @@ def detect(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg:
         node = nodes.get(nid)
         if node is None or not has_signal(node["text"]):
             continue
-        hits = [(o, s) for o, s in store.knn(space_id, vec, sc.candidates + len(new_ids) + 1)
-                if o != nid and s >= sc.min_similarity]
-        olds = store.get_nodes([o for o, _ in hits])
         mine = set(node["keywords"]) - speaker_kw
+        hits = dict((o, s) for o, s in store.knn(space_id, vec, sc.candidates + len(new_ids) + 1)
+                    if o != nid and s >= sc.min_similarity)
+        by_words = [o for o, _ in store.keyword_search(space_id, sorted(mine), sc.candidates + len(new_ids) + 1)
+                    if o != nid and o not in hits]
+        if by_words:   # the same subject named: "webpack", "CONFIG_FREERTOS_HZ" (their cosine for the record)
+            vecs = store.node_vectors(by_words)
+            hits.update((o, float(vecs[o] @ vec)) for o in by_words if o in vecs)
+        olds = store.get_nodes(list(hits))
+        hits = sorted(hits.items(), key=lambda h: -h[1])
         found: list[Found] = []
         for o, sim in hits:
             old = olds.get(o)
@@ -154,14 +161,17 @@ def _judged(judge: Judge, old_text: str, new_text: str, f: Found) -> Found | Non
     return f
 
 
+def judge_capable(cfg: Config) -> bool:
+    """``supersession.judge`` is on and the chat model is an ``openai:`` endpoint or the MCP client."""
+    spec = cfg.models.chat.strip()
+    return cfg.supersession.judge and (spec.startswith("openai:") or spec == "client")
+
+
 def chat_judge(chat: Any, cfg: Config) -> Judge | None:
     """A judge over the configured chat model when ``supersession.judge`` is on and the model is an
     ``openai:`` endpoint or the MCP client (sampling); else None (an in-process GGUF is not used in a write
     path). ``chat`` is a :class:`~hela_cli.models.ChatModel` (``generate(messages, max_tokens=...)``)."""
-    if not cfg.supersession.judge or chat is None:
-        return None
-    spec = cfg.models.chat.strip()
-    if not (spec.startswith("openai:") or spec == "client"):
+    if chat is None or not judge_capable(cfg):
         return None
 
     def ask(prompt: str) -> str:

@@ -22,36 +22,47 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hela_cli.text.keywords import STOP_WORDS, stem, tokens
+from hela_cli.text.keywords import STOP_WORDS, keywords, stem, tokens
 
 # ----------------------------------------------------------------------------------------------- cues
 
-_VAL = r"[\w@.+:/#-]+(?:\s+[\w@.+:/#-]+){0,3}?"   # a value: up to four word-ish tokens, lazily
+_VAL = r"[\w@.+:/#-]+(?:,?\s+[\w@.+:/#-]+){0,3}?"   # a value: up to four word-ish tokens, lazily
+_NEW = r"(?P<new>[\w@.+:/#$€£~-]+(?:\s+[\w@.+:/#$€£~-]+){0,2})"   # the new value: its first words
 _END = r"(?=\s*(?:[,;:!?)]|\.(?:\s|$)|\s(?:because|since|after|last|this|yesterday|today|and|but|so|as|which|"\
        r"now|instead|anymore|any\s+more)\b|$))"
+_END_OBJ = r"(?=\s*(?:[,;:!?)]|\.(?:\s|$)|$)|\s(?:because|since|after|last|this|yesterday|today|and|but|so|as|" \
+           r"which|now|instead|anymore|for|with|to|from|at|in|on|by)\b)"   # an object ends at a preposition too
 
 #: explicit changes that name the old value (group ``old``) and often the new one (``new``)
 _LINKED = [
     ("replace", re.compile(r"\b(?:replac(?:ed|ing)|swap(?:ped|ping)(?:\s+out)?|ditch(?:ed|ing)|dropp(?:ed|ing)|"
                            r"trad(?:ed|ing)(?:\s+in)?)\s+(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")\s+"
-                           r"(?:with|for|by)\s+(?P<new>" + _VAL + r")" + _END, re.I)),
+                           r"(?:with|for|by)\s+" + _NEW, re.I)),
     ("from_to", re.compile(r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|upgrad(?:ed|ing)|"
                            r"downgrad(?:ed|ing)|went|go(?:ne)?|transition(?:ed|ing)|port(?:ed|ing)|bump(?:ed|ing)|"
                            r"relocat(?:ed|ing)|renam(?:ed|ing)|convert(?:ed|ing)|rewr(?:ote|itten)|shift(?:ed|ing)|"
                            r"transferr(?:ed|ing))\b(?:\s+[\w'-]+){0,4}?\s+from\s+(?P<old>" + _VAL + r")\s+"
-                           r"(?:to|over\s+to|into)\s+(?P<new>" + _VAL + r")" + _END, re.I)),
-    ("instead", re.compile(r"(?P<new>" + _VAL + r")\s+instead\s+of\s+(?P<old>" + _VAL + r")" + _END, re.I)),
+                           r"(?:to|over\s+to|into)\s+" + _NEW, re.I)),
+    ("instead", re.compile(r"(?P<new>[\w@.+:/#-]+)(?:\s+now)?\s+instead\s+of\s+(?P<old>" + _VAL + r")" + _END_OBJ,
+                           re.I)),
     ("instead", re.compile(r"\binstead\s+of\s+(?P<old>" + _VAL + r")\s*,\s*(?:we|i)\b", re.I)),
     ("no_longer", re.compile(r"\b(?:no\s+longer|not\s+(?:anymore|any\s+more))\s+(?P<old>" + _VAL + r")" + _END, re.I)),
     ("no_longer", re.compile(r"\b(?:don't|do\s+not|doesn't|does\s+not|aren't|isn't|am\s+not|'m\s+not|are\s+not|"
                              r"is\s+not|stopped|quit)\s+(?P<old>" + _VAL + r")\s+(?:anymore|any\s+more)\b", re.I)),
     ("retire", re.compile(r"\b(?:retired|decommissioned|deprecated|sunset|removed|killed|dropped|shut\s+down|"
                           r"got\s+rid\s+of|left|quit|sold|reverted|rolled\s+back|backed\s+out)\s+(?:of\s+)?"
-                          r"(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")" + _END, re.I)),
+                          r"(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
+    ("retire", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:is|was|has\s+been|got|gets|are|were)\s+"
+                          r"(?:now\s+)?(?:gone|retired|cancell?ed|deprecated|removed|dead|shut\s+down|decommissioned|"
+                          r"replaced|dropped|sunset|history|no\s+more)\b", re.I)),
+    ("handover", re.compile(r"\b(?P<old>[A-Z][a-z]+)\s+(?:stepped\s+down|left|moved\s+on|is\s+on\s+leave|had\s+to\s+leave|"
+                            r"retired|quit|handed|passed|died|moved\s+to\s+(?:the\s+)?\w+\s+team)\b")),
+    ("no_longer", re.compile(r"\bno\s+more\s+(?P<old>" + _VAL + r")" + _END, re.I)),
     ("moved_to", re.compile(r"\b(?:switch(?:ed)?|mov(?:ed)|migrat(?:ed)|chang(?:ed)|upgrad(?:ed)|downgrad(?:ed)|"
-                            r"bump(?:ed)|pinn(?:ed)|renam(?:ed)|relocat(?:ed)|point(?:ed)|repoint(?:ed)|"
+                            r"bump(?:ed)|pinn(?:ed)|renam(?:ed)|relocat(?:ed)|point(?:ed)|repoint(?:ed)|raised|lowered|increased|"
+                            r"decreased|reduced|cut|extended|shortened|"
                             r"transferr(?:ed)|handed|reassign(?:ed)|updat(?:ed)|set)\s+(?P<obj>(?:[\w'.-]+\s+){0,4}?)"
-                            r"(?:over\s+)?to\s+(?P<new>" + _VAL + r")" + _END, re.I)),
+                            r"(?:over\s+)?to\s+" + _NEW, re.I)),
 ]
 
 #: change words without a named old value (weaker: a slot or the similarity must tie them to the old text)
@@ -61,13 +72,16 @@ _PLAIN = re.compile(
     r"instead\s+of|(?:got|started|accepted|landed|took)\s+(?:a\s+|my\s+)?new\s+(?:job|role|position)|"
     r"new\s+(?:job|role|position|address|apartment|house|home|place|team|owner|lead|host|port|version|"
     r"name|url|endpoint|domain|manager|boss|default)|"
-    r"promoted\s+to|changed|updated\s+to|bumped\s+to|pinned\s+to|reverted|rolled\s+back|"
+    r"promoted\s+to|changed|updated\s+to|bumped\s+to|pinned\s+to|reverted|rolled\s+back|raised|lowered|"
+    r"(?:is|are|was)\s+gone|retired|stepped\s+down|handed\s+over|took\s+it\s+over|no\s+more|reversal|"
     r"scratch\s+that|correction|update:|actually,|after\s+all|turns\s+out|used\s+to)\b", re.I)
 
 #: "now" as a state change: "now uses", "is now", "we're now on"; not "right now", "now that", "just now"
 _NOW = re.compile(r"(?<!right\s)(?<!just\s)(?<!for\s)(?<!by\s)(?<!until\s)(?<!till\s)\bnow\b(?!\s+that\b)"
-                  r"(?!\s+and\s+then\b)(?!\s+and\s+again\b)(?!,?\s+(?:i\s+)?(?:want|wanna|need|let|let's|what|"
-                  r"where|how|why|who|come|look|listen|tell|go|get)\b)", re.I)
+                  r"(?!\s+and\s+then\b)(?!\s+and\s+again\b)(?!\s+on\b)(?!,?\s+(?:i\s+)?(?:want|wanna|need|let|let's|"
+                  r"what|where|how|why|who|come|look|listen|tell|go|get|about|if|then|so|ok|okay|i\s+know|"
+                  r"i\s+see|i'm\s+(?:gonna|going))\b)", re.I)
+_NOW_OPENER = re.compile(r"^\W*now\b\s*,", re.I)   # "Now, about the onboarding screens": a discourse marker
 _NOW_STATE = re.compile(r"\b(?:is|are|am|'s|'re|'m|was|were|runs?|lives?|uses?|using|works?|working|sits?|"
                         r"points?|listens?|hosts?|hosted|owned|handled|maintained|served|called|named|on|at|in|"
                         r"have|has|having|got|set|pinned|requires?|needs?|defaults?|living|running|located)\b",
@@ -77,24 +91,28 @@ _NOW_STATE = re.compile(r"\b(?:is|are|am|'s|'re|'m|was|were|runs?|lives?|uses?|u
 
 _HEDGE = re.compile(
     r"\b(?:if|whether|would|could|might|may|maybe|perhaps|should|shall|consider(?:ing|ed)?|thinking\s+(?:about|of)|"
-    r"think\s+about|plan(?:ning)?\s+to|going\s+to|gonna|want\s+to|wanna|wish|hope|what\s+if|in\s+case|"
+    r"think\s+about|(?:we|i|they)(?:'re|\s+are|\s+am|'m)?\s+plan(?:ning)?\s+to|going\s+to|gonna|want\s+to|wanna|wish|hope|what\s+if|in\s+case|"
     r"suppose|imagine|unless|someday|some\s+day|eventually|propos(?:e|ed|al)|suggest(?:ed|ion)?|idea|"
     r"evaluat(?:e|ing)|experiment(?:ing)?|trying\s+out|try\s+out|tempted|debating|will\s+we|let's\s+not|"
-    r"proof\s+of\s+concept|poc|prototype|branch|spike|next\s+(?:week|month|year|quarter|sprint))\b", re.I)
+    r"proof\s+of\s+concept|poc|prototype|spike|next\s+(?:week|month|year|quarter|sprint))\b", re.I)
 _QUOTE = re.compile(
     r"(?:^\s*>|\b(?:you\s+said|i\s+said|he\s+said|she\s+said|they\s+said|wrote|quote|quoting|remember\s+when|"
     r"back\s+when|back\s+then|at\s+the\s+time|old\s+message|earlier\s+you|as\s+of\s+last\s+year|"
-    r"in\s+the\s+old\s+docs|the\s+old\s+(?:readme|wiki|docs?)|history|changelog|years?\s+ago)\b|\"[^\"]{0,200}\")",
+    r"in\s+the\s+old\s+docs|the\s+old\s+(?:readme|wiki|docs?|runbook)|changelog|change\s+log|years?\s+ago)\b|\"[^\"]{0,200}\")",
     re.I)
 _OTHER = re.compile(
     r"\b(?:he|she|his|her|him|my\s+(?:friend|sister|brother|mom|mum|dad|mother|father|colleague|coworker|"
     r"co-worker|boss|buddy|cousin|partner|wife|husband|son|daughter|kid|kids|neighbou?r|aunt|uncle|"
     r"grandma|grandpa|roommate|teammate|friend's)|a\s+(?:friend|buddy|colleague|coworker)|"
     r"(?:another|other|their|a\s+different|the\s+other)\s+(?:team|company|project|customer|client|repo)|"
-    r"upstream|some\s+people|everyone|somebody|someone)\b", re.I)
+    r"upstream|some\s+people|everyone|somebody|someone|contributor(?:'s)?|fork|competitor(?:'s)?|partner(?:'s)?|"
+    r"a\s+paper|other\s+(?:studios|teams|companies|people)|vendor(?:'s)?)\b", re.I)
 _ADDITIVE = re.compile(r"\b(?:another|second|also|too|as\s+well|in\s+addition|one\s+more|additional|extra|"
                        r"both|alongside|besides|added|adding|next\s+to)\b", re.I)
-_NEGATED_CHANGE = re.compile(r"\b(?:didn't|did\s+not|haven't|have\s+not|never|not|won't|isn't|no)\s+"
+_CONTINUITY = re.compile(r"\b(?:still|nothing\s+(?:has\s+)?changed|unchanged|same\s+as\s+before|as\s+before|"
+                         r"stays?|remains?)\b", re.I)
+_WE_DID_NOT = re.compile(r"\b(?:we|i)\s+(?:did\s+not|didn't|have\s+not|haven't|won't|will\s+not)\s*[.!]?\s*$", re.I)
+_NEGATED_CHANGE = re.compile(r"\b(?:didn't|did\s+not|haven't|have\s+not|never|not|won't|isn't|no|nothing)\s+"
                              r"(?:\w+\s+){0,2}?(?:switch|move|migrate|change|replace|upgrade|moving|switching|"
                              r"changing|replacing|upgrading|changed|moved|switched|replaced|upgraded)\b", re.I)
 
@@ -125,24 +143,33 @@ openssl tls http kotlin swift scala rust cargo npm pnpm yarn pip poetry uv conda
 loki jaeger sentry datadog jenkins gitlab circleci buildkite bazel gradle maven cmake make llama mistral gpt claude
 gemini qwen phi bert minilm e5 lambda ec2 rds s3 gke eks aks""".split())
 
-_VERSION = re.compile(r"\b(?P<name>[A-Za-z][\w.+-]*?)(?:\s+version|\s+v|\s|@|-|==|>=|~=|\^)\s*"
+_VERSION = re.compile(r"\b(?P<name>[A-Za-z][\w.+-]*?)(?:\s+(?:is|was|are|now|to|from|on|at|version|v|upgraded|bumped|updated|moved|pinned|downgraded|"
+                      r"went|goes|runs|uses|requires)){0,3}?"
+                      r"(?:\s+version|\s+v|\s|@|-|==|>=|~=|\^)\s*"
                       r"(?P<ver>v?\d+(?:\.\d+){1,3}(?:[-+.]?[a-z]+\d*)?|v\d+)\b")
-_BARE_VERSION = re.compile(r"\b(?P<name>[A-Za-z][\w+-]*)\s+(?P<ver>\d{1,3})\b(?![.\d])(?!\s*(?:%|[a-zA-Z]))")
+_BARE_VERSION = re.compile(r"\b(?P<name>[A-Za-z][\w+-]*)\s+(?:(?:is|was|are|now|to|from|on|at)\s+){0,2}"
+                           r"(?P<ver>\d{1,3})\b(?!\.\d|\d)(?!\s*%)")
+_PATH = re.compile(r"(?P<v>\b[a-z][a-z0-9+]*://[\w.-]+(?:/[\w.-]*)*|(?<![\w/])~?/[\w.-]+(?:/[\w.-]+)+)", re.I)
+_API_VERSION = re.compile(r"(?<![\w/])/v(?P<ver>\d+)\b")
+_MONEY = re.compile(r"(?P<v>[$€£]\s?\d[\d,]*(?:\.\d+)?k?|\d[\d,]*(?:\.\d+)?\s?(?:dollars|euros|usd|eur))", re.I)
 _PORT = re.compile(r"\bport\s*(?:number\s*)?(?:is\s+|=\s*|:\s*|to\s+|of\s+)?(?P<v>\d{2,5})\b|"
                    r"(?:localhost|\b[\w-]+\.[\w.-]+|\b\d{1,3}(?:\.\d{1,3}){3}|\b[a-z][\w-]*):(?P<v2>\d{2,5})\b", re.I)
 _HOST = re.compile(r"\b(?P<v>(?:[a-z0-9-]+\.)+(?:internal|local|lan|corp|com|net|org|io|dev|cloud|app|sh|co|"
                    r"ai|prod|staging)|\d{1,3}(?:\.\d{1,3}){3})\b|\b(?:box|server|host|machine|node|vm|instance)"
-                   r"\s+(?:is\s+)?(?:called|named)\s+(?P<v2>[\w-]+)|\b(?:hosted|runs|running|lives|deployed)\s+on\s+"
+                   r"\s+(?:is\s+)?(?:called|named)\s+(?P<v2>[\w-]+)|\b(?:mini|computer|laptop|cluster)\s+(?:called|named)\s+(?P<v4>[\w-]+)|\b(?:hosted|runs|running|lives|deployed)\s+on\s+"
                    r"(?:a\s+box\s+called\s+)?(?P<v3>[a-z][\w-]*\d[\w-]*)\b", re.I)
-_KV = re.compile(r"(?<![\w.])(?P<k>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)\s*(?:=|:)\s*(?P<v>[\w./-]+)", re.I)
+_KV_EQ = re.compile(r"(?<![\w.])(?P<k>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)\s*=\s*(?P<v>[\w./+-]+)", re.I)
+_KV_COLON = re.compile(r"(?<![\w.])(?P<k>[a-z_][a-z0-9]*(?:[_.][a-z0-9_]+)+)\s*:\s*(?P<v>[\w./+-]+)", re.I)
+_CHANNEL = re.compile(r"(?<![\w&])#(?P<v>[a-z][\w-]+)", re.I)
 _OWNER = re.compile(r"\b(?:owner|lead|maintainer|manager|boss|on-?call|point\s+of\s+contact|reviewer|approver)\b"
                     r"(?:\s+[\w'-]+){0,3}?\s+(?:is|:|=|will\s+be)\s+(?:now\s+)?(?P<v>[A-Z][a-z]+)\b|"
                     r"\b(?P<v2>[A-Z][a-z]+)\s+(?:now\s+)?(?:owns|leads|maintains|manages|is\s+on-?call)\b|"
                     r"\b(?:owned|maintained|led|run|managed|handled|reviewed)\s+by\s+(?P<v3>[A-Z][a-z]+)\b")
 _USE_FOR = re.compile(r"\b(?:use|uses|using|run|runs|running|with|on|via)\s+(?P<v>[A-Za-z][\w.+-]*)\s+"
                       r"(?:for|as)\s+(?:the\s+|our\s+|my\s+|a\s+|an\s+)?(?P<k>[a-z]+(?:\s+[a-z]+)?)\b")
-_COUNT = re.compile(r"\b(?P<n>\d+|" + "|".join(sorted((w for w in _NUMBER_WORDS if w != "zero"), key=len, reverse=True))
-                    + r")\s+(?:[a-z][\w-]*\s+){0,2}?(?P<noun>[a-z]{3,}s|times|people|children|kids|feet)\b", re.I)
+_COUNT = re.compile(r"(?<![\d.$€£])\b(?P<n>\d+|" + "|".join(sorted((w for w in _NUMBER_WORDS if w != "zero"), key=len, reverse=True))
+                    + r")\s+(?:[a-z][\w-]*\s+){0,2}?(?P<noun>[a-z]{3,}s|times|people|children|kids|feet|"
+                    r"approvals?|day|week|month|year|hour|minute|second)\b", re.I)
 _KV_SKIP = {"http", "https", "note", "update", "correction", "todo", "re", "fyi", "edit", "ps", "question",
             "answer", "step", "example", "error", "warning", "info", "debug", "tip", "summary", "q", "a"}
 
@@ -171,18 +198,26 @@ def slots(text: str) -> set[Slot]:
         name = m.group("name").lower()
         if name in _TECH:
             out.add(Slot(("version", stem(name)), m.group("ver")))
+    for m in _PATH.finditer(text):
+        if not m.group("v").lower().startswith(("http://", "https://")):
+            out.add(Slot(("path", ""), m.group("v").lower().rstrip("./")))
+    for m in _API_VERSION.finditer(text):
+        out.add(Slot(("version", "api path"), m.group("ver")))
+    for m in _MONEY.finditer(text):
+        out.add(Slot(("price", ""), re.sub(r"[\s,]", "", m.group("v").lower())))
     for m in _PORT.finditer(text):
         out.add(Slot(("port", ""), m.group("v") or m.group("v2")))
     for m in _HOST.finditer(text):
-        v = m.group("v") or m.group("v2") or m.group("v3")
+        v = m.group("v") or m.group("v2") or m.group("v3") or m.group("v4")
         if v and not re.fullmatch(r"\d+(?:\.\d+){1,2}", v):   # a version is not a host
             out.add(Slot(("host", ""), v.lower()))
-    for m in _KV.finditer(text):
-        k = m.group("k").lower()
-        if k in _KV_SKIP or k in STOP_WORDS or len(k) < 3 or m.group("v").lower() in ("//",):
-            continue
-        if "_" in k or "." in k or m.group(0).count("=") == 1:   # settings look like settings
-            out.add(Slot(("setting", k), m.group("v").lower().rstrip(".")))
+    for rx in (_KV_EQ, _KV_COLON):   # settings look like settings: k=v, or snake_case / dotted k: v
+        for m in rx.finditer(text):
+            k = m.group("k").lower()
+            if k not in _KV_SKIP and k not in STOP_WORDS and len(k) >= 2:
+                out.add(Slot(("setting", k), m.group("v").lower().rstrip(".")))
+    for m in _CHANNEL.finditer(text):
+        out.add(Slot(("channel", ""), m.group("v").lower()))
     for m in _OWNER.finditer(text):
         out.add(Slot(("owner", ""), (m.group("v") or m.group("v2") or m.group("v3")).lower()))
     for m in _USE_FOR.finditer(text):
@@ -191,10 +226,8 @@ def slots(text: str) -> set[Slot]:
             out.add(Slot(("tool", purpose), m.group("v").lower()))
     for m in _COUNT.finditer(text):
         noun = stem(m.group("noun").lower())
-        if noun in _DURATION:
-            continue
         n = m.group("n").lower()
-        out.add(Slot(("count", noun), str(_NUMBER_WORDS.get(n, n))))
+        out.add(Slot(("duration" if noun in _DURATION else "count", noun), str(_NUMBER_WORDS.get(n, n))))
     return out
 
 
@@ -237,17 +270,22 @@ the our my a an their its it this that them there here over off back out up down
 
 def content_tokens(text: str) -> set[str]:
     """Stems of the content words of ``text`` (no stop words, no generic verbs)."""
-    return {stem(t) for t in tokens(text) if t not in STOP_WORDS and t not in _GENERIC and (len(t) >= 2)}
+    return {stem(t) for t in tokens(text) if t not in STOP_WORDS and t not in _GENERIC and (len(t) >= 2 or t.isdigit())}
 
 
-def _vetoed(sentence: str) -> str | None:
+def _vetoed(sentence: str, at: int | None = None) -> str | None:
+    """Why a cue in ``sentence`` does not count (None: it does). Someone else's life is looked for before
+    the cue (``at``: its position; the subject): "my friend moved ..." vetoes, "Oskar handed ranking over
+    to Yara, he is on the ads team" does not."""
     if _QUOTE.search(sentence):
         return "quoted"
     if _HEDGE.search(sentence) or sentence.rstrip().endswith("?"):
         return "hedged"
-    if _NEGATED_CHANGE.search(sentence):
+    if _NEGATED_CHANGE.search(sentence) or _WE_DID_NOT.search(sentence):
         return "negated"
-    if _OTHER.search(sentence):
+    if _CONTINUITY.search(sentence) and not any(rx.search(sentence) for _, rx in _LINKED[:3]):
+        return "unchanged"
+    if _OTHER.search(sentence if at is None else sentence[:at]):
         return "someone else"
     return None
 
@@ -257,22 +295,28 @@ def cues(text: str) -> list[Cue]:
     reported message, a negated change, someone else's life), sentence by sentence."""
     out: list[Cue] = []
     for sent in sentences(text):
-        if _vetoed(sent):
+        if _vetoed(sent, 0) or (_OTHER.search(sent) and not any(rx.search(sent) for _, rx in _LINKED)
+                                and not _PLAIN.search(sent) and not _NOW.search(sent)):
             continue
         linked = False
         for kind, rx in _LINKED:
             for m in rx.finditer(sent):
                 g = m.groupdict()
+                if _vetoed(sent, m.start()):
+                    continue
+                if kind == "moved_to" and " from " in f" {g.get('obj') or ''} ":
+                    continue   # "moved the docs from X to Y": the from_to cue
                 if kind == "moved_to" and not (g.get("obj") or "").strip():
-                    # "moved to Denver": no object; a plain cue with a new value
-                    out.append(Cue("moved_to", None, g.get("new"), None, sent))
+                    # "the dataset moved to /mnt/data/v2": the object is the subject before the verb
+                    subj = " ".join(sent[:m.start()].split()[-3:]) or None
+                    out.append(Cue("moved_to", None, g.get("new"), subj, sent))
                 else:
                     out.append(Cue(kind, g.get("old"), g.get("new"), (g.get("obj") or "").strip() or None, sent))
                 linked = True
         if not linked:
-            if _PLAIN.search(sent):
+            if (m := _PLAIN.search(sent)) and not _vetoed(sent, m.start()):
                 out.append(Cue("plain", None, None, None, sent))
-            elif (m := _NOW.search(sent)) and _NOW_STATE.search(sent[max(0, m.start() - 25):m.end() + 25]):
+            elif (m := _NOW.search(sent)) and not _NOW_OPENER.search(sent) and not _vetoed(sent, m.start()):
                 out.append(Cue("now", None, None, None, sent))
     return out
 
@@ -294,14 +338,27 @@ class Verdict:
 
 
 NO_CHANGE = Verdict(None, 0.0, "", "")
+#: cue kinds that name the old value
+LINKED_KINDS = ("replace", "from_to", "instead", "no_longer", "retire", "handover")
 
 
-def _names_in(value: str | None, old_toks: set[str]) -> bool:
-    """The value's first content words (up to three) include one the old text has."""
-    if not value:
-        return False
-    toks = [t for t in (stem(x) for x in tokens(value) if x not in STOP_WORDS and x not in _GENERIC)][:3]
-    return any(t in old_toks for t in toks)
+def _head(value: str | None, n: int = 1) -> list[str]:
+    """The first ``n`` content words of a cue's value (stems)."""
+    return [stem(x) for x in tokens(value or "") if x not in STOP_WORDS and x not in _GENERIC][:n]
+
+
+def _names_in(value: str | None, old_toks: set[str], n: int = 2, any_of: bool = False) -> bool:
+    """The old text has the value's first content words (its first ``n``; all of them, or one with
+    ``any_of``): "vLLM" in "we replaced vLLM with SGLang"; not "docs" in "no longer reviewing docs"
+    against "we moved the docs", not "GitHub Pages" against "GitHub Discussions"."""
+    head = _head(value, n)
+    return bool(head) and (any if any_of else all)(t in old_toks for t in head)
+
+
+def _shared_beyond(old_text: str, new_text: str, values: set[str]) -> bool:
+    """The two texts share a content word that is not part of a slot value (the same subject)."""
+    skip = {stem(t) for v in values for t in tokens(v)}
+    return bool((set(keywords(old_text)) & set(keywords(new_text))) - skip)
 
 
 def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
@@ -314,23 +371,30 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
     * possible 0.4 (cue): a change cue with its object in the old text, or a strong cue at
       ``similarity`` >= 0.6;
     * else no change."""
+    if all(x.rstrip().endswith("?") for x in sentences(old_text)):
+        return NO_CHANGE   # a question states no fact to replace
     old_toks = content_tokens(old_text)
     found = cues(new_text)
     for c in found:
-        if c.kind in ("replace", "from_to", "instead", "no_longer", "retire") and _names_in(c.old, old_toks):
-            if c.new and _names_in(c.new, old_toks) and c.kind != "no_longer" \
-                    and not _names_in(c.new, content_tokens(c.old or "")):
+        if c.kind in LINKED_KINDS and _names_in(c.old, old_toks):
+            if c.new and _names_in(c.new, old_toks, 1) and c.kind not in ("no_longer", "from_to") \
+                    and not _names_in(c.new, content_tokens(c.old or ""), 1):
                 continue   # the old text already names the new value too: a comparison, not this change
             return Verdict("superseded", 0.9, "cue", f"{c.kind}: '{c.old}' -> '{c.new or ''}'".strip())
-    diffs = [(o, n) for o, n in differing_slots(slots(old_text), slots(new_text))
-             if o.key[0] != "count" or o.key[1] in old_toks]
+    sold, snew = slots(old_text), slots(new_text)
+    values = {s.value for s in sold | snew}
+    shared = _shared_beyond(old_text, new_text, values)
+    diffs = [(o, n) for o, n in differing_slots(sold, snew) if shared or o.key[1]]   # a named slot is the subject
     strong = [c for c in found if c.kind != "now"]
-    if diffs:
-        o, n = diffs[0]
+    for o, n in diffs:
         what = f"{o.key[0]}{' ' + o.key[1] if o.key[1] else ''}: {o.value} -> {n.value}"
-        tied = [c for c in found if n.value in c.sentence.lower()]
+        tied = [c for c in found if n in slots(c.sentence)]
         if tied:
             return Verdict("superseded", 0.8, "slot", what + f" ({tied[0].kind})")
+    for o, n in diffs:
+        if o.key[0] == "duration":
+            continue   # "three months" -> "four months": time passing, not a change, unless a cue says so
+        what = f"{o.key[0]}{' ' + o.key[1] if o.key[1] else ''}: {o.value} -> {n.value}"
         if not _ADDITIVE.search(new_text) and not any(_vetoed(s) for s in sentences(new_text)
                                                       if n.value in s.lower()):
             return Verdict("possible", 0.5, "slot", what)
@@ -338,7 +402,7 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
         if c.kind == "moved_to" and c.obj and _names_in(c.obj, old_toks) and c.new \
                 and not _names_in(c.new, old_toks):
             return Verdict("possible", 0.4, "cue", f"moved '{c.obj}' -> '{c.new}'")
-    if similarity >= 0.6 and any(c.kind in ("plain", "moved_to", "no_longer", "replace", "from_to", "instead",
-                                            "retire") for c in strong):
+    if similarity >= 0.6 and any(c.kind in ("plain", "moved_to", *LINKED_KINDS) for c in strong) \
+            and not any(c.kind in LINKED_KINDS for c in cues(old_text)):   # two reports of changes: two changes
         return Verdict("possible", 0.4, "cue", f"{strong[0].kind} at similarity {similarity:.2f}")
     return NO_CHANGE
