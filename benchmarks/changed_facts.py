@@ -106,21 +106,52 @@ def locomo_suite(path: str) -> tuple[list[Conversation], dict[str, list], dict[s
     return convs, gold, dis
 
 
-def ingest_ab(convs: list[Conversation], mem_a: Memory, mem_b: Memory, emb: Any) -> dict[str, float]:
-    """Each conversation into A (detection off) and B (on), alternating which goes first."""
-    cpu = {"A": 0.0, "B": 0.0}
+_DETECT_CPU = [0.0]
+
+
+def _timed_detection() -> None:
+    """Count the CPU seconds spent in detection (``detect_and_mark`` as the write paths call it)."""
+    from hela_cli.ingest import batch
+    from hela_cli.mechanics import supersession
+
+    inner = supersession.detect_and_mark
+
+    def timed(*args: Any, **kw: Any) -> Any:
+        c0 = time.process_time()
+        try:
+            return inner(*args, **kw)
+        finally:
+            _DETECT_CPU[0] += time.process_time() - c0
+
+    batch.detect_and_mark = timed
+
+
+def ingest_ab(convs: list[Conversation], mem_a: Memory, mem_b: Memory, emb: Any, ab: int | None) -> dict[str, float]:
+    """Each conversation into B (detection on); the first ``ab`` (None: all) also into A (off), alternating
+    which goes first: the throughput A/B in one run. Also the CPU seconds inside detection in B."""
+    cpu = {"A": 0.0, "B": 0.0, "B_ab": 0.0}
     wall = {"A": 0.0, "B": 0.0}
+    turns_ab = 0
+    d0 = _DETECT_CPU[0]
     for i, conv in enumerate(convs):
-        order = [("A", mem_a), ("B", mem_b)] if i % 2 == 0 else [("B", mem_b), ("A", mem_a)]
+        both = ab is None or i < ab
+        turns_ab += len(conv.turns) if both else 0
+        order = [("B", mem_b)] if not both else [("A", mem_a), ("B", mem_b)] if i % 2 == 0 else [("B", mem_b), ("A", mem_a)]
         for side, mem in order:
             c0, w0 = time.process_time(), time.perf_counter()
             ingest_conversations(mem.store, emb, [conv], mem.config, space=conv.name)
-            cpu[side] += time.process_time() - c0
-            wall[side] += time.perf_counter() - w0
+            dc, dw = time.process_time() - c0, time.perf_counter() - w0
+            cpu[side] += dc
+            wall[side] += dw
+            if side == "B" and both:
+                cpu["B_ab"] += dc
     turns = sum(len(c.turns) for c in convs)
-    return {"turns": turns, "cpu_s_off": round(cpu["A"], 2), "cpu_s_on": round(cpu["B"], 2),
-            "wall_s_off": round(wall["A"], 2), "wall_s_on": round(wall["B"], 2),
-            "cpu_ratio_on_off": round(cpu["B"] / cpu["A"], 4) if cpu["A"] else None}
+    det = _DETECT_CPU[0] - d0
+    return {"turns": turns, "ab_turns": turns_ab, "cpu_s_off": round(cpu["A"], 2), "cpu_s_on": round(cpu["B_ab"], 2),
+            "wall_s_off": round(wall["A"], 2),
+            "cpu_ratio_on_off": round(cpu["B_ab"] / cpu["A"], 4) if cpu["A"] else None,
+            "cpu_s_on_all": round(cpu["B"], 2), "cpu_s_in_detection": round(det, 2),
+            "detection_share_of_ingest_cpu": round(100.0 * det / cpu["B"], 2) if cpu["B"] else None}
 
 
 def marks_by_source(store: Store, space: str) -> list[dict[str, Any]]:
@@ -204,17 +235,31 @@ def _ranks(mem: Memory, space: str, question: str, now: float | None = None) -> 
     return {m.get("source_id"): i for i, m in enumerate(res.memories)}
 
 
-def recall_ab(corpus: str, mem_a: Memory, mem_b: Memory, convs: list[Conversation], gold: dict[str, list],
+def _unmark_all(mem: Memory, space: str) -> None:
+    sp = mem.store.require_space(space)
+    for row in mem.store.space_supersessions(sp.id):
+        mem.store.unmark_superseded(sp.id, row["old_id"], row["new_id"])
+
+
+def recall_ab(corpus: str, mem_b: Memory, convs: list[Conversation], gold: dict[str, list],
               records: list[dict[str, Any]]) -> dict[str, Any]:
-    """For each annotated change: the old memory's text asked in A (before) and B (after)."""
+    """For each annotated change: the old memory's text asked with the marks (after), then again after every
+    mark of the space is removed (before: what detection off gives; the marks are the only thing detection
+    writes). Read-only retrievals."""
     counts = {side: {"new_recalled": 0, "new_above_old": 0, "old_only": 0} for side in ("before", "after")}
     n = 0
-    for conv in convs:
-        text_of = {t.source_id: t.text for t in conv.turns}
-        for old, new, kind in gold.get(conv.name, []):
-            n += 1
-            rec: dict[str, Any] = {"kind": "recall", "corpus": corpus, "space": conv.name, "old": old, "new": new}
-            for side, mem in (("before", mem_a), ("after", mem_b)):
+    recs: list[dict[str, Any]] = []
+    for side in ("after", "before"):
+        for conv in convs:
+            if side == "before":
+                _unmark_all(mem_b, conv.name)
+            text_of = {t.source_id: t.text for t in conv.turns}
+            for old, new, kind in gold.get(conv.name, []):
+                if side == "after":
+                    n += 1
+                    recs.append({"kind": "recall", "corpus": corpus, "space": conv.name, "old": old, "new": new})
+                rec = next(r for r in recs if r["space"] == conv.name and (r["old"], r["new"]) == (old, new))
+                mem = mem_b
                 r = _ranks(mem, conv.name, text_of[old])
                 ro, rn = r.get(old), r.get(new)
                 c = counts[side]
@@ -222,7 +267,7 @@ def recall_ab(corpus: str, mem_a: Memory, mem_b: Memory, convs: list[Conversatio
                 c["new_above_old"] += rn is not None and (ro is None or rn < ro)
                 c["old_only"] += ro is not None and rn is None
                 rec[side] = {"old_rank": ro, "new_rank": rn}
-            records.append(rec)
+    records.extend(recs)
     return {"changes": n, **{side: {k: round(100.0 * v / n, 1) if n else None for k, v in c.items()}
                              for side, c in counts.items()}}
 
@@ -303,6 +348,8 @@ def main() -> None:
     ap.add_argument("--records", help="write every mark, miss and recall record here (JSON lines)")
     ap.add_argument("--json", help="write the summary here")
     ap.add_argument("--no-coding", action="store_true", help="skip the coding-project sessions")
+    ap.add_argument("--ab", type=int, default=1, help="LoCoMo conversations also ingested with detection off "
+                    "for the throughput A/B (the coding suite always is; default 1)")
     a = ap.parse_args()
     records: list[dict[str, Any]] = []
     summary: dict[str, Any] = {}
@@ -320,10 +367,11 @@ def main() -> None:
             corpora.append(("coding", *coding_suite()))
         if a.locomo:
             corpora.append(("locomo", *locomo_suite(a.locomo)))
+        _timed_detection()
         for name, convs, gold, dis in corpora:
-            timing = ingest_ab(convs, mem_a, mem_b, emb)
+            timing = ingest_ab(convs, mem_a, mem_b, emb, None if name == "coding" else a.ab)
             det = score(name, mem_b.store, convs, gold, dis, records)
-            rec = recall_ab(name, mem_a, mem_b, convs, gold, records)
+            rec = recall_ab(name, mem_b, convs, gold, records)
             summary[name] = {"ingest": timing, "detection": det, "recall": rec}
             print(json.dumps({name: summary[name]}, indent=1), flush=True)
         mem_a.close()

@@ -123,7 +123,10 @@ class HelaServer:
         if not turns:
             raise InputError("turns: give at least one turn")
         rep = self.memory.add_batch(space, [t.model_dump() for t in turns], redact=redact)
-        return {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
+        out = {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
+        if rep.get("supersessions"):   # earlier memories these turns replace (supersession.detect)
+            out["supersedes"] = [{"old": m["old"], "new": m["new"], "status": m["status"]} for m in rep["supersessions"]]
+        return out
 
     def recall(self, space: str, query: str, k: int | None = None, learn: bool = True, explain: bool = False,
                now: str | None = None, speaker: str | None = None, session: str | None = None,

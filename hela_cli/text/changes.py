@@ -19,6 +19,7 @@ earlier text (or a differing slot together with a cue) and "possible" (which hid
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -185,10 +186,51 @@ def _norm(v: str) -> str:
         else v.strip().strip(".,;:'\"()").lower()
 
 
-def slots(text: str) -> set[Slot]:
-    """The slot values ``text`` states: versions of named things, ports, hosts, ``key=value`` settings,
-    owners, "X for PURPOSE" tools and counts of things (not durations)."""
+_HAS_NUMBER = re.compile(r"\d|\b(?:" + "|".join(w for w in _NUMBER_WORDS if " " not in w) + r")\b", re.I)
+_HAS_OWNER = re.compile(r"\b(?:owner|lead|maintainer|manager|boss|on-?call|contact|reviewer|approver|owns|leads|"
+                        r"maintains|manages|by)\b", re.I)
+
+
+@functools.lru_cache(maxsize=4096)
+def slots(text: str) -> frozenset[Slot]:
+    """The slot values ``text`` states: versions of named things, ports, hosts, paths, prices, ``key=value``
+    settings, channels, owners, "X for PURPOSE" tools, counts and durations. Cheap guards first: most
+    turns have no digit, no ``=`` and no owner word, and skip most of the expressions."""
     out: set[Slot] = set()
+    digits = bool(_HAS_NUMBER.search(text))
+    if digits:
+        _numbered_slots(text, out)
+    if "/" in text:
+        for m in _PATH.finditer(text):
+            if not m.group("v").lower().startswith(("http://", "https://")):
+                out.add(Slot(("path", ""), m.group("v").lower().rstrip("./")))
+    if "." in text or "called" in text or "named" in text or " on " in text:
+        for m in _HOST.finditer(text):
+            v = m.group("v") or m.group("v2") or m.group("v3") or m.group("v4")
+            if v and not re.fullmatch(r"\d+(?:\.\d+){1,2}", v):   # a version is not a host
+                out.add(Slot(("host", ""), v.lower()))
+    if "=" in text or ":" in text:
+        for rx in (_KV_EQ, _KV_COLON):   # settings look like settings: k=v, or snake_case / dotted k: v
+            for m in rx.finditer(text):
+                k = m.group("k").lower()
+                if k not in _KV_SKIP and k not in STOP_WORDS and len(k) >= 2:
+                    out.add(Slot(("setting", k), m.group("v").lower().rstrip(".")))
+    if "#" in text:
+        for m in _CHANNEL.finditer(text):
+            out.add(Slot(("channel", ""), m.group("v").lower()))
+    if _HAS_OWNER.search(text):
+        for m in _OWNER.finditer(text):
+            out.add(Slot(("owner", ""), (m.group("v") or m.group("v2") or m.group("v3")).lower()))
+    if " for " in text or " as " in text:
+        for m in _USE_FOR.finditer(text):
+            purpose = " ".join(stem(w) for w in m.group("k").split() if w not in STOP_WORDS)
+            if purpose and m.group("v").lower() not in STOP_WORDS:
+                out.add(Slot(("tool", purpose), m.group("v").lower()))
+    return frozenset(out)
+
+
+def _numbered_slots(text: str, out: set[Slot]) -> None:
+    """The slots whose value is a number: versions, API path versions, prices, ports, counts, durations."""
     for m in _VERSION.finditer(text):
         name = m.group("name").lower().rstrip(".-")
         if name in STOP_WORDS or len(name) < 2 or name.isdigit():
@@ -198,40 +240,19 @@ def slots(text: str) -> set[Slot]:
         name = m.group("name").lower()
         if name in _TECH:
             out.add(Slot(("version", stem(name)), m.group("ver")))
-    for m in _PATH.finditer(text):
-        if not m.group("v").lower().startswith(("http://", "https://")):
-            out.add(Slot(("path", ""), m.group("v").lower().rstrip("./")))
     for m in _API_VERSION.finditer(text):
         out.add(Slot(("version", "api path"), m.group("ver")))
     for m in _MONEY.finditer(text):
         out.add(Slot(("price", ""), re.sub(r"[\s,]", "", m.group("v").lower())))
     for m in _PORT.finditer(text):
         out.add(Slot(("port", ""), m.group("v") or m.group("v2")))
-    for m in _HOST.finditer(text):
-        v = m.group("v") or m.group("v2") or m.group("v3") or m.group("v4")
-        if v and not re.fullmatch(r"\d+(?:\.\d+){1,2}", v):   # a version is not a host
-            out.add(Slot(("host", ""), v.lower()))
-    for rx in (_KV_EQ, _KV_COLON):   # settings look like settings: k=v, or snake_case / dotted k: v
-        for m in rx.finditer(text):
-            k = m.group("k").lower()
-            if k not in _KV_SKIP and k not in STOP_WORDS and len(k) >= 2:
-                out.add(Slot(("setting", k), m.group("v").lower().rstrip(".")))
-    for m in _CHANNEL.finditer(text):
-        out.add(Slot(("channel", ""), m.group("v").lower()))
-    for m in _OWNER.finditer(text):
-        out.add(Slot(("owner", ""), (m.group("v") or m.group("v2") or m.group("v3")).lower()))
-    for m in _USE_FOR.finditer(text):
-        purpose = " ".join(stem(w) for w in m.group("k").split() if w not in STOP_WORDS)
-        if purpose and m.group("v").lower() not in STOP_WORDS:
-            out.add(Slot(("tool", purpose), m.group("v").lower()))
     for m in _COUNT.finditer(text):
         noun = stem(m.group("noun").lower())
         n = m.group("n").lower()
         out.add(Slot(("duration" if noun in _DURATION else "count", noun), str(_NUMBER_WORDS.get(n, n))))
-    return out
 
 
-def differing_slots(old: set[Slot], new: set[Slot]) -> list[tuple[Slot, Slot]]:
+def differing_slots(old: frozenset[Slot], new: frozenset[Slot]) -> list[tuple[Slot, Slot]]:
     """Pairs (old, new) of the same slot key with different values, where the new text does not also
     state the old value for that key (a list of versions is not a change)."""
     old_by: dict[tuple[str, str], set[str]] = {}
@@ -290,7 +311,8 @@ def _vetoed(sentence: str, at: int | None = None) -> str | None:
     return None
 
 
-def cues(text: str) -> list[Cue]:
+@functools.lru_cache(maxsize=4096)
+def cues(text: str) -> tuple[Cue, ...]:
     """The change cues of ``text`` that survive the vetoes (a hypothetical, a question, a quoted or
     reported message, a negated change, someone else's life), sentence by sentence."""
     out: list[Cue] = []
@@ -318,7 +340,7 @@ def cues(text: str) -> list[Cue]:
                 out.append(Cue("plain", None, None, None, sent))
             elif (m := _NOW.search(sent)) and not _NOW_OPENER.search(sent) and not _vetoed(sent, m.start()):
                 out.append(Cue("now", None, None, None, sent))
-    return out
+    return tuple(out)
 
 
 def has_signal(text: str) -> bool:
