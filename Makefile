@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 # build a portable AVX2 kernel set instead.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
 
-.PHONY: setup models agents demo test test-slow dist scan-avx512 bench bench-locomo bench-lme bench-scale bench-ingest bench-mcp bench-hooks bench-exports clean chromium
+.PHONY: setup models agents demo test test-slow dist scan-avx512 bench bench-locomo bench-lme bench-scale bench-ingest bench-mcp bench-hooks bench-exports clean chromium build-tools
 
 $(BIN)/hela: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,26 +25,46 @@ models: $(BIN)/hela
 demo: setup
 	bash scripts/demo.sh
 
-# The hela ui browser tests drive Debian's chromium (Playwright's own browser download is not used):
-# installed here when missing, as root or through sudo.
+# Debian packages some tests need, installed here when missing, as root or through sudo (under CI a missing
+# one fails its tests): chromium drives the hela ui browser tests (Playwright's own browser download is not
+# used); objdump (binutils) and cc (gcc) the AVX-512 scan's tests.
+APT_INSTALL = if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1); \
+	elif command -v sudo >/dev/null 2>&1; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(1); \
+	else echo "$(1) missing and cannot be installed here (no root, no sudo): the tests that need it will skip (and fail in CI)"; fi
+
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-		elif command -v sudo >/dev/null 2>&1; then sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
-		else echo "chromium is missing and cannot be installed here (no root, no sudo): the hela ui browser tests will skip"; fi; }
+	@command -v chromium >/dev/null 2>&1 || { $(call APT_INSTALL,chromium); }
 
-# The real coding agents the hook tests drive offline (tests/agents_support.py), installed from npm into the
-# git-ignored .agents/ folder. Without npm or the registry the tests that need them skip (and fail in CI).
+build-tools:
+	@command -v objdump >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 || { $(call APT_INSTALL,binutils gcc); }
+
+# The real coding agents the hook tests drive offline (tests/agents_support.py), installed from npm at pinned
+# versions into the git-ignored .agents/ folder. Without npm or the registry the tests that need them skip
+# (and fail in CI). After a change of a pin: rm -rf .agents && make agents (tests/test_agent_binaries.py
+# fails while an installed version differs from its pin).
 CLAUDE_CODE_VERSION ?= 2.1.332
+CODEX_VERSION ?= 0.171.0
+GEMINI_CLI_VERSION ?= 0.61.0
+NPM_AGENT = npm install --save-exact --no-audit --no-fund --loglevel=error --prefix .agents
 
-agents: .agents/node_modules/.bin/claude
+agents: .agents/node_modules/.bin/claude .agents/node_modules/.bin/codex .agents/node_modules/.bin/gemini
 
 .agents/node_modules/.bin/claude:
 	@mkdir -p .agents
-	@npm install --no-audit --no-fund --loglevel=error --prefix .agents @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) \
+	@$(NPM_AGENT) @anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION) \
 		|| echo "could not install Claude Code from npm: its tests will skip here (and fail in CI)"
 
-test: setup chromium agents
+.agents/node_modules/.bin/codex:
+	@mkdir -p .agents
+	@$(NPM_AGENT) @openai/codex@$(CODEX_VERSION) \
+		|| echo "could not install Codex CLI from npm: its tests will skip here (and fail in CI)"
+
+.agents/node_modules/.bin/gemini:
+	@mkdir -p .agents
+	@$(NPM_AGENT) @google/gemini-cli@$(GEMINI_CLI_VERSION) \
+		|| echo "could not install Gemini CLI from npm: its tests will skip here (and fail in CI)"
+
+test: setup chromium build-tools agents
 	$(BIN)/python -m pytest -q
 
 test-slow: setup

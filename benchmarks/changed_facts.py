@@ -6,18 +6,21 @@ memories marked) and recall before / after (is the newest value's evidence recal
 
 * The suite (benchmarks/changed_facts/README.md): the coding-project sessions of ``changed_facts/coding/``
   (one space each) and, with ``--locomo``, the five LoCoMo dev conversations (one space each) with the
-  changes annotated in ``changed_facts/locomo.json`` (dia_ids). Each corpus is ingested twice in this run
-  through ``ingest_conversations`` with the default config: ``supersession.detect`` off (A, today's
-  behaviour) and on (B), conversation by conversation in alternating order; ingest CPU seconds of each side
-  (``time.process_time``, this process: the embedder runs in it) give the throughput A/B.
+  changes annotated in ``changed_facts/locomo.json`` (dia_ids). Each corpus is ingested through
+  ``ingest_conversations`` with the default config (``supersession.detect`` on). Throughput A/B in the same
+  run: the coding suite and the first ``--ab`` LoCoMo conversations are also ingested with detection off,
+  conversation by conversation in alternating order (ingest CPU seconds, ``time.process_time`` of this
+  process: the embedder runs in it); and the CPU seconds spent inside detection are counted on every ingest.
 * Detection is scored against the annotations: precision = marks naming an annotated (old, new) pair /
   all marks of the corpus, recall = annotated pairs marked / all annotated pairs; for "superseded" marks
   and for any mark. Marks on an annotated distractor pair are counted by kind. The share of memories
   marked (distinct old memories / memories) is the over-invalidation rate; on LoCoMo every mark outside
   the 12 annotations is written to ``--records`` for review.
 * Recall: for each annotated change the old memory's own text is asked (the query closest to the replaced
-  fact: the hardest case for its successor), read-only, at the default budget (k + m), in A (before) and B
-  (after): is the new memory recalled, ranked above the old one, or only the old one?
+  fact: the hardest case for its successor), read-only, at the default budget (k + m), with the marks
+  (after) and again with every mark of the space removed (before: what detection off gives; the marks are
+  the only thing detection writes): is the new memory recalled, ranked above the old one, or only the old
+  one?
 * ``--lme``: the LongMemEval-S items (default ``ku``: the knowledge-update ones; each has an old and a new
   answer session) ingested with detection on; the item's question asked with the marks (after) and again
   with every mark of the space removed (before: what detection off gives, one ingest instead of two).

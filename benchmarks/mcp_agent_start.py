@@ -4,7 +4,7 @@
     python benchmarks/mcp_agent_start.py --sessions 6 --variant base=/tmp/base-src --variant new=. --wait
 
 The real Claude Code binary (``make agents``), offline: ``claude -p`` with ``ANTHROPIC_BASE_URL`` at a fake
-Messages API on 127.0.0.1 that records each request and answers with text (``tests/agents_support.py``).
+Messages API on 127.0.0.1 that records each request and answers with text (``hela_cli/testing/agents.py``).
 Modes, one session of each per round, in turn:
 
 * ``stdio:NAME``: ``claude mcp add hela -- python -m hela_cli mcp --db DB`` with ``NAME``'s source tree on
@@ -36,10 +36,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from hela_cli.testing.agents import agent_binary, claude_env, fake_messages_api, run_claude
 
-from tests.agents_support import claude_binary, claude_env, fake_messages_api, run_claude  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 TOKEN = "bench-token-" + "Qx7v2" * 6
 TOOL = "mcp__hela__recall"
@@ -75,7 +74,7 @@ def main() -> None:
                     "hela's server for each session that missed the tools")
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args()
-    claude, why = claude_binary()
+    claude, why = agent_binary("claude", REPO / ".agents")
     if claude is None:
         raise SystemExit(why)
     variants = {}

@@ -369,7 +369,7 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2, order: str = "data
         for c in convs:
             with _open(out, f"locomo_{c.name}.db", True, Path(tmp), cfg) as st:
                 sp0 = st.require_space(str(c.name))
-                links = {(a, b) for a, b, _ in st.all_edges(sp0, h.decay)}   # before any question: ingest links
+                links = {(a, b) for a, b, _ in st.all_edges(sp0)}   # before any question: ingest links
                 sess = {n["id"]: n["session"] for n in st.iter_nodes(sp0.id)}
                 kw_links = {p for p in links if sess.get(p[0]) != sess.get(p[1])}   # cold-start keyword links
                 qas = _by_evidence_session(c.qa) if order == "session" else c.qa
@@ -384,7 +384,7 @@ def retest(out: Path, cfg: Config, emb: Any, passes: int = 2, order: str = "data
                         for m in res.memories:
                             for src in m["spread_from"]:
                                 pair = (min(m["id"], src["id"]), max(m["id"], src["id"]))
-                                weights[pair] = st.edge_weight(sp, pair[0], pair[1], h.decay)
+                                weights[pair] = st.edge_weight(sp, pair[0], pair[1])
                         if cfg.retrieval.learn and res.memories:   # Eq.1, as retrieve(learn=True) applies it
                             learn_from_memories(st, sp, res.memories, cfg, when=time.time())
                         ev = qa.get("evidence")

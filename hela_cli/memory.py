@@ -39,6 +39,7 @@ class Memory:
         self._embedder = embedder
         self._chat = chat
         self._tokenizer: Any = None
+        self._decay_recorded = False
 
     @property
     def store(self) -> Store:
@@ -52,6 +53,9 @@ class Memory:
             self._store = Store.open(self.config.db, must_exist=must_exist, vector_cache=r.vector_cache,
                                      sign_index_min=r.sign_index_min, sign_rescore=r.sign_rescore,
                                      vector_cache_auto=r.vector_cache_auto, progress=self._store_progress)
+        if not self._decay_recorded:   # spaces older than migration 0016: this configuration's decay (issue 41)
+            self._decay_recorded = True
+            self._store.record_decay(self.config.hebbian.decay)
         return self._store
 
     def close(self) -> None:
@@ -179,20 +183,8 @@ class Memory:
         """
         turn = {"text": text, "speaker": speaker, "role": role, "time": time, "session": session,
                 "id": source_id}
-        if supersedes is None:
-            return self.add_batch(space, [turn], redact=redact)["ids"][0]
-        olds = [supersedes] if isinstance(supersedes, int) else list(supersedes)
-        if not olds or not all(isinstance(i, int) and not isinstance(i, bool) for i in olds):
-            raise InputError("supersedes must be a memory id or a list of memory ids")
-        sp = self.space(space)   # the memories it replaces are in this space: it exists
-        store = self.store
-        store.resolve_nodes(sp.id, sp.name, olds)   # an unknown id: one line, nothing written
-        self.embedder  # noqa: B018 - a model fault is reported before the transaction
-        with store.transaction(space=sp.id):
-            nid = self.add_batch(space, [turn], redact=redact)["ids"][0]
-            for old in dict.fromkeys(olds):
-                store.mark_superseded(sp.id, old, nid, detector="explicit")
-        return nid
+        marks = None if supersedes is None else [supersedes]
+        return self.add_batch(space, [turn], redact=redact, supersedes=marks)["ids"][0]
 
     def supersede(self, old: int, new: int, *, space: str | None = None, undo: bool = False,
                   detector: str = "explicit", confidence: float = 1.0, status: str = "superseded",
@@ -237,11 +229,17 @@ class Memory:
         (or ``source_id``), with the meaning they have in :meth:`add`."""
         return self.add_batch(space, turns, redact=redact)["ids"]
 
-    def add_batch(self, space: str, turns: Sequence[Any], *, redact: bool | None = None) -> dict[str, Any]:
+    def add_batch(self, space: str, turns: Sequence[Any], *, redact: bool | None = None,
+                  supersedes: Sequence[Any] | None = None) -> dict[str, Any]:
         """:meth:`add_many` with the full report: ``{"space", "added": [new ids], "skipped": [{"id",
-        "source_id"}], "ids": [id per turn], "seconds"}``. ``turns`` are mappings (validated here, an error
+        "source_id"}], "ids": [id per turn], "supersessions": [{"old", "new", "status", "detector",
+        "confidence"}] (automatic detection, ``supersession.detect``), "seconds"}``. ``turns`` are mappings (validated here, an error
         names ``turn N``) or :class:`~hela_cli.formats.Turn` objects from
-        :func:`hela_cli.ingest.turn_from_mapping`."""
+        :func:`hela_cli.ingest.turn_from_mapping`. ``supersedes``: per turn, None or the id(s) of earlier
+        memories of the space that turn replaces (:meth:`supersede`), marked in the same transaction (a bad
+        id writes nothing)."""
+        if supersedes is not None and any(x is not None for x in supersedes):
+            return self._add_superseding(space, turns, redact, supersedes)
         from hela_cli.formats import Turn
         from hela_cli.ingest import add_turns, turn_from_mapping
 
@@ -265,6 +263,29 @@ class Memory:
             return chat_judge(self.chat, self.config)
         except HelaError:
             return None
+
+    def _add_superseding(self, space: str, turns: Sequence[Any], redact: bool | None,
+                         supersedes: Sequence[Any]) -> dict[str, Any]:
+        """:meth:`add_batch` with explicit supersession marks, all in one write transaction."""
+        if isinstance(supersedes, (str, bytes)) or len(supersedes) != len(turns):
+            raise InputError("supersedes: give one entry (None, an id or a list of ids) per turn")
+        olds: list[list[int]] = []
+        for i, x in enumerate(supersedes):
+            ids = [] if x is None else [x] if isinstance(x, int) and not isinstance(x, bool) else x
+            if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or \
+                    not all(isinstance(v, int) and not isinstance(v, bool) for v in ids):
+                raise InputError(f"turn {i + 1}: supersedes must be a memory id or a list of memory ids")
+            olds.append(list(dict.fromkeys(ids)))
+        sp = self.space(space)   # the memories replaced are in this space: it exists
+        store = self.store
+        store.resolve_nodes(sp.id, sp.name, [v for ids in olds for v in ids])   # an unknown id: nothing written
+        self.embedder  # noqa: B018 - a model fault is reported before the transaction
+        with store.transaction(space=sp.id):
+            rep = self.add_batch(space, turns, redact=redact)
+            for nid, ids in zip(rep["ids"], olds):
+                for old in ids:
+                    store.mark_superseded(sp.id, old, nid, detector="explicit")
+        return rep
 
     def _redacting(self, redact: bool | None) -> Config:
         """The configuration with ``ingest.redact`` set to ``redact`` (None: as configured)."""

@@ -1,198 +1,97 @@
-"""Running real coding agents offline in tests: the Claude Code binary and a fake Anthropic Messages API.
+"""Running the real coding agents offline in tests: the binaries ``make agents`` installs (npm, pinned, into the
+git-ignored ``.agents/`` folder) against the fake model APIs of :mod:`hela_cli.testing.agents`.
 
-* :func:`claude_binary` finds the ``claude`` executable that ``make agents`` installs (npm, into the
-  git-ignored ``.agents/`` folder of the repository); :func:`require_claude` skips a test without it when
-  the environment variable ``CI`` is unset, and fails it in CI (a missing binary there is a broken build).
-* :func:`fake_messages_api` serves ``POST /v1/messages`` on 127.0.0.1 (server-sent events when the request
-  streams, plain JSON otherwise; ``/v1/messages/count_tokens`` too) and records every request it received,
-  so a test can check what reached the model (a hook's ``additionalContext``, a recalled memory).
-* :func:`claude_env` is the environment of an offline session: ``ANTHROPIC_BASE_URL`` at the fake API, a
-  dummy key, non-essential traffic off, ``HOME`` in a temporary directory.
+* :func:`require_agent` (``claude``, ``codex``, ``gemini``) / :func:`require_claude`: the binary, else the test
+  skips when the environment variable ``CI`` is unset and fails in CI (a missing binary there is a broken
+  build).
+* :func:`install_hooks`: ``hela hooks install AGENT --scope project`` in a project, as a user runs it.
+* :func:`claude_session`, :func:`codex_session`, :func:`gemini_session`: one headless session of the agent
+  with a scripted model (a text, :class:`Shell`, :class:`ToolUse`, or :func:`steps` of them); each returns
+  the finished process and the fake API with the requests it received.
+* :func:`hook_log` / :func:`wait_for_log` / :func:`captured`: the hook log's rows, polled until a session's
+  capture is done (a capture may still run, detached, after the agent exits).
 
-Used by the hook tests (tests/test_hooks_claude.py) and the MCP tests with the real binary.
+For example, a session whose model first runs a command, then answers (a hook on the tool call can then
+be checked in the request that follows it)::
+
+    res, api = codex_session(require_agent("codex"), home, project, "Why does foo.py fail?",
+                             steps("codex", Shell("cat foo.py"), "Done."), env=hela_vars)
+    assert res.returncode == 0 and "..." in api.texts()[1]   # the request after the tool ran
+
+Used by tests/test_hooks_claude.py, tests/test_mcp_claude.py and tests/test_agent_binaries.py
+(tests/test_agent_fakes.py checks the fakes themselves).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import subprocess
-import threading
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from hela_cli.testing.agents import (FINAL_TEXT, FakeAPI, Shell, ToolUse, agent_binary, claude_env, claude_session,
+                                     codex_env, codex_session, fake_gemini_api, fake_messages_api, fake_responses_api,
+                                     gemini_env, gemini_session, run_claude, steps, tool_rounds)
+from tests.conftest import REPO, missing
+from tests.reliability import PY
+
 AGENTS_DIR = REPO / ".agents"
-DUMMY_KEY = "sk-ant-test-dummy-key-not-a-secret"
+
+__all__ = ["AGENTS_DIR", "FINAL_TEXT", "FakeAPI", "Shell", "ToolUse", "claude_env", "claude_session", "codex_env",
+           "codex_session", "fake_gemini_api", "fake_messages_api", "fake_responses_api", "gemini_env",
+           "gemini_session", "captured", "hook_log", "install_hooks", "require_agent", "require_claude", "run_claude", "steps",
+           "tool_rounds", "wait_for_log"]
 
 
-def claude_binary() -> tuple[Path | None, str]:
-    """``(path, "")`` of the Claude Code binary, or ``(None, why not)``. ``HELA_TEST_CLAUDE`` overrides."""
-    given = os.environ.get("HELA_TEST_CLAUDE")
-    path = Path(given) if given else AGENTS_DIR / "node_modules" / ".bin" / "claude"
-    if path.exists() and os.access(path, os.X_OK):
-        return path, ""
-    return None, f"{path} missing: run `make agents` (npm install of @anthropic-ai/claude-code)"
-
-
-def require_claude() -> Path:
-    """The binary, or skip (no ``CI`` in the environment) / fail (in CI) with the reason."""
-    path, why = claude_binary()
+def require_agent(name: str) -> Path:
+    """The ``claude`` / ``codex`` / ``gemini`` binary, or skip (no ``CI``) / fail (in CI) with the reason."""
+    path, why = agent_binary(name, AGENTS_DIR)
     if path is None:
-        if os.environ.get("CI"):
-            pytest.fail(why)
-        pytest.skip(why)
+        missing(why)
     return path
 
 
-@dataclass
-class FakeAPI:
-    """The running fake Messages API: ``url`` for ANTHROPIC_BASE_URL, ``requests`` as received."""
-
-    url: str
-    requests: list[dict[str, Any]] = field(default_factory=list)
-
-    def messages(self) -> list[dict[str, Any]]:
-        """The JSON bodies of the ``/v1/messages`` requests, in order."""
-        return [r["body"] for r in self.requests if r["path"].split("?")[0] == "/v1/messages"]
-
-    def texts(self) -> list[str]:
-        """Each /v1/messages request as one string (system prompt and messages), for ``in`` checks."""
-        return [json.dumps(b, ensure_ascii=False) for b in self.messages()]
+def require_claude() -> Path:
+    return require_agent("claude")
 
 
-@dataclass(frozen=True)
-class ToolUse:
-    """A reply that calls a tool (``tool_use`` block, stop reason ``tool_use``): the agent runs the tool and
-    sends its result in the next request."""
-
-    name: str
-    input: dict[str, Any]
-    id: str = "toolu_fake_0001"
-
-
-def _block(reply: str | ToolUse) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], str]:
-    """(the complete content block, the block as streaming starts it, its one delta, the stop reason)."""
-    if isinstance(reply, ToolUse):
-        block = {"type": "tool_use", "id": reply.id, "name": reply.name, "input": reply.input}
-        return (block, {**block, "input": {}}, {"type": "input_json_delta", "partial_json": json.dumps(reply.input)},
-                "tool_use")
-    return ({"type": "text", "text": reply}, {"type": "text", "text": ""}, {"type": "text_delta", "text": reply},
-            "end_turn")
+def install_hooks(agent: str, project: Path, env: dict[str, str]) -> dict[str, Any]:
+    """``hela hooks install AGENT --scope project --json`` run in ``project`` with ``env`` (hela's own:
+    ``HELA_HOME``, ``HELA_DB``, ...); the install's JSON."""
+    res = subprocess.run([PY, "-m", "hela_cli", "hooks", "install", agent, "--scope", "project", "--json"],
+                         cwd=str(project), env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
 
 
-def _sse(reply: str | ToolUse, model: str) -> bytes:
-    _, start, delta, stop = _block(reply)
-    events = [
-        ("message_start", {"type": "message_start", "message": {
-            "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                           "usage": {"output_tokens": 5}}),
-        ("message_stop", {"type": "message_stop"}),
-    ]
-    return "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode("utf-8")
+def hook_log(hela_home: Path) -> list[dict[str, Any]]:
+    """The rows of the hook log in ``hela_home`` (none before the first hook ran)."""
+    path = hela_home / "hooks.log"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-@contextlib.contextmanager
-def fake_messages_api(reply: str | Callable[[dict[str, Any]], str | ToolUse] = "Done.") -> Iterator[FakeAPI]:
-    """A fake Anthropic Messages API on 127.0.0.1 (a free port) answering every request with ``reply``
-    (a string, or a function of the request body returning a string or a :class:`ToolUse`). Yields a
-    :class:`FakeAPI` recording the requests."""
-    api = FakeAPI(url="")
-    lock = threading.Lock()
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:  # quiet
-            pass
-
-        def _body(self) -> Any:
-            n = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(n) if n else b""
-            try:
-                return json.loads(raw) if raw else None
-            except ValueError:
-                return raw.decode("utf-8", "replace")
-
-        def _send(self, status: int, body: bytes, ctype: str) -> None:
-            self.send_response(status)
-            self.send_header("content-type", ctype)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def do_POST(self) -> None:  # noqa: N802
-            body = self._body()
-            with lock:
-                api.requests.append({"method": "POST", "path": self.path, "body": body})
-            path = self.path.split("?")[0]
-            if path.endswith("/count_tokens"):
-                self._send(200, b'{"input_tokens": 100}', "application/json")
-                return
-            if path != "/v1/messages" or not isinstance(body, dict):
-                self._send(404, b'{"type":"error","error":{"type":"not_found_error","message":"fake"}}',
-                           "application/json")
-                return
-            text = reply(body) if callable(reply) else reply
-            model = str(body.get("model") or "claude-fake")
-            if body.get("stream"):
-                self._send(200, _sse(text, model), "text/event-stream")
-            else:
-                block, _, _, stop = _block(text)
-                msg = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
-                       "content": [block], "stop_reason": stop,
-                       "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 3}}
-                self._send(200, json.dumps(msg).encode("utf-8"), "application/json")
-
-        def do_GET(self) -> None:  # noqa: N802
-            with lock:
-                api.requests.append({"method": "GET", "path": self.path, "body": None})
-            self._send(404, b'{"type":"error","error":{"type":"not_found_error","message":"fake"}}',
-                       "application/json")
-
-        do_HEAD = do_GET
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    api.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield api
-    finally:
-        server.shutdown()
-        server.server_close()
+def wait_for_log(hela_home: Path, pred: Callable[[list[dict[str, Any]]], bool],
+                 timeout: float = 180) -> list[dict[str, Any]]:
+    """Poll the hook log until ``pred(rows)`` holds or ``timeout`` passed; the rows."""
+    end = time.time() + timeout
+    while True:
+        rows = hook_log(hela_home)
+        if pred(rows) or time.time() > end:
+            return rows
+        time.sleep(0.5)
 
 
-def claude_env(home: Path, api: FakeAPI, **extra: str) -> dict[str, str]:
-    """The environment of an offline Claude Code session: the fake API, a dummy key, ``HOME`` = ``home``,
-    no non-essential traffic (no update check, no telemetry)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_", "HELA_"))}
-    home.mkdir(parents=True, exist_ok=True)
-    env.update({
-        "HOME": str(home),
-        "ANTHROPIC_BASE_URL": api.url,
-        "ANTHROPIC_API_KEY": DUMMY_KEY,
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "NO_PROXY": "127.0.0.1,localhost",
-    })
-    env.update(extra)
-    return env
-
-
-def run_claude(binary: Path, prompt: str, cwd: Path, env: dict[str, str], timeout: float = 120,
-               *args: str) -> subprocess.CompletedProcess:
-    """``claude -p PROMPT`` in ``cwd``; the completed process (stdout, stderr, returncode)."""
-    return subprocess.run([str(binary), "-p", prompt, *args], cwd=str(cwd), env=env, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+def captured(sid: str) -> Callable[[list[dict[str, Any]]], bool]:
+    """A :func:`wait_for_log` predicate: a capture of session ``sid`` ended ``ok`` or ``empty``, and every
+    capture of it handed to a detached child (``detached``, or a ``timeout`` with a ``child``) has a later
+    result of its own."""
+    def done(rows: list[dict[str, Any]]) -> bool:
+        mine = [r for r in rows if r.get("session") == sid and r.get("role") == "capture"]
+        return (any(r.get("result") in ("ok", "empty") for r in mine)
+                and all(any(r2.get("time", 0) > r.get("time", 0) and r2.get("result") != "detached"
+                            and not r2.get("child") for r2 in mine)
+                        for r in mine if r.get("result") == "detached" or r.get("child")))
+    return done

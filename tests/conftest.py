@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 import pytest
 
@@ -18,6 +18,19 @@ from hela_cli.testing import HashEmbedder  # noqa: F401 - tests import it from h
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_data"
 MODEL_DIR = Path(os.environ.get("HELA_TEST_MODEL_DIR") or model_dir(os.environ.get("HELA_MODELS_DIR", "")))
+
+
+#: under CI (``CI`` set, not "false" / "0") a missing tool, binary or browser fails the test: it never skips
+IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def missing(why: str, *, module: bool = False) -> NoReturn:
+    """What a test needs is not installed (a binary, a browser, a compiler): fail under CI (``make test``
+    installs all of them, so their absence is a broken build), skip elsewhere. ``module``: called at a test
+    module's top level."""
+    if IN_CI:
+        pytest.fail(f"{why} (required under CI)", pytrace=False)
+    pytest.skip(why, allow_module_level=module)
 
 
 MODEL_FIXTURES = {"embedder", "chat", "model_dir_path", "cli_env"}

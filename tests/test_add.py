@@ -30,7 +30,7 @@ T0 = 1_714_557_600.0  # 2024-05-01 10:00 UTC
 def _edges(mem: Memory, space: str) -> dict[tuple[int, int], float]:
     sp = mem.store.require_space(space)
     rows = mem.store.db.execute("SELECT a, b FROM edges WHERE space_id=?", (sp.id,)).fetchall()
-    return {(a, b): mem.store.edge_weight(sp, a, b, mem.config.hebbian.decay) for a, b in rows}
+    return {(a, b): mem.store.edge_weight(sp, a, b) for a, b in rows}
 
 
 def test_add_links_same_session_and_embeds_like_ingest(tmp_path, embedder):

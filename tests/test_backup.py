@@ -83,7 +83,7 @@ def test_backup_export_import_round_trip_real_models(cli_env, monkeypatch, tmp_p
     with Store(db) as s:
         sp = s.require_space("t")
         assert s.count_semantic(sp.id) >= 1 and sp.step == 4 and sp.consolidated_step > 0
-        assert any(amp > 0 for _, _, _, amp in s.raw_edges(sp.id)[2])
+        assert any(amp > 0 for _, _, _, amp in s.raw_edges(sp.id)[3])
 
     def recall(dbfile: Path | str) -> list[dict[str, Any]]:
         return [json.loads(run("--db", str(dbfile), "ask", q, "-s", "t", "--no-llm", "--no-learn", "--json").stdout)
@@ -279,9 +279,9 @@ def test_import_round_trip_same_content_and_recall(backend_db, tmp_path, hash_em
             # learning goes on the same way in both
             m.retrieve("Who adopted a dog?", "s", learn=True)
             m2.retrieve("Who adopted a dog?", "copy", learn=True)
-            w0 = {tuple(sorted(e[:2])): e[2] for e in m.store.all_edges(m.store.require_space("s"), 0.995)}
+            w0 = {tuple(sorted(e[:2])): e[2] for e in m.store.all_edges(m.store.require_space("s"))}
             w1 = {tuple(sorted((to_old[e[0]], to_old[e[1]]))): e[2]
-                  for e in m2.store.all_edges(m2.store.require_space("copy"), 0.995)}
+                  for e in m2.store.all_edges(m2.store.require_space("copy"))}
             assert w0 == w1
 
 
@@ -299,7 +299,7 @@ def test_import_other_decay_and_older_export_keep_current_weights(backend_db, tm
         with _hash_memory(backend_db, hash_embedder, **{"hebbian.decay": decay}) as m2:
             rep = m2.import_export(tmp_path / f, space=f"s-{decay}")
             to_old = inverse(rep["ids"])
-            got = {(to_old[a], to_old[b]): w for a, b, w in m2.store.all_edges(m2.store.require_space(f"s-{decay}"), decay)}
+            got = {(to_old[a], to_old[b]): w for a, b, w in m2.store.all_edges(m2.store.require_space(f"s-{decay}"))}
             assert got.keys() == {tuple(sorted(k)) for k in weights}
             assert all(abs(got[tuple(sorted(k))] - w) < 1e-12 for k, w in weights.items())
 

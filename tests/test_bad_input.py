@@ -442,3 +442,19 @@ def test_closed_pipe_is_quiet(db, monkeypatch):
     monkeypatch.setattr(cli, "print_json", broken)
     res = runner.invoke(app, ["spaces", "--json"])
     assert res.exit_code == 1 and "unexpected" not in res.output and "error" not in res.output.lower()
+
+
+@pytest.mark.parametrize("args, code, needle", [
+    (["supersede", "2", "1"], 2, "memory 2 is not earlier than memory 1"),
+    (["supersede", "1", "1"], 2, "cannot supersede itself"),
+    (["supersede", "1", "999999"], 2, "no memory 999999"),
+    (["supersede", "1", "2", "--space", "nope"], 4, "unknown space 'nope'"),
+    (["supersede", "1", "2", "--undo"], 2, "memory 1 is not marked as superseded by 2"),
+    (["supersede", "1", "x"], 2, "'NEW'"),
+    (["add", "--space", "base", "--supersedes", "999999", "a changed fact"], 2, "no memory 999999 in space 'base'"),
+    (["add", "--space", "nope", "--supersedes", "1", "a changed fact"], 4, "unknown space 'nope'"),
+    (["ask", "hello", "--space", "base", "--no-llm", "--as-of", "not a date"], 2, "--as-of"),
+])
+def test_bad_supersessions_write_nothing(parse_db, args, code, needle):
+    """Facts that change: a bad pair of ids is one line, exit != 0, nothing written."""
+    refused(args, parse_db, code=code, needle=needle)

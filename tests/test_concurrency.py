@@ -106,7 +106,7 @@ def _soak(tmp_path: Path, embedder, *, turns: int, ask_seconds: float, ingest_ro
         for rows in [base_rows, *files.values()]:  # consecutive turns of a session are linked
             for prev, cur in zip(rows, rows[1:]):
                 if prev["session"] == cur["session"]:
-                    assert s.edge_weight(sp, by_id[prev["id"]], by_id[cur["id"]], cfg.hebbian.decay) > 0
+                    assert s.edge_weight(sp, by_id[prev["id"]], by_id[cur["id"]]) > 0
     return {"asks": len(asks), "ingests": len(ingests), "turns": len(expected), "seconds": elapsed}
 
 
@@ -251,6 +251,6 @@ def test_interleaved_ingests_of_the_same_file_link_every_pair(tmp_path):
         ids = {n["source_id"]: n["id"] for n in s.iter_nodes(sp.id)}
         assert sorted(ids) == sorted(r["id"] for r in rows)
         for prev, cur in zip(rows, rows[1:]):
-            w = s.edge_weight(sp, ids[prev["id"]], ids[cur["id"]], cfg.hebbian.decay)
+            w = s.edge_weight(sp, ids[prev["id"]], ids[cur["id"]])
             assert w == pytest.approx(cfg.ingest.initial_weight), (prev["id"], cur["id"])
         assert s.count_edges(sp.id) == 5 and s.integrity_problems() == []

@@ -166,7 +166,7 @@ def test_edit_keeps_identity_and_rebuilds_as_ingest(backend_db, tmp_path, hash_e
     nid, follower = ids["a2"], ids["b2"]
     mem.retrieve("bakery rye bread secret locker", "x", learn=True)
     before = store.get_node(nid)
-    edges = {(a, b): w for a, b, w in store.all_edges(sp, mem.config.hebbian.decay) if nid in (a, b)}
+    edges = {(a, b): w for a, b, w in store.all_edges(sp) if nid in (a, b)}
     assert edges
     new = "The bakery now sells spelt bread on Saturday mornings"
     rep = mem.edit("x", nid, new)
@@ -175,7 +175,7 @@ def test_edit_keeps_identity_and_rebuilds_as_ingest(backend_db, tmp_path, hash_e
     for k in ("id", "ts", "session", "speaker", "source_id", "ord", "time_str", "access_count"):
         assert after[k] == before[k], k
     assert after["text"] == new and after["keywords"] == keywords(new)
-    assert {(a, b): w for a, b, w in store.all_edges(sp, mem.config.hebbian.decay) if nid in (a, b)} == edges
+    assert {(a, b): w for a, b, w in store.all_edges(sp) if nid in (a, b)} == edges
     # the vector is what ingest's embedding text gives (the preceding turn of its session as context)
     turn = Turn("Ana", new, after["ts"], after["time_str"] or "", "s2", "a2")
     want = hash_embedder.embed(embedding_texts([turn], [0], hash_embedder, mem.config))[0]

@@ -58,13 +58,13 @@ def _drive(decay: float, steps: int) -> None:
             if i % 2000 == 0 or i == steps:
                 sp = s.require_space("a")
                 for (a, b), w in direct.items():
-                    got = s.edge_weight(sp, a, b, decay)
+                    got = s.edge_weight(sp, a, b)
                     # a weight under PRUNE_WEIGHT (1e-6) may already be pruned (read as 0)
                     assert got == pytest.approx(w, rel=1e-9, abs=2e-6), (decay, i, (a, b), got, w)
                 amp_max = s.db.execute("SELECT max(amp) FROM edges").fetchone()[0] or 0.0
                 assert math.isfinite(amp_max) and amp_max < 1e300
         assert s.integrity_problems() == []
-        factor = s.edge_factor(s.require_space("a"), decay)
+        factor = s.edge_factor(s.require_space("a"))
         assert 0 < factor <= 1
     finally:
         s.close()
@@ -90,10 +90,10 @@ def test_a_wedged_space_recovers():
     with s.transaction():
         s.set_edges(sp, {(ids[0], ids[1]): 0.5}, 0.9)
     s.db.execute("UPDATE spaces SET step = step + 8000")
-    assert s.edge_weight(s.require_space("a"), ids[0], ids[1], 0.9) == 0.0
+    assert s.edge_weight(s.require_space("a"), ids[0], ids[1]) == 0.0
     learn_from(s, sp, [ids[1], ids[2]], cfg, when=0.0)
     sp = s.require_space("a")
-    assert s.edge_weight(sp, ids[1], ids[2], 0.9) == pytest.approx(ETA)
+    assert s.edge_weight(sp, ids[1], ids[2]) == pytest.approx(ETA)
     assert s.count_edges(sp.id) == 1  # the underflowed edge was dropped, not divided by 0
     assert s.integrity_problems() == []
     s.close()
@@ -116,11 +116,11 @@ def test_readers_use_the_stored_step_pair_not_a_stale_space():
         with s.transaction():
             fresh = s.advance_step(sp.id, 0.9)
             s.set_edges(fresh, {(ids[0], ids[1]): 0.5}, 0.9)
-    assert s.edge_weight(stale, ids[0], ids[1], 0.9) == pytest.approx(0.5)
-    assert s.neighbours(stale, [ids[0]], 0.9)[ids[0]] == [(ids[1], pytest.approx(0.5))]
-    assert s.edges_among(stale, ids, 0.9) == {(ids[0], ids[1]): pytest.approx(0.5)}
-    assert s.edge_strengths(stale, 0.9)[ids[0]] == (pytest.approx(0.5), 1)
-    assert s.all_edges(stale, 0.9) == [(ids[0], ids[1], pytest.approx(0.5))]
+    assert s.edge_weight(stale, ids[0], ids[1]) == pytest.approx(0.5)
+    assert s.neighbours(stale, [ids[0]])[ids[0]] == [(ids[1], pytest.approx(0.5))]
+    assert s.edges_among(stale, ids) == {(ids[0], ids[1]): pytest.approx(0.5)}
+    assert s.edge_strengths(stale)[ids[0]] == (pytest.approx(0.5), 1)
+    assert s.all_edges(stale) == [(ids[0], ids[1], pytest.approx(0.5))]
     assert s.require_space("a").base_step > 0
     s.close()
 
@@ -137,7 +137,7 @@ def test_rebase_by_another_connection_never_mixes_factor_and_amplitudes(tmp_path
     def reader():
         stale = r.require_space("a")
         while not stop.is_set():
-            seen.extend(wt for _, wt in r.neighbours(stale, [ids[0]], 0.5)[ids[0]])
+            seen.extend(wt for _, wt in r.neighbours(stale, [ids[0]])[ids[0]])
 
     t = threading.Thread(target=reader)
     t.start()
@@ -165,7 +165,7 @@ def test_edges_only_between_existing_nodes_of_the_space():
     with s.transaction():
         s.set_edges(sp, {(ids[0], ids[1]): 0.5, (ids[0], ids[2]): 0.5, (ids[1], foreign): 0.5,
                          (ids[0], 10_000): 0.5}, 0.995)
-    assert s.all_edges(sp, 0.995) == [(ids[0], ids[1], pytest.approx(0.5))]
+    assert s.all_edges(sp) == [(ids[0], ids[1], pytest.approx(0.5))]
     assert s.count_edges(other.id) == 0
     assert s.integrity_problems() == []
     s.close()
@@ -189,7 +189,7 @@ def test_negligible_edges_are_pruned_in_bounded_batches():
         with s.transaction():
             s.advance_step(sp.id, 0.995)
     sp = s.require_space("a")
-    left = s.all_edges(sp, 0.995)
+    left = s.all_edges(sp)
     assert {(a, b) for a, b, _ in left} == set(strong)
     assert all(wt >= PRUNE_WEIGHT for _, _, wt in left)
     plan = " ".join(r[-1] for r in s.db.execute(
@@ -213,7 +213,7 @@ def test_neighbours_lists_each_edge_once():
         with s.transaction():
             ids = s.insert_nodes(sp.id, rows, np.ones((500, 4), dtype="float32"))
             s.set_edges(sp, {(ids[0], ids[1]): 0.5, (ids[0], ids[450]): 0.25, (ids[1], ids[2]): 0.125}, 0.995)
-        nb = s.neighbours(sp, ids, 0.995)
+        nb = s.neighbours(sp, ids)
         assert sorted(nb[ids[0]]) == sorted([(ids[1], 0.5), (ids[450], 0.25)])
         assert sorted(nb[ids[1]]) == sorted([(ids[0], 0.5), (ids[2], 0.125)])
         assert nb[ids[450]] == [(ids[0], 0.25)] and nb[ids[2]] == [(ids[1], 0.125)]
@@ -229,27 +229,27 @@ def test_fixed_priors_do_not_decay_and_learning_adds_on_top():
         with s.transaction():
             s.advance_step(sp.id, 0.9)
     sp = s.require_space("a")
-    assert s.edge_weight(sp, a, b, 0.9) == pytest.approx(0.5)
-    assert s.edge_weight(sp, b, c, 0.9) == pytest.approx(0.5 * 0.9 ** 10)
+    assert s.edge_weight(sp, a, b) == pytest.approx(0.5)
+    assert s.edge_weight(sp, b, c) == pytest.approx(0.5 * 0.9 ** 10)
     with s.transaction():                            # Eq.1 writes a total weight: the prior stays, the rest decays
         s.set_edges(sp, {(a, b): 0.7}, 0.9)
-    assert s.edge_prior(sp, a, b) == 0.5 and s.edge_weight(sp, a, b, 0.9) == pytest.approx(0.7)
+    assert s.edge_prior(sp, a, b) == 0.5 and s.edge_weight(sp, a, b) == pytest.approx(0.7)
     for _ in range(5):
         with s.transaction():
             s.advance_step(sp.id, 0.9)
     sp = s.require_space("a")
-    assert s.edge_weight(sp, a, b, 0.9) == pytest.approx(0.5 + 0.2 * 0.9 ** 5)
+    assert s.edge_weight(sp, a, b) == pytest.approx(0.5 + 0.2 * 0.9 ** 5)
     with s.transaction():                            # a smaller prior does not lower a larger one
         s.set_priors(sp, {(a, b): 0.1})
     assert s.edge_prior(sp, a, b) == 0.5
     # Eq.2 strength counts what was learned, not the prior; forgetting's strength counts both
-    assert s.edge_strengths(sp, 0.9)[a][0] == pytest.approx(0.2 * 0.9 ** 5)
-    assert s.edge_strengths(sp, 0.9, with_priors=True)[a][0] == pytest.approx(0.5 + 0.2 * 0.9 ** 5)
+    assert s.edge_strengths(sp)[a][0] == pytest.approx(0.2 * 0.9 ** 5)
+    assert s.edge_strengths(sp, with_priors=True)[a][0] == pytest.approx(0.5 + 0.2 * 0.9 ** 5)
     for _ in range(400):                             # learned part pruned away; the prior edge is never pruned
         with s.transaction():
             s.advance_step(sp.id, 0.9)
     sp = s.require_space("a")
-    assert s.edge_weight(sp, a, b, 0.9) == pytest.approx(0.5)
-    assert (b, c) not in {(x, y) for x, y, _ in s.all_edges(sp, 0.9)}
+    assert s.edge_weight(sp, a, b) == pytest.approx(0.5)
+    assert (b, c) not in {(x, y) for x, y, _ in s.all_edges(sp)}
     assert s.integrity_problems() == []
     s.close()

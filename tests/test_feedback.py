@@ -90,13 +90,13 @@ def test_recall_reinforce_changes_exactly_the_rule_pairs(make_memory, hash_embed
     sp = m.store.require_space("demo")
     pairs = [(min(a, b), max(a, b)) for a, b in ((used[0], used[1]), (used[0], best_unused),
                                                  (used[1], best_unused))]
-    before = {p: m.store.edge_weight(sp, *p, m.config.hebbian.decay) for p in pairs}
+    before = {p: m.store.edge_weight(sp, *p) for p in pairs}
     edges = m.store.count_edges(sp.id)
     rep = m.reinforce("demo", used, recall_id=res.recall_id)
     assert rep["recall_id"] == res.recall_id and rep["used"] == used and rep["strengthened"] == 3
     sp = m.store.require_space("demo")
     assert rep["step"] == sp.step   # feedback does not advance the step
-    after = {p: m.store.edge_weight(sp, *p, m.config.hebbian.decay) for p in pairs}
+    after = {p: m.store.edge_weight(sp, *p) for p in pairs}
     assert after[pairs[0]] == pytest.approx(min(1.0, before[pairs[0]] + 0.5))
     anchor = m.config.hebbian.feedback_anchor_eta
     assert after[pairs[1]] == pytest.approx(min(1.0, before[pairs[1]] + anchor))
@@ -112,7 +112,7 @@ def test_feedback_errors_write_nothing(make_memory, hash_embedder):
     other = m.retrieve("hello", [s["name"] for s in m.store.spaces() if s["name"] != "demo"][0])
     res = m.retrieve("Where did Maya travel?", "demo")
     sp = m.store.require_space("demo")
-    state = (m.store.all_edges(sp, m.config.hebbian.decay), sp.step)
+    state = (m.store.all_edges(sp), sp.step)
     returned = [x["id"] for x in res.memories]
     stranger = next(i for i in range(1, 10_000) if i not in returned)
     cases = [
@@ -125,7 +125,7 @@ def test_feedback_errors_write_nothing(make_memory, hash_embedder):
         with pytest.raises(InputError, match=needle):
             m.reinforce(*args, **kw)
     sp = m.store.require_space("demo")
-    assert (m.store.all_edges(sp, m.config.hebbian.decay), sp.step) == state
+    assert (m.store.all_edges(sp), sp.step) == state
     assert m.store.get_ask(res.recall_id)["used"] is None
     m.reinforce("demo", returned[:2])          # default: the space's latest recall
     with pytest.raises(InputError, match="already has feedback"):
@@ -143,12 +143,12 @@ def test_feedback_only_learning(make_memory, hash_embedder):
     """hebbian.coretrieval off: a learning recall reinforces no pair and keeps the step; feedback does learn."""
     m = _mem(make_memory, hash_embedder, hebbian__coretrieval=False)
     sp = m.store.require_space("demo")
-    edges = m.store.all_edges(sp, m.config.hebbian.decay)
+    edges = m.store.all_edges(sp)
     res = m.retrieve("What is the name of Jonas's dog?", "demo")
     assert m.store.require_space("demo").step == sp.step
-    assert m.store.all_edges(sp, m.config.hebbian.decay) == edges
+    assert m.store.all_edges(sp) == edges
     m.reinforce("demo", [x["id"] for x in res.memories[:2]], recall_id=res.recall_id)
-    assert m.store.all_edges(sp, m.config.hebbian.decay) != edges
+    assert m.store.all_edges(sp) != edges
 
 
 def test_answer_log_off_keeps_no_text(make_memory, hash_embedder):

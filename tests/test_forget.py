@@ -63,7 +63,7 @@ def test_dry_run_then_apply_leaves_no_orphans(make_memory, embedder, tmp_path):
         left = {n["id"] for n in mem.store.iter_nodes(sp.id)}
         assert left == set(ids) - expected and used in left and set(may) - expected <= left
         assert not set(mem.store.node_vectors(list(expected)))
-        assert not any(a in expected or b in expected for a, b, _ in mem.store.all_edges(sp, 0.995))
+        assert not any(a in expected or b in expected for a, b, _ in mem.store.all_edges(sp))
         assert not expected & {n for n, _ in mem.store.knn(sp.id, mem.embedder.embed(["Tofu greyhound"])[0], 10)}
         assert not expected & {n for n, _ in mem.store.keyword_search(sp.id, ["greyhound", "book", "club"], 10)}
         rec = mem.store.get_semantic([sid])[0]  # kept, evidence to the forgotten turn removed and counted

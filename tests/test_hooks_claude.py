@@ -12,15 +12,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
-from tests.agents_support import claude_env, fake_messages_api, require_claude, run_claude
+from tests.agents_support import (captured, claude_env, fake_messages_api, hook_log, require_claude, run_claude,
+                                  wait_for_log)
 from tests.reliability import PY, db_state, hela_env
 
 FACT = "Our deploy bucket is called frosty-otter-assets and it lives in eu-west-3."
@@ -47,18 +48,12 @@ def setup(tmp_path):
 
 
 def log_rows(setup: dict[str, Any]) -> list[dict[str, Any]]:
-    path = setup["log"]
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    return hook_log(setup["log"].parent)
 
 
 def wait_for(setup: dict[str, Any], pred: Any, timeout: float = 180) -> list[dict[str, Any]]:
     """Poll the hook log until ``pred(rows)`` holds (a capture may still be running after claude exits)."""
-    end = time.time() + timeout
-    while True:
-        rows = log_rows(setup)
-        if pred(rows) or time.time() > end:
-            return rows
-        time.sleep(0.5)
+    return wait_for_log(setup["log"].parent, pred, timeout)
 
 
 def session(setup: dict[str, Any], api: Any, prompt: str) -> tuple[subprocess.CompletedProcess, str]:
@@ -68,17 +63,6 @@ def session(setup: dict[str, Any], api: Any, prompt: str) -> tuple[subprocess.Co
     rows = log_rows(setup)
     sid = next(r["session"] for r in reversed(rows) if r.get("event") == "SessionStart")
     return res, sid
-
-
-def captured(sid: str) -> Any:
-    return lambda rows: any(r.get("session") == sid and r.get("role") == "capture" and r.get("result") in ("ok", "empty")
-                            for r in rows) and not any(r.get("result") == "detached" and r.get("session") == sid
-                                                        and not _child_done(rows, r) for r in rows)
-
-
-def _child_done(rows: list[dict[str, Any]], parent: dict[str, Any]) -> bool:
-    return any(r.get("session") == parent.get("session") and r.get("time", 0) > parent.get("time", 0)
-               and r.get("role") == "capture" and r.get("result") != "detached" for r in rows)
 
 
 def test_two_sessions_remember_the_fact_never_the_key(setup):
@@ -188,3 +172,53 @@ def test_unwritable_database_session_completes_status_reports(setup):
     assert inst["installed"]
     reported = [e["last_failure"] for e in inst["events"] if e["last_failure"]]
     assert reported and {r["result"] for r in reported} <= {"error", "timeout"}
+
+
+# ------------------------------------------------------------------------------------------ facts that change
+CHANGED_OLD = "Context for later: our model server is vLLM 0.6 behind nginx, and the GPU box is called orca."
+CHANGED_NEW = "Update: we replaced vLLM with SGLang last week because of the prefix cache; orca still hosts it."
+CHANGED_QUESTION = "Which inference server does our model run on now?"
+CHANGED_OLD_WORDS = "vLLM 0.6 behind nginx"
+
+
+def _ids(db) -> tuple[int, int]:
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT id, text FROM nodes WHERE speaker = 'user' OR role = 'user'").fetchall()
+    finally:
+        con.close()
+    old = next(i for i, t in rows if CHANGED_OLD_WORDS in t)
+    new = next(i for i, t in rows if "SGLang" in t)
+    return old, new
+
+
+def test_three_sessions_the_changed_fact_comes_marked(setup):
+    """Facts that change (issue 38): session 1 states a fact, session 2 changes it, the change is marked with
+    `hela supersede` between sessions (the explicit path), session 3 asks: the request carries the new fact,
+    and the old one only with its mark `(superseded by #N, DATE)`."""
+    with fake_messages_api("Noted.") as api:
+        _, sid1 = session(setup, api, CHANGED_OLD)
+    wait_for(setup, captured(sid1))
+    with fake_messages_api("Noted, SGLang now.") as api:
+        _, sid2 = session(setup, api, CHANGED_NEW)
+    wait_for(setup, captured(sid2))
+    old, new = _ids(setup["db"])
+    marked = subprocess.run([PY, "-m", "hela_cli", "supersede", str(old), str(new), "--json"], env=setup["henv"],
+                            cwd=str(setup["proj"]), capture_output=True, text=True, timeout=120)
+    assert marked.returncode == 0, marked.stderr
+    assert json.loads(marked.stdout)["mark"]["status"] == "superseded"
+
+    with fake_messages_api("SGLang, on orca.") as api:
+        _, sid3 = session(setup, api, CHANGED_QUESTION)
+        texts = api.texts()
+    main = [t for t in texts if CHANGED_QUESTION in t]
+    assert main, texts[:1]
+    sent = "\n".join(texts)
+    assert "SGLang" in main[0]                       # the new fact is in the request
+    lines = [line for line in sent.splitlines() if CHANGED_OLD_WORDS in line]
+    assert lines, main[0][:3000]                     # history stays: the old fact is recalled ...
+    mark = re.compile(rf"\(superseded by #{new}, \d{{4}}-\d{{2}}-\d{{2}}\)")
+    assert all(mark.search(line) for line in lines), lines   # ... and only with its mark
+    rows = wait_for(setup, captured(sid3))
+    prompt = next(r for r in rows if r.get("session") == sid3 and r["event"] == "UserPromptSubmit")
+    assert prompt["result"] == "ok" and new in prompt["memories"], prompt

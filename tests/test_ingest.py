@@ -36,10 +36,10 @@ def test_consecutive_turns_are_linked_within_sessions(mem):
     sessions = {n["session"] for n in nodes}
     session = {n["id"]: n["session"] for n in nodes}
     # one edge per consecutive pair inside each session (the other edges are keyword links between sessions)
-    inside = [(a, b) for a, b, _ in mem.store.all_edges(sp, 0.995) if session[a] == session[b]]
+    inside = [(a, b) for a, b, _ in mem.store.all_edges(sp) if session[a] == session[b]]
     assert len(inside) == len(nodes) - len(sessions)
     a, b = nodes[0], nodes[1]
-    assert mem.store.edge_weight(sp, a["id"], b["id"], 0.995) == pytest.approx(mem.config.ingest.initial_weight)
+    assert mem.store.edge_weight(sp, a["id"], b["id"]) == pytest.approx(mem.config.ingest.initial_weight)
     assert a["source_id"] == "D1:1" and a["keywords"]
 
 
@@ -139,7 +139,7 @@ def test_keyword_links_join_sessions_bounded_and_idempotent(make_memory):
         assert out["keyword_links"] > 0
         sp = m.store.require_space("demo")
         session = {n["id"]: n["session"] for n in m.store.iter_nodes(sp.id)}
-        edges = m.store.all_edges(sp, cfg.hebbian.decay)
+        edges = m.store.all_edges(sp)
         cross = [(a, b, w) for a, b, w in edges if session[a] != session[b]]
         assert len(cross) == out["keyword_links"]
         assert all(w == pytest.approx(0.25) for _, _, w in cross)
@@ -156,7 +156,7 @@ def test_keyword_links_off_add_no_cross_session_edge(make_memory):
         m.ingest([SAMPLE / "conversation.json"])
         sp = m.store.require_space("demo")
         session = {n["id"]: n["session"] for n in m.store.iter_nodes(sp.id)}
-        assert all(session[a] == session[b] for a, b, _ in m.store.all_edges(sp, 0.995))
+        assert all(session[a] == session[b] for a, b, _ in m.store.all_edges(sp))
 
 
 def test_keyword_links_for_a_few_new_turns_match_the_full_computation(make_memory):
@@ -173,8 +173,8 @@ def test_keyword_links_for_a_few_new_turns_match_the_full_computation(make_memor
         new = sorted(docs)[-3:]                                   # 3 * 20 < 83 memories: the FTS5 path
         want = keyword_partners(docs, new, 4, 0.0)
         assert want
-        before = {(a, b) for a, b, _ in m.store.all_edges(sp, 0.995)}
+        before = {(a, b) for a, b, _ in m.store.all_edges(sp)}
         lcfg = cfg.replace(**{"ingest.keyword_links": 4, "ingest.keyword_link_min_score": 0.0})
         assert link_keywords(m.store, "demo", lcfg, new) == len(set(want) - before)
-        after = {(a, b) for a, b, _ in m.store.all_edges(sp, 0.995)}
+        after = {(a, b) for a, b, _ in m.store.all_edges(sp)}
         assert after - before == set(want) - before

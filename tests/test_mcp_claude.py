@@ -156,3 +156,46 @@ def test_claude_code_starts_the_stdio_server_and_waits_for_it(tmp_path):
                                                   sys.executable, "-m", "hela_cli", "mcp", "--db", str(db)],
                          MCP_CONNECTION_NONBLOCKING="false")
         check_recall_came_back(res, api, tmp_path)
+
+
+# ------------------------------------------------------------------------------------------ facts that change
+CHANGED_OLD = "Context for later: our model server is vLLM 0.6 behind nginx, and the GPU box is called orca."
+CHANGED_NEW = "Update: we replaced vLLM with SGLang last week because of the prefix cache; orca still hosts it."
+CHANGED_QUESTION = "Which inference server does our model run on now?"
+CHANGED_RECALL_ID = "toolu_hela_recall_facts"
+
+
+def _changed_agent(body: dict[str, Any]) -> str | ToolUse:
+    if any(r.get("tool_use_id") == CHANGED_RECALL_ID for r in tool_results(body)):
+        return "SGLang."
+    if RECALL in [t.get("name") for t in body.get("tools") or []]:
+        return ToolUse(RECALL, {"space": "proj", "query": CHANGED_QUESTION}, id=CHANGED_RECALL_ID)
+    return "hela's tools were not offered."
+
+
+def test_mcp_recall_returns_the_marks_as_fields(tmp_path):
+    """Facts that change (issue 38): two facts written with `hela add` / `hela add --supersedes`; Claude Code
+    calls recall over HTTP: the new fact comes above the old one, which carries the marks as fields."""
+    claude = require_claude()
+    db, token_file = tmp_path / "shared.db", tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    env = hela_env(tmp_path, db)
+    first = hela(["add", "-s", "proj", "--time", "2024-05-01", CHANGED_OLD], env)
+    assert first.returncode == 0, first.stderr
+    old = int(first.stdout.strip())
+    second = hela(["add", "-s", "proj", "--time", "2024-06-01", "--supersedes", str(old), CHANGED_NEW], env)
+    assert second.returncode == 0, second.stderr
+    new = int(second.stdout.strip())
+    with http_server(tmp_path, db, token_file) as (url, _), fake_messages_api(_changed_agent) as api:
+        res = ask_claude(claude, tmp_path, api, ["--transport", "http", "hela", url,
+                                                  "--header", f"Authorization: Bearer {TOKEN}"])
+        assert res.returncode == 0, res.stderr
+        results = {b["tool_use_id"]: b for body in api.messages() for b in tool_results(body)}
+    out = json.loads(result_text(results[CHANGED_RECALL_ID]))
+    got = {m["id"]: m for m in out["memories"]}
+    ids = [m["id"] for m in out["memories"]]
+    assert new in got and ids.index(new) < ids.index(old), ids
+    assert (got[old]["superseded_by"], got[old]["supersession_status"], got[old]["mark"]) == \
+        (new, "superseded", f"(superseded by #{new}, 2024-06-01)")
+    assert got[old]["invalid_at"].startswith("2024-06-01") and got[new]["supersedes"] == [old]
+    assert got[new]["superseded_by"] is None and got[new]["mark"] is None

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, missing
 
-if shutil.which("objdump") is None:
-    pytest.skip("objdump (binutils) is not installed", allow_module_level=True)
+if shutil.which("objdump") is None:   # `make test` installs binutils and a C compiler when missing
+    missing("objdump (binutils) is not installed", module=True)
 
 _spec = importlib.util.spec_from_file_location("scan_avx512", REPO / "scripts" / "scan_avx512.py")
 scan_avx512 = importlib.util.module_from_spec(_spec)   # type: ignore[arg-type]
@@ -26,7 +26,7 @@ _spec.loader.exec_module(scan_avx512)                   # type: ignore[union-att
 def _files(pkg: str, *globs: str) -> list[Path]:
     spec = importlib.util.find_spec(pkg)
     if spec is None or not spec.origin:
-        pytest.skip(f"{pkg} is not installed")
+        missing(f"{pkg} is not installed (the test extra installs it)")
     base = Path(spec.origin).parent
     found = [p for g in globs for p in sorted(base.glob(g)) if p.is_file() and not p.is_symlink()]
     assert found, f"no {globs} under {base}"
@@ -49,7 +49,7 @@ def test_the_scan_sees_avx512_in_an_ordinary_function(tmp_path):
     """The scanner's own check: a function of plain code using a zmm register is flagged, one named for its
     target is not."""
     if shutil.which("cc") is None:
-        pytest.skip("no C compiler")
+        missing("no C compiler (cc)")
     src = tmp_path / "f.c"
     src.write_text("#include <immintrin.h>\n"
                    "__attribute__((target(\"avx512f\"))) float plain(const float *a) {\n"

@@ -134,7 +134,7 @@ def test_library_behaves_the_same_on_both_backends(backend_db, hash_embedder):
     sp = mem.store.require_space("home")
     assert sp.step == 4
     assert mem.store.integrity_problems() == []
-    edges = mem.store.all_edges(sp, mem.config.hebbian.decay)
+    edges = mem.store.all_edges(sp)
     rep = mem.forget("home", apply=False, now=t0 + 400 * 86400)
     summary = (results, [round(w, 9) for _, _, w in edges], rep["nodes"],
                sorted(c["text"] for c in rep["candidates"] if c["candidate"]))
@@ -222,7 +222,7 @@ def test_copy_round_trip_sqlite_postgres_sqlite_gives_the_same_export(tmp_path, 
         mem = _memory(db, hash_embedder)
         mem.retrieve("Who is Miso?", "home", now=1_700_000_000.0 + 86400, learn=True)
         sp = mem.store.require_space("home")
-        outs.append((sp.step, [(a, b, round(w, 9)) for a, b, w in mem.store.all_edges(sp, mem.config.hebbian.decay)]))
+        outs.append((sp.step, [(a, b, round(w, 9)) for a, b, w in mem.store.all_edges(sp)]))
         mem.close()
     assert outs[0] == outs[1]
     # a space that already holds memories is refused; nothing is written

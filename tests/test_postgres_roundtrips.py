@@ -46,7 +46,7 @@ def _learn_sequence(store: Store, ids: list[int], cfg: Config) -> tuple:
         scores = {n: float(rng.uniform(0.2, 1.0)) for n in pick}
         learn_from(store, sp, pick, cfg, when=1e9, scores=scores)
     sp = store.require_space("s")
-    edges = [(a, b, round(w, 12)) for a, b, w in store.all_edges(sp, cfg.hebbian.decay)]
+    edges = [(a, b, round(w, 12)) for a, b, w in store.all_edges(sp)]
     access = store.db.execute("SELECT id, access_count FROM nodes ORDER BY id").fetchall()
     return sp.step, sp.base_step, edges, [tuple(r) for r in access]
 

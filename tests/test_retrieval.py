@@ -58,7 +58,7 @@ def test_figure5_hebbian_path(make_memory, tmp_path, spreading):
             assert {m["id"] for m in res.memories} == {a, b}
         mem.config.retrieval.m = 1
         sp = mem.store.require_space("fig5")
-        assert mem.store.edge_weight(sp, a, b, 0.995) > 0.8
+        assert mem.store.edge_weight(sp, a, b) > 0.8
         after = mem.retrieve(QUERY, "fig5", learn=False)
         got = {m["id"]: m for m in after.memories}
         if spreading:
@@ -76,13 +76,13 @@ def test_learning_updates_edges_and_access(make_memory, fixed):
         mem.ingest([SAMPLE / "conversation.json"])
         sp = mem.store.require_space("demo")
         planned = [m["id"] for m in mem.retrieve("What is the name of Jonas's dog?", "demo", learn=False).memories]
-        before = mem.store.edges_among(sp, planned, 0.995)  # conversation links among them (0.5 each)
+        before = mem.store.edges_among(sp, planned)  # conversation links among them (0.5 each)
         res = mem.retrieve("What is the name of Jonas's dog?", "demo")
         ids = [m["id"] for m in res.memories]
         assert ids == planned
         sp = mem.store.require_space("demo")
         assert sp.step == 1
-        after = mem.store.edges_among(sp, ids, 0.995)
+        after = mem.store.edges_among(sp, ids)
         pairs = [(a, b) for i, a in enumerate(sorted(ids)) for b in sorted(ids)[i + 1:]]
         assert set(after) == set(pairs)  # Eq.1 reinforced every pair of the retrieved set
         for p in pairs:  # w' = min(cap, decay * w + eta), from the link (if any) or from 0; a fixed link

@@ -76,11 +76,11 @@ def _relative(mem: Memory, space: str, questions: list[str]) -> dict:
         r = mem.retrieve(q, space, learn=False)
         recalls.append([(m["id"] - first, m["score"], m["path"]) for m in r.memories])
         recalls.append([(i - first, x) for i, x in store.keyword_search(sp.id, keywords(q), 100)])
-    links = [(a - first, b - first, w) for a, b, w in store.all_edges(sp, cfg.hebbian.decay)]
+    links = [(a - first, b - first, w) for a, b, w in store.all_edges(sp)]
     for q in questions * 3:   # then learning (Eq.1), the same sequence: what it teaches is the space's too
         mem.retrieve(q, space, learn=True)
     sp = store.require_space(space)
-    learned = [(a - first, b - first, w) for a, b, w in store.all_edges(sp, cfg.hebbian.decay)]
+    learned = [(a - first, b - first, w) for a, b, w in store.all_edges(sp)]
     forget = [{**c, "id": c["id"] - first} for c in evaluate(store, sp, cfg, only_candidates=False)[1]]
     hubs = [(p.node_id - first, p.strength, [n - first for n in p.cluster], p.action)
             for p in plan_consolidation(store, sp, cfg)]

@@ -109,9 +109,9 @@ def test_global_decay_is_o1_and_reinforcement_rewrites(store):
     for _ in range(10):
         with store.transaction():
             sp = store.advance_step(sp.id, 0.995)
-    assert store.edge_weight(sp, ids[0], ids[1], 0.995) == pytest.approx(0.5 * 0.995 ** 10)
-    assert store.edge_weight(sp, ids[2], ids[1], 0.995) == pytest.approx(0.2 * 0.995 ** 10)
-    nb = store.neighbours(sp, [ids[1]], 0.995)[ids[1]]
+    assert store.edge_weight(sp, ids[0], ids[1]) == pytest.approx(0.5 * 0.995 ** 10)
+    assert store.edge_weight(sp, ids[2], ids[1]) == pytest.approx(0.2 * 0.995 ** 10)
+    nb = store.neighbours(sp, [ids[1]])[ids[1]]
     assert sorted(n for n, _ in nb) == [ids[0], ids[2]]
 
 
@@ -127,7 +127,7 @@ def test_rebase_keeps_weights(store, monkeypatch):
         with store.transaction():
             sp = store.advance_step(sp.id, 0.9)
     assert sp.base_step > 0
-    assert store.edge_weight(sp, ids[0], ids[1], 0.9) == pytest.approx(0.8 * 0.9 ** 12)
+    assert store.edge_weight(sp, ids[0], ids[1]) == pytest.approx(0.8 * 0.9 ** 12)
 
 
 def test_delete_leaves_no_orphans(store):
@@ -218,10 +218,10 @@ def test_edges_among_and_node_features(store):
     a, b, c, d = ids
     with store.transaction():
         store.set_edges(sp, {(a, b): 0.5, (c, b): 0.25, (a, d): 0.75}, 0.995)
-    assert store.edges_among(sp, [a, b, c], 0.995) == pytest.approx({(a, b): 0.5, (b, c): 0.25})
-    assert store.edges_among(sp, [d], 0.995) == {}
+    assert store.edges_among(sp, [a, b, c]) == pytest.approx({(a, b): 0.5, (b, c): 0.25})
+    assert store.edges_among(sp, [d]) == {}
     with store.transaction():
         sp = store.advance_step(sp.id, 0.995)
-    assert store.edges_among(sp, [a, d], 0.995)[(a, d)] == pytest.approx(0.75 * 0.995)
+    assert store.edges_among(sp, [a, d])[(a, d)] == pytest.approx(0.75 * 0.995)
     feats = store.node_features([b, 12345])
     assert feats == {b: {"ts": 1001.0, "speaker": "A", "keywords": ["kw1", "common"]}}

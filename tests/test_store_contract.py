@@ -177,10 +177,10 @@ def _scenario(s: StoreAPI) -> dict:
     space = s.refresh_space(space)
     with s.transaction(space=sp.id):
         space = s.advance_step(sp.id, 0.9)
-    out["edges"] = [(a - base, b - base, round(w, 9)) for a, b, w in s.all_edges(space, 0.9)]
-    out["strengths"] = {k - base: (round(v[0], 9), v[1]) for k, v in s.edge_strengths(space, 0.9, True).items()}
+    out["edges"] = [(a - base, b - base, round(w, 9)) for a, b, w in s.all_edges(space)]
+    out["strengths"] = {k - base: (round(v[0], 9), v[1]) for k, v in s.edge_strengths(space, with_priors=True).items()}
     out["neighbours"] = {k - base: sorted((n - base, round(w, 9)) for n, w in v)
-                         for k, v in s.neighbours(space, [ids[1]], 0.9).items()}
+                         for k, v in s.neighbours(space, [ids[1]]).items()}
     with s.transaction(space=sp.id):
         rec = s.insert_semantic(sp.id, "fact", "Ana", "Ana likes apples", 0.9, None, ids[0], [ids[0], ids[1]],
                                 vecs[0])
@@ -234,6 +234,121 @@ def test_both_engines_give_the_same_answers(tmp_path, pg_server):
     with Store(new_database(pg_server)) as s:
         pg = _scenario(s)
     assert pg == lite
+
+
+# ----------------------------------------------------------------------------- keyword statistics, both engines
+# Keyword documents of two spaces: a keyword twice in one memory (tf 2), one with a diacritic and its plain
+# spelling (one folded term), a hyphenated one (two tokens of length, one term), a memory without keywords
+# (counted in N), a term in most memories of its space (IDF below 0: floored), and space "b" with other counts.
+KW_DOCS = {
+    "a": [["apple", "common"], ["apple", "apple", "fig", "common"], ["Café", "common"], ["cafe", "e-mail", "common"],
+          ["grape", "fig", "banana", "common"], [], ["delta", "echo", "apple", "common"], ["common", "fig"]],
+    "b": [["apple"], ["fig", "grape"], ["common", "fig", "fig", "fig"]],
+}
+KW_QUERIES = [["apple"], ["apple", "fig"], ["fig", "apple"], ["common"], ["café", "Cafe"], ["e-mail", "grape"],
+              ["nothing"], ["banana", "nothing", "apple", "common"]]
+
+
+def _fold(term: str) -> str:
+    """Case and diacritics folded, as FTS5's unicode61 tokenizer (remove_diacritics) does."""
+    import unicodedata
+
+    return "".join(c for c in unicodedata.normalize("NFKD", term.lower()) if not unicodedata.combining(c))
+
+
+def _bm25_reference(docs: dict[int, list[str]], space_id: int, query: list[str]) -> list[tuple[int, float]]:
+    """BM25 written from FTS5's documented formula, independently of hela's SQL: for each query term t in
+    query order, ``idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))`` summed, k1 = 1.2,
+    b = 0.75, ``idf = ln((N - n + 0.5) / (n + 0.5))`` replaced by 1e-6 where it is not positive (FTS5's
+    floor); N the space's memories, n those holding t, dl a memory's length in tokens of the space-scoped
+    keyword document FTS5 indexed (``s<space>_<keyword>``, split at non-word characters), avgdl the mean dl.
+    A query term repeated after folding counts twice; hela reports the score positive (FTS5's ``-bm25()``)."""
+    import math
+    import re
+
+    k1, b = 1.2, 0.75
+    n_docs = len(docs)
+    length = {i: sum(len(re.findall(r"\w+", f"s{space_id}_{k}")) for k in kws) for i, kws in docs.items()}
+    avgdl = sum(length.values()) / n_docs
+    tf = {i: {} for i in docs}
+    for i, kws in docs.items():
+        for k in kws:
+            tf[i][_fold(k)] = tf[i].get(_fold(k), 0) + 1
+    scores: dict[int, float] = {}
+    for t in dict.fromkeys(query):
+        key = _fold(t)
+        n = sum(1 for i in docs if key in tf[i])
+        idf = math.log((n_docs - n + 0.5) / (n + 0.5))
+        idf = idf if idf > 0 else 1e-6
+        for i in docs:
+            f = tf[i].get(key, 0)
+            if f:
+                scores[i] = scores.get(i, 0.0) + idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length[i] / avgdl))
+    return sorted(scores.items(), key=lambda x: (-x[1], x[0]))
+
+
+def test_bm25_matches_an_independent_computation(contract_db):
+    """Each engine's keyword scores against :func:`_bm25_reference` (the two engines are also compared with
+    each other in ``test_both_engines_give_the_same_answers``; this checks what both compute)."""
+    with Store(contract_db) as s:
+        s.bind_embedder("contract-embedder", 16)
+        docs: dict[str, dict[int, list[str]]] = {}
+        spaces = {}
+        for name, kws in KW_DOCS.items():
+            sp = spaces[name] = s.ensure_space(name)
+            rows = [{"text": f"{name} {i}", "speaker": "ana", "ts": 1_700_000_000.0 + i, "ord": i,
+                     "hash": f"{name}{i}", "keywords": k} for i, k in enumerate(kws)]
+            with s.transaction(space=sp.id):
+                ids = s.insert_nodes(sp.id, rows, _unit(len(rows), seed=len(name)))
+            docs[name] = dict(zip(ids, kws))
+        checked = 0
+        for name, sp in spaces.items():
+            for q in KW_QUERIES:
+                want = _bm25_reference(docs[name], sp.id, q)
+                got = s.keyword_search(sp.id, q, 20)
+                assert [i for i, _ in got] == [i for i, _ in want], (name, q)
+                assert [c for _, c in got] == pytest.approx([c for _, c in want], rel=1e-12, abs=0), (name, q)
+                checked += len(want)
+        assert checked > 30
+        # the floor: "common" is in every memory of "a" but one, so its IDF is negative and becomes 1e-6
+        assert all(c < 1e-5 for _, c in s.keyword_search(spaces["a"].id, ["common"], 20))
+        assert s.integrity_problems() == []
+
+
+# ----------------------------------------------------------------------------- integrity: the keyword statistics
+class _Rollback(Exception):
+    pass
+
+
+INTEGRITY_CASES = {   # name of the check -> the corruption (``{a}``: a memory of space a, ``{sb}``: space b)
+    "keyword statistics out of step": "UPDATE spaces SET fts_docs = fts_docs - 1 WHERE id = {sa}",
+    "keyword lengths out of step": "UPDATE spaces SET fts_len = fts_len + 1 WHERE id = {sa}",
+    "keyword postings in another space than their node": "UPDATE node_terms SET space_id = {sb} WHERE node_id = {a}",
+    "keyword postings with two lengths for one memory":
+        "UPDATE node_terms SET dl = dl + 1 WHERE node_id = {a} AND term = 'fig'",
+    "memories with keywords but no postings": "DELETE FROM node_terms WHERE node_id = {a}",
+    "keyword postings without node": "INSERT INTO node_terms(space_id, term, node_id, tf, dl) "
+                                     "VALUES ({sa}, 'ghost', 987654321, 1, 1)",
+}
+
+
+def test_integrity_reports_each_drifted_keyword_statistic(contract_db):
+    with Store(contract_db) as s:
+        s.bind_embedder("contract-embedder", 16)
+        sa, sb = s.ensure_space("a"), s.ensure_space("b")
+        with s.transaction():
+            ids = s.insert_nodes(sa.id, _rows(6), _unit(6))
+            s.insert_nodes(sb.id, [{**r, "hash": "b" + r["hash"]} for r in _rows(3)], _unit(3, seed=1))
+        assert s.integrity_problems() == []
+        node = next(i for i, r in zip(ids, _rows(6)) if "fig" in r["keywords"] and len(set(r["keywords"])) == 2)
+        for name, sql in INTEGRITY_CASES.items():
+            with pytest.raises(_Rollback):
+                with s.transaction():
+                    s.db.execute(sql.format(a=node, sa=sa.id, sb=sb.id))
+                    problems = s.integrity_problems()
+                    raise _Rollback
+            assert any(p.startswith(f"{name}: ") for p in problems), (name, problems)
+        assert s.integrity_problems() == []     # every corruption was rolled back
 
 
 # ----------------------------------------------------------------------------- lock errors from error codes

@@ -18,6 +18,7 @@ T0 = 1_700_000_000.0
 def _memory(db: str) -> Memory:
     cfg = Config()
     cfg.db = db
+    cfg.supersession.detect = False   # explicit marks only here (automatic ones: test_supersession_detect.py)
     return Memory(cfg, store=Store(db), embedder=HashEmbedder())
 
 
@@ -168,7 +169,7 @@ def test_spreading_does_not_revive_and_eq1_does_not_strengthen(tmp_path):
         ids = [m["id"] for m in res.memories]
         assert f["old"] in ids and f["new"] in ids
         s = mem.store.refresh_space(sp)
-        w = mem.store.edges_among(s, ids, mem.config.hebbian.decay)
+        w = mem.store.edges_among(s, ids)
         pair_new = (min(f["new"], f["lunch"]), max(f["new"], f["lunch"]))
         pair_old = (min(f["old"], f["lunch"]), max(f["old"], f["lunch"]))
         assert w.get(pair_new, 0.0) > 0 and w.get(pair_old, 0.0) == 0.0
@@ -203,3 +204,130 @@ def test_delete_removes_marks_and_copy_export_import_carry_them(backend_db, tmp_
         mem.delete("p", [f["new"]])
         assert mem.store.count_supersessions(mem.space("p").id) == 0
         assert mem.store.integrity_problems() == []
+
+
+def test_backup_carries_the_marks(backup_db_pair):
+    src, dest = backup_db_pair
+    mem = _memory(src)
+    with mem:
+        f = _facts(mem)
+        mem.supersede(f["old"], f["new"])
+        mem.backup(dest)
+    with Store(dest) as copy:
+        rows = copy.space_supersessions(copy.require_space("p").id)
+        assert [(r["old_id"], r["new_id"], r["status"]) for r in rows] == [(f["old"], f["new"], "superseded")]
+
+
+@pytest.fixture()
+def backup_db_pair(backend_db, tmp_path):
+    """A database of either engine and the SQLite file its backup goes to."""
+    return backend_db, str(tmp_path / "backup.db")
+
+
+def test_history_and_inspect_show_the_chain(tmp_path):
+    from hela_cli.maintenance.inspection import node
+
+    mem = _memory(str(tmp_path / "c.db"))
+    with mem:
+        f = _facts(mem)
+        third = mem.add("p", "We moved the model server again, to TensorRT-LLM.", time=T0 + 20 * DAY,
+                        supersedes=f["new"])
+        mem.supersede(f["old"], f["new"])
+        chain = mem.history("p", f["old"])["changes"]
+        assert [(c["old"], c["new"]) for c in chain] == [(f["old"], f["new"]), (f["new"], third)]
+        assert chain[0]["invalid_at"].startswith("2023-11-24") and chain[0]["detector"] == "explicit"
+        assert node(mem.store, third, mem.config)["changes"] == chain
+        # recall of the oldest brings the whole chain, newest first
+        res = mem.retrieve("Our model server is vLLM 0.6 behind nginx on the GPU box orca.", "p", learn=False)
+        ids = [m["id"] for m in res.memories]
+        assert ids.index(third) < ids.index(f["new"]) < ids.index(f["old"])
+
+
+def test_stale_semantic_records(tmp_path):
+    """A semantic record resting on a superseded memory is marked stale; current_only leaves it out."""
+    mem = _memory(str(tmp_path / "s.db"))
+    mem.config.retrieval.semantic_k = 5
+    with mem:
+        f = _facts(mem)
+        sp = mem.space("p")
+        text = "The model server is vLLM 0.6 on orca."
+        with mem.store.transaction(space=sp.id):
+            rid = mem.store.restore_semantic(sp.id, {"kind": "fact", "text": text, "created_at": T0,
+                                                     "updated_at": T0}, [f["old"]], mem.embedder.embed([text])[0])
+        q = "model server vLLM orca"
+        assert [r["stale"] for r in mem.retrieve(q, "p", learn=False).semantic if r["id"] == rid] == [False]
+        mem.supersede(f["old"], f["new"])
+        rec = next(r for r in mem.retrieve(q, "p", learn=False).semantic if r["id"] == rid)
+        assert rec["stale"] and rec["stale_evidence"] == [f["old"]]
+        assert rid not in [r["id"] for r in mem.retrieve(q, "p", learn=False, current_only=True).semantic]
+        assert not next(r for r in mem.retrieve(q, "p", learn=False, as_of=T0 + 5 * DAY).semantic
+                        if r["id"] == rid)["stale"]   # before the change the record held
+
+
+def test_ui_shows_the_chain_and_the_mark(tmp_path):
+    from starlette.testclient import TestClient
+
+    from hela_cli.ui.app import create_app
+
+    mem = _memory(str(tmp_path / "u.db"))
+    with mem:
+        f = _facts(mem)
+        mem.supersede(f["old"], f["new"])
+        client = TestClient(create_app(mem, "tok-for-tests", cookie="hela-ui-sup"))
+        assert client.get("/?token=tok-for-tests").status_code == 200
+        page = client.get(f"/memory/{f['old']}").text
+        assert "Facts that changed" in page and f'href="/memory/{f["new"]}">#{f["new"]}</a> from 2023-11-24' in page
+        recall = client.get("/recall", params={"space": "p", "q": "vLLM 0.6 behind nginx on orca"}).text
+        assert f'superseded by <a href="/memory/{f["new"]}">#{f["new"]}</a>' in recall
+
+
+def test_lines_carry_the_mark(tmp_path):
+    """Prompt A.2 (hela ask, with and without --no-llm), the hooks' memory line and the session brief show a
+    superseded memory with its mark; lines of memories outside any change are unchanged."""
+    from hela_cli.answering.prompts import answer_messages, render_memory
+    from hela_cli.hooks.context import memory_line
+
+    mem = _memory(str(tmp_path / "l.db"))
+    with mem:
+        f = _facts(mem)
+        q = "Our model server is vLLM 0.6 behind nginx on the GPU box orca."
+        plain = {m["id"]: render_memory(m) for m in mem.retrieve(q, "p", learn=False).memories}
+        mem.supersede(f["old"], f["new"])
+        res = mem.retrieve(q, "p", learn=False)
+        got = {m["id"]: m for m in res.memories}
+        mark = f"(superseded by #{f['new']}, 2023-11-24)"
+        assert render_memory(got[f["old"]]).endswith(mark) and f"#{f['old']} user:" in render_memory(got[f["old"]])
+        assert f"#{f['new']} user:" in render_memory(got[f["new"]]) and "superseded" not in render_memory(got[f["new"]])
+        assert render_memory(got[f["ci"]]) == plain[f["ci"]]
+        context = answer_messages(q, res.memories, res.semantic)[-1]["content"]
+        assert mark in context
+        assert memory_line(got[f["old"]], 200).endswith(mark) and "superseded" not in memory_line(got[f["new"]], 200)
+        assert mem.ask(q, "p", llm=False, learn=False)["context"].count(mark) == 1
+
+
+def test_feedback_does_not_strengthen_a_superseded_memory(tmp_path):
+    mem = _memory(str(tmp_path / "f.db"))
+    with mem:
+        f = _facts(mem)
+        mem.supersede(f["old"], f["new"])
+        res = mem.retrieve("vLLM model server orca SGLang", "p", learn=True)
+        ids = [m["id"] for m in res.memories]
+        assert f["old"] in ids and f["new"] in ids
+        rep = mem.reinforce("p", [f["old"], f["new"], f["ci"]], recall_id=res.recall_id)
+        assert rep["strengthened"] > 0
+        w = mem.store.edges_among(mem.store.refresh_space(mem.space("p")), ids)
+        assert all(w.get(p, 0.0) == 0.0 for p in w if f["old"] in p) and w[tuple(sorted((f["new"], f["ci"])))] > 0
+
+
+def test_a_filtered_recall_still_brings_the_successor(tmp_path):
+    """Recall filters choose the candidates; the successor of a recalled superseded memory joins anyway (an
+    --until before the change included), except after --as-of."""
+    mem = _memory(str(tmp_path / "w.db"))
+    with mem:
+        f = _facts(mem)
+        mem.supersede(f["old"], f["new"])
+        q = "Our model server is vLLM 0.6 behind nginx on the GPU box orca."
+        ids = [m["id"] for m in mem.retrieve(q, "p", learn=False, until=T0 + 5 * DAY).memories]
+        assert ids.index(f["new"]) < ids.index(f["old"])
+        ids = [m["id"] for m in mem.retrieve(q, "p", learn=False, as_of=T0 + 5 * DAY).memories]
+        assert f["new"] not in ids and f["old"] in ids

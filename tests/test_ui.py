@@ -143,10 +143,10 @@ def test_recall_page_reads_only_unless_asked_to_learn(ui):
     store = mem.store
     sp = store.require_space("demo")
     q = "Who looked after Tofu while Jonas was hiking in Madeira?"
-    before = (store.refresh_space(sp).step, store.all_edges(sp, mem.config.hebbian.decay))
+    before = (store.refresh_space(sp).step, store.all_edges(sp))
     r = client.get("/recall", params={"space": "demo", "q": q})
     assert r.status_code == 200 and "learning off (nothing written)" in r.text
-    assert (store.refresh_space(sp).step, store.all_edges(sp, mem.config.hebbian.decay)) == before
+    assert (store.refresh_space(sp).step, store.all_edges(sp)) == before
     # the page's memories are retrieve()'s, in its order
     expected = mem.retrieve(q, "demo", learn=False).memories
     rows = re.findall(r'<tr class="path-(base|hebbian)" data-id="(\d+)"', r.text)
@@ -247,19 +247,19 @@ def test_cached_strengths_match_and_follow_writes(backend_db, hash_embedder):
     reader = BrowseStore.open(cfg.db)
     sp = reader.require_space("demo")
     for with_priors in (False, True):
-        want = mem.store.edge_strengths(sp, 0.995, with_priors)
-        got = reader.edge_strengths(sp, 0.995, with_priors)
+        want = mem.store.edge_strengths(sp, with_priors=with_priors)
+        got = reader.edge_strengths(sp, with_priors=with_priors)
         assert got.keys() == want.keys()
         assert all(got[n][1] == want[n][1] and got[n][0] == pytest.approx(want[n][0], abs=1e-9) for n in want)
-    first = reader.edge_strengths(sp, 0.995)
+    first = reader.edge_strengths(sp)
     first_key = reader._strengths[0]
     # one read per database state: the same object while the change token stays (on Postgres the token is
     # the server's snapshot, which any transaction on the server moves, autovacuum's too)
-    assert reader.edge_strengths(sp, 0.995) is first or reader._strengths[0] != first_key
+    assert reader.edge_strengths(sp) is first or reader._strengths[0] != first_key
     mem.retrieve("the apple cake recipe with cardamom", "demo", learn=True)   # another connection writes
-    after = reader.edge_strengths(sp, 0.995)
+    after = reader.edge_strengths(sp)
     assert after is not first
-    want = mem.store.edge_strengths(sp, 0.995)
+    want = mem.store.edge_strengths(sp)
     assert after.keys() == want.keys() and all(after[n][0] == pytest.approx(want[n][0]) for n in want)
     reader.close()
     mem.close()

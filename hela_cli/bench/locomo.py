@@ -379,7 +379,7 @@ class _Run:
         ing = ingest_conversations(store, mem.embedder, [conv], vcfg, space=name)
         self.t_ingest += time.perf_counter() - t0
         sp0 = store.require_space(name)   # the edges right after ingest: its links, at step sp0.step
-        links = _Links({(a, b): w for a, b, w in store.all_edges(sp0, vcfg.hebbian.decay)},
+        links = _Links({(a, b): w for a, b, w in store.all_edges(sp0)},
                        store.edge_priors(sp0), sp0.step)
         if models.get("counter") is None:  # one tokenizer for the whole run (the chat model's)
             models["counter"] = Memory(vcfg, store=Store(":memory:"), embedder=models["embedder"],

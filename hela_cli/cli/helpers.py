@@ -68,7 +68,9 @@ def open_store(ctx: typer.Context) -> tuple[Any, Any]:
     from hela_cli.store import Store
 
     cfg = state(ctx).config()
-    return Store.open(cfg.db, progress=store_progress), cfg
+    store = Store.open(cfg.db, progress=store_progress)
+    store.record_decay(cfg.hebbian.decay)   # spaces older than migration 0016 (issue 41)
+    return store, cfg
 
 
 def show_space(ctx: typer.Context, space: Optional[str], json_out: bool, read: Callable[[Any, Any, Any], Any],
@@ -124,6 +126,22 @@ def memory_line(m: dict[str, Any], width: int) -> str:
     head = f"{m['id']:>6}  {fmt_ts(m['timestamp'])}  "
     body = f"{m['speaker']}: {m['text']}" if m.get("speaker") else m["text"]
     return head + one_line(body, max(width - len(head), 10))
+
+
+def print_changes(changes: list[dict[str, Any]]) -> None:
+    """A fact's supersessions (``maintenance.correct.fact_chain``), oldest first: ``#OLD -> #NEW from DATE
+    (detector)`` with the two texts below it."""
+    if not changes:
+        return
+    width = min(console.width, 200)
+    console.print(text("changes (facts that changed; nothing is deleted):"), style="dim")
+    for c in changes:
+        how = c["detector"] + ("" if c["status"] == "superseded" else f", possible {c['confidence']:.2f}")
+        console.print(text(f"  #{c['old']} -> #{c['new']}  from {c['invalid_at'][:10]} ({how})"), soft_wrap=True,
+                      highlight=False)
+        for label, body in (("was", c["old_text"]), ("now", c["new_text"])):
+            console.print(text(f"    {label}: " + one_line(body, max(width - 9, 10))), soft_wrap=True,
+                          highlight=False)
 
 
 def print_memories(rows: list[dict[str, Any]]) -> None:

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from hela_cli.config import Config
+from hela_cli.mechanics.succession import Marks
 from hela_cli.memory import Memory
 from hela_cli.text.dates import format_iso
+from hela_cli.text.marks import with_mark
 
 
 def approx_tokens(text: str) -> int:
@@ -25,11 +27,12 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def memory_line(m: dict[str, Any], limit: int) -> str:
-    """``- [#ID DATE SPEAKER] text``: the id is what ``hela memories`` / ``hela delete`` take."""
+    """``- [#ID DATE SPEAKER] text``: the id is what ``hela memories`` / ``hela delete`` take; a superseded
+    memory ends with its mark, ``(superseded by #N, DATE)`` (:func:`hela_cli.text.marks.with_mark`)."""
     ts = m.get("timestamp")
     date = format_iso(ts)[:10] if isinstance(ts, (int, float)) else str(m.get("date") or "")[:10]
     who = m.get("speaker") or ""
-    return f"- [#{m['id']} {date} {who}] {_one_line(m.get('text', ''), limit)}"
+    return with_mark(f"- [#{m['id']} {date} {who}] {_one_line(m.get('text', ''), limit)}", m)
 
 
 def _fill(header: str, sections: list[tuple[str, list[str]]], budget: int) -> tuple[str, int]:
@@ -128,6 +131,7 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None) -> t
             continue
         by_session.setdefault(row.get("session") or "", []).append(row)
     gist, shown = [], set()
+    marks = Marks(mem.store.supersessions_for(r["id"] for r in recent))   # a changed fact keeps its mark here too
     for name, rows in list(by_session.items())[:h.start_sessions]:
         rows = rows[::-1]   # oldest first
         first = next((r for r in rows if (r.get("speaker") or "").lower() == "user"), rows[0])
@@ -135,8 +139,9 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None) -> t
         date = str(rows[-1].get("date") or "")[:16]
         shown |= {first["id"], *([last["id"]] if last else [])}
         gist.append(f"- {date} session {name[:12]} ({len(rows)} turns shown): asked: "
-                    f"{_one_line(first['text'], limit // 2)} [#{first['id']}]"
-                    + (f" | last answer: {_one_line(last['text'], limit // 2)} [#{last['id']}]" if last else ""))
+                    + with_mark(f"{_one_line(first['text'], limit // 2)} [#{first['id']}]", marks.fields(first["id"]))
+                    + (" | last answer: " + with_mark(f"{_one_line(last['text'], limit // 2)} [#{last['id']}]",
+                                                      marks.fields(last["id"])) if last else ""))
     query = repository_query(root)
     relevant: list[str] = []
     if query:

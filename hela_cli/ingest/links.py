@@ -42,7 +42,7 @@ def link_keywords(store: Store, space: str, cfg: Config, node_ids: Sequence[int]
         return 0
     with store.transaction(space=sp.id):
         fresh = store.refresh_space(sp)
-        have = store.pair_weights(fresh, pairs, h.decay)
+        have = store.pair_weights(fresh, pairs)
         part = 0 if ic.fixed_links else 1   # what a link must exceed: the fixed prior, else the current weight
         updates = {p: ic.keyword_link_weight for p in pairs
                    if have.get((min(p), max(p)), (0.0, 0.0))[part] < ic.keyword_link_weight}
@@ -58,7 +58,7 @@ def write_links(store: Store, space: Any, links: dict[tuple[int, int], float], c
     if cfg.ingest.fixed_links:
         # an edge that already weighs something (a link written before fixed links, or learned weight) keeps
         # its total: the prior takes the link's part, only the excess stays as decaying learned weight
-        weights = store.pair_weights(space, links, cfg.hebbian.decay)
+        weights = store.pair_weights(space, links)
         now = {p: w for p in links if (w := weights.get((min(p), max(p)), (0.0, 0.0))[1]) > 0}
         store.set_priors(space, links)
         if now:
@@ -73,11 +73,11 @@ def link_conversation(store: Store, space: str, cfg: Config) -> int:
     ingested before fixed links, whose links Eq.1's decay has been eroding). Returns the pairs whose
     weight was below ``initial_weight``."""
     sp = store.require_space(space)
-    w0, decay = cfg.ingest.initial_weight, cfg.hebbian.decay
+    w0 = cfg.ingest.initial_weight
     with store.transaction(space=sp.id):
         fresh = store.refresh_space(sp)
         consecutive = store.consecutive_pairs(sp.id)
-        have = store.pair_weights(fresh, consecutive, decay)
+        have = store.pair_weights(fresh, consecutive)
         pairs = {}
         for p in consecutive:
             prior, weight = have.get((min(p), max(p)), (0.0, 0.0))
@@ -97,7 +97,7 @@ def _associate(store: Store, space: Any, new_ids: list[int], vectors: Any, cfg: 
         hits = [(o, s) for o, s in store.knn(space.id, vec, r + 1) if o < nid and s >= floor][:r]
         for other, _ in hits:
             pair = (min(nid, other), max(nid, other))
-            current = updates.get(pair, store.edge_weight(space, pair[0], pair[1], h.decay))
+            current = updates.get(pair, store.edge_weight(space, pair[0], pair[1]))
             updates[pair] = hebbian_update(current, h.eta, 1.0, h.cap)
     if updates:
         store.set_edges(space, updates, h.decay)

@@ -167,10 +167,44 @@ def edit(store: Store, embedder: Embedder, space: Space, cfg: Config, text: str,
             "reembedded": [nid, *followers], "seconds": round(time.perf_counter() - t0, 3)}
 
 
+#: a fact's chain of supersessions is followed this far at most (memories of the chain)
+CHAIN_LIMIT = 50
+
+
+def fact_chain(store: Store, node_id: int) -> list[dict[str, Any]]:
+    """Facts that change: every supersession linking ``node_id`` to earlier and later memories, directly or
+    through others (the fact's history), oldest first: ``[{"old", "new", "old_text", "new_text",
+    "old_date", "new_date", "invalid_at", "detector", "confidence", "status"}]``; [] for a memory without
+    one. At most :data:`CHAIN_LIMIT` memories are followed."""
+    seen, todo, rows = {int(node_id)}, [int(node_id)], {}
+    while todo and len(seen) < CHAIN_LIMIT:
+        found = store.supersessions_for(todo)
+        todo = []
+        for lst in found.values():
+            for r in lst:
+                rows[(r["old_id"], r["new_id"])] = r
+                for nid in (r["old_id"], r["new_id"]):
+                    if nid not in seen and len(seen) < CHAIN_LIMIT:
+                        seen.add(nid)
+                        todo.append(nid)
+    nodes = store.get_nodes(sorted({i for pair in rows for i in pair}))
+    out = []
+    for r in sorted(rows.values(), key=lambda r: (r["invalid_at"], r["old_id"], r["new_id"])):
+        old, new = nodes.get(r["old_id"]), nodes.get(r["new_id"])
+        if old is None or new is None:
+            continue
+        out.append({"old": r["old_id"], "new": r["new_id"], "old_text": old["text"], "new_text": new["text"],
+                    "old_date": format_iso(old["ts"]), "new_date": format_iso(new["ts"]),
+                    "invalid_at": format_iso(r["invalid_at"]), "detector": r["detector"],
+                    "confidence": r["confidence"], "status": r["status"]})
+    return out
+
+
 def history(store: Store, space: Space, node_id: int | None = None, source_id: str | None = None
             ) -> dict[str, Any]:
     """A memory's versions, oldest first, the current one last: ``{"id", "versions": [{"version", "text",
-    "speaker", "replaced", "current"}]}``; ``replaced``: when that version was replaced."""
+    "speaker", "replaced", "current"}], "changes"}``; ``replaced``: when that version was replaced;
+    ``changes``: the fact's supersessions (:func:`fact_chain`: which memory replaced which, from when)."""
     nid = store.resolve_nodes(space.id, space.name, [node_id] if node_id is not None else [],
                               [source_id] if source_id is not None else [])[0]
     node = store.get_node(nid)
@@ -180,4 +214,4 @@ def history(store: Store, space: Space, node_id: int | None = None, source_id: s
     versions.append({"version": len(versions) + 1, "text": node["text"], "speaker": node["speaker"],
                      "replaced": None, "current": True})
     return {"space": space.name, "id": nid, "source_id": node["source_id"], "date": format_iso(node["ts"]),
-            "versions": versions}
+            "versions": versions, "changes": fact_chain(store, nid)}

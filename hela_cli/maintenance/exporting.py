@@ -24,7 +24,8 @@ def export_json(store: Store, space: Space, cfg: Config, vectors: bool = False) 
     """Everything an import (``hela import``, :mod:`hela_cli.maintenance.importing`) needs, read in one snapshot: space
     counters (``step``, ``base_step``, ``consolidated_step``), embedder, nodes (all columns), supersession marks (facts that changed), edges with their
     current ``weight`` and the stored ``prior`` / ``amp`` it is made of (``weight = prior + amp * decay **
-    (step - base_step)``), semantic records with evidence, hub bookkeeping; with ``vectors`` each node's
+    (step - base_step)`` with the space's own decay, written as ``hebbian.decay``),
+    semantic records with evidence, hub bookkeeping; with ``vectors`` each node's
     ``vector`` and ``passages`` (passage vectors of long turns) and each record's ``vector``."""
     with store.snapshot():
         return _export_json(store, space, cfg, vectors)
@@ -32,8 +33,7 @@ def export_json(store: Store, space: Space, cfg: Config, vectors: bool = False) 
 
 def _export_json(store: Store, space: Space, cfg: Config, vectors: bool) -> dict[str, Any]:
     space = store.refresh_space(space)
-    decay = cfg.hebbian.decay
-    strengths = store.edge_strengths(space, decay)
+    strengths = store.edge_strengths(space)
     nodes = list(store.iter_nodes(space.id))
     ids = [n["id"] for n in nodes]
     vecs = store.node_vectors(ids) if vectors else {}
@@ -53,7 +53,8 @@ def _export_json(store: Store, space: Space, cfg: Config, vectors: bool) -> dict
         if vectors:
             r["vector"] = _vec(store.semantic_vector(r["id"]))
     info = store.embedder_info()
-    step, base_step, raw = store.raw_edges(space.id)
+    step, base_step, stored, raw = store.raw_edges(space.id)
+    decay = store.space_decay(space.id) if stored is None else stored   # the space's own (issue 41)
     factor = decay ** (step - base_step) if step > base_step else 1.0
     return {
         "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "exported_at": time.time(),

@@ -9,10 +9,11 @@ Then everything is written in one transaction into a new or empty space:
   Memory ids are given by the database; each memory keeps its exported ``source_id`` or, without one,
   gets its exported id as its source id. The report maps every exported id to its new id;
 * edges with their stored ``prior`` and ``amp`` and the space's ``step`` / ``base_step`` /
-  ``consolidated_step``, so every current weight ``prior + amp * decay ** (step - base_step)`` is what it
-  was (bit for bit with the same ``hebbian.decay``; with another decay the amplitudes are rebased to the
-  export's step first, so the current weights are still the exported ones). An export written before
-  ``prior`` / ``amp`` were exported gives each edge its current weight as a learned amplitude;
+  ``consolidated_step`` and the exported ``hebbian.decay``, which the space keeps, so every current weight
+  ``prior + amp * decay ** (step - base_step)`` is what it was, bit for bit, whatever the importing or
+  reading process's own ``hebbian.decay`` (a process that later learns under another decay rebases the
+  space once, current weights unchanged). An export written before ``prior`` / ``amp`` were exported gives
+  each edge its current weight as a learned amplitude;
 * semantic records with their times, evidence (mapped ids), forgotten-evidence counts and vectors, and the
   hubs' consolidation bookkeeping (cluster ids mapped; ids of memories forgotten before the export, which
   no longer exist, become distinct negative ids so that a cluster's change is measured as before);
@@ -359,15 +360,16 @@ def import_export(store: Callable[[], Store], exp: dict[str, Any], cfg: Config, 
                          f"({target[1]}-d); import with --reembed to embed the texts again")
     if reembed:
         reembed_export(exp, emb, cfg)
-    decay = cfg.hebbian.decay
     step, base_step = exp["step"], exp["base_step"]
-    edge_rows: list[tuple[tuple[int, int], float, float]] = []
-    if exp["raw_edges"] and (exp["decay"] is None or exp["decay"] == decay):
+    # the amplitudes as exported, with the decay they were stored under (issue 41): the space keeps it, so
+    # every reader computes the exported weights whatever its own hebbian.decay; the first process that
+    # learns in the space under another decay rebases it once (store/edges.py)
+    decay: float | None = exp["decay"]
+    edge_rows: list[tuple[tuple[int, int], float, float]]
+    if exp["raw_edges"]:
         edge_rows = [(e["pair"], e["prior"], e["amp"]) for e in exp["edges"]]
-    elif exp["raw_edges"]:  # another decay: rebase to the export's step so the current weights stay
-        f = exp["decay"] ** (step - base_step)
-        edge_rows = [(e["pair"], e["prior"], e["amp"] * f) for e in exp["edges"]]
-        base_step = step
+        if decay is None:   # an export that did not say: it was read with the configured decay
+            decay = cfg.hebbian.decay
     else:  # an older export: current weights only
         edge_rows = [(e["pair"], 0.0, e["weight"]) for e in exp["edges"]]
         base_step = step
@@ -392,7 +394,7 @@ def import_export(store: Callable[[], Store], exp: dict[str, Any], cfg: Config, 
         passages = {ids[n["id"]]: np.asarray(n["passages"], dtype=np.float32) for n in nodes if n["passages"]}
         if passages:
             store.insert_passages(sp.id, passages)
-        store.restore_counters(sp.id, step, base_step, exp["consolidated_step"])
+        store.restore_counters(sp.id, step, base_step, exp["consolidated_step"], decay)
         store.restore_edges(sp.id, [(ids[a], ids[b], prior, amp) if ids[a] < ids[b] else (ids[b], ids[a], prior, amp)
                                     for (a, b), prior, amp in edge_rows])
         for r in exp["semantic"]:

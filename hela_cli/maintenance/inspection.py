@@ -24,6 +24,7 @@ from hela_cli.mechanics.consolidate import detect_hubs, plan_consolidation, sele
 from hela_cli.mechanics.dynamics import hub_strength, is_hub
 from hela_cli.errors import StoreError
 from hela_cli.mechanics.forget import evaluate
+from hela_cli.maintenance.correct import fact_chain
 from hela_cli.store import Space, Store
 
 PREVIEW_CHARS = 80
@@ -64,9 +65,8 @@ def weight_histogram(weights: Sequence[float], cap: float = 1.0, bins: int = 10)
 def overview(store: Store, space: Space, cfg: Config) -> dict[str, Any]:
     """Nodes, edges, weight distribution, hubs, isolated nodes, candidates, semantic records."""
     space = store.refresh_space(space)
-    decay = cfg.hebbian.decay
-    strengths = store.edge_strengths(space, decay)
-    weights = [w for _, _, w in store.all_edges(space, decay)]
+    strengths = store.edge_strengths(space)
+    weights = [w for _, _, w in store.all_edges(space)]
     n_nodes = store.count_nodes(space.id)
     hub_list = detect_hubs(strengths, cfg.consolidation.delta_hub)
     state = store.hub_state(space.id)
@@ -79,6 +79,7 @@ def overview(store: Store, space: Space, cfg: Config) -> dict[str, Any]:
     return {
         "space": space.name, "nodes": n_nodes, "edges": len(weights), "step": space.step,
         "consolidated_step": space.consolidated_step, "now": now,
+        "decay": store.space_decay(space.id),   # Eq.1's decay the weights are read with (the space's own)
         "embedder": {"model": info[0], "dim": info[1]} if info else None,
         "weight_distribution": weight_histogram(weights, cfg.hebbian.cap),
         "isolated_nodes": n_nodes - len(strengths),
@@ -139,7 +140,7 @@ def node(store: Store, node_id: int, cfg: Config, space: str | None = None) -> d
         store.require_space(space)
         raise StoreError(f"node {node_id} is in space '{name}', not '{space}'")
     sp = store.require_space(name)
-    nbrs = sorted(store.neighbours(sp, [node_id], cfg.hebbian.decay)[node_id], key=lambda t: (-t[1], t[0]))
+    nbrs = sorted(store.neighbours(sp, [node_id])[node_id], key=lambda t: (-t[1], t[0]))
     others = store.get_nodes([j for j, _ in nbrs])
     strength = hub_strength(w for _, w in nbrs)
     state = store.hub_state(sp.id).get(node_id)
@@ -153,6 +154,7 @@ def node(store: Store, node_id: int, cfg: Config, space: str | None = None) -> d
                         "text": preview(others.get(j, {}).get("text"))} for j, w in nbrs],
         "semantic": [{k: r[k] for k in ("id", "kind", "subject", "text", "confidence", "date", "evidence")}
                      for r in sem],
+        "changes": fact_chain(store, node_id),   # facts that change: the supersessions around it
     }
 
 
@@ -162,12 +164,11 @@ def heatmap(store: Store, space: Space, cfg: Config, nodes: int = 20, hubs_only:
     """Current edge-weight matrix (appendix B). Nodes: the top ``nodes`` by D(v) in chronological order,
     or (``hubs_only``) every hub followed by its cluster, at most ``max_nodes``."""
     space = store.refresh_space(space)
-    decay = cfg.hebbian.decay
-    strengths = store.edge_strengths(space, decay)
+    strengths = store.edge_strengths(space)
     c = cfg.consolidation
     if hubs_only:
         hub_list = detect_hubs(strengths, c.delta_hub)
-        nbrs = store.neighbours(space, [h for h, _, _ in hub_list], decay) if hub_list else {}
+        nbrs = store.neighbours(space, [h for h, _, _ in hub_list]) if hub_list else {}
         order: list[int] = []
         for h, _, _ in hub_list:
             for n in select_cluster(h, nbrs.get(h, []), c.neighbour_min_weight, c.max_neighbours):
@@ -183,11 +184,10 @@ def heatmap(store: Store, space: Space, cfg: Config, nodes: int = 20, hubs_only:
 def heatmap_of(store: Store, space: Space, cfg: Config, order: Sequence[int],
                strengths: dict[int, tuple[float, int]] | None = None) -> dict[str, Any]:
     """The matrix for the given nodes, in that order."""
-    decay = cfg.hebbian.decay
-    strengths = strengths if strengths is not None else store.edge_strengths(space, decay)
+    strengths = strengths if strengths is not None else store.edge_strengths(space)
     index = {n: i for i, n in enumerate(order)}
     matrix = [[0.0] * len(order) for _ in order]
-    nbrs = store.neighbours(space, list(order), decay) if order else {}
+    nbrs = store.neighbours(space, list(order)) if order else {}
     for a, lst in nbrs.items():
         for b, w in lst:
             if b in index:

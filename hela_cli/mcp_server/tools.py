@@ -55,6 +55,9 @@ class TurnIn(BaseModel):
     session: str | None = Field(None, description="Session id; default: the newest turn's session if within "
                                                   "6 hours, else a new one.")
     id: str | None = Field(None, description="Source id: a turn with an id already in the space is skipped.")
+    supersedes: list[int] | None = Field(None, description="Ids of earlier memories of the space this turn "
+                                                           "replaces (a fact that changed); recall then brings "
+                                                           "this turn with them and marks them superseded.")
 
 
 def _date(ts: float | None) -> str | None:
@@ -64,8 +67,14 @@ def _date(ts: float | None) -> str | None:
 
 
 def _memory_out(m: dict[str, Any], explain: bool = False) -> dict[str, Any]:
+    from hela_cli.text.marks import supersession_mark
+
     out = {"id": m["id"], "source_id": m["source_id"], "date": _date(m["timestamp"]), "speaker": m["speaker"],
-           "text": m["text"], "session": m["session"], "score": round(m["score"], 6), "path": m["path"]}
+           "text": m["text"], "session": m["session"], "score": round(m["score"], 6), "path": m["path"],
+           # facts that change: who replaced this memory, from when, how sure; which memories it replaced
+           "superseded_by": m.get("superseded_by"), "invalid_at": _date(m.get("invalid_at")),
+           "supersession_status": m.get("supersession_status"), "supersedes": m.get("supersedes") or [],
+           "mark": supersession_mark(m) or None}
     if explain:
         out.update({k: round(m[k], 6) for k in ("base_score", "cos", "keyword", "time_factor", "spread_bonus")})
         out["spread_from"] = [{"id": s["id"], "contribution": round(s["contribution"], 6)} for s in m["spread_from"]]
@@ -73,7 +82,7 @@ def _memory_out(m: dict[str, Any], explain: bool = False) -> dict[str, Any]:
 
 
 def _semantic_out(r: dict[str, Any]) -> dict[str, Any]:
-    return {k: r.get(k) for k in ("id", "kind", "text", "confidence", "similarity") if k in r}
+    return {k: r.get(k) for k in ("id", "kind", "text", "confidence", "similarity", "stale") if k in r}
 
 
 class HelaServer:
@@ -122,17 +131,22 @@ class HelaServer:
     def remember(self, space: str, turns: list[TurnIn], redact: bool | None = None) -> dict[str, Any]:
         if not turns:
             raise InputError("turns: give at least one turn")
-        rep = self.memory.add_batch(space, [t.model_dump() for t in turns], redact=redact)
+        rows = [t.model_dump() for t in turns]
+        marks = [row.pop("supersedes") for row in rows]
+        rep = self.memory.add_batch(space, rows, redact=redact,
+                                    supersedes=marks if any(m is not None for m in marks) else None)
         out = {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
-        if rep.get("supersessions"):   # earlier memories these turns replace (supersession.detect)
-            out["supersedes"] = [{"old": m["old"], "new": m["new"], "status": m["status"]} for m in rep["supersessions"]]
+        if rep.get("supersessions"):   # earlier memories these turns replace, found by supersession.detect
+            out["replaced"] = [{"old": m["old"], "new": m["new"], "status": m["status"]} for m in rep["supersessions"]]
         return out
 
     def recall(self, space: str, query: str, k: int | None = None, learn: bool = True, explain: bool = False,
                now: str | None = None, speaker: str | None = None, session: str | None = None,
-               since: str | None = None, until: str | None = None) -> dict[str, Any]:
+               since: str | None = None, until: str | None = None, current_only: bool = False,
+               as_of: str | None = None) -> dict[str, Any]:
         res = self.memory.retrieve(query, space, k=k, now=self._now(now), learn=learn, speaker=speaker,
-                                   session=session, since=since, until=until)
+                                   session=session, since=since, until=until, current_only=current_only,
+                                   as_of=as_of)
         out: dict[str, Any] = {"space": space, "query": query, "recall_id": res.recall_id, "now": _date(res.now),
                                "memories": [_memory_out(m, explain) for m in res.memories],
                                "semantic": [_semantic_out(r) for r in res.semantic]}
@@ -313,7 +327,10 @@ def build_server(config: Config, **options: Any) -> Any:
 
     @server.tool(description="Memories relevant to a query (retrieval only, no chat model): id, source id, "
                              "date, speaker, text, score and path (base = similarity, hebbian = reached through "
-                             "learnt associations). Retrieval learns from use unless learn is false.")
+                             "learnt associations, successor = the later memory that replaced a recalled one). "
+                             "A memory a later one replaced has superseded_by (that memory's id, listed above "
+                             "it), invalid_at, supersession_status (superseded | possible) and mark; do not "
+                             "treat it as current. Retrieval learns from use unless learn is false.")
     async def recall(space: Space, query: Annotated[str, Field(min_length=1, description="What to look for.")],
                      k: Annotated[int | None, Field(ge=1, le=200, description="How many memories by base "
                                                     "activation (default 10; up to 3 more by association).")] = None,
@@ -324,10 +341,15 @@ def build_server(config: Config, **options: Any) -> Any:
                      speaker: Annotated[str | None, Field(description="Only this speaker's memories.")] = None,
                      session: Annotated[str | None, Field(description="Only this session's memories.")] = None,
                      since: Annotated[str | None, Field(description="Only memories at or after this date.")] = None,
-                     until: Annotated[str | None, Field(description="Only memories at or before this date.")] = None
+                     until: Annotated[str | None, Field(description="Only memories at or before this date.")] = None,
+                     current_only: Annotated[bool, Field(description="Leave out memories a later one superseded "
+                                                         "(possibly superseded ones stay, marked).")] = False,
+                     as_of: Annotated[str | None, Field(description="Recall as of this date: later memories and "
+                                                        "later supersessions are ignored.")] = None
                      ) -> dict[str, Any]:
         return await call(hela.recall, space=space, query=query, k=k, learn=learn, explain=explain, now=now,
-                          speaker=speaker, session=session, since=since, until=until)
+                          speaker=speaker, session=session, since=since, until=until, current_only=current_only,
+                          as_of=as_of)
 
     @server.tool(description="Answer a question from memory with the local chat model; returns the answer and "
                              "the memories it came from.")

@@ -175,12 +175,12 @@ def plan_hubs(hubs: Sequence[tuple[int, float, int]], clusters: Mapping[int, lis
 
 def plan_consolidation(store: Store, space: Space, cfg: Config, retry_failed: bool = True) -> list[HubPlan]:
     """Hubs of the space (Eq.2 over ``store.edge_strengths``) with their clusters and planned action."""
-    c, decay = cfg.consolidation, cfg.hebbian.decay
-    strengths = store.edge_strengths(space, decay)
+    c = cfg.consolidation
+    strengths = store.edge_strengths(space)
     hubs = detect_hubs(strengths, c.delta_hub)
     if not hubs:
         return []
-    nbrs = store.neighbours(space, [h for h, _, _ in hubs], decay)
+    nbrs = store.neighbours(space, [h for h, _, _ in hubs])
     clusters, weights = {}, {}
     for hub, _, _ in hubs:
         clusters[hub] = select_cluster(hub, nbrs.get(hub, []), c.neighbour_min_weight, c.max_neighbours)

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from hela_cli.config import Config
 from hela_cli.mechanics.dynamics import depressed_weight, feedback_pairs, hebbian_update
+from hela_cli.mechanics.succession import Marks, blocked_targets
 from hela_cli.errors import InputError
 from hela_cli.store import Space, Store
 
@@ -83,12 +84,16 @@ def apply_feedback(store: Store, space: Space, retrieval: Sequence[Mapping[str, 
     strengthen, weaken = feedback_pairs(s_base, used, eta=h.feedback_eta, anchors=h.feedback_anchors,
                                         anchor_eta=h.feedback_anchor_eta, spread_from=spread_from,
                                         depress=h.feedback_depress)
+    # facts that change: a memory superseded for certain is not strengthened, as in Eq.1 (docs/retrieval.md)
+    old = blocked_targets(Marks(store.supersessions_for(s_base)), s_base)
+    if old:
+        strengthen = {p: rate for p, rate in strengthen.items() if not old.intersection(p)}
     with store.transaction(space=space.id):
         if recall_id is not None and not store.mark_feedback(recall_id, used, when):
             raise InputError(f"recall {recall_id} already has feedback")
         fresh = store.refresh_space(space)
         touched = {v for p in (*strengthen, *weaken) for v in p}
-        weights = store.edges_among(fresh, sorted(touched), h.decay) if touched else {}
+        weights = store.edges_among(fresh, sorted(touched)) if touched else {}
         updates = {p: hebbian_update(weights.get(p, 0.0), rate, 1.0, h.cap) for p, rate in strengthen.items()}
         weakened = 0
         for p, keep in weaken.items():
@@ -102,7 +107,7 @@ def apply_feedback(store: Store, space: Space, retrieval: Sequence[Mapping[str, 
                 weakened += 1
         if updates:
             store.set_edges(fresh, updates, h.decay)
-        store.prune_edges(space.id, h.decay)
+        store.prune_edges(space.id)
         if used:
             store.touch_nodes(list(used), when)
     return {"used": list(used), "strengthened": len(strengthen), "weakened": weakened, "step": fresh.step}

@@ -47,7 +47,7 @@ def evaluate(store: Store, space: Space, cfg: Config, now: float | None = None,
     now = now if now is not None else store.space_now(space.id)
     if now is None:  # empty space
         return None, []
-    strengths = store.edge_strengths(space, cfg.hebbian.decay, with_priors=True)  # fixed links count
+    strengths = store.edge_strengths(space, with_priors=True)  # fixed links count
     out = []
     for node in store.iter_nodes(space.id):
         total, degree = strengths.get(node["id"], (0.0, 0))

@@ -184,7 +184,7 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
 
     memories = _memory_rows(store, chosen, base, s_final, spreads, traced, edge_w)
     if marks:
-        memories = _successors(store, base, memories, marks, filters, changes)
+        memories = _successors(store, base, memories, marks, changes)
     semantic = _semantic(store, space, q, r, changes) if r.semantic_k > 0 else []
     return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=cands.now, step=space.step,
                      timings_ms=timings, query_vector=q)
@@ -305,7 +305,7 @@ def _spreading(store: Store, space: Space, cfg: Config, base: _BaseScores, allow
     receives no bonus (a departure from Eq.4: an old fact is not revived through its neighbours)."""
     r = cfg.retrieval
     sources = [i for i, s in base.scores.items() if s > r.theta]
-    nbrs = store.neighbours(space, sources, cfg.hebbian.decay) if sources else {}
+    nbrs = store.neighbours(space, sources) if sources else {}
     reached = {j for lst in nbrs.values() for j, _ in lst} - set(base.scores)
     if allowed is not None:   # spreading stays inside the filter too
         reached &= allowed
@@ -347,11 +347,12 @@ def _memory_rows(store: Store, chosen: list[tuple[int, str]], base: _BaseScores,
 
 
 def _successors(store: Store, base: _BaseScores, memories: list[dict[str, Any]], marks: Marks,
-                filters: dict[str, Any] | None, changes: _Changes) -> list[dict[str, Any]]:
+                changes: _Changes) -> list[dict[str, Any]]:
     """Stage 5b: each recalled superseded memory's successor joins the result above it, every memory with its
     marks (:func:`hela_cli.mechanics.succession.with_successors`); with ``current_only`` the ones superseded
-    for certain leave. A successor after the recall's ``until`` (``as_of``) is not brought in."""
-    until = (filters or {}).get("until")
+    for certain leave. A successor joins whatever the recall filters (speaker, session, a time window: the
+    old memory is never shown without it), except one after ``as_of``, which did not exist then."""
+    until = changes.as_of
 
     def load(ids: set[int]) -> list[dict[str, Any]]:
         ids = base.join(set(ids) - set(base.scores)) | (set(ids) & set(base.scores))
@@ -440,7 +441,7 @@ def learn_from(store: Store, space: Space, node_ids: list[int], cfg: Config, whe
             store.touch_nodes(ids, when)
             return store.refresh_space(space).step
         fresh = store.advance_step(space.id, h.decay)   # every edge decays once (O(1))
-        weights = store.edges_among(fresh, ids, h.decay)
+        weights = store.edges_among(fresh, ids)
         # current weights already include this step's decay; Eq.1 is decay*w_prev + eta = w_now + eta
         updates = {p: hebbian_update(weights.get(p, 0.0), eta, 1.0, h.cap) for p, eta in rates.items()}
         if updates:

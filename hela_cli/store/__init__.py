@@ -16,9 +16,9 @@ Layout:
 
 SQLite (one file): sqlite-vec ``vec0`` tables hold node and semantic-record vectors (partitioned by space,
 cosine); ``node_terms`` holds the keyword postings and ``spaces.fts_docs`` / ``fts_len`` each space's
-counts (BM25 keyword candidates with the space's own statistics, as on Postgres); ``edges`` holds undirected Hebbian edges,
-one row per pair ``a < b``, the current weight ``amp * decay ** (step - base_step)`` with the space's
-retrieval counter ``step`` (a retrieval decays every edge by bumping ``step``: O(1); see
+counts (BM25 keyword candidates with the space's own statistics, as on Postgres); ``edges`` holds undirected
+Hebbian edges, one row per pair ``a < b``, the current weight ``prior + amp * decay ** (step - base_step)``
+with the space's own decay and retrieval counter ``step`` (a retrieval decays every edge by bumping ``step``: O(1); see
 :mod:`hela_cli.mechanics.dynamics`). Postgres: pgvector and the same tables; see :mod:`.postgres`.
 
 Hand-written SQL is kept where it is measured to matter: the hot reads of retrieval (node features,

@@ -142,11 +142,14 @@ class Backup:
         self.db.executemany("INSERT INTO edges(a, b, space_id, prior, amp) VALUES (?, ?, ?, ?, ?)",
                             [(a, b, space_id, prior, amp) for a, b, prior, amp in rows])
 
-    def restore_counters(self, space_id: int, step: int, base_step: int, consolidated_step: int) -> None:
-        """The space's retrieval counter, last rebase and consolidated step, as exported."""
+    def restore_counters(self, space_id: int, step: int, base_step: int, consolidated_step: int,
+                         decay: float | None = None) -> None:
+        """The space's retrieval counter, last rebase, consolidated step and Eq.1 decay (None: not recorded),
+        as exported."""
         self.require_transaction("restore_counters")
-        self.db.execute("UPDATE spaces SET step=?, base_step=?, consolidated_step=? WHERE id=?",
-                        (int(step), int(base_step), int(consolidated_step), space_id))
+        self.db.execute("UPDATE spaces SET step=?, base_step=?, consolidated_step=?, decay=? WHERE id=?",
+                        (int(step), int(base_step), int(consolidated_step),
+                         None if decay is None else float(decay), space_id))
 
     def restore_semantic(self, space_id: int, rec: dict[str, Any], evidence: Sequence[int],
                          vector: np.ndarray) -> int:
@@ -177,15 +180,16 @@ class Backup:
             out.setdefault(nid, []).append(np.frombuffer(blob, dtype=np.float32))
         return out
 
-    def raw_edges(self, space_id: int) -> tuple[int, int, list[tuple[int, int, float, float]]]:
-        """``(step, base_step, [(a, b, prior, amp)])`` of the space, read in one snapshot, as stored: with the
-        same decay, ``prior + amp * decay ** (step - base_step)`` is each current weight (export: an exact
-        round trip)."""
+    def raw_edges(self, space_id: int) -> tuple[int, int, float | None, list[tuple[int, int, float, float]]]:
+        """``(step, base_step, decay, [(a, b, prior, amp)])`` of the space, read in one snapshot, as stored
+        (``decay``: the space's recorded Eq.1 decay, None if none is recorded yet): ``prior + amp * decay **
+        (step - base_step)`` is each current weight (export: an exact round trip)."""
         with self._snapshot():
-            step, base = self.db.execute("SELECT step, base_step FROM spaces WHERE id=?", (space_id,)).fetchone()
+            step, base, decay = self.db.execute("SELECT step, base_step, decay FROM spaces WHERE id=?",
+                                                (space_id,)).fetchone()
             rows = self.db.execute("SELECT a, b, prior, amp FROM edges WHERE space_id=? ORDER BY a, b",
                                    (space_id,)).fetchall()
-        return step, base, rows
+        return step, base, decay, rows
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:

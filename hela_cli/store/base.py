@@ -31,6 +31,10 @@ REBASE_BELOW = 2.0 ** -64
 # Eq.2 / forgetting sums move by < PRUNE_WEIGHT per edge likewise. At eta 0.02 and decay 0.995 an edge
 # reinforced once reaches it after ~1,980 steps without reinforcement.
 PRUNE_WEIGHT = 1e-6
+# Eq.1's decay a space's stored amplitudes are read with while none is recorded for it (``spaces.decay``
+# NULL: a space older than migration 0016, until a configured process records its own), and a new space's:
+# the default of ``hebbian.decay`` (config.py; tests/test_edges.py checks the two agree).
+DEFAULT_DECAY = 0.995
 PRUNE_PER_STEP = 256       # at most this many weak edges deleted per learning step (a step adds <= 78)
 CACHE_KIB = 65_536         # page cache per connection (SQLite default: 2 MiB)
 ROW_CACHE_MAX = 50_000     # per space and kind: immutable node fields / vectors kept by retrieval

@@ -41,15 +41,15 @@ class StrengthCache:
     connection (``PRAGMA data_version``) or by this one (``total_changes``); the hubs, heatmap and overview
     of one state share one read. Mixed in before :class:`~hela_cli.store.Store` (``BrowseStore``)."""
 
-    def edge_strengths(self, space: Space, decay: float, with_priors: bool = False) -> dict[int, tuple[float, int]]:
+    def edge_strengths(self, space: Space, *, with_priors: bool = False) -> dict[int, tuple[float, int]]:
         import numpy as np
 
-        key = (space.id, decay, with_priors, self._change_token())
+        key = (space.id, with_priors, self._change_token())
         cached = getattr(self, "_strengths", None)
         if cached is not None and cached[0] == key:
             return cached[1]
         with self._snapshot():
-            factor = self._factor(space.id, decay)
+            factor = self._factor(space.id)
             rows = self.db.execute("SELECT a, b, amp, prior FROM edges WHERE space_id = ?", (space.id,)).fetchall()
         if not rows:
             out: dict[int, tuple[float, int]] = {}
@@ -135,15 +135,15 @@ class Browse:
         return self.db.execute("SELECT 1 FROM nodes WHERE space_id = ? AND ord > ? AND ord < ? "
                                "AND coalesce(session, '') = ? LIMIT 1", (space_id, lo, hi, session)).fetchone() is not None
 
-    def node_edges(self, space: Space, node_id: int, decay: float) -> list[tuple[int, float, float]]:
+    def node_edges(self, space: Space, node_id: int) -> list[tuple[int, float, float]]:
         """The memory's edges as ``[(other, fixed prior, learned weight now)]``; current weight = the sum."""
         with self._snapshot():
-            factor = self._factor(space.id, decay)
+            factor = self._factor(space.id)
             rows = self.db.execute("SELECT b, prior, amp FROM edges WHERE a = ? UNION ALL "
                                    "SELECT a, prior, amp FROM edges WHERE b = ?", (node_id, node_id)).fetchall()
         return [(other, prior, amp * factor) for other, prior, amp in rows]
 
-    def edge_parts(self, space: Space, pairs: list[tuple[int, int]], decay: float) -> dict[tuple[int, int], tuple[float, float]]:
+    def edge_parts(self, space: Space, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
         """``{(a, b): (fixed prior, learned weight now)}`` for the pairs that have an edge (keys ``a < b``)."""
         wanted = {(min(a, b), max(a, b)) for a, b in pairs if a != b}
         ids = sorted({i for pair in wanted for i in pair})
@@ -151,7 +151,7 @@ class Browse:
             return {}
         q = ",".join("?" * len(ids))
         with self._snapshot():  # one read for all pairs (the UI's graphs hold at most a few hundred)
-            factor = self._factor(space.id, decay)
+            factor = self._factor(space.id)
             rows = self.db.execute(f"SELECT a, b, prior, amp FROM edges WHERE a IN ({q}) AND b IN ({q})",
                                    (*ids, *ids)).fetchall()
         return {(a, b): (prior, amp * factor) for a, b, prior, amp in rows if (a, b) in wanted}

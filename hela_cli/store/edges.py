@@ -6,12 +6,17 @@ the ingest links too, decaying like learned weight as in the paper).
 
 Invariants kept here:
 
+* ``decay`` is the space's own (``spaces.decay``, migration 0016; issue 41), never a reader's: the read
+  methods take none. A write that learns names the writer's configured decay; a space stored under another
+  is first rebased to it (current weights computed with the stored decay, stored again at ``base_step =
+  step``: unchanged), once, with one line to the progress callback;
 * the factor ``decay ** (step - base_step)`` never falls below ``REBASE_BELOW``: every write path
   (:meth:`Edges.advance_step`, :meth:`Edges.set_edges`) rebases first when it would, so amplitudes stay
   finite and no write divides by an underflowed 0;
-* readers take the space's ``step`` / ``base_step`` pair from the database in the same snapshot as the
-  amplitudes they scale (a read transaction), never from a possibly stale :class:`Space` object: a rebase
-  committed by another process between the two reads cannot mix an old factor with new amplitudes;
+* readers take the space's ``step`` / ``base_step`` pair and its decay from the database in the same
+  snapshot as the amplitudes they scale (a read transaction), never from a possibly stale :class:`Space`
+  object: a rebase committed by another process between the two reads cannot mix an old factor with new
+  amplitudes;
 * an edge is written only if both of its nodes exist in the space, checked inside the write transaction
   (a node forgotten by another process since it was retrieved gets no edge);
 * edges whose current weight is below ``PRUNE_WEIGHT`` are deleted, at most ``PRUNE_PER_STEP`` per
@@ -24,36 +29,87 @@ import math
 from typing import Iterable, Sequence
 
 from hela_cli.errors import StoreError
-from hela_cli.store.base import PRUNE_PER_STEP, PRUNE_WEIGHT, REBASE_BELOW, Space
+from hela_cli.store.base import DEFAULT_DECAY, PRUNE_PER_STEP, PRUNE_WEIGHT, REBASE_BELOW, Space
 
 
 class Edges:
     """Edge reads and writes, the space's retrieval counter, amplitude rebasing and pruning."""
 
     # ---------------------------------------------------------------- factor
-    def _factor(self, space_id: int, decay: float) -> float:
-        """``decay ** (step - base_step)`` with the pair read now (call inside :meth:`_snapshot`)."""
-        row = self.db.execute("SELECT step - base_step FROM spaces WHERE id=?", (space_id,)).fetchone()
-        exponent = row[0] if row else 0
-        return decay ** exponent if exponent > 0 else 1.0
+    def _decay_state(self, space_id: int) -> tuple[int, float | None]:
+        """``(step - base_step, the space's stored decay or None)`` read now (call inside :meth:`_snapshot`)."""
+        row = self.db.execute("SELECT step - base_step, decay FROM spaces WHERE id=?", (space_id,)).fetchone()
+        return (row[0], row[1]) if row else (0, None)
+
+    @staticmethod
+    def _scale(exponent: int, decay: float | None) -> float:
+        """``decay ** exponent``; a decay not recorded yet reads as ``DEFAULT_DECAY``."""
+        return (DEFAULT_DECAY if decay is None else decay) ** exponent if exponent > 0 else 1.0
+
+    def _factor(self, space_id: int) -> float:
+        """``decay ** (step - base_step)`` with the space's own decay and the pair read now (call inside
+        :meth:`_snapshot`)."""
+        return self._scale(*self._decay_state(space_id))
 
     def _write_factor(self, space_id: int, decay: float) -> float:
-        """The factor for a write, rebasing first when it is below ``REBASE_BELOW`` (inside a transaction)."""
-        factor = self._factor(space_id, decay)
+        """The factor for a write that learns under ``decay`` (the writer's ``hebbian.decay``), inside a
+        transaction. A space whose stored decay differs is rebased to ``decay`` first (current weights
+        computed with the stored decay, stored again as amplitudes at ``base_step = step``: unchanged), once,
+        with one line to the progress callback; a space with no decay recorded takes ``decay``. Rebases also
+        when the factor is below ``REBASE_BELOW``."""
+        exponent, stored = self._decay_state(space_id)
+        if stored is None:   # not recorded (a space older than migration 0016): this writer's decay is its own
+            self.db.execute("UPDATE spaces SET decay=? WHERE id=?", (decay, space_id))
+        elif stored != decay:
+            learned = self._rebase(space_id, self._scale(exponent, stored), decay)
+            if learned:
+                name = self.db.execute("SELECT name FROM spaces WHERE id=?", (space_id,)).fetchone()[0]
+                self._report(f"space '{name}': its learned weights were stored under hebbian.decay {stored:g}; "
+                             f"rebased once to {decay:g} ({learned} edges, current weights unchanged)")
+            return 1.0
+        factor = self._scale(exponent, decay)
         if factor >= REBASE_BELOW:
             return factor
-        self.db.execute("UPDATE edges SET amp = amp * ? WHERE space_id=?", (factor, space_id))
-        self.db.execute("DELETE FROM edges WHERE space_id=? AND prior = 0 AND amp < ?", (space_id, PRUNE_WEIGHT))
-        self.db.execute("UPDATE spaces SET base_step = step WHERE id=?", (space_id,))
+        self._rebase(space_id, factor, decay)
         return 1.0
 
-    # ---------------------------------------------------------------- edges
-    def edge_factor(self, space: Space, decay: float) -> float:
-        """``decay ** (step - base_step)`` as stored now: multiply an amplitude by this for the current weight."""
-        with self._snapshot():
-            return self._factor(space.id, decay)
+    def _rebase(self, space_id: int, factor: float, decay: float) -> int:
+        """``amp *= factor``, ``base_step = step`` and the stored decay set to ``decay`` (inside a
+        transaction); learned-only edges left below ``PRUNE_WEIGHT`` are deleted. Returns how many edges hold
+        learned weight."""
+        learned = self.db.execute("UPDATE edges SET amp = amp * ? WHERE space_id=? AND amp > 0",
+                                  (factor, space_id)).rowcount
+        self.db.execute("DELETE FROM edges WHERE space_id=? AND prior = 0 AND amp < ?", (space_id, PRUNE_WEIGHT))
+        self.db.execute("UPDATE spaces SET base_step = step, decay = ? WHERE id=?", (decay, space_id))
+        return learned
 
-    def neighbours(self, space: Space, node_ids: Sequence[int], decay: float,
+    def space_decay(self, space_id: int) -> float:
+        """The decay the space's stored weights are read with: its recorded ``hebbian.decay``, or
+        ``DEFAULT_DECAY`` while none is recorded."""
+        row = self.db.execute("SELECT decay FROM spaces WHERE id=?", (space_id,)).fetchone()
+        return DEFAULT_DECAY if row is None or row[0] is None else row[0]
+
+    def record_decay(self, decay: float) -> int:
+        """Spaces with no decay recorded (older than migration 0016) take ``decay``: the opening process's
+        ``hebbian.decay``, the one it read and learned them with until now. One read when there are none
+        (every open after the first); a database that cannot be written now (read-only, locked) keeps them
+        unrecorded (read with ``DEFAULT_DECAY``) for the next process. Returns how many spaces."""
+        if self.db.execute("SELECT 1 FROM spaces WHERE decay IS NULL LIMIT 1").fetchone() is None:
+            return 0
+        try:
+            with self.transaction():
+                return self.db.execute("UPDATE spaces SET decay=? WHERE decay IS NULL", (decay,)).rowcount
+        except StoreError:
+            return 0
+
+    # ---------------------------------------------------------------- edges
+    def edge_factor(self, space: Space) -> float:
+        """``decay ** (step - base_step)`` as stored now (the space's decay): multiply an amplitude by this for
+        the current weight."""
+        with self._snapshot():
+            return self._factor(space.id)
+
+    def neighbours(self, space: Space, node_ids: Sequence[int], *,
                    min_weight: float = 0.0) -> dict[int, list[tuple[int, float]]]:
         """Current-weight neighbours of each node: ``{node: [(neighbour, weight), ...]}``."""
         out: dict[int, list[tuple[int, float]]] = {n: [] for n in node_ids}
@@ -63,7 +119,7 @@ class Edges:
         # neighbours, not over query rows).
         edges: dict[tuple[int, int], float] = {}
         with self._snapshot():
-            factor = self._factor(space.id, decay)
+            factor = self._factor(space.id)
             for i in range(0, len(ids), 400):
                 chunk = ids[i:i + 400]
                 q = ",".join("?" * len(chunk))
@@ -80,22 +136,22 @@ class Edges:
                 out[b].append((a, w))
         return out
 
-    def edges_among(self, space: Space, node_ids: Sequence[int], decay: float) -> dict[tuple[int, int], float]:
+    def edges_among(self, space: Space, node_ids: Sequence[int]) -> dict[tuple[int, int], float]:
         """Current weights of the edges whose both ends are in ``node_ids`` (a small set): ``{(a, b): w}``, a < b."""
         ids = sorted(set(node_ids))
         if len(ids) < 2:
             return {}
         q = ",".join("?" * len(ids))
         with self._snapshot():
-            factor = self._factor(space.id, decay)
+            factor = self._factor(space.id)
             return {(a, b): prior + amp * factor for a, b, amp, prior in self.db.execute(
                 f"SELECT a, b, amp, prior FROM edges WHERE a IN ({q}) AND b IN ({q})", (*ids, *ids))}
 
-    def edge_weight(self, space: Space, a: int, b: int, decay: float) -> float:
+    def edge_weight(self, space: Space, a: int, b: int) -> float:
         a, b = min(a, b), max(a, b)
         with self._snapshot():
             row = self.db.execute("SELECT amp, prior FROM edges WHERE a=? AND b=?", (a, b)).fetchone()
-            return row[1] + row[0] * self._factor(space.id, decay) if row else 0.0
+            return row[1] + row[0] * self._factor(space.id) if row else 0.0
 
     @staticmethod
     def _edge_amps(weights: dict[tuple[int, int], float], factor: float) -> dict[tuple[int, int], float]:
@@ -143,15 +199,15 @@ class Edges:
             "AND EXISTS (SELECT 1 FROM nodes WHERE id=? AND space_id=?) "
             f"ON CONFLICT(a, b) DO UPDATE SET prior = {self.dialect.greatest}(edges.prior, excluded.prior)", rows)
 
-    def pair_weights(self, space: Space, pairs: Iterable[tuple[int, int]],
-                     decay: float) -> dict[tuple[int, int], tuple[float, float]]:
+    def pair_weights(self, space: Space,
+                     pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
         """``{(a, b): (prior, current weight)}`` (a < b) of the existing edges among ``pairs``: one read per 500
         smaller ends instead of a query per pair (ingest writes links for every batch)."""
         want = {(min(a, b), max(a, b)) for a, b in pairs if a != b}
         if not want:
             return {}
         with self._snapshot():
-            factor = self._factor(space.id, decay)
+            factor = self._factor(space.id)
             return {(a, b): (prior, prior + amp * factor) for a, b, amp, prior in self.select_in(
                 "SELECT a, b, amp, prior FROM edges WHERE a IN ({ids})", sorted({a for a, _ in want}))
                 if (a, b) in want}
@@ -175,15 +231,15 @@ class Edges:
         self.require_transaction("advance_step")
         self.db.execute("UPDATE spaces SET step = step + 1 WHERE id=?", (space_id,))
         self._write_factor(space_id, decay)
-        self.prune_edges(space_id, decay)
+        self.prune_edges(space_id)
         return self._space_by_id(space_id)
 
-    def prune_edges(self, space_id: int, decay: float, limit: int | None = None) -> int:
+    def prune_edges(self, space_id: int, *, limit: int | None = None) -> int:
         """Delete up to ``limit`` edges whose current weight is below ``PRUNE_WEIGHT`` (inside a
         transaction). Reads only the pruned rows through the ``(space_id, amp)`` index. Returns how many."""
         self.require_transaction("prune_edges")
         limit = PRUNE_PER_STEP if limit is None else limit
-        factor = self._factor(space_id, decay)
+        factor = self._factor(space_id)
         if factor <= 0 or limit <= 0:  # factor 0: unreachable after _write_factor
             return 0
         cur = self.db.execute(
@@ -200,13 +256,13 @@ class Edges:
     def refresh_space(self, space: Space) -> Space:
         return self._space_by_id(space.id)
 
-    def edge_strengths(self, space: Space, decay: float, with_priors: bool = False) -> dict[int, tuple[float, int]]:
+    def edge_strengths(self, space: Space, *, with_priors: bool = False) -> dict[int, tuple[float, int]]:
         """Eq.2 inputs for every node with edges: ``{node: (sum of current weights, degree)}``. Fixed priors
         count only ``with_priors``: Eq.2 hubs measure what use taught (without fixed links, the decaying
         ingest links count, as in the paper); forgetting's "weak" criterion counts them (a memory linked into
         its conversation is not weak)."""
         with self._snapshot():
-            factor = self._factor(space.id, decay)
+            factor = self._factor(space.id)
             # "AS ends": PostgreSQL before 16 refuses a subquery in FROM without an alias
             rows = self.db.execute(
                 f"""SELECT n, {self.dialect.fsum.format("amp")}, count(*), {self.dialect.fsum.format("prior")} FROM (
@@ -215,9 +271,9 @@ class Edges:
                    GROUP BY n""", {"s": space.id}).fetchall()
         return {n: (total * factor + (prior if with_priors else 0.0), deg) for n, total, deg, prior in rows}
 
-    def all_edges(self, space: Space, decay: float) -> list[tuple[int, int, float]]:
+    def all_edges(self, space: Space) -> list[tuple[int, int, float]]:
         with self._snapshot():
-            factor = self._factor(space.id, decay)
+            factor = self._factor(space.id)
             return [(a, b, prior + amp * factor) for a, b, amp, prior in self.db.execute(
                 "SELECT a, b, amp, prior FROM edges WHERE space_id=? ORDER BY a, b", (space.id,))]
 

@@ -26,8 +26,19 @@ SHARED_CHECKS = {
         "WHERE n.id = s.new_id AND n.space_id = s.space_id)",
     "keyword postings without node": "SELECT count(*) FROM node_terms t WHERE NOT EXISTS "
         "(SELECT 1 FROM nodes n WHERE n.id = t.node_id)",
+    # BM25 reads N, n and the average length from these per-space rows (store/keywords.py): each can drift
+    # on its own (a write that updated one and not another), so each is checked against what it counts
     "keyword statistics out of step": "SELECT count(*) FROM spaces s WHERE fts_docs <> "
         "(SELECT count(*) FROM nodes n WHERE n.space_id = s.id)",
+    "keyword lengths out of step": "SELECT count(*) FROM spaces s LEFT JOIN (SELECT space_id, sum(dl) AS len "
+        "FROM (SELECT space_id, node_id, min(dl) AS dl FROM node_terms GROUP BY space_id, node_id) AS per_node "
+        "GROUP BY space_id) AS l ON l.space_id = s.id WHERE s.fts_len <> coalesce(l.len, 0)",
+    "keyword postings in another space than their node": "SELECT count(*) FROM node_terms t "
+        "JOIN nodes n ON n.id = t.node_id WHERE n.space_id <> t.space_id",
+    "keyword postings with two lengths for one memory": "SELECT count(*) FROM (SELECT node_id FROM node_terms "
+        "GROUP BY node_id HAVING min(dl) <> max(dl)) AS d",
+    "memories with keywords but no postings": "SELECT count(*) FROM nodes n WHERE n.keywords <> '' AND "
+        "NOT EXISTS (SELECT 1 FROM node_terms t WHERE t.node_id = n.id)",
 }
 
 

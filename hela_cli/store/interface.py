@@ -232,56 +232,66 @@ class StoreAPI(Protocol):
     def semantic_knn(self, space_id: int, vector: np.ndarray, k: int) -> list[tuple[int, float]]: ...
 
     # ---------------------------------------------------------------- edges (Eq.1, Eq.2)
+    # Every read scales the stored amplitudes with the space's own recorded decay (``spaces.decay``, issue 41),
+    # never with a caller's: a write that learns passes its configured ``hebbian.decay``, and a space stored
+    # under another one is rebased to it once, current weights unchanged (``edges.py``, docs/retrieval.md).
     def advance_step(self, space_id: int, decay: float) -> Space:
-        """Bump the space's retrieval counter (every edge decays once), inside a transaction."""
+        """Bump the space's retrieval counter (every edge decays once), inside a transaction; ``decay``: the
+        writer's ``hebbian.decay`` (a space stored under another is rebased to it first)."""
 
-    def prune_edges(self, space_id: int, decay: float, limit: int | None = None) -> int:
+    def space_decay(self, space_id: int) -> float:
+        """The decay the space's stored weights are read with (its recorded one, else the default)."""
+
+    def record_decay(self, decay: float) -> int:
+        """Spaces with no decay recorded yet take ``decay`` (the opening process's); returns how many."""
+
+    def prune_edges(self, space_id: int, *, limit: int | None = None) -> int:
         """Delete up to ``limit`` edges whose current weight is below ``PRUNE_WEIGHT`` (inside a transaction).
         Reads only the pruned rows through the ``(space_id, amp)`` index. Returns how many."""
 
     def set_edges(self, space: Space, weights: dict[tuple[int, int], float], decay: float) -> None:
-        """Write current weights for pairs, inside a write transaction. A pair whose node is gone (or in another
-        space) is skipped: the check runs in the transaction, so no edge can dangle. An edge with a fixed
-        ``prior`` keeps it; its decaying part becomes ``max(0, weight - prior)``."""
+        """Write current weights for pairs learned under ``decay``, inside a write transaction. A pair whose node
+        is gone (or in another space) is skipped: the check runs in the transaction, so no edge can dangle. An
+        edge with a fixed ``prior`` keeps it; its decaying part becomes ``max(0, weight - prior)``."""
 
     def set_priors(self, space: Space, weights: dict[tuple[int, int], float]) -> None:
         """Give pairs a fixed prior weight (at least ``w``: an existing larger prior stays), inside a write
         transaction; what Eq.1 learned on the edge is kept on top. Pairs whose node is gone are skipped."""
 
-    def neighbours(self, space: Space, node_ids: Sequence[int], decay: float,
+    def neighbours(self, space: Space, node_ids: Sequence[int], *,
                    min_weight: float = 0.0) -> dict[int, list[tuple[int, float]]]:
         """Current-weight neighbours of each node: ``{node: [(neighbour, weight), ...]}``."""
 
-    def edges_among(self, space: Space, node_ids: Sequence[int], decay: float) -> dict[tuple[int, int], float]:
+    def edges_among(self, space: Space, node_ids: Sequence[int]) -> dict[tuple[int, int], float]:
         """Current weights of the edges whose both ends are in ``node_ids`` (a small set): ``{(a, b): w}``, a <
         b."""
 
-    def edge_weight(self, space: Space, a: int, b: int, decay: float) -> float: ...
+    def edge_weight(self, space: Space, a: int, b: int) -> float: ...
 
     def edge_prior(self, space: Space, a: int, b: int) -> float: ...
 
     def edge_priors(self, space: Space) -> dict[tuple[int, int], float]:
         """``{(a, b): prior}`` of the space's edges with a fixed prior weight."""
 
-    def pair_weights(self, space: Space, pairs: Iterable[tuple[int, int]],
-                     decay: float) -> dict[tuple[int, int], tuple[float, float]]:
+    def pair_weights(self, space: Space,
+                     pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
         """``{(a, b): (prior, current weight)}`` (a < b) of the existing edges among ``pairs``: one read per 500
         smaller ends instead of a query per pair (ingest writes links for every batch)."""
 
-    def edge_strengths(self, space: Space, decay: float, with_priors: bool = False) -> dict[int, tuple[float, int]]:
+    def edge_strengths(self, space: Space, *, with_priors: bool = False) -> dict[int, tuple[float, int]]:
         """Eq.2 inputs for every node with edges: ``{node: (sum of current weights, degree)}``. Fixed priors
         count only ``with_priors``: Eq.2 hubs measure what use taught (without fixed links, the decaying ingest
         links count, as in the paper); forgetting's "weak" criterion counts them (a memory linked into its
         conversation is not weak)."""
 
-    def all_edges(self, space: Space, decay: float) -> list[tuple[int, int, float]]: ...
+    def all_edges(self, space: Space) -> list[tuple[int, int, float]]: ...
 
     def count_edges(self, space_id: int) -> int: ...
 
-    def raw_edges(self, space_id: int) -> tuple[int, int, list[tuple[int, int, float, float]]]:
-        """``(step, base_step, [(a, b, prior, amp)])`` of the space, read in one snapshot, as stored: with the
-        same decay, ``prior + amp * decay ** (step - base_step)`` is each current weight (export: an exact round
-        trip)."""
+    def raw_edges(self, space_id: int) -> tuple[int, int, float | None, list[tuple[int, int, float, float]]]:
+        """``(step, base_step, decay, [(a, b, prior, amp)])`` of the space, read in one snapshot, as stored
+        (``decay`` None: none recorded yet): ``prior + amp * decay ** (step - base_step)`` is each current weight
+        (export: an exact round trip)."""
 
     # ---------------------------------------------------------------- semantic records and consolidation
     def insert_semantic(self, space_id: int, kind: str, subject: str | None, text: str,
@@ -401,8 +411,9 @@ class StoreAPI(Protocol):
         """``(a, b, prior, amp)`` written as given (a < b; both nodes of the space, checked by the caller, and
         by the transaction's foreign data: a missing node is an error, not a skip)."""
 
-    def restore_counters(self, space_id: int, step: int, base_step: int, consolidated_step: int) -> None:
-        """The space's retrieval counter, last rebase and consolidated step, as exported."""
+    def restore_counters(self, space_id: int, step: int, base_step: int, consolidated_step: int,
+                         decay: float | None = None) -> None:
+        """The space's retrieval counter, last rebase, consolidated step and Eq.1 decay, as exported."""
 
     def restore_semantic(self, space_id: int, rec: dict[str, Any], evidence: Sequence[int],
                          vector: np.ndarray) -> int:
@@ -453,10 +464,10 @@ class StoreAPI(Protocol):
     def count_browse(self, space_id: int, f: NodeFilter) -> int:
         """How many memories of the space match ``f`` (with ``terms``: :meth:`_count_by_terms`)."""
 
-    def node_edges(self, space: Space, node_id: int, decay: float) -> list[tuple[int, float, float]]:
+    def node_edges(self, space: Space, node_id: int) -> list[tuple[int, float, float]]:
         """The memory's edges as ``[(other, fixed prior, learned weight now)]``; current weight = the sum."""
 
-    def edge_parts(self, space: Space, pairs: list[tuple[int, int]], decay: float) -> dict[tuple[int, int], tuple[float, float]]:
+    def edge_parts(self, space: Space, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], tuple[float, float]]:
         """``{(a, b): (fixed prior, learned weight now)}`` for the pairs that have an edge (keys ``a < b``)."""
 
     def semantic_page(self, space_id: int, limit: int, offset: int = 0) -> list[int]:

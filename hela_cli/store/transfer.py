@@ -30,8 +30,8 @@ class Transfer:
         sp = self.require_space(name)
         with self._snapshot():
             sid = sp.id
-            step, base, cons = self.db.execute(
-                "SELECT step, base_step, consolidated_step FROM spaces WHERE id=?", (sid,)).fetchone()
+            step, base, cons, decay = self.db.execute(
+                "SELECT step, base_step, consolidated_step, decay FROM spaces WHERE id=?", (sid,)).fetchone()
             nodes = [dict(n) for n in self.iter_nodes(sid)]
             stamps = dict(self.db.execute("SELECT id, created_at FROM nodes WHERE space_id=?", (sid,)).fetchall())
             for n in nodes:
@@ -54,7 +54,7 @@ class Transfer:
                 "SELECT id, question, answer, memories, step, created_at, kind, retrieval, used, used_at, vector "
                 "FROM asks WHERE space_id=? ORDER BY id", (sid,))]
             supersessions = self.space_supersessions(sid)
-        return {"name": name, "step": step, "base_step": base, "consolidated_step": cons, "nodes": nodes,
+        return {"name": name, "step": step, "base_step": base, "consolidated_step": cons, "decay": decay, "nodes": nodes,
                 "vectors": vecs, "edges": edges, "passages": passages, "semantic": semantic, "hubs": hubs,
                 "asks": asks, "history": history, "supersessions": supersessions, "embedder": self.embedder_info()}
 
@@ -140,8 +140,9 @@ class Transfer:
             self.restore_supersessions(sp.id, [{**r, "old_id": idmap[r["old_id"]], "new_id": idmap[r["new_id"]]}
                                                for r in dump.get("supersessions", ())
                                                if r["old_id"] in idmap and r["new_id"] in idmap])
-            self.db.execute("UPDATE spaces SET step=?, base_step=?, consolidated_step=? WHERE id=?",
-                            (dump["step"], dump["base_step"], dump["consolidated_step"], sp.id))
+            # the decay travels with the amplitudes it gives meaning to (issue 41)
+            self.db.execute("UPDATE spaces SET step=?, base_step=?, consolidated_step=?, decay=? WHERE id=?",
+                            (dump["step"], dump["base_step"], dump["consolidated_step"], dump.get("decay"), sp.id))
             self._after_load()
         return {"nodes": len(nodes), "edges": len(dump["edges"]), "semantic": len(dump["semantic"]),
                 "asks": len(dump["asks"]), "ids_kept": int(keep_ids)}

@@ -126,7 +126,7 @@ def memory(store: Store, cfg: Config, node_id: int) -> dict[str, Any]:
     data["more_neighbours"] = max(0, len(data["neighbours"]) - MAX_NEIGHBOURS)
     data["neighbours"] = data["neighbours"][:MAX_NEIGHBOURS]   # strongest first
     sp = store.require_space(name)
-    parts = {other: (prior, learned) for other, prior, learned in store.node_edges(sp, node_id, cfg.hebbian.decay)}
+    parts = {other: (prior, learned) for other, prior, learned in store.node_edges(sp, node_id)}
     pos = store.node_positions({node_id, *parts})
     session, ord_ = pos[node_id]
     same = [(pos[j][1], j) for j in parts if j in pos and pos[j][0] == session]
@@ -159,7 +159,7 @@ def recall(mem: Any, sp_name: str, question: str, learn: bool = False) -> dict[s
                 extra[s["id"]] = max(extra.get(s["id"], 0.0), s["contribution"])
     keep = sorted(extra, key=lambda i: (-extra[i], i))[:RECALL_EXTRA_SOURCES]
     others = store.get_nodes(keep)
-    nodes = [{"id": m["id"], "role": "base" if m["path"] == "base" else "hebbian", "rank": rank,
+    nodes = [{"id": m["id"], "role": "hebbian" if m["path"] == "hebbian" else "base", "rank": rank,
               "speaker": m["speaker"], "text": m["text"], "timestamp": m["timestamp"], "session": m["session"],
               "score": m["score"], "base_score": m["base_score"], "cos": m["cos"], "keyword": m["keyword"],
               "time_factor": m["time_factor"], "spread_bonus": m["spread_bonus"]}
@@ -170,7 +170,7 @@ def recall(mem: Any, sp_name: str, question: str, learn: bool = False) -> dict[s
     drawn = {n["id"] for n in nodes}
     edges = [{"source": s["id"], "target": m["id"], "weight": s["weight"], "contribution": s["contribution"],
               "kind": "spread"} for m in res.memories for s in m["spread_from"] if s["id"] in drawn]
-    parts = store.edge_parts(sp, [(e["source"], e["target"]) for e in edges], mem.config.hebbian.decay)
+    parts = store.edge_parts(sp, [(e["source"], e["target"]) for e in edges])
     for e in edges:
         prior, learned = parts.get((min(e["source"], e["target"]), max(e["source"], e["target"])), (0.0, 0.0))
         e["prior"], e["learned"] = prior, learned
@@ -191,14 +191,14 @@ def hub_graph(store: Store, sp: Space, cfg: Config, node_id: int) -> dict[str, A
     name = store.node_space_name(node_id)
     if name is None or name != sp.name:
         raise StoreError(f"unknown memory id {node_id} in space '{sp.name}'")
-    decay, c = cfg.hebbian.decay, cfg.consolidation
-    nbrs = store.neighbours(sp, [node_id], decay)[node_id]
+    c = cfg.consolidation
+    nbrs = store.neighbours(sp, [node_id])[node_id]
     cluster = select_cluster(node_id, nbrs, c.neighbour_min_weight, c.max_neighbours)
     ranked = [j for j, _ in sorted(nbrs, key=lambda t: (-t[1], t[0]))]
     order = list(dict.fromkeys([node_id, *cluster, *ranked]))[:HUB_GRAPH_MAX]
     rows = store.get_nodes(order)
-    among = store.edges_among(sp, order, decay)
-    parts = store.edge_parts(sp, list(among), decay)
+    among = store.edges_among(sp, order)
+    parts = store.edge_parts(sp, list(among))
     conv = conversation_links(store, sp, list(among))
     edges, hidden = [], 0
     for (a, b), w in sorted(among.items()):

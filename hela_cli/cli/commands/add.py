@@ -14,14 +14,15 @@ from hela_cli.errors import HelaError
 app = typer.Typer()
 
 
-def _read_stdin_turns() -> list[Any]:
-    """JSON Lines on stdin, every line validated before anything is written (blank lines skipped)."""
+def _read_stdin_turns() -> tuple[list[Any], list[Any]]:
+    """JSON Lines on stdin, every line validated before anything is written (blank lines skipped); with each
+    line's ``supersedes`` (None, an id or a list of ids)."""
     import json
 
     from hela_cli.errors import InputError
     from hela_cli.ingest import turn_from_mapping
 
-    turns = []
+    turns, supersedes = [], []
     for n, line in enumerate(sys.stdin, start=1):
         if not line.strip():
             continue
@@ -29,10 +30,19 @@ def _read_stdin_turns() -> list[Any]:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(f"<stdin>:{n}: not valid JSON ({e.msg} at column {e.colno})") from None
+        marks = obj.pop("supersedes", None) if isinstance(obj, dict) else None
+        if marks is not None and not (_ids(marks) or _ids([marks])):
+            raise InputError(f"<stdin>:{n}: 'supersedes' must be a memory id or a list of memory ids")
+        supersedes.append(marks)
         turns.append(turn_from_mapping(obj, f"<stdin>:{n}"))
     if not turns:
         raise InputError("<stdin>: no turns to add")
-    return turns
+    return turns, supersedes
+
+
+def _ids(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, int) and not isinstance(v, bool)
+                                                           for v in value)
 
 
 @app.command("add")
@@ -47,6 +57,9 @@ def add(
     session: Optional[str] = typer.Option(None, "--session", help="Session id (default: the newest turn's "
                                           "session if within 6 hours, else a new one)."),
     source_id: Optional[str] = typer.Option(None, "--id", help="Source id: a retry with the same id adds nothing."),
+    supersedes: Optional[list[int]] = typer.Option(None, "--supersedes", metavar="ID", help="An earlier memory "
+                                                   "of the space this turn replaces (a fact that changed; "
+                                                   "repeatable). With '-': a \"supersedes\" key per line."),
     json_out: bool = typer.Option(False, "--json", help='Print {"added": [...], "skipped": [...]}.'),
     redact: Optional[bool] = typer.Option(None, "--redact/--no-redact", help="Replace secrets (API keys, "
                                           "tokens, private keys, passwords) with [REDACTED:kind] before storing "
@@ -57,17 +70,20 @@ def add(
     from hela_cli.ingest import turn_from_mapping
 
     if words == ["-"]:
-        if any(v is not None for v in (speaker, when, session, source_id)):
-            raise HelaError("--speaker, --time, --session and --id apply to TEXT; with '-' give them per line", 2)
-        turns = _read_stdin_turns()
+        if any(v is not None for v in (speaker, when, session, source_id)) or supersedes:
+            raise HelaError("--speaker, --time, --session, --id and --supersedes apply to TEXT; with '-' give "
+                            "them per line", 2)
+        turns, marks = _read_stdin_turns()
     else:
         if when is not None:
             parse_time(when, "--time")  # the error names the option
         turn = {"text": " ".join(words), "speaker": speaker, "time": when, "session": session, "id": source_id}
         turns = [turn_from_mapping(turn, "hela add")]
+        marks = [supersedes or None]
     mem = state(ctx).memory()
     with mem:
-        rep = mem.add_batch(space, turns, redact=redact)
+        rep = mem.add_batch(space, turns, redact=redact,
+                            supersedes=marks if any(m is not None for m in marks) else None)
     if json_out:
         print_json({"space": rep["space"], "added": rep["added"], "skipped": rep["skipped"]})
         return

@@ -36,6 +36,10 @@ def ask(
     session: Optional[str] = typer.Option(None, "--session", help="Recall only from this session."),
     since: Optional[str] = typer.Option(None, "--since", help="Recall only memories at or after this time."),
     until: Optional[str] = typer.Option(None, "--until", help="Recall only memories at or before this time."),
+    current_only: bool = typer.Option(False, "--current-only", help="Leave out memories a later one superseded "
+                                      "(possibly superseded ones stay, marked)."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help="Recall as of this date: later memories and later "
+                                        "supersessions are ignored."),
 ) -> None:
     """Answer a question from memory, then the memories it rests on (retrieval learns from use unless
     --no-learn)."""
@@ -50,7 +54,8 @@ def ask(
     with mem:
         learn = mem.config.retrieval.learn and not no_learn
         res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=learn, speaker=speaker,
-                      session=session, since=since, until=until, on_text=on_text if plain else None)
+                      session=session, since=since, until=until, on_text=on_text if plain else None,
+                      current_only=current_only, as_of=as_of)
         _print_answer(res, json_out, explain, no_llm, quiet, streamed=plain)
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         rep = mem.consolidate_if_due(space) if not no_llm and learn and res["memories"] else None

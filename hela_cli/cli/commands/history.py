@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from hela_cli.cli.helpers import ID_SPACE_HELP, space_of_ids, space_option, state
+from hela_cli.cli.helpers import ID_SPACE_HELP, print_changes, space_of_ids, space_option, state
 from hela_cli.cli.render import console, one_line, print_json, text
 from hela_cli.errors import InputError
 
@@ -21,7 +21,8 @@ def history(
     source_id: Optional[str] = typer.Option(None, "--source-id", help="The memory with this source id."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """A memory's versions, oldest first, with when each was replaced."""
+    """A memory's versions, oldest first, with when each was replaced, and the memories that replaced it or
+    that it replaced (facts that changed: `hela supersede`)."""
     if (node_id is None) == (source_id is None):
         raise InputError("hela history: give a memory id or --source-id")
     mem = state(ctx).memory()
@@ -36,3 +37,4 @@ def history(
         when = "current" if v["current"] else f"until {v['replaced'].replace('T', ' ')[:16]}"
         head = f"v{v['version']}  {when}  "
         console.print(text(head + one_line(v["text"], max(width - len(head), 10))), soft_wrap=True, highlight=False)
+    print_changes(rep["changes"])

@@ -9,7 +9,7 @@ from typing import Any, Optional
 import typer
 
 from hela_cli.errors import InputError
-from hela_cli.cli.helpers import open_store, show_space, space_option, write_out
+from hela_cli.cli.helpers import open_store, print_changes, show_space, space_option, write_out
 from hela_cli.cli.render import HUB_STYLE, ISOLATED_STYLE, candidates_table, clean, console, err_console, fmt_ts, print_json, table, text
 
 CTX = {"help_option_names": ["-h", "--help"]}
@@ -50,7 +50,8 @@ def render_overview(ov: dict[str, Any], space: str, cfg: Any) -> None:
     console.print(text(f"space '{ov['space']}'", "bold"))
     h = ov["hubs"]
     console.print(text(f"{ov['nodes']} memories, {ov['edges']} edges, {ov['step']} retrievals "
-                       f"(consolidated at step {ov['consolidated_step']}), now {fmt_ts(ov['now'])}"))
+                       f"(consolidated at step {ov['consolidated_step']}, hebbian.decay {ov['decay']:g}), "
+                       f"now {fmt_ts(ov['now'])}"))
     line = text("")
     line.append(f"{h['count']} hubs", HUB_STYLE)
     line.append(f" (D > {h['delta_hub']:g}, {h['consolidated']} consolidated), ")
@@ -169,6 +170,7 @@ def inspect_node(
     for r in n["semantic"]:
         console.print(text(f"  [{r['kind']}] {r['subject'] + ': ' if r['subject'] else ''}{r['text']}"
                            + (f" ({r['date']})" if r["date"] else "")))
+    print_changes(n["changes"])
 
 
 @app.command("heatmap")

@@ -269,7 +269,8 @@ class PgConnection(Connection):
                          sign_rescore=sign_rescore, vector_cache_auto=vector_cache_auto)
         self._tx_space: int | None = None   # the space the open write transaction locked (None: all)
         self._tx_meta = False                # the open transaction holds LOCK_META
-        self._tx_exp: dict[int, int] = {}    # step - base_step per space, as this transaction left it (read.py)
+        # (step - base_step, decay) per space, as this transaction left them (read.py)
+        self._tx_exp: dict[int, tuple[int, float | None]] = {}
         if hnsw_min is not None:
             self.hnsw_min = hnsw_min
         self.db = PgDB(conn, where, url)

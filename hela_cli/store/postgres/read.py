@@ -6,7 +6,7 @@ BENCHMARKS.md, "Postgres: per-space write lock, round trips, latency at 10k / 10
 
 * :meth:`PgReads.reading` runs a retrieval's reads in one ``REPEATABLE READ`` read-only snapshot whose
   first statement also reads the space's state (``nodes_version``, the lazy-decay exponent
-  ``step - base_step``, the newest memory's time, the semantic record count, the embedder binding, whether
+  ``step - base_step`` and the space's stored decay, the newest memory's time, the semantic record count, the embedder binding, whether
   use traces exist). Inside the snapshot nothing of that can change, so the caches' version checks, Eq.1's
   factor, ``space_now``, ``count_semantic`` and ``embedder_info`` answer from it instead of a statement
   each (7 version checks alone per retrieval before). The reads are also consistent with each other now;
@@ -35,7 +35,7 @@ _IN_IDS = re.compile(r"\b(NOT\s+)?IN\s*\(\s*\{ids\}\s*\)", re.IGNORECASE)
 
 # The space's state, read by the statement that opens a retrieval's snapshot ({sid}: an int, written in:
 # BEGIN and this go in one round trip through libpq's simple protocol, which takes no parameters).
-_STATE_SQL = """SELECT s.nodes_version, s.step - s.base_step,
+_STATE_SQL = """SELECT s.nodes_version, s.step - s.base_step, s.decay,
        (SELECT max(ts) FROM nodes WHERE space_id = s.id),
        (SELECT count(*) FROM semantic WHERE space_id = s.id),
        (SELECT value FROM meta WHERE key = 'embed_model'),
@@ -67,8 +67,9 @@ class PgReads:
             self.db.execute("COMMIT")
             yield
             return
-        self._memo = {"space": sid, "version": row[0], "exponent": row[1], "now": row[2], "semantic": row[3],
-                      "embedder": (row[4], int(row[5])) if row[4] and row[5] else None, "traces": row[6]}
+        self._memo = {"space": sid, "version": row[0], "decay_state": (row[1], row[2]), "now": row[3],
+                      "semantic": row[4], "embedder": (row[5], int(row[6])) if row[5] and row[6] else None,
+                      "traces": row[7]}
         try:
             yield
         except BaseException:
@@ -144,24 +145,25 @@ class PgReads:
         return iter(self.db.execute(text, (*params, ids)).fetchall())
 
     # ---------------------------------------------------------------- Eq.1's write: the step pair kept
-    def _tx_exponents(self) -> dict[int, int]:
-        """``{space id: step - base_step}`` known in the open write transaction (emptied by
+    def _tx_exponents(self) -> dict[int, tuple[int, float | None]]:
+        """``{space id: (step - base_step, stored decay)}`` known in the open write transaction (emptied by
         :meth:`PgConnection.transaction` when it ends or a savepoint rolls back)."""
         return self._tx_exp
 
-    def _factor(self, space_id: int, decay: float) -> float:
-        exponent = self._tx_exponents().get(int(space_id)) if self._in_tx else None
-        if exponent is None:
-            known, exponent = self._state(space_id, "exponent")
+    def _decay_state(self, space_id: int) -> tuple[int, float | None]:
+        state = self._tx_exponents().get(int(space_id)) if self._in_tx else None
+        if state is None:
+            known, state = self._state(space_id, "decay_state")
             if not known:
-                return super()._factor(space_id, decay)  # type: ignore[misc]
-        return decay ** exponent if exponent > 0 else 1.0
+                return super()._decay_state(space_id)  # type: ignore[misc]
+        return state
 
     def _write_factor(self, space_id: int, decay: float) -> float:
-        rebase = self._factor(space_id, decay) < REBASE_BELOW
+        exponent, stored = self._decay_state(space_id)
+        rebase = (stored is not None and stored != decay) or self._scale(exponent, decay) < REBASE_BELOW  # type: ignore[attr-defined]
         factor = super()._write_factor(space_id, decay)  # type: ignore[misc]
-        if rebase and int(space_id) in self._tx_exponents():
-            self._tx_exponents()[int(space_id)] = 0   # rebased: base_step = step
+        if int(space_id) in self._tx_exponents():   # rebased: base_step = step; either way the decay is ``decay``
+            self._tx_exponents()[int(space_id)] = (0 if rebase else exponent, decay)
         return factor
 
     def advance_step(self, space_id: int, decay: float) -> Space:
@@ -169,14 +171,14 @@ class PgReads:
         ``UPDATE`` itself and kept for the transaction."""
         self.require_transaction("advance_step")
         row = self.db.execute("UPDATE spaces SET step = step + 1 WHERE id=? RETURNING id, name, step, base_step, "
-                              "consolidated_step", (space_id,)).fetchone()
+                              "consolidated_step, decay", (space_id,)).fetchone()
         if row is None:
             raise StoreError(f"unknown space id {space_id}")
         exps = self._tx_exponents()
-        exps[int(space_id)] = row[2] - row[3]
+        exps[int(space_id)] = (row[2] - row[3], row[5])
         self._write_factor(space_id, decay)
-        self.prune_edges(space_id, decay)
-        return Space(row[0], row[1], row[2], row[2] - exps[int(space_id)], row[4])
+        self.prune_edges(space_id)
+        return Space(row[0], row[1], row[2], row[2] - exps[int(space_id)][0], row[4])
 
     # ---------------------------------------------------------------- Eq.1's write: one statement per kind
     def set_edges(self, space: Space, weights: dict[tuple[int, int], float], decay: float) -> None:

@@ -179,6 +179,12 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
     ("0005_asks_traces", """
         CREATE INDEX asks_traces ON asks(space_id, id) WHERE used IS NOT NULL AND vector IS NOT NULL
     """),
+    # Eq.1's decay of each space, the one its stored amplitudes mean something with (SQLite
+    # 0016_space_hebbian, where the reasons are); existing spaces NULL (not recorded), new ones the default
+    ("0006_space_hebbian", """
+        ALTER TABLE spaces ADD COLUMN decay DOUBLE PRECISION;
+        ALTER TABLE spaces ALTER COLUMN decay SET DEFAULT 0.995
+    """),
     # facts that change (SQLite 0017_supersession): the same table (store/supersession.py)
     ("0007_supersession", SUPERSESSIONS_SQL.format(int="BIGINT", real="DOUBLE PRECISION")),
 ]

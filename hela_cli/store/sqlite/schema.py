@@ -302,6 +302,21 @@ def _m15_keyword_terms(db: "Database") -> None:
                         [(d, n, sid) for sid, (d, n) in counts.items()])
     db.execute("DROP TABLE node_fts")
 
+
+def _m16_space_hebbian(db: "Database") -> None:
+    # Eq.1's decay of each space (issue 41). An edge stores `prior + amp` with `amp` relative to the space's
+    # `base_step`; its current weight is `prior + amp * decay ** (step - base_step)`, so the stored amplitudes
+    # mean something only with the decay they were learned under. Every reader used its own configuration's
+    # `hebbian.decay`: a space learned under 0.9 and read under 0.995 showed weights of 8.7e11. Since 0016 the
+    # space keeps its decay and every reader uses it (store/edges.py). NULL: not recorded yet. No earlier
+    # version wrote the decay into the file (meta holds the embedder and the schema version only), so an
+    # existing space starts NULL and the first process that opens it with a configuration records that
+    # configuration's decay, the one it read and learned the space with until now (Edges.record_decay);
+    # a reader before that, without a configuration, reads with the default 0.995. A new space starts with
+    # the default (the column's): a writer learning under another decay rebases it, still empty, at once.
+    db.execute("ALTER TABLE spaces ADD COLUMN decay REAL DEFAULT 0.995")
+    db.execute("UPDATE spaces SET decay = NULL")
+
 def _m6_asks_log_memories_view(db: "Database") -> None:
     # the asks table (0002) becomes a log of asks, as `llm` logs prompts: read newest first per space
     db["asks"].create_index(["space_id", "created_at"], index_name="asks_space_created")
@@ -338,6 +353,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0013_asks_feedback", _m13_asks_feedback),
     ("0014_asks_traces", _m14_asks_traces),
     ("0015_keyword_terms", _m15_keyword_terms),
+    ("0016_space_hebbian", _m16_space_hebbian),
     ("0017_supersession", _m17_supersession),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
