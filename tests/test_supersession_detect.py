@@ -186,3 +186,17 @@ def test_judge_over_an_openai_endpoint(make_memory, hash_embedder, fault_server,
     rep = mem.add_batch("p", [{"text": "The dev server runs on port 3000.", "speaker": "user", "time": T0},
                               {"text": "The dev server is on port 5173 now.", "speaker": "user", "time": T0 + DAY}])
     assert [(m["status"], m["detector"]) for m in rep["supersessions"]] == expect
+
+
+def test_hook_capture_marks_through_its_write(make_memory, hash_embedder):
+    """The hooks' capture stores a transcript's new turns with ``store_turns`` (one ``add_batch``): the same
+    detection runs there."""
+    from hela_cli.formats import Turn
+    from hela_cli.hooks.capture import store_turns
+
+    mem = make_memory(embedder=hash_embedder, supersession__min_similarity=-1.0)
+    first = store_turns(mem, "repo", [Turn("user", "Our model server is vLLM 0.6 behind nginx.", T0, "", "s1", "u1",
+                                           "user")])
+    assert first == {"added": 1, "skipped": 0}
+    store_turns(mem, "repo", [Turn("user", "We replaced vLLM with SGLang last week.", T0 + DAY, "", "s2", "u2", "user")])
+    assert [(m[2], m[3]) for m in _marks(mem, "repo")] == [("superseded", "cue")]
