@@ -2,6 +2,7 @@
 
     python benchmarks/hooks_bench.py latency --lme ../shared/data/longmemeval_s_dev30.json --sizes 1000,10000
     python benchmarks/hooks_bench.py lme --lme ../shared/data/longmemeval_s_dev30.json [--items N]
+    python benchmarks/hooks_bench.py server --lme ../shared/data/longmemeval_s_dev30.json --sizes 10000
 
 ``latency``: a database per size holding the first N turns of the LongMemEval-S haystacks, written through
 the capture hook (each haystack session replayed as a Claude Code transcript; in this process, through
@@ -21,6 +22,13 @@ pinned; the question's date as the payload's ``timestamp``, the event time a pro
 from). The memories in the injected context (their ids parsed from the ``[#ID ...]`` lines) are scored
 as ``hela bench longmemeval`` scores its retrieved set (session recall any / all, turn recall). Compare with
 ``hela bench longmemeval --retrieval-only --k K`` at the same number of memories (k + m = prompt_k).
+
+``server``: the fast path (``hooks.server``). One database of N synthetic memories (as ``latency``), one
+``hela mcp --http`` on it (models loaded by a first call), then per question three real prompt-hook
+processes in turn, in a rotating order: through the server, without one (in-process), and with a dead server
+configured (a closed port: the hook falls back at once). Wall time spawn to exit (p50 / p95), CPU seconds of
+the hook process (the server's CPU is not in it: it is reported apart, from ``/proc``), the load average,
+and ``python -c pass`` as the floor of any process.
 
 Databases go to a temporary directory (``--dir`` to keep them). Prints one JSON object (``--json F`` too).
 """
@@ -181,6 +189,102 @@ def latency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     return results
 
 
+# ------------------------------------------------------------------------------------------ server (fast path)
+def _cpu_of(pid: int) -> float:
+    """CPU seconds of a running process (user + system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _timed(cmd: list[str], data: bytes, env: dict[str, str]) -> tuple[float, float, bytes]:
+    before = os.times()
+    t1 = time.perf_counter()
+    out = subprocess.run(cmd, input=data, env=env, capture_output=True, check=True).stdout
+    wall = (time.perf_counter() - t1) * 1000
+    after = os.times()
+    cpu = (after.children_user - before.children_user + after.children_system - before.children_system) * 1000
+    return wall, cpu, out
+
+
+def server(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    import socket
+
+    questions = [it.question for it in load_items(args.lme)]
+    results: dict[str, Any] = {}
+    for size in [int(s) for s in args.sizes.split(",")]:
+        db, home = work / f"synthetic-{size}.db", work / f"home-server-{size}"
+        build_s = build_synthetic(db, size) if not db.exists() else 0.0
+        env = env_for(db, home, HELA_HOOKS_BUDGET_S="60", HELA_HOOKS_PROMPT_MIN_SCORE="0")
+        ports = []
+        for _ in range(2):
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                ports.append(sock.getsockname()[1])
+        live, dead = f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"   # nothing listens on the 2nd
+        proc = subprocess.Popen([PY, "-m", "hela_cli", "mcp", "--http", f"127.0.0.1:{ports[0]}"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            for line in proc.stderr:
+                if "serving the hela tools" in line:
+                    break
+            import threading
+
+            threading.Thread(target=proc.stderr.read, daemon=True).start()
+            variants = {"server": {**env, "HELA_HOOKS_SERVER": live}, "no_server": env,
+                        "dead_server": {**env, "HELA_HOOKS_SERVER": dead}}
+            expect = {"server": "ok", "no_server": None, "dead_server": "unreachable"}
+            hook = [PY, "-m", "hela_cli", "hook", "UserPromptSubmit", "--space", "scale"]
+
+            def payload(q: str) -> bytes:
+                return json.dumps({"session_id": "bench-q", "transcript_path": "", "cwd": str(work), "prompt": q,
+                                   "hook_event_name": "UserPromptSubmit"}).encode()
+
+            _timed(hook, payload(questions[0]), variants["server"])   # the server loads its models
+            floor = [_timed([PY, "-c", "pass"], b"", env)[0] for _ in range(5)]
+            rows: dict[str, dict[str, list[float]]] = {v: {"wall": [], "cpu": []} for v in variants}
+            server_cpu0 = _cpu_of(proc.pid)
+            load0 = os.getloadavg()
+            names = list(variants)
+            for i, q in enumerate((questions * 10)[:args.queries]):
+                for v in names[i % 3:] + names[:i % 3]:   # a rotating order: none always first
+                    wall, cpu, out = _timed(hook, payload(q), variants[v])
+                    row = last_log(home)
+                    assert row["result"] == "ok" and out and row.get("server") == expect[v], (v, row)
+                    rows[v]["wall"].append(wall)
+                    rows[v]["cpu"].append(cpu)
+            server_cpu = _cpu_of(proc.pid) - server_cpu0
+            # what a dead server adds to a hook, measured alone: the client's attempt (token read, connect
+            # refused) in this process, 50 times
+            from hela_cli.hooks import server as client
+
+            os.environ["HELA_MCP_TOKEN"] = "x" * 32   # a token to send: the attempt reaches the connect
+            tries = []
+            for _ in range(50):
+                t1 = time.perf_counter()
+                try:
+                    client.ask(dead, {"payload": {}}, 2.0)
+                except client.Unavailable:
+                    pass
+                tries.append((time.perf_counter() - t1) * 1000)
+            del os.environ["HELA_MCP_TOKEN"]
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+        out_size: dict[str, Any] = {"memories": size, "build_s": round(build_s, 1), "queries": args.queries,
+                                    "python_c_pass_p50_ms": round(statistics.median(floor)),
+                                    "server_cpu_per_query_ms": round(server_cpu * 1000 / args.queries),
+                                    "dead_server_attempt_p50_ms": round(statistics.median(tries), 3),
+                                    "dead_server_attempt_max_ms": round(max(tries), 3),
+                                    "loadavg_before": load0, "loadavg_after": os.getloadavg()}
+        for v, r in rows.items():
+            out_size[v] = {"p50_ms": round(pct(r["wall"], 50)), "p95_ms": round(pct(r["wall"], 95)),
+                           "cpu_p50_ms": round(pct(r["cpu"], 50)), "cpu_p95_ms": round(pct(r["cpu"], 95))}
+        out_size["dead_minus_none_p50_ms"] = out_size["dead_server"]["p50_ms"] - out_size["no_server"]["p50_ms"]
+        results[str(size)] = out_size
+        print(json.dumps({size: out_size}), file=sys.stderr, flush=True)
+    return results
+
+
 # ------------------------------------------------------------------------------------------ LongMemEval
 def lme(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from hela_cli.config import load_config
@@ -242,7 +346,7 @@ def lme(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["latency", "lme"])
+    ap.add_argument("what", choices=["latency", "lme", "server"])
     ap.add_argument("--lme", required=True)
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--queries", type=int, default=20)
@@ -256,7 +360,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()   # the code this run started with
-    res = latency(args, work) if args.what == "latency" else lme(args, work)
+    res = {"latency": latency, "lme": lme, "server": server}[args.what](args, work)
     res = {"what": args.what, "commit": commit, **res}
     text = json.dumps(res, indent=1)
     print(text)

@@ -58,6 +58,9 @@ class IngestConfig:
     keyword_link_min_score: float = 6.0  # ... a pair needs this sum of IDFs of shared rare keywords
     redact: bool = False              # replace secrets with [REDACTED:kind] before a turn is embedded or stored
                                       # (text/redact.py); `hela add|ingest --redact`; on for a hook's capture
+    redact_assistant: bool = True     # ... always for AI-assistant input: coding-agent sessions (Claude Code,
+                                      # Codex, Gemini CLI) and ChatGPT / Claude exports given to ingest, and MCP
+                                      # `remember` calls (docs/agents.md); `--no-redact` / redact=False opts out
     tool_output_chars: int = 0        # coding-agent transcripts: keep each tool's output as a turn of at most
                                       # N characters; 0: tool outputs are not stored (a call is one short line)
 
@@ -148,6 +151,9 @@ class HooksConfig:                    # `hela hook EVENT` inside coding agents (
     budget_s: float = 2.0             # a start or prompt hook prints nothing and exits 0 after this long
     capture_budget_s: float = 10.0    # ... an inline capture past this commits nothing; a detached child redoes it
     capture_inline: int = 24          # capture more new turns than this in a detached child process
+    detached_budget_s: float = 300.0  # ... which stops after this long (one per session, max_detached in all)
+    max_detached: int = 2             # ... at most this many detached capture children at a time
+    server: str = ""                  # a `hela mcp --http` URL on the same database: hooks ask it (fast path)
     start_tokens: int = 1500          # session-start brief budget (tokens estimated as characters / 4)
     start_sessions: int = 3           # ... the gist of this many recent sessions
     prompt_tokens: int = 800          # prompt recall budget
@@ -276,7 +282,8 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "hooks.capture_inline": (0, None, False), "hooks.start_tokens": (0, None, False),
     "hooks.start_sessions": (0, None, False), "hooks.prompt_tokens": (0, None, False),
     "hooks.prompt_k": (1, None, False), "hooks.prompt_min_chars": (0, None, False),
-    "hooks.line_chars": (40, None, False),
+    "hooks.line_chars": (40, None, False), "hooks.detached_budget_s": (0, None, True),
+    "hooks.max_detached": (1, None, False),
     "supersession.candidates": (1, None, False), "supersession.min_similarity": (-1, 1, False),
     "supersession.max_per_turn": (1, None, False),
 }

@@ -128,8 +128,10 @@ class Memory:
     # ---------------------------------------------------------------- operations
     def ingest(self, paths: Sequence[str | Path], fmt: str = "auto", space: str | None = None,
                progress: Callable[[int, int], None] | None = None, *, redact: bool | None = None) -> dict[str, Any]:
-        """Ingest transcript files (a directory: the agent session files under it); ``redact`` (default
-        ``ingest.redact``) replaces secrets with ``[REDACTED:kind]`` before anything is embedded or stored."""
+        """Ingest transcript files (a directory: the agent session files under it); ``redact`` replaces secrets
+        with ``[REDACTED:kind]`` before anything is embedded or stored: True for every file, False for none, None
+        (default) as configured: AI-assistant transcripts (``ingest.redact_assistant``, on) and the other
+        formats by ``ingest.redact`` (off)."""
         from hela_cli.ingest import ingest_conversations, parse_all  # parsers: not needed to ask
 
         convs = parse_all(paths, fmt, self.config.ingest.tool_output_chars)  # everything validated before any write
@@ -288,8 +290,13 @@ class Memory:
         return rep
 
     def _redacting(self, redact: bool | None) -> Config:
-        """The configuration with ``ingest.redact`` set to ``redact`` (None: as configured)."""
-        return self.config if redact is None else self.config.replace(**{"ingest.redact": bool(redact)})
+        """The configuration with ``ingest.redact`` set to ``redact`` (None: as configured; False: assistant
+        transcripts are not redacted either)."""
+        if redact is None:
+            return self.config
+        if redact:
+            return self.config.replace(**{"ingest.redact": True})
+        return self.config.replace(**{"ingest.redact": False, "ingest.redact_assistant": False})
 
     def _check_embedder(self) -> None:
         info = self.store.embedder_info()

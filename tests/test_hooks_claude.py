@@ -4,7 +4,8 @@ claude-code --scope project`` in a git project, then ``claude -p`` sessions agai
 Session 1 states a fact and pastes an API key; session 2 asks about the fact: the request the API receives
 carries the fact, injected by hela's hooks; the key is in no table, not in the database file's bytes and not
 in the hook log; a second capture of session 1 adds nothing. With the database made unwritable a session
-still completes and ``hela hooks status`` reports the failure.
+still completes and ``hela hooks status`` reports the failure. A session running ``export PGPASSWORD=...``
+and ``psql "... password=..."`` stores neither password.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.agents_support import (captured, claude_env, fake_messages_api, hook_log, require_claude, run_claude,
-                                  wait_for_log)
+from tests.agents_support import (ToolUse, captured, claude_env, fake_messages_api, hook_log, require_claude,
+                                  run_claude, wait_for_log)
 from tests.reliability import PY, db_state, hela_env
 
 FACT = "Our deploy bucket is called frosty-otter-assets and it lives in eu-west-3."
@@ -106,7 +107,11 @@ def test_two_sessions_remember_the_fact_never_the_key(setup):
                          input=json.dumps(payload).encode(), env=setup["henv"], cwd=str(setup["proj"]),
                          capture_output=True, timeout=120)
     assert res.returncode == 0 and res.stdout == b""
-    assert log_rows(setup)[-1]["result"] == "empty"
+    end = log_rows(setup)[-1]
+    assert end["result"] in ("detached", "timeout") and end["child"]   # Claude Code allows SessionEnd 1.5 s:
+    # a detached child captures (handed over at once, or at the limit when start-up took it all)
+    rows = wait_for(setup, lambda rows: any(r.get("pid") == end["child"] for r in rows))
+    assert next(r for r in rows if r.get("pid") == end["child"])["result"] == "empty"
     assert db_state(setup["db"]) == before
 
 
@@ -172,6 +177,76 @@ def test_unwritable_database_session_completes_status_reports(setup):
     assert inst["installed"]
     reported = [e["last_failure"] for e in inst["events"] if e["last_failure"]]
     assert reported and {r["result"] for r in reported} <= {"error", "timeout"}
+
+
+# --------------------------------------------------------------------------- a database password (issue 40)
+ENV_PW = "Xy9pgEnvPass41"             # made up
+CONN_PW = "Qw8psqlConnPw73"           # made up
+EXPORT = f"export PGPASSWORD={ENV_PW}"
+PSQL = f'psql "host=127.0.0.1 port=9 user=app dbname=shop password={CONN_PW}" -c "select 1" || true'
+
+
+def _results(body: dict[str, Any]) -> set[str]:
+    return {b.get("tool_use_id") for m in body.get("messages") or [] if isinstance(m.get("content"), list)
+            for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result"}
+
+
+def model(body: dict[str, Any]) -> str | ToolUse:
+    """The scripted model: the export, then the psql, then a text. By the ids of the tool results the request
+    carries (Claude Code leaves earlier rounds out of a request: counting them does not work)."""
+    done = _results(body)
+    if "toolu_psql" in done:
+        return "The shop database is checked."
+    if "toolu_export" in done:
+        return ToolUse("Bash", {"command": PSQL, "description": "Check the database"}, id="toolu_psql")
+    return ToolUse("Bash", {"command": EXPORT, "description": "Set the password"}, id="toolu_export")
+
+
+def _tables_holding(db: Path, needle: str) -> list[str]:
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=60)
+    try:
+        found = []
+        for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            try:
+                rows = con.execute(f'SELECT * FROM "{t}"').fetchall()
+            except sqlite3.OperationalError:   # a virtual table sqlite3 cannot read (vec0): its bytes below
+                continue
+            if any(needle in str(v) for row in rows for v in row):
+                found.append(t)
+        return found
+    finally:
+        con.close()
+
+
+def test_a_database_password_is_stored_nowhere(setup):
+    """The scripted model runs ``export PGPASSWORD=...`` and a ``psql`` with a libpq keyword string holding a
+    password (issue 40): hela's hooks capture both tool calls, neither password is in any table, in the bytes
+    of the database file or its WAL, or in the hook log."""
+    db = setup["db"]
+    with fake_messages_api(model) as api:
+        res = run_claude(setup["claude"], "Connect to the shop database and check it.", setup["proj"],
+                         claude_env(setup["home"], api, **{k: v for k, v in setup["henv"].items()
+                                                          if k.startswith(("HELA_", "PYTHON"))}),
+                         300, "--allowedTools", "Bash")
+    assert res.returncode == 0, (res.stdout, res.stderr)
+    assert "toolu_psql" in set().union(*(_results(b) for b in api.messages()))   # both commands ran
+    rows = wait_for(setup, lambda rows: any(r.get("role") == "capture" and r.get("result") == "ok" for r in rows))
+    assert not [r for r in rows if r.get("result") in ("error", "timeout")], rows
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    texts = [t for (t,) in con.execute("SELECT text FROM nodes")]
+    con.close()
+    # both commands were captured (the check below can fail), with the passwords replaced
+    assert any("export PGPASSWORD=[REDACTED:password]" in t for t in texts), texts
+    assert any("password=[REDACTED:password]" in t and "psql" in t for t in texts), texts
+    log = setup["log"].read_text()
+    for pw in (ENV_PW, CONN_PW):
+        assert _tables_holding(db, pw) == [], pw
+        assert pw not in repr(db_state(db))
+        for path in (db, Path(f"{db}-wal"), Path(f"{db}-journal")):
+            if path.exists():
+                assert pw.encode() not in path.read_bytes(), (pw, path)
+        assert pw not in log
 
 
 # ------------------------------------------------------------------------------------------ facts that change

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from hela_cli.text.redact import redact
@@ -23,12 +25,12 @@ SECRETS = [
     ('curl -H "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abcdefghijklmnop"', "jwt"),
     ("send it with bearer 0123456789abcdefABCDEF0123456789", "bearer-token"),
     ("postgresql://me:s3cretPass@db.example.com/hela", "url-password"),
-    ("DB_PASSWORD=postgres", "secret"),
+    ("DB_PASSWORD=postgres", "password"),
     ("export HELA_API_KEY=abc123def456", "secret"),
     ('{"client_secret": "a8f9e7d6c5b4a3"}', "secret"),
-    ("password: hunter2!", "secret"),
+    ("password: hunter2!", "password"),
     ("AWS_SECRET_ACCESS_KEY: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "secret"),
-    ('password = "correct horse battery"', "secret"),
+    ('password = "correct horse battery"', "password"),
     ("jwt eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
      "jwt"),
 ]
@@ -62,7 +64,7 @@ def test_secret_replaced_by_its_kind(text: str, kind: str) -> None:
 def test_assignment_keeps_the_name() -> None:
     assert redact("OPENAI_API_KEY=sk-proj-abcDEF1234567890ghiJKL0987654321mnoPQR") == \
         "OPENAI_API_KEY=[REDACTED:openai-key]"
-    assert redact("DB_PASSWORD=postgres\nDEBUG=1") == "DB_PASSWORD=[REDACTED:secret]\nDEBUG=1"
+    assert redact("DB_PASSWORD=postgres\nDEBUG=1") == "DB_PASSWORD=[REDACTED:password]\nDEBUG=1"
     assert redact('{"client_secret": "a8f9e7d6c5b4a3", "name": "x"}') == \
         '{"client_secret": "[REDACTED:secret]", "name": "x"}'
 
@@ -157,17 +159,116 @@ def test_ingest_redact_flag_and_config(tmp_path, make_memory, hash_embedder) -> 
     assert all(GH not in m["text"] for s in ("on", "off") for m in mem.memories(s))
 
 
-def test_mcp_remember_redact(tmp_path, hash_embedder) -> None:
-    """The MCP tool ``remember`` takes ``redact`` (the tools without the protocol; the schema is the SDK's)."""
+def test_mcp_remember_redacts_by_default(tmp_path, hash_embedder) -> None:
+    """The MCP tool ``remember`` redacts by default, and a call's ``redact: false`` is honoured only when the
+    server's ``ingest.redact_assistant`` is off (the tools without the protocol; the schema is the SDK's)."""
     from hela_cli.config import Config
     from hela_cli.mcp_server.tools import HelaServer, TurnIn
 
-    server = HelaServer(Config(db=str(tmp_path / "m.db")))
-    server.memory._embedder = hash_embedder
-    try:
-        server.remember("s", [TurnIn(text=f"use {KEY}", id="a")], redact=True)
-        server.remember("s", [TurnIn(text=f"use {KEY}", id="b")])   # default: ingest.redact (off)
-        texts = {m["source_id"]: m["text"] for m in server.memory.memories("s")}
-        assert texts == {"a": "use [REDACTED:openai-key]", "b": f"use {KEY}"}
-    finally:
-        server.memory.close()
+    for allow, want_c in ((True, "use [REDACTED:openai-key]"), (False, f"use {KEY}")):
+        server = HelaServer(Config(db=str(tmp_path / f"m{allow}.db")).replace(
+            **{"ingest.redact_assistant": allow}))
+        server.memory._embedder = hash_embedder
+        try:
+            server.remember("s", [TurnIn(text=f"use {KEY}", id="a")], redact=True)
+            server.remember("s", [TurnIn(text=f"use {KEY}", id="b")])
+            server.remember("s", [TurnIn(text=f"use {KEY}", id="c")], redact=False)
+            texts = {m["source_id"]: m["text"] for m in server.memory.memories("s")}
+            b = "use [REDACTED:openai-key]" if allow else f"use {KEY}"   # None: ingest.redact (off) decides
+            assert texts == {"a": "use [REDACTED:openai-key]", "b": b, "c": want_c}, allow
+        finally:
+            server.memory.close()
+
+
+def test_ingest_assistant_transcripts_redacted_by_default(tmp_path, make_memory, hash_embedder) -> None:
+    """``hela ingest`` of Claude Code, Codex and Gemini CLI sessions and of a ChatGPT export redacts without
+    being asked; other formats follow ``ingest.redact`` (off); ``redact=False`` (``--no-redact``) stores all
+    as given."""
+    import json
+
+    agents = Path(__file__).parent / "data" / "agents"   # the real binaries' sessions (test_agent_formats.py)
+    AGENTS = [("claude_code", agents / "claude-code" / "session.jsonl"),
+              ("codex", next((agents / "codex").glob("rollout-*.jsonl"))),
+              ("gemini", next((agents / "gemini").glob("session-*.jsonl")))]
+    AGENT_KEY = "sk-proj-abcDEF1234567890ghiJKL0987654321mnoPQR"   # the key their second prompt pastes
+
+    exports = Path(__file__).parent / "data" / "exports"
+    chatgpt, claude = tmp_path / "conversations.json", tmp_path / "claude" / "conversations.json"
+    claude.parent.mkdir()
+    chatgpt.write_text((exports / "chatgpt_conversations.json").read_text(encoding="utf-8").replace(
+        "smells like nail polish.", f"smells like nail polish. my key {AGENT_KEY}"), encoding="utf-8")
+    claude.write_text((exports / "claude_conversations.json").read_text(encoding="utf-8").replace(
+        "Which tomatoes grow well on a shady balcony?", f"Which tomatoes? my key {AGENT_KEY}"), encoding="utf-8")
+    plain = tmp_path / "chat.jsonl"
+    plain.write_text(json.dumps({"role": "user", "content": f"my key {AGENT_KEY}"}) + "\n", encoding="utf-8")
+    mem = make_memory(embedder=hash_embedder)
+    for i, (fmt, path) in enumerate([*AGENTS, ("chatgpt", chatgpt), ("claude", claude)]):
+        mem.ingest([path], space=f"a{i}")
+        texts = [m["text"] for m in mem.memories(f"a{i}", limit=None)]
+        assert texts and not any(AGENT_KEY in t for t in texts), fmt
+        assert any("[REDACTED:openai-key]" in t for t in texts), fmt
+        mem.ingest([path], space=f"n{i}", redact=False)
+        assert any(AGENT_KEY in m["text"] for m in mem.memories(f"n{i}", limit=None)), fmt
+    mem.ingest([plain], space="plain")   # messages format: ingest.redact (off) decides
+    assert [m["text"] for m in mem.memories("plain")] == [f"my key {AGENT_KEY}"]
+    off = make_memory(embedder=hash_embedder, ingest__redact_assistant=False)
+    off.ingest([AGENTS[0][1]], space="off")
+    assert any(AGENT_KEY in m["text"] for m in off.memories("off", limit=None))
+
+
+# --------------------------------------------------------------------------- the hook log (issue 40)
+
+def test_hook_log_key_straddling_the_cut_is_redacted() -> None:
+    """``_safe`` redacts first, then cuts to 300: a key that starts before the cut and ends after it is
+    replaced whole, so no piece of it reaches the log (cut first, its piece fell below the pattern's length)."""
+    from hela_cli.hooks.run import _safe
+
+    for lead in (280, 285, 290, 295):
+        out = _safe("x" * lead + " " + KEY + " and more text after the key")
+        assert len(out) <= 300
+        assert not any(KEY[i:i + 6] in out for i in range(len(KEY) - 6)), out[-40:]
+    assert _safe("a\nb\t c") == "a b c"
+
+
+def test_hook_log_key_in_unknown_arguments(tmp_path, monkeypatch) -> None:
+    """End to end: ``hela hook`` with unknown arguments that end in a key straddling the cut writes one log
+    line with the key redacted (the message used to be cut to 200 before redaction)."""
+    import io
+    import json
+
+    from hela_cli.hooks import log
+    from hela_cli.hooks.run import main
+
+    monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
+    assert main(["UserPromptSubmit", "--agent", "claude-code", "--bogus", "y" * 170 + " " + KEY],
+                stdin=io.BytesIO(b"{}"), stdout=io.StringIO()) == 0
+    lines = log.log_path().read_text().splitlines()
+    entry = json.loads(lines[-1])
+    assert entry["result"] == "error" and "[REDACTED:openai-key]" in entry["detail"], entry
+    assert not any(KEY[i:i + 6] in lines[-1] for i in range(len(KEY) - 6))
+
+
+def test_hook_log_redaction_failure_writes_nothing_of_the_message(monkeypatch) -> None:
+    import hela_cli.text.redact as r
+    from hela_cli.hooks.run import _safe
+
+    def boom(text: str) -> str:
+        raise RuntimeError("no")
+
+    monkeypatch.setattr(r, "redact", boom)
+    assert _safe(f"failed with {KEY}") == "(detail withheld: redaction failed with RuntimeError)"
+
+
+def test_agent_tool_line_redacted_before_its_cut() -> None:
+    """A tool call's line is cut to 160 characters and a kept tool output to ``limit``: a secret the cut
+    would split is redacted whole first (cut first, its piece was too short for any pattern)."""
+    from hela_cli.formats.agent import TOOL_LINE_CHARS, tool_line, tool_output
+
+    token = "0aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT"
+    for pad in range(100, 150, 7):
+        line = tool_line("Bash", {"command": "x" * pad + f' && curl -H "Authorization: Bearer {token}" https://a.io'})
+        assert len(line) <= TOOL_LINE_CHARS and not any(token[i:i + 5] in line for i in range(len(token) - 5)), line
+        out = tool_output("y" * pad + f" Authorization: Bearer {token} done", pad + 30)
+        assert not any(token[i:i + 5] in out for i in range(len(token) - 5)), out
+    short = f"[tool] Bash: curl -H 'Authorization: Bearer {token}'"   # fits: left to the redaction setting
+    assert tool_line("Bash", {"command": short[len('[tool] Bash: '):]}) == short

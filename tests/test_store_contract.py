@@ -4,7 +4,10 @@
   every engine hook ``StoreCore`` declares from their own package, and the shared modules hold no
   engine's SQL (no sqlite-utils table API, no engine-only table, no engine import);
 * the behaviour: one scenario through ``StoreAPI`` only, run on SQLite and on Postgres
-  (tests/pg_support.py starts a local server), must give the same answers on both;
+  (tests/pg_support.py starts a local server), must give the same answers on both; each engine's BM25
+  scores match a computation written from FTS5's formula in Python; each keyword statistic that can drift
+  (``spaces.fts_docs`` / ``fts_len``, postings in another space, a memory's length, missing postings) is
+  reported by ``integrity_problems`` once corrupted;
 * lock errors come from the driver's error codes as ``StoreLocked`` (exit 70), and the store writes
   nothing to stdout / stderr unless a caller passes a progress callback.
 """

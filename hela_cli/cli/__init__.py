@@ -51,15 +51,31 @@ def _serve_mcp_stdio(options: dict[str, str]) -> bool:
     return True
 
 
+def _hook(argv: list[str]) -> None:
+    """``hela hook``: exits 0 whatever fails, even the import of the hook's own module (one line on stderr
+    and in the hook log when that can still be written): an agent reads exit 2 as "block"."""
+    try:
+        from hela_cli.hooks.run import process_main
+    except BaseException as e:  # noqa: BLE001 - a broken install must not block the agent
+        try:
+            sys.stderr.write(f"hela hook: cannot start ({e.__class__.__name__}: {e})\n")
+            from hela_cli.hooks import log
+
+            log.append({"agent": None, "event": argv[0] if argv else None, "result": "error",
+                        "detail": f"cannot start: {e.__class__.__name__}: {str(e)[:200]}"})
+        except BaseException:  # noqa: BLE001
+            pass
+        os._exit(0)
+    process_main(argv)
+
+
 def main() -> None:
     """The console script. ``hela hook ...`` (what coding agents run on every prompt) goes straight to
     :func:`hela_cli.hooks.run.main` without importing Typer, Rich or the command modules (about a third of
     the start-up of a plain command), and so does ``hela mcp`` on stdio with no option but ``--db`` and
     ``--config``; every other command goes through the Typer app."""
     if sys.argv[1:2] == ["hook"] and "--help" not in sys.argv and "-h" not in sys.argv:
-        from hela_cli.hooks.run import main as hook_main
-
-        sys.exit(hook_main(sys.argv[2:]))
+        _hook(sys.argv[2:])
     if sys.argv[1:2] == ["mcp"]:
         options = _mcp_stdio_options(sys.argv[2:])
         if options is not None and _serve_mcp_stdio(options):

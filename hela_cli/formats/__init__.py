@@ -61,7 +61,10 @@ def parse_file(path: str | Path, fmt: str = "auto", *, tool_output_chars: int = 
             fmt, document, ok = _sniff(src.text, name)
             if ok:
                 src = Source(name, src.text, document, tool_output_chars)
-        return PARSERS[fmt](src)
+        convs = PARSERS[fmt](src)
+        for c in convs:
+            c.format = fmt
+        return convs
     except _Bad as b:
         raise _error(name, b.place, b.what) from None
     except RecursionError:

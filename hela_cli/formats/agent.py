@@ -40,7 +40,19 @@ def tool_line(name: str, args: Any) -> str:
     elif args is not None:
         shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
     head = f"[tool] {name}"
-    return _short(f"{head}: {shown}" if shown.strip() else head, TOOL_LINE_CHARS)
+    return _cut(f"{head}: {shown}" if shown.strip() else head, TOOL_LINE_CHARS)
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` on one line, at most ``limit`` characters; a longer one is redacted before it is cut, whatever
+    the redaction setting: a cut can split a secret into a piece no pattern finds any more (the line as a
+    whole is redacted, or not, later like every turn)."""
+    one = " ".join(text.split())
+    if len(one) <= limit:
+        return one
+    from hela_cli.text.redact import redact
+
+    return _short(redact(one), limit)
 
 
 def tool_output(text: str, limit: int) -> str:
@@ -49,7 +61,11 @@ def tool_output(text: str, limit: int) -> str:
     text = text.strip()
     if limit <= 0 or not text:
         return ""
-    return "[tool output] " + (text if len(text) <= limit else text[:limit].rstrip() + " …")
+    if len(text) <= limit:
+        return "[tool output] " + text
+    from hela_cli.text.redact import redact   # before the cut, as in _cut
+
+    return "[tool output] " + redact(text)[:limit].rstrip() + " …"
 
 
 def without_reminders(text: str) -> str:

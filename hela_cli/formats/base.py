@@ -34,6 +34,7 @@ class Conversation:
     title: str | None = None  # a chat export's conversation title (chatgpt, claude), else None
     keyed: bool = False  # turns carry stable unique ids (agent transcripts): a turn is stored once per id,
                          # whichever path (ingest, hela add, a hook's capture) stores it first
+    format: str | None = None  # the parser that read it ("claude_code", "chatgpt", ...): set by parse_file
 
 
 # --------------------------------------------------------------------------- errors

@@ -9,15 +9,29 @@ All three agents read the same stdout shape for context, ``{"hookSpecificOutput"
 "additionalContext": TEXT}}`` (Claude Code refuses a mismatched ``hookEventName``), and the same settings
 shape: ``{"hooks": {EVENT: [{"matcher"?: ..., "hooks": [{"type": "command", "command": ..., "timeout": ...}]}]}}``.
 They differ in file names, event names and the timeout's unit (Gemini CLI: milliseconds).
+
+Time limits. Each agent kills a hook that runs past the ``timeout`` of its settings entry (hela installs
+:data:`TIMEOUT` per role), and some cut an event shorter whatever the entry says (:attr:`Agent.cuts`):
+
+* Codex CLI clamps a ``SessionEnd`` hook to 3 s (``SESSION_END_MAX_TIMEOUT_SEC``, since 0.145; it warns
+  "clamping SessionEnd hook timeout to 3s" at every start when an entry asks for more);
+* Claude Code gives ``SessionEnd`` hooks an exit budget of 1.5 s by default
+  (``CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS``), the process exiting meanwhile;
+* Gemini CLI does not wait for a ``SessionEnd`` hook at all ("best effort"): hela gives it the same 1.5 s.
+
+:meth:`Agent.limit` is the time the agent allows an event: the hook stops itself (and logs why) before it.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROLES = ("start", "prompt", "capture")
+#: the ``timeout`` hela installs per role, seconds (a backstop: hela stops itself after hooks.budget_s)
+TIMEOUT = {"start": 10, "prompt": 10, "capture": 60}
 
 
 @dataclass(frozen=True)
@@ -29,9 +43,20 @@ class Agent:
     events: dict[str, str] = field(default_factory=dict)   # agent event -> role
     timeout_unit: float = 1.0       # the settings' timeout in seconds times this (Gemini CLI: ms)
     home_env: str = ""              # an environment variable that moves the user folder (CODEX_HOME)
+    cuts: dict[str, float] = field(default_factory=dict)    # event -> seconds the agent allows it at most
 
     def role(self, event: str) -> str | None:
         return self.events.get(event)
+
+    def limit(self, event: str) -> float:
+        """Seconds this agent lets a hook of ``event`` run (as hela installs it) before killing it."""
+        installed = TIMEOUT.get(self.events.get(event) or "capture", TIMEOUT["prompt"])   # a new role: as a prompt
+        return min(float(installed), self.cuts.get(event, float("inf")))
+
+    def installed_timeout(self, event: str) -> int:
+        """The settings entry's ``timeout``, in the agent's unit: never more than the agent allows (Codex
+        warns at every start about an entry it clamps)."""
+        return int(math.ceil(self.limit(event)) * self.timeout_unit)
 
     def user_dir(self) -> Path:
         if self.home_env and os.environ.get(self.home_env):
@@ -50,15 +75,15 @@ AGENTS: dict[str, Agent] = {
     "claude-code": Agent(
         "claude-code", "Claude Code", ".claude", "settings.json",
         {"SessionStart": "start", "UserPromptSubmit": "prompt", "Stop": "capture", "PreCompact": "capture",
-         "SessionEnd": "capture"}),
+         "SessionEnd": "capture"}, cuts={"SessionEnd": 1.5}),
     "codex": Agent(
         "codex", "Codex CLI", ".codex", "hooks.json",
         {"SessionStart": "start", "UserPromptSubmit": "prompt", "Stop": "capture", "SessionEnd": "capture"},
-        home_env="CODEX_HOME"),
+        home_env="CODEX_HOME", cuts={"SessionEnd": 3.0}),
     "gemini": Agent(
         "gemini", "Gemini CLI", ".gemini", "settings.json",
         {"SessionStart": "start", "BeforeAgent": "prompt", "AfterAgent": "capture", "SessionEnd": "capture",
-         "PreCompress": "capture"}, timeout_unit=1000.0),
+         "PreCompress": "capture"}, timeout_unit=1000.0, cuts={"SessionEnd": 1.5}),
 }
 
 SCOPES = ("user", "project")

@@ -9,6 +9,10 @@
   they filled: install then uninstall leaves a file in the agent's usual 2-space style byte-identical.
 * A file that is not valid JSON, or whose ``hooks`` is not an object of lists, is refused with one line naming
   the file and place, and nothing is written.
+* No password is ever written into the file or printed: a ``--db`` / ``HELA_DB`` Postgres URL is written
+  without its password (the hooks take it from ``~/.pgpass`` or ``PGPASSWORD``, as libpq does), and ``status``
+  shows the commands it finds with any password removed. The file keeps its mode; a new one is written 0600
+  (these files also hold the agent's ``env`` and API keys).
 
 A hook entry is hela's when its command runs ``hela hook EVENT`` (a ``hela`` executable, or ``python -m
 hela_cli``): see :func:`is_hela_command`.
@@ -23,13 +27,15 @@ import shlex
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from hela_cli.errors import InputError
 from hela_cli.hooks.agents import AGENTS, SCOPES, Agent, agent as get_agent
 from hela_cli.hooks.space import project_root
+from hela_cli.store.target import describe, url_scheme
+from hela_cli.text.redact import redact
 
-#: the agent's own timeout per role, seconds: a backstop only (hela fails open after hooks.budget_s itself)
-AGENT_TIMEOUT = {"start": 10, "prompt": 10, "capture": 60}
+NEW_FILE_MODE = 0o600
 BACKUP_SUFFIX = ".hela-backup"
 
 
@@ -42,10 +48,68 @@ def hela_command(extra: list[str] | None = None) -> list[str]:
     return [sys.executable, "-m", "hela_cli", *(extra or [])]
 
 
+def db_without_password(db: str | None) -> tuple[str | None, bool]:
+    """``db`` as the hook command may carry it: a Postgres URL without its password (``user:pw@`` and the
+    ``password=`` / ``sslpassword=`` query parameters removed), and whether one was removed. A path comes back
+    as it is."""
+    if not db or url_scheme(db) is None:
+        return db, False
+    try:
+        parts = urlsplit(db)
+        netloc, query = parts.netloc, parts.query
+    except ValueError:
+        return redact(db), redact(db) != db
+    removed = False
+    if "@" in netloc:
+        userinfo, host = netloc.rsplit("@", 1)
+        if ":" in userinfo:
+            netloc, removed = f"{userinfo.split(':', 1)[0]}@{host}", True
+    params = [p for p in query.split("&") if p] if query else []
+    kept = [p for p in params if p.split("=", 1)[0].lower() not in ("password", "sslpassword")]
+    if len(kept) != len(params):
+        query, removed = "&".join(kept), True
+    return (urlunsplit(parts._replace(netloc=netloc, query=query)) if removed else db), removed
+
+
+def scrub_command(command: Any) -> Any:
+    """A hook command as it may be shown: the password of its ``--db`` URL removed, any other secret
+    redacted (:func:`hela_cli.text.redact.redact`)."""
+    if not isinstance(command, str):
+        return command
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return redact(command)
+    out, changed = [], False
+    for i, w in enumerate(words):
+        if i and words[i - 1] == "--db" or w.startswith("--db="):
+            flag, value = ("--db=", w[5:]) if w.startswith("--db=") else ("", w)
+            value, removed = db_without_password(value)
+            changed |= removed
+            w = flag + (value or "")
+        out.append(w)
+    return redact(shlex.join(out) if changed else command)
+
+
+def _pgpass_note(db: str) -> str:
+    """Where the hooks will find the password that was left out of ``db``, or what to do."""
+    if os.environ.get("PGPASSWORD"):
+        where = "PGPASSWORD is set here; the agent must run with it in its environment too"
+    else:
+        pgpass = Path(os.environ.get("PGPASSFILE") or Path.home() / ".pgpass")
+        where = (f"{pgpass} exists" if pgpass.exists() else
+                 f"no {pgpass} yet: add a line host:port:dbname:user:password to it (mode 0600)")
+    return (f"the password in --db / HELA_DB was not written into the settings file: the hooks connect to "
+            f"{describe(db)} and take the password from ~/.pgpass or PGPASSWORD, as libpq does ({where}). "
+            f"docs/agents.md")
+
+
 def hook_command(prefix: list[str], agent: Agent, event: str, *, space: str | None, db: str | None,
-                 config: str | None) -> str:
+                 config: str | None, server: str | None = None) -> str:
+    """The hook's command line (``db`` is written without a password: :func:`db_without_password`)."""
+    db = db_without_password(db)[0]
     args = [*prefix, "hook", event, "--agent", agent.name]
-    for flag, value in (("--space", space), ("--db", db), ("--config", config)):
+    for flag, value in (("--space", space), ("--db", db), ("--config", config), ("--server", server)):
         if value:
             args += [flag, value]
     return shlex.join(args)
@@ -117,17 +181,37 @@ def _dumps(data: dict[str, Any], original: str | None) -> str:
 
 
 def _write(path: Path, text: str, original: str | None) -> None:
-    """Atomic replace with a backup of the previous file; the file's mode is kept (0644 for a new one)."""
+    """Atomic replace with a backup of the previous file (hela's own commands in it without a password); the
+    file's mode is kept (``NEW_FILE_MODE`` for a new one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = 0o644
+    mode = NEW_FILE_MODE
     if original is not None:
         try:
             mode = path.stat().st_mode & 0o777
         except OSError:
             pass
         backup = path.with_name(path.name + BACKUP_SUFFIX)
-        _atomic(backup, original.encode("utf-8"), mode)
+        _atomic(backup, _without_passwords(original).encode("utf-8"), mode)
     _atomic(path, text.encode("utf-8"), mode)
+
+
+def _without_passwords(original: str) -> str:
+    """The settings file's text with the password of every hela command's ``--db`` removed (an install by an
+    older hela wrote it there); byte-identical when there is none."""
+    try:
+        data = json.loads(original) if original.strip() else None
+    except json.JSONDecodeError:
+        return original
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict):
+        return original
+    changed = False
+    for event in hooks:
+        for h in _hela_entries(hooks, event):
+            clean = scrub_command(h.get("command"))
+            if clean != h.get("command"):
+                h["command"], changed = clean, True
+    return _dumps(data, original) if changed else original
 
 
 def _atomic(path: Path, data: bytes, mode: int) -> None:
@@ -135,6 +219,8 @@ def _atomic(path: Path, data: bytes, mode: int) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         try:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, mode)   # the mode itself, whatever the umask
             os.write(fd, data)
             os.fsync(fd)
         finally:
@@ -154,7 +240,7 @@ def _entry(agent: Agent, event: str, command: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"type": "command", "command": command}
     if agent.name == "gemini":
         entry = {"name": f"hela-{role}", **entry}
-    entry["timeout"] = int(AGENT_TIMEOUT[role] * agent.timeout_unit)
+    entry["timeout"] = agent.installed_timeout(event)
     return entry
 
 
@@ -222,18 +308,22 @@ def _hela_entries(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 
 def install(agent_name: str, scope: str = "user", *, space: str | None = None, db: str | None = None,
-            config: str | None = None, cwd: Path | None = None, prefix: list[str] | None = None) -> dict[str, Any]:
+            config: str | None = None, cwd: Path | None = None, prefix: list[str] | None = None,
+            server: str | None = None) -> dict[str, Any]:
     """Merge hela's hook entries into the agent's settings file of ``scope``. Returns ``{"agent", "scope",
-    "path", "changed", "events": {event: command}, "backup", "note"}``."""
+    "path", "changed", "events": {event: command}, "backup", "note"}``. ``server``: the fast path's URL
+    (``hela hook --server``; never a token)."""
     ag = get_agent(agent_name)
     _check_scope(scope)
+    if server is not None:
+        _check_server(server)
     path = ag.settings_path(scope, project_root(cwd or Path.cwd()))
     data, original = _load(path)
     hooks = data["hooks"] if isinstance(data.get("hooks"), dict) else {}
     prefix = prefix or hela_command()
     events = {}
     for event in ag.events:
-        command = hook_command(prefix, ag, event, space=space, db=db, config=config)
+        command = hook_command(prefix, ag, event, space=space, db=db, config=config, server=server)
         events[event] = command
         want = _entry(ag, event, command)
         found = _hela_entries(hooks, event)
@@ -251,9 +341,10 @@ def install(agent_name: str, scope: str = "user", *, space: str | None = None, d
     changed = text != original
     if changed:
         _write(path, text, original)
+    notes = [n for n in (_pgpass_note(db) if db and db_without_password(db)[1] else None, _note(ag)) if n]
     return {"agent": ag.name, "scope": scope, "path": str(path), "changed": changed, "events": events,
             "backup": str(path.with_name(path.name + BACKUP_SUFFIX)) if changed and original is not None else None,
-            "note": _note(ag)}
+            "note": " ".join(notes) or None}
 
 
 def uninstall(agent_name: str, scope: str = "user", *, cwd: Path | None = None) -> dict[str, Any]:
@@ -298,7 +389,7 @@ def status(cwd: Path | None = None) -> dict[str, Any]:
                 if not found:
                     continue
                 r = runs.get((ag.name, event), {})
-                row = {"event": event, "role": ag.role(event), "command": found[0].get("command"),
+                row = {"event": event, "role": ag.role(event), "command": scrub_command(found[0].get("command")),
                        "last": r.get("last"), "last_failure": r.get("last_failure"), "runs": r.get("runs", 0)}
                 if ag.name == "codex":   # True: Codex holds a trust hash for it (stale if the command changed since)
                     g, h = _hela_positions(hooks, event)[0]
@@ -309,6 +400,21 @@ def status(cwd: Path | None = None) -> dict[str, Any]:
     return {"log": str(log.log_path()), "installs": out,
             "unlisted_runs": [{"agent": a, "event": e, **v} for (a, e), v in sorted(runs.items())
                               if a not in AGENTS]}
+
+
+def _check_server(url: str) -> None:
+    from urllib.parse import urlsplit
+
+    try:
+        u = urlsplit(url)
+        port = u.port
+    except ValueError:
+        u, port = None, None
+    if u is None or u.scheme not in ("http", "https") or not u.hostname or port is None:
+        raise InputError(f"--server {url!r}: give the URL of a running `hela mcp --http`, e.g. http://127.0.0.1:8765")
+    if u.username or u.password or u.query:
+        raise InputError("--server: no credentials in the URL (the hooks read the server's token from where the "
+                         "server keeps it)")
 
 
 def _check_scope(scope: str) -> None:

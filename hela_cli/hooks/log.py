@@ -3,7 +3,9 @@ is visible at once (``hela hooks status``) instead of failing silently for month
 
 A line: ``{"time", "agent", "event", "role", "result", "ms", "detail"?, "space"?, "session"?}`` where
 ``result`` is ``ok`` (context printed or turns stored), ``empty`` (nothing relevant, nothing new),
-``detached`` (capture handed to a child process), ``error`` or ``timeout``. ``detail`` is one line, already
+``detached`` (capture handed to a child process), ``busy`` (a capture of the session was running: it takes
+these turns), ``error`` or ``timeout``. A detached child's line has ``"detached": true`` and its ``pid``; a
+hook with ``hooks.server`` set has ``server`` (``ok`` or why it ran in-process). ``detail`` is one line, already
 redacted; it never holds a prompt or a memory's text. The file is user-only and rotated at
 :data:`MAX_BYTES` (one older file kept). Writing the log never raises: a read-only home just means no log.
 """

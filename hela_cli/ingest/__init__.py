@@ -11,7 +11,8 @@ The package's modules: ``embedding`` (what the embedder sees of a turn: :func:`e
   same file ingested twice adds nothing, and an interrupted ingest can simply be re-run. A keyed
   conversation (a coding agent's transcript: ``Conversation.keyed``) hashes each turn by its own id
   (:func:`source_hash`, as ``hela add --id`` does): a turn is stored once, whichever path stores it first.
-* ``ingest.redact``: secrets are replaced (:func:`hela_cli.text.redact.redact`) before anything is embedded.
+* ``ingest.redact``: secrets are replaced (:func:`hela_cli.text.redact.redact`) before anything is embedded;
+  AI-assistant transcripts always (``ingest.redact_assistant``, ``batch.ASSISTANT_FORMATS``).
 * Atomic per batch: each batch of turns is one ``BEGIN IMMEDIATE`` transaction (nodes, vectors, keyword postings,
   edges); a crash leaves only whole batches. Embedding happens outside the write transaction.
 * Links: consecutive turns of a session (``ingest.initial_weight``) in each batch's transaction; cold-start

@@ -45,13 +45,24 @@ def parse_all(paths: Sequence[str | Path], fmt: str = "auto", tool_output_chars:
     return convs
 
 
-def redacted(convs: Sequence[Conversation]) -> list[Conversation]:
-    """The conversations with every turn's text through :func:`hela_cli.text.redact.redact`."""
+#: formats of AI-assistant transcripts: redacted by default (``ingest.redact_assistant``), whatever ``ingest.redact``
+ASSISTANT_FORMATS = frozenset({"claude_code", "codex", "gemini", "chatgpt", "claude"})
+
+
+def redacts(conv: Conversation, cfg: Config) -> bool:
+    """Whether ``conv``'s turns go through :func:`hela_cli.text.redact.redact` before they are stored."""
+    return cfg.ingest.redact or (cfg.ingest.redact_assistant and conv.format in ASSISTANT_FORMATS)
+
+
+def redacted(convs: Sequence[Conversation], cfg: Config | None = None) -> list[Conversation]:
+    """The conversations with every turn's text through :func:`hela_cli.text.redact.redact` (with ``cfg``:
+    those :func:`redacts` picks)."""
     from dataclasses import replace
 
     from hela_cli.text.redact import redact
 
-    return [replace(c, turns=[replace(t, text=redact(t.text)) for t in c.turns]) for c in convs]
+    return [replace(c, turns=[replace(t, text=redact(t.text)) for t in c.turns])
+            if cfg is None or redacts(c, cfg) else c for c in convs]
 
 
 def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conversation], cfg: Config,
@@ -63,8 +74,7 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
     the optional ``judge``)."""
     t0 = time.perf_counter()
     convs = [c for c in convs if c.turns]   # an agent session without text: no space created for it
-    if cfg.ingest.redact:   # before anything is embedded or written
-        convs = redacted(convs)
+    convs = redacted(convs, cfg)   # before anything is embedded or written
     for conv in convs:  # a bad space name must fail before the first conversation is written
         store.check_space_name(space or conv.name or "default")
     store.bind_embedder(embedder.model_id, embedder.dim)

@@ -18,6 +18,10 @@ read). Where the token comes from, first found wins:
 
 The token is compared in constant time (digests of equal length) and never written to any output or log
 (the access log shows the request line, which carries no token, and the status).
+
+``POST /hook`` (same bearer token, checked here: the SDK's custom routes carry no auth) is the hooks' fast
+path (:mod:`hela_cli.hooks.server`): a coding agent's ``hela hook`` hands its event to this process, which
+runs the hook's own handler on its warm Memory, one call at a time with the tools.
 """
 
 from __future__ import annotations
@@ -140,13 +144,43 @@ class StaticTokenVerifier:
     def __init__(self, token: str):
         self._digest = hashlib.sha256(token.encode("utf-8")).digest()
 
+    def matches(self, token: str) -> bool:
+        guess = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+        return hmac.compare_digest(guess, self._digest)
+
     async def verify_token(self, token: str) -> Any:
         from mcp.server.auth.provider import AccessToken
 
-        guess = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
-        if not hmac.compare_digest(guess, self._digest):
+        if not self.matches(token):
             return None
         return AccessToken(token="(shared token)", client_id="hela", scopes=[])  # the token itself is not kept
+
+
+MAX_HOOK_BODY = 17 * 1024 * 1024   # a hook's stdin is at most 16 MiB (hela_cli.hooks.run.MAX_STDIN)
+
+
+def add_hook_route(server: Any, verifier: StaticTokenVerifier) -> None:
+    """``POST /hook``: one hook event run by :func:`hela_cli.hooks.run.serve_event` on the server's Memory."""
+    import anyio
+    from starlette.responses import JSONResponse
+
+    from hela_cli.hooks.run import serve_event
+
+    @server.custom_route("/hook", methods=["POST"], include_in_schema=False)
+    async def hook(request: Any) -> Any:
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not verifier.matches(value.strip()):
+            return JSONResponse({"error": "unauthorized"}, status_code=401)
+        if int(request.headers.get("content-length") or 0) > MAX_HOOK_BODY:
+            return JSONResponse({"error": "request too large"}, status_code=413)
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return JSONResponse({"error": "not JSON"}, status_code=400)
+        hela = server.hela
+        status, answer = await anyio.to_thread.run_sync(
+            lambda: serve_event(body, hela.memory, hela.config), limiter=server.hela_limiter)
+        return JSONResponse(answer, status_code=status)
 
 
 def url_for(host: str, port: int) -> str:
@@ -202,8 +236,10 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
     url = url_for(host, port)
 
     base = url[: -len(MCP_PATH)]
-    server = build_server(config, token_verifier=StaticTokenVerifier(token.value),
+    verifier = StaticTokenVerifier(token.value)
+    server = build_server(config, token_verifier=verifier,
                           auth=AuthSettings(issuer_url=base, resource_server_url=None))
+    add_hook_route(server, verifier)
     app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
     if token.generated:
         say(f"hela mcp: generated an access token, saved user-only in {token_path()}; an MCP client connects "

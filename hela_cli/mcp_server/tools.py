@@ -131,9 +131,13 @@ class HelaServer:
     def remember(self, space: str, turns: list[TurnIn], redact: bool | None = None) -> dict[str, Any]:
         if not turns:
             raise InputError("turns: give at least one turn")
+        # on by default: the model picks what it stores, often out of tool output, and nobody reads each call;
+        # the server's ingest.redact_assistant decides whether a call may turn it off (docs/agents.md)
+        cfg = self.memory.config.ingest
+        on = bool(redact) or cfg.redact_assistant or (redact is None and cfg.redact)
         rows = [t.model_dump() for t in turns]
         marks = [row.pop("supersedes") for row in rows]
-        rep = self.memory.add_batch(space, rows, redact=redact,
+        rep = self.memory.add_batch(space, rows, redact=on,
                                     supersedes=marks if any(m is not None for m in marks) else None)
         out = {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
         if rep.get("supersessions"):   # earlier memories these turns replace, found by supersession.detect
@@ -319,9 +323,11 @@ def build_server(config: Config, **options: Any) -> Any:
                              "whose id is already stored are skipped.")
     async def remember(space: Space, turns: Annotated[list[TurnIn], Field(min_length=1, description="Turns in "
                                                                           "order.")],
-                       redact: Annotated[bool | None, Field(description="Replace secrets (API keys, tokens, "
-                                                            "passwords) with [REDACTED:kind] before storing "
-                                                            "(default: the server's ingest.redact).")] = None
+                       redact: Annotated[bool | None, Field(description="Secrets (API keys, tokens, "
+                                                            "passwords) are replaced with [REDACTED:kind] before "
+                                                            "storing: on by default; false is honoured only where "
+                                                            "the server allows it (ingest.redact_assistant: "
+                                                            "false).")] = None
                        ) -> dict[str, Any]:
         return await call(hela.remember, space=space, turns=turns, redact=redact)
 
@@ -427,6 +433,7 @@ def build_server(config: Config, **options: Any) -> Any:
                           speaker=speaker, before=before, contains=contains, confirm=confirm)
 
     server.hela = hela  # type: ignore[attr-defined]
+    server.hela_limiter = limiter  # type: ignore[attr-defined]  # the hooks' fast path runs under it too
     return server
 
 

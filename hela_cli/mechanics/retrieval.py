@@ -167,9 +167,10 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
     spreads: dict[int, Any] = {}
     edge_w: dict[tuple[int, int], float] = {}   # (source, target) -> the edge weight spreading used
     marks = Marks({}, changes.as_of)
+    changed = store.has_supersessions(space.id)   # the marks of the scored memories are read only then
     if r.spreading and base.scores:
-        spreads, edge_w = _spreading(store, space, cfg, base, cands.allowed, marks)
-    else:
+        spreads, edge_w = _spreading(store, space, cfg, base, cands.allowed, marks if changed else None)
+    elif changed:
         marks.add(store.supersessions_for(base.scores))
     s_base = base.scores
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
@@ -298,11 +299,12 @@ def _use_traces(store: Store, space: Space, q: np.ndarray, r: Any, base: _BaseSc
 
 
 def _spreading(store: Store, space: Space, cfg: Config, base: _BaseScores, allowed: set[int] | None,
-               marks: Marks) -> tuple[dict[int, Any], dict[tuple[int, int], float]]:
+               marks: Marks | None) -> tuple[dict[int, Any], dict[tuple[int, int], float]]:
     """Stage 4: Eq.4 from the memories above theta over the current Hebbian edge weights; the neighbours it
     reaches get their own base score first. Returns the spread per memory and the weight of each edge used.
-    ``marks`` gets the supersession rows of every scored memory (one read); a memory superseded for certain
-    receives no bonus (a departure from Eq.4: an old fact is not revived through its neighbours)."""
+    ``marks`` (None: the space has none) gets the supersession rows of every scored memory (one read); a
+    memory superseded for certain receives no bonus (a departure from Eq.4: an old fact is not revived
+    through its neighbours)."""
     r = cfg.retrieval
     sources = [i for i, s in base.scores.items() if s > r.theta]
     nbrs = store.neighbours(space, sources) if sources else {}
@@ -312,7 +314,8 @@ def _spreading(store: Store, space: Space, cfg: Config, base: _BaseScores, allow
         nbrs = {i: [(j, w) for j, w in lst if j in allowed] for i, lst in nbrs.items()}
     if reached:
         base.join(reached)   # an edge may outlive its node by a moment (forgotten meanwhile)
-    marks.add(store.supersessions_for(base.scores))
+    if marks is not None:
+        marks.add(store.supersessions_for(base.scores))
     if marks:
         blocked = blocked_targets(marks, base.scores)
         if blocked:

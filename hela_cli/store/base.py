@@ -33,7 +33,7 @@ REBASE_BELOW = 2.0 ** -64
 PRUNE_WEIGHT = 1e-6
 # Eq.1's decay a space's stored amplitudes are read with while none is recorded for it (``spaces.decay``
 # NULL: a space older than migration 0016, until a configured process records its own), and a new space's:
-# the default of ``hebbian.decay`` (config.py; tests/test_edges.py checks the two agree).
+# the default of ``hebbian.decay`` (config.py; tests/test_space_decay.py checks the two agree).
 DEFAULT_DECAY = 0.995
 PRUNE_PER_STEP = 256       # at most this many weak edges deleted per learning step (a step adds <= 78)
 CACHE_KIB = 65_536         # page cache per connection (SQLite default: 2 MiB)

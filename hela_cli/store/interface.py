@@ -335,6 +335,9 @@ class StoreAPI(Protocol):
 
     def space_supersessions(self, space_id: int) -> list[dict[str, Any]]: ...
 
+    def has_supersessions(self, space_id: int) -> bool:
+        """Whether the space has any supersession mark (a recall reads marks only then)."""
+
     def count_supersessions(self, space_id: int) -> int: ...
 
     def restore_supersessions(self, space_id: int, rows: Iterable[dict[str, Any]]) -> int:

@@ -131,6 +131,12 @@ class Supersession:
             f"SELECT {', '.join(_COLUMNS)} FROM supersessions WHERE space_id = ? "
             f"ORDER BY invalid_at, old_id, new_id", (space_id,))]
 
+    def has_supersessions(self, space_id: int) -> bool:
+        """Whether the space has any mark: a recall reads the marks of its memories only then (5 us against
+        ~70 us for the marks of 200 memories, measured on SQLite: BENCHMARKS.md "Facts that change")."""
+        return bool(self.db.execute("SELECT EXISTS (SELECT 1 FROM supersessions WHERE space_id = ?)",
+                                    (space_id,)).fetchone()[0])
+
     def count_supersessions(self, space_id: int) -> int:
         return self.db.execute("SELECT count(*) FROM supersessions WHERE space_id = ?", (space_id,)).fetchone()[0]
 

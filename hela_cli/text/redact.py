@@ -11,11 +11,22 @@ quoted words, which coding transcripts are full of):
   (AWS), ``AIza`` (Google), ``hf_`` (Hugging Face), ``sk_live_`` / ``rk_live_`` (Stripe), ``npm_``,
   ``pypi-``, ``gsk_`` (Groq), ``xai-``; JSON web tokens (``eyJ...``);
 * ``Authorization: Bearer TOKEN`` / ``Basic`` and any ``Bearer <long token>``;
-* credentials in URLs (``scheme://user:PASSWORD@host``);
-* ``.env`` / YAML / JSON style assignments whose name says key, token, secret, password (``API_KEY=...``,
-  ``"client_secret": "..."``, ``password: hunter2!``): the name stays, the value goes.
+* credentials in URLs of every driver (``scheme://user:PASSWORD@host``, ``redis://:PASSWORD@``,
+  ``mongodb+srv://``, ``postgresql+psycopg2://``, ``jdbc:mysql://``, git's ``https://user:TOKEN@``);
+* command lines: ``--password PW`` / ``--password=PW`` and every ``--...-token`` / ``--...-secret`` /
+  ``--api-key`` flag; per command, ``mysql -pPW``, ``docker login -p PW``, ``sshpass -p``, ``mongosh -p``,
+  ``redis-cli -a PW``, ``curl -u user:PW``, ``aws configure set aws_secret_access_key PW``, ``openssl -pass
+  pass:PW`` (``-p`` is a port for psql, redis-cli and ssh, and psql's ``--password`` is a switch: left alone);
+* assignments whose name says key, token, secret, password, pwd, auth, also run together in one all-caps word
+  (``PGPASSWORD``, ``AUTHTOKEN``, ``DBPASS``): ``.env`` and shell lines, libpq / JDBC / ODBC keyword strings
+  (``"host=db password=PW"``, ``;password=PW;``, ``Pwd=PW;``), JSON, YAML, INI and code (a quoted value, or
+  an unquoted literal mixing letters and digits: ``api_key = s3cretvalue123``, not ``api_key = args.key``).
+  The name stays, the value goes (``PGPASSWORD=[REDACTED:password]``).
 
-Redaction is idempotent (``redact(redact(t)) == redact(t)``) and leaves text without secrets byte-identical.
+A reference instead of a value (``$PGPASSWORD``, ``${DB_PASS}``, ``<your key>``, ``YOUR-TOKEN``), a number
+alone and prose are left alone. Redaction is idempotent (``redact(redact(t)) == redact(t)``) and leaves text
+without secrets byte-identical. The shapes: ``tests/test_redact_corpus.py``; false positives:
+``benchmarks/redact_false_positives.py`` (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -46,6 +57,8 @@ _PREFIXED: tuple[tuple[str, str], ...] = (
     ("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
     ("groq-key", r"gsk_[A-Za-z0-9]{40,}"),
     ("xai-key", r"xai-[A-Za-z0-9]{40,}"),
+    ("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+    ("google-oauth-token", r"ya29\.[A-Za-z0-9_-]{20,}"),
     # detect-secrets' JWT pattern stops before the signature
     ("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
 )
@@ -54,64 +67,123 @@ _TOKEN_CHAR = re.compile(r"[A-Za-z0-9_-]")
 
 _AUTH_HEADER = re.compile(r"(?i)\b(authorization\s*[:=]\s*[\"']?\s*)(bearer|basic|token)\s+([A-Za-z0-9._~+/=-]{8,})")
 _BEARER = re.compile(r"\b([Bb]earer\s+)([A-Za-z0-9._~+/-]{20,}=*)")
-_URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]+:)([^\s@/'\"]{3,})(@[^\s/'\"]+)")
+# scheme://user:PASSWORD@host (user may be empty: redis://:pw@host); a password holding '@' runs to the last
+# '@' before a host without one
+_URL_PASSWORD = re.compile(r"\b([a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@'\"]*:)([^\s/'\"]{3,})(@[^\s/'\"@:]+)")
 
-# NAME=value, NAME: value, "name": "value" (.env, shell, YAML, JSON, a pasted config line); the name is
-# checked by _secret_name, the value by _secret_value
+# NAME=value, NAME: value, "name": "value" (.env, shell, YAML, JSON, libpq / JDBC / ODBC keyword strings, a
+# pasted config line); the name is checked by _secret_name, the value by _secret_value
 _ASSIGN = re.compile(
     r"(?<![A-Za-z0-9_])(?P<pre>(?:export[ \t]+)?(?P<q>[\"']?)(?P<name>[A-Za-z_][A-Za-z0-9_.-]{1,60})(?P=q)"
     r"(?P<sp1>[ \t]*)(?P<op>=|:)(?P<sp2>[ \t]*))"
-    r"(?P<value>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}'|[^\s\"'&;,()<>{}\[\]]{4,})(?=$|[\s,;})\]&])", re.M)
-_SECRET_PARTS = {"key", "apikey", "token", "secret", "password", "passwd", "pwd", "passphrase", "credential",
-                 "credentials", "auth", "pat", "accesskey", "secretkey", "privatekey"}
+    r"(?P<value>\"(?:[^\"\\\n]|\\.){4,4000}\"|'(?:[^'\\\n]|\\.){4,4000}'|[^\s\"'`&;,()<>{}\[\]]{4,})"
+    r"(?=$|[\s,;})\]&\"'`])", re.M)
+_SECRET_PARTS = {"key", "apikey", "token", "secret", "password", "passwd", "pass", "pwd", "passphrase",
+                 "credential", "credentials", "auth", "pat", "accesskey", "secretkey", "privatekey"}
+_PASSWORD_PARTS = {"password", "passwd", "pass", "pwd", "passphrase"}
 _NOT_SECRET_PARTS = {"public", "sort", "primary", "foreign", "partition", "cache", "lookup", "max", "min", "num",
                      "count", "type", "name", "file", "path", "url", "id", "length", "len", "limit", "size"}
+# one word ending in a secret word: PGPASSWORD, AUTHTOKEN, DBPASS, MYSQLPWD ("pass" only in an all-caps name:
+# bypass, compass, firstpass are words)
+_SECRET_SUFFIXES = ("password", "passwd", "pwd", "token", "secret", "apikey", "secretkey", "accesskey",
+                    "privatekey", "authkey", "passphrase", "credentials")
+# words that end in a secret word and name none: the shell's previous directory, askpass programs, words
+_NOT_SECRET_WORDS = {"oldpwd", "askpass", "bypass", "compass", "surpass", "overpass", "underpass", "trespass",
+                     "encompass"}
+# a secret word that qualifies another when it comes first: AUTH_BACKEND, PASS_MAX_DAYS, PAT_PREFIX
+_QUALIFIERS = {"auth", "pass", "pat"}
 _NAME_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")
+# a YAML line "password: VALUE" (a lowercase key alone at the start of a line, the value the rest of it);
+# "key:" is left out: YAML uses it for cache keys, selectors and config-map keys
+_YAML_NAMES = {"password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "apikey", "credentials"}
+_INDENT = re.compile(r"[ \t]*(?:- )?")
+
+
+def _parts(name: str) -> list[str]:
+    parts = [p.lower() for p in _NAME_PARTS.findall(name)]
+    upper = name.upper() == name
+    out = []
+    for p in parts:
+        if p not in _SECRET_PARTS:
+            suffix = next((s for s in _SECRET_SUFFIXES if p.endswith(s) and len(p) > len(s)), None)
+            if suffix is None and upper and p.endswith("pass") and len(p) > 4:
+                suffix = "pass"
+            if suffix is not None and p not in _NOT_SECRET_WORDS:
+                out += [p[:-len(suffix)], suffix]
+                continue
+        out.append(p)
+    return out
 
 
 def _secret_name(name: str) -> tuple[bool, bool]:
-    """(names a secret, is compound): ``DB_PASSWORD`` (True, True), ``password`` (True, False),
-    ``max_tokens`` / ``author`` / ``sort_key`` (False, ...)."""
-    parts = [p.lower() for p in _NAME_PARTS.findall(name)]
+    """(names a secret, is compound): ``DB_PASSWORD`` / ``PGPASSWORD`` (True, True), ``password`` (True,
+    False), ``max_tokens`` / ``author`` / ``sort_key`` (False, ...)."""
+    parts = _parts(name)
     if not parts or not _SECRET_PARTS & set(parts) or _NOT_SECRET_PARTS & set(parts[-1:]):
         return False, len(parts) > 1
+    if not (_SECRET_PARTS - _QUALIFIERS) & set(parts) and parts[-1] not in _QUALIFIERS:
+        return False, True   # AUTH_BACKEND=ldap (but BASIC_AUTH=..., GH_PAT=..., DB_PASS=...)
     if _NOT_SECRET_PARTS & set(parts) and "key" in parts and not {"api", "secret", "access", "private"} & set(parts):
         return False, True   # sort_key, primary_key, cache_key
     return True, len(parts) > 1
 
 
+def _kind(name: str) -> str:
+    return "password" if _PASSWORD_PARTS & set(_parts(name)) else "secret"
+
+
+def _literal(v: str) -> bool:
+    """An unquoted word in code that reads as a credential, not a variable: letters and digits mixed
+    (``s3cretvalue123``), no ``_`` or ``.`` (``s3_key``, ``args.api_key``)."""
+    return (len(v) >= 8 and "_" not in v and "." not in v and sum(c.isdigit() for c in v) >= 2
+            and sum(c.isalpha() for c in v) >= 3)
+
+
 def _secret_value(m: re.Match[str]) -> bool:
     text = m.string
-    name_ok, compound = _secret_name(m.group("name"))
+    name = m.group("name")
+    name_ok, compound = _secret_name(name)
     value = m.group("value")
     if not name_ok or not _value_ok(value) or _MARKED.search(value):
         return False
     quoted = value[0] in "\"'"
     v = value.strip("\"'")
+    if name in ("PWD", "OLDPWD") and v[:1] in ("/", "~"):
+        return False                           # the shell's working directory (ODBC's PWD=... is a password)
     if m.group("op") == "=":
         before = text[:m.start()].rstrip()[-1:]
         if m.group("sp1") or m.group("sp2") or before in ("(", ","):   # code (token = token, f(key=s3_key)):
-            return quoted or not _IDENTIFIER.match(v)                   # not a variable name
+            return quoted or not _IDENTIFIER.match(v) or _literal(v)   # not a variable name
         return True                            # .env / shell: DB_PASSWORD=postgres
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    yaml_line = (_INDENT.fullmatch(text, line_start, m.start()) is not None
+                 and text[m.end():m.end() + 1] in ("", "\n", "\r"))
     if m.group("q") or compound:               # "name": "value" (JSON), api_key: ..., DB_PASSWORD: ...
-        return quoted or not _IDENTIFIER.match(v) or bool(re.search(r"\d", v))
+        return (quoted or not _IDENTIFIER.match(v) or bool(re.search(r"\d", v))
+                or (yaml_line and name.isupper()))    # docker compose: POSTGRES_PASSWORD: postgres
+    if name in _YAML_NAMES and yaml_line and len(v) >= 6:
+        return True                            # YAML: password: correcthorsebattery
     # Password: hunter2 (a single word before ':'): only a value that looks like a credential, so that
     # prose ("Secret: chocolate", "Key: the door") stays
     return not quoted and bool(re.search(r"[0-9!@#$%^&*+/=_-]", v)) and len(v) >= 6
 
 
 _PLACEHOLDER = re.compile(
-    r"(?i)^[\"']?(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|<[^>]*>|\{\{.*\}\}|x{3,}|\*{3,}|.*\.{3}|.*…|changeme|"
-    r"your[_-].*|value|secret|password|passwd|pass|pwd|none|null|true|false|undefined|example|placeholder|"
-    r"redacted|\[REDACTED.*|os\.environ.*|"
-    r"process\.env.*|getenv.*|env\(.*)[\"']?$")
+    r"(?i)^[\"']?(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*|%[A-Za-z_][A-Za-z0-9_]*%|<[^>]*>|\{\{.*\}\}|x{3,}|"
+    r"\*{3,}|.*\.{3}|.*…|changeme|your[_-].*|value|secret|password|passwd|pass|pwd|none|null|true|false|"
+    r"undefined|example|placeholder|redacted|lambda|\[REDACTED.*|os\.environ.*|process\.env.*|getenv.*|env\(.*|"
+    r"(?-i:[A-Z][A-Z_-]*(?:TOKEN|PASSWORD|PASSWD|PASS|PW|SECRET|KEY)))[\"']?$")
+
+
+_NUMBER = re.compile(r"^[$€£¥]?[0-9][0-9.,]*[%kKmM]?$")
 
 
 def _value_ok(value: str) -> bool:
-    """A value worth redacting: not a placeholder, a reference to a variable, or a number alone."""
+    """A value worth redacting: not a placeholder, a reference to a variable, or a number or price alone
+    (``Chicago CityPASS: $109``)."""
     v = value.strip("\"'")
-    return not (_PLACEHOLDER.match(value) or v.isdigit() or len(v) < 4)
+    return not (_PLACEHOLDER.match(value) or _NUMBER.match(v) or len(v) < 4)
 
 
 def _mark(kind: str) -> str:
@@ -130,14 +202,121 @@ def _sub_prefixed(text: str) -> str:
 
 
 def _sub_assignments(text: str) -> str:
-    def repl(m: re.Match[str]) -> str:
+    """Each NAME=value whose value is a secret: the value replaced. A match that is not one is searched again
+    from its value (``$env:DB_PASSWORD = ...``, ``--from-literal=password=...``: the name is inside it)."""
+    out, pos, done = [], 0, 0
+    while (m := _ASSIGN.search(text, pos)) is not None:
         if not _secret_value(m):
-            return m.group(0)
+            pos = m.start("value")
+            continue
         value = m.group("value")
         q = value[0] if value[0] in "\"'" else ""
-        return f"{m.group('pre')}{q}{_mark('secret')}{q}"
+        out += [text[done:m.start()], f"{m.group('pre')}{q}{_mark(_kind(m.group('name')))}{q}"]
+        pos = done = m.end()
+    return "".join(out) + text[done:]
 
-    return _ASSIGN.sub(repl, text)
+
+# ------------------------------------------------------------------------------------ command lines
+# a flag's value: a quoted string or one shell word
+_WORD = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;|&<>()]+)"
+# --password S3cret, --password=S3cret, --db-password, --token, --auth-token, --api-key, --client-secret,
+# --secret-key, --aws-secret-access-key (any tool: wget, docker login, kubectl, gcloud, mysql, ...), and Go
+# tools' -password / -token=; the flag name ends there (--password-file, --password-stdin, --token-file are
+# not values)
+_FLAG = re.compile(
+    r"(?<![\w-])(?P<flag>--?(?:[a-z0-9]+-)*(?:password|passwd|pass|token|secret|api-?key|secret-key|access-key|"
+    r"passphrase|credentials?))(?P<sep>=|[ \t]+)(?P<value>" + _WORD + r")")
+# a command word (at the start of a command), then the rest (lines continued with a backslash included) of its command (to a pipe, ';', '&' or the end of the line)
+_SEGMENT = r"(?<![^\s|;&(`'\"])(?P<cmd>{cmd})(?=[ \t])(?P<rest>(?:[^\n|;&\\]|\\\n|\\(?!\n))*)"
+_PSQL = re.compile(r"\b(?:psql|pg_dump|pg_dumpall|pg_restore|pg_basebackup|createdb|dropdb|createuser|dropuser|"
+                   r"vacuumdb|reindexdb|clusterdb|pgbench)\b")
+#: (words one of which a text must hold to be looked at, command words, flag pattern within its command line;
+#: group "value" is the secret)
+_COMMAND_FLAGS: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    # mysql -uroot -pS3cret (attached only: `-p` alone prompts, `-p dbname` names a database)
+    (("mysql", "mariadb"), r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mysqlbinlog|"
+     r"mariadb|mariadb-dump|mariadb-admin)\b", r"(?<=\s)-p(?P<value>" + _WORD + r")"),
+    # docker login -p S3cret, sshpass -p S3cret, mongosh -p S3cret: there -p is the password
+    (("login", "sshpass", "mongo"),
+     r"\b(?:(?:docker|podman|buildah|skopeo|helm registry|oras|nerdctl)\s+login|sshpass|mongo|mongosh|"
+     r"mongodump|mongorestore|mongoimport|mongoexport|mongostat|mongotop)\b",
+     r"(?<=\s)-p(?:[ \t]+|(?=[^\s-]))(?P<value>" + _WORD + r")"),
+    # redis-cli -a S3cret (its -p is the port)
+    (("redis-cli",), r"\bredis-cli\b", r"(?<=\s)-a[ \t]+(?P<value>" + _WORD + r")"),
+    # curl -u admin:S3cret, --user, --proxy-user; httpie -a / --auth user:pw: the user stays
+    (("curl", "http ", "https ", "xh "), r"\b(?:curl|http|https|xh)\b",
+     r"(?<=\s)(?:-u|--user|--proxy-user|-U|-a|--auth)(?:[ \t]+|=)?[\"']?[^\s:\"']+:(?P<value>[^\s\"'`]+)"),
+    # aws configure set aws_secret_access_key VALUE (also profile.NAME.aws_secret_access_key)
+    (("aws",), r"\baws\s+configure\s+set\b", r"\s(?:[\w.-]*\.)?(?:aws_secret_access_key|aws_session_token)"
+                                               r"[ \t]+(?P<value>" + _WORD + r")"),
+    # openssl ... -pass pass:S3cret, -passin / -passout
+    (("openssl",), r"\bopenssl\b", r"(?<=\s)-pass(?:in|out)?[ \t]+pass:(?P<value>" + _WORD + r")"),
+    # az login -u me -p S3cret (Azure CLI: -p is the password)
+    (("az ",), r"\baz\s+login\b", r"(?<=\s)-p[ \t]+(?P<value>" + _WORD + r")"),
+    # gh secret set NAME --body S3cret / -b S3cret
+    (("gh ",), r"\bgh\s+secret\s+set\b", r"(?<=\s)(?:-b|--body)(?:[ \t]+|=)(?P<value>" + _WORD + r")"),
+    # kubectl create secret generic x --from-literal=NAME=S3cret (any NAME: the command says it is a secret)
+    (("secret",), r"\b(?:kubectl|oc)\s+create\s+secret\b",
+     r"--from-literal[ =][\"']?[\w.-]+=(?P<value>[^\s\"']+)"),
+    # vault login S3cretToken (a token as the argument; `vault login -method=...` names it otherwise)
+    (("vault",), r"\bvault\s+login\b", r"^[ \t]+(?P<value>[^\s=-][^\s=]*)(?=\s|$)"),
+    # sqlplus scott/tiger@orcl, expdp, impdp, sqlldr (Oracle's user/password)
+    (("sqlplus", "sqlldr", "expdp", "impdp"), r"\b(?:sqlplus|sqlldr|expdp|impdp)\b",
+     r"(?<=\s)[\w$#.-]+/(?P<value>[^\s@/\"']+)(?=@|\s|$)"),
+    # smbclient //host/share -U user%S3cret (also rpcclient, smbmap)
+    (("-U",), r"\b(?:smbclient|rpcclient|smbmap|smbget)\b", r"(?<=\s)-U[ \t]*[\"']?[^\s%\"']+%(?P<value>[^\s\"']+)"),
+)
+# a substring test first: each command's regex costs ~20 us on a long turn, the test well under 1
+_COMMAND_RX = tuple((words, re.compile(_SEGMENT.format(cmd=c)), re.compile(f)) for words, c, f in _COMMAND_FLAGS)
+
+# echo S3cret | docker login --password-stdin (also | sudo -S, | passwd --stdin, | chpasswd): the pipe says it
+_ECHO_STDIN = re.compile(
+    r"(?<![^\s|;&(`'\"])(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?(?P<value>" + _WORD + r")"
+    r"(?=[ \t]*\|[^\n|;&]*?(?:--password-stdin|\bsudo\s+-S\b|\bpasswd\b|\bchpasswd\b))")
+
+
+def _flag_value_ok(value: str) -> bool:
+    v = value.strip("\"'")
+    return not v.startswith(("-", "$", "@", "[REDACTED")) and _value_ok(value) and not _MARKED.search(value)
+
+
+def _sub_flags(text: str) -> str:
+    def flag(m: re.Match[str]) -> str:
+        value = m.group("value")
+        if not _flag_value_ok(value):
+            return m.group(0)
+        if m.group("flag") == "--password" and m.group("sep") != "=":
+            # psql's --password is a switch (prompt for one): the word after it is not a password
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if _PSQL.search(text, line_start, m.start()):
+                return m.group(0)
+        q = value[0] if value[0] in "\"'" and len(value) > 1 else ""
+        kind = "password" if re.search(r"pass", m.group("flag")) else "secret"
+        return f"{m.group('flag')}{m.group('sep')}{q}{_mark(kind)}{q}"
+
+    out = _FLAG.sub(flag, text) if "-" in text else text
+    for words, cmd_rx, flag_rx in _COMMAND_RX:
+        if not any(w in out for w in words) or not cmd_rx.search(out):
+            continue
+
+        def in_command(c: re.Match[str], flag_rx: re.Pattern[str] = flag_rx) -> str:
+            rest = c.group("rest")
+
+            def one(m: re.Match[str]) -> str:
+                value = m.group("value")
+                if not _flag_value_ok(value):
+                    return m.group(0)
+                q = value[0] if value[0] in "\"'" and len(value) > 1 else ""
+                s, e = m.span("value")
+                return m.group(0)[:s - m.start()] + f"{q}{_mark('password')}{q}" + m.group(0)[e - m.start():]
+
+            return c.group("cmd") + flag_rx.sub(one, rest)
+
+        out = cmd_rx.sub(in_command, out)
+    if "|" in out and "echo" in out or "printf" in out:
+        out = _ECHO_STDIN.sub(lambda m: m.group(0)[:m.start("value") - m.start()] + _mark("password")
+                              if _flag_value_ok(m.group("value")) else m.group(0), out)
+    return out
 
 
 @lru_cache(maxsize=1)
@@ -208,5 +387,6 @@ def redact(text: str) -> str:
     out = _AUTH_HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)} {_mark('auth-header')}"
                            if not _MARKED.match(m.group(3)) else m.group(0), out)
     out = _BEARER.sub(lambda m: f"{m.group(1)}{_mark('bearer-token')}", out)
+    out = _sub_flags(out)
     out = _sub_assignments(out)
     return _sub_plugins(out)

@@ -25,13 +25,16 @@ def hooks_install(
     scope: str = typer.Option("user", "--scope", help=_SCOPE_HELP),
     space: Optional[str] = typer.Option(None, "--space", "-s", help="Pin one space (default: one per project, "
                                         "from the git top-level directory)."),
+    server: Optional[str] = typer.Option(None, "--server", help="A running `hela mcp --http` on the same "
+                                         "database (e.g. http://127.0.0.1:8765): the hooks ask it first (its "
+                                         "token is read from where the server keeps it, never written here)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Merge hela's hooks into the agent's settings file (idempotent; the previous file is backed up)."""
     from hela_cli.hooks.install import install
 
     st = state(ctx)
-    rep = install(agent, scope, space=space, db=st.db, config=st.config_path)
+    rep = install(agent, scope, space=space, db=st.db, config=st.config_path, server=server)
     if json_out:
         print_json(rep)
         return

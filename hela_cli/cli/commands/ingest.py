@@ -26,7 +26,8 @@ def ingest(
     json_out: bool = typer.Option(False, "--json", help="Print a JSON summary."),
     redact: Optional[bool] = typer.Option(None, "--redact/--no-redact", help="Replace secrets (API keys, "
                                           "tokens, private keys, passwords) with [REDACTED:kind] before storing "
-                                          "(default: ingest.redact)."),
+                                          "(default: on for coding-agent sessions and ChatGPT / Claude "
+                                          "exports, ingest.redact for other formats; --no-redact: off for all)."),
 ) -> None:
     """Ingest transcripts: one node per turn, consecutive turns linked. Idempotent."""
     from hela_cli.formats import FORMATS

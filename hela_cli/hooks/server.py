@@ -1,0 +1,194 @@
+"""The fast path: a hook asks a running ``hela mcp --http`` server instead of loading models itself.
+
+``hooks.server`` (``HELA_HOOKS_SERVER=http://127.0.0.1:8765``, or ``hela hook ... --server URL``) names the
+server. The hook POSTs its event to ``URL/hook`` with the server's bearer token; the server runs the same
+handler the hook would run in-process (:func:`hela_cli.hooks.run.serve_event`) on its warm
+:class:`~hela_cli.memory.Memory`, one call at a time with the MCP tools, and answers the text and the facts
+the hook logs. The hook's ``hooks`` settings travel with the request (budgets, ``prompt_k``, ...): the
+server's own apply to everything else (models, retrieval).
+
+* **Client** (:func:`ask`): the standard library only (a socket), no numpy, no model, no store:
+  a hook on this path costs an interpreter start, the config and one loopback request. A connection that is
+  refused, times out (``CONNECT_TIMEOUT_S``), or breaks, and an answer that is not 200, raise
+  :class:`Unavailable`: the hook runs in-process at once and logs why (``"server": "unreachable"``, ...).
+* **Token**: read where the server keeps it, never from a settings file: ``$HELA_MCP_TOKEN`` when set (the
+  server reads it too), else the server's generated ``<hela home>/mcp-token``, used only when the file
+  belongs to this user and nobody else can read it (0600, as the server writes it).
+* **Same database**: the request carries :func:`db_identity` of the hook's database; a server on another one
+  answers 409 and the hook runs in-process.
+* **Server**: ``POST /hook`` in ``mcp_server/http.py`` checks the token and calls
+  :func:`hela_cli.hooks.run.serve_event`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+PATH = "/hook"
+CONNECT_TIMEOUT_S = 0.25   # loopback answers in well under a millisecond; a blackholed address must not cost more
+
+
+class Unavailable(Exception):
+    """The server cannot answer this hook; ``reason`` is the short word for the hook log."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}{f' ({detail})' if detail else ''}")
+        self.reason = reason
+
+
+class Failed(Exception):
+    """The server ran the handler and it failed (the same failure the hook would log in-process)."""
+
+
+def db_identity(db: str) -> str:
+    """What names one database whatever the path that reaches it: a SQLite file's device and inode (its
+    absolute path while it does not exist), a Postgres URL's host, port, database and user (no password)."""
+    if db.startswith(("postgres://", "postgresql://")):
+        u = urlsplit(db)
+        return f"postgres://{u.username or ''}@{u.hostname or ''}:{u.port or 5432}{u.path or '/'}"
+    if db == ":memory:":
+        return f"memory:{os.getpid()}"   # never shared
+    from hela_cli.paths import default_db_path
+
+    path = Path(db or default_db_path()).expanduser().absolute()
+    try:
+        st = path.stat()
+    except OSError:
+        return f"sqlite:{path}"
+    return f"sqlite:{st.st_dev}:{st.st_ino}"
+
+
+def token() -> str | None:
+    """The server's bearer token for this user, or None (see the module's docstring)."""
+    value = os.environ.get("HELA_MCP_TOKEN", "").strip()
+    if value:
+        return value
+    from hela_cli.paths import data_dir
+
+    path = data_dir() / "mcp-token"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if (hasattr(os, "getuid") and st.st_uid != os.getuid()) or st.st_mode & 0o077:
+            raise Unavailable("token file not user-only", str(path))
+        text = os.read(fd, 4096).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
+    first = text.strip().split("\n")[0].strip() if text.strip() else ""
+    return first or None
+
+
+def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """POST ``body`` to the server's hook endpoint; its JSON answer. Raises :class:`Unavailable` (fall back
+    in-process) or :class:`Failed` (the handler failed there). Plain HTTP/1.1 over a socket (``http.client``
+    imports the email package: a fifth of this path's start-up); ``https`` through ``http.client``."""
+    import socket
+
+    u = urlsplit(url)
+    if u.scheme not in ("http", "https") or not u.hostname:
+        raise Unavailable("bad url", url[:80])
+    secret = token()
+    if not secret:
+        raise Unavailable("no token")
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    path = u.path.rstrip("/") + PATH
+    headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
+    if u.scheme == "https":
+        status, raw = _https(u, path, data, headers, timeout)
+    else:
+        host = f"[{u.hostname}]" if ":" in u.hostname else u.hostname
+        head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": f"{host}:{u.port or 80}", **headers,
+                                                      "Content-Length": str(len(data)),
+                                                      "Connection": "close"}.items())
+        try:
+            # an ASCII host as bytes: a str goes through the idna codec (an import of its own)
+            name = u.hostname.encode("ascii") if u.hostname.isascii() else u.hostname
+            sock = socket.create_connection((name, u.port or 80), timeout=min(CONNECT_TIMEOUT_S, max(timeout, 0.01)))
+        except OSError as e:
+            raise Unavailable("unreachable", e.__class__.__name__) from None
+        try:
+            sock.settimeout(max(timeout, 0.01))
+            sock.sendall(f"POST {path} HTTP/1.1\r\n{head}\r\n".encode("latin-1") + data)
+            chunks = []
+            while True:
+                chunk = sock.recv(1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+        except OSError as e:
+            raise Unavailable("broke", e.__class__.__name__) from None
+        finally:
+            sock.close()
+        status, raw = _response(b"".join(chunks))
+    if status == 409:
+        raise Unavailable("other database")
+    if status != 200:
+        raise Unavailable("refused", str(status))
+    try:
+        out = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise Unavailable("bad answer") from None
+    if not isinstance(out, dict):
+        raise Unavailable("bad answer")
+    if out.get("error"):
+        raise Failed(str(out["error"]))
+    return out
+
+
+def _response(raw: bytes) -> tuple[int, bytes]:
+    """Status and body of an HTTP/1.1 response read to the end (``Connection: close``; no chunking: the
+    server answers JSON with a Content-Length)."""
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    try:
+        status = int(head.split(b" ", 2)[1]) if sep else 0
+    except (IndexError, ValueError):
+        status = 0
+    if not status:
+        raise Unavailable("bad answer")
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length" and value.strip().isdigit():
+            if len(body) < int(value):
+                raise Unavailable("broke", "short answer")
+            body = body[: int(value)]
+    return status, body
+
+
+def _https(u: Any, path: str, data: bytes, headers: dict[str, str], timeout: float) -> tuple[int, bytes]:
+    import http.client
+
+    conn = http.client.HTTPSConnection(u.hostname, u.port or 443, timeout=min(CONNECT_TIMEOUT_S, max(timeout, 0.01)))
+    try:
+        try:
+            conn.connect()
+        except OSError as e:
+            raise Unavailable("unreachable", e.__class__.__name__) from None
+        assert conn.sock is not None
+        conn.sock.settimeout(max(timeout, 0.01))
+        try:
+            conn.request("POST", path, body=data, headers=headers)
+            resp = conn.getresponse()
+            return resp.status, resp.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise Unavailable("broke", e.__class__.__name__) from None
+    finally:
+        conn.close()
+
+
+def request_body(args: Any, payload: dict[str, Any], cfg: Any) -> dict[str, Any]:
+    import dataclasses
+
+    from hela_cli.hooks.space import project_space
+
+    hooks = {k: v for k, v in dataclasses.asdict(cfg.hooks).items() if k != "server"}
+    space = args.space or project_space(payload.get("cwd") or os.getcwd())   # this machine's view of the project
+    return {"event": args.event, "agent": args.agent, "space": space, "payload": payload, "hooks": hooks,
+            "db": db_identity(cfg.db), "sent": time.time()}
