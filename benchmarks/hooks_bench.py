@@ -160,8 +160,9 @@ def latency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         # every query injects prompt_k memories and learns from them: the floor off (worst case)
         q_env = env_for(db, home, HELA_HOOKS_BUDGET_S="60", HELA_HOOKS_PROMPT_MIN_SCORE="0")
         walls, cpus, phases, injected = [], [], [], []
-        for q in (questions * 10)[:args.queries]:
-            payload = {"session_id": "bench-q", "transcript_path": "", "cwd": str(work), "prompt": q,
+        for i, q in enumerate((questions * 10)[:args.queries]):
+            # one agent session per query: a memory is injected once per session (issue 39)
+            payload = {"session_id": f"bench-q{i}", "transcript_path": "", "cwd": str(work), "prompt": q,
                        "hook_event_name": "UserPromptSubmit"}
             before = os.times()
             t1 = time.perf_counter()
@@ -235,9 +236,11 @@ def server(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             expect = {"server": "ok", "no_server": None, "dead_server": "unreachable"}
             hook = [PY, "-m", "hela_cli", "hook", "UserPromptSubmit", "--space", "scale"]
 
+            sessions = iter(range(10 ** 9))   # one agent session per query: a memory is injected once per session
+
             def payload(q: str) -> bytes:
-                return json.dumps({"session_id": "bench-q", "transcript_path": "", "cwd": str(work), "prompt": q,
-                                   "hook_event_name": "UserPromptSubmit"}).encode()
+                return json.dumps({"session_id": f"bench-q{next(sessions)}", "transcript_path": "", "cwd": str(work),
+                                   "prompt": q, "hook_event_name": "UserPromptSubmit"}).encode()
 
             _timed(hook, payload(questions[0]), variants["server"])   # the server loads its models
             floor = [_timed([PY, "-c", "pass"], b"", env)[0] for _ in range(5)]
@@ -316,7 +319,10 @@ def lme(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         capture_s = time.perf_counter() - t0
         # the question's date as the event's time (the `timestamp` Gemini CLI sends; live hooks use the clock)
         stamp = format_iso(it.now) if it.now is not None else None
-        out = hook_inprocess("UserPromptSubmit", {"session_id": "question", "cwd": str(work), "prompt": it.question,
+        # its own agent session per item: ids restart in each item's database, and a memory is injected once
+        # per session (issue 39)
+        out = hook_inprocess("UserPromptSubmit", {"session_id": f"question-{it.qid}", "cwd": str(work),
+                                                  "prompt": it.question,
                                                   "transcript_path": "", "hook_event_name": "UserPromptSubmit",
                                                   **({"timestamp": stamp} if stamp else {})}, space)
         context = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""

@@ -165,6 +165,10 @@ class HooksConfig:                    # `hela hook EVENT` inside coding agents (
     tool_outputs: bool = False        # tool outputs are stored too (cut to line_chars)
     redact: bool = True               # secrets become [REDACTED:kind] before anything is stored or logged
     feedback: bool = False            # capture reinforces injected memories echoed in the final answer
+    path_tokens: int = 300            # recall by file (before an edit) budget; 0 turns it off
+    path_k: int = 6                   # ... at most this many memories
+    gist: str = "auto"                # session gist in the brief: auto (abstractive with an openai: models.chat) | extractive
+    gist_timeout_s: float = 1.0       # ... the abstractive summary's time limit (then the extractive gist)
 
 
 @dataclass
@@ -283,13 +287,16 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "hooks.start_sessions": (0, None, False), "hooks.prompt_tokens": (0, None, False),
     "hooks.prompt_k": (1, None, False), "hooks.prompt_min_chars": (0, None, False),
     "hooks.line_chars": (40, None, False), "hooks.detached_budget_s": (0, None, True),
-    "hooks.max_detached": (1, None, False),
+    "hooks.max_detached": (1, None, False), "hooks.path_tokens": (0, None, False),
+    "hooks.path_k": (1, None, False), "hooks.gist_timeout_s": (0, None, True),
     "supersession.candidates": (1, None, False), "supersession.min_similarity": (-1, 1, False),
     "supersession.max_per_turn": (1, None, False),
 }
 
 
 def _check_range(key: str, value: Any, origin: str) -> None:
+    if key == "hooks.gist" and value not in ("auto", "extractive"):
+        raise HelaError(f"{origin}: 'hooks.gist' must be auto or extractive, got {value!r}")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return
     if isinstance(value, float) and not math.isfinite(value):

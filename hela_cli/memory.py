@@ -26,6 +26,7 @@ from hela_cli.paths import default_db_path
 from hela_cli.answering.prompts import answer_messages
 from hela_cli.mechanics.retrieval import Retrieval, learn_from_retrieval, retrieve
 from hela_cli.store import Space, Store
+from hela_cli.text.redact import redact as redact_secrets   # `redact` names the add/ingest argument
 
 
 class Memory:
@@ -314,9 +315,11 @@ class Memory:
         log; its id is ``recall_id``, which :meth:`reinforce` names (docs/feedback.md). A read-only one
         (``learn=False``) writes nothing and has no recall id. Facts that change: ``current_only`` leaves out
         memories a later one superseded (possibly superseded ones stay, marked); ``as_of`` (a date) recalls as
-        of that time (docs/retrieval.md, "Facts that change")."""
+        of that time (docs/retrieval.md, "Facts that change"). Secrets in the question are redacted first
+        (:func:`hela_cli.text.redact.redact`): neither the asks log nor the query vector it keeps holds one."""
         if not question.strip():
             raise HelaError("the question is empty")
+        question = redact_secrets(question)
         sp = self.space(space)
         learn = self.config.retrieval.learn if learn is None else learn
         res = self._retrieve(sp, question, self._config(k), now=now, learn=learn,
@@ -343,11 +346,14 @@ class Memory:
              kind: str, vector: Any = None) -> int | None:
         """One asks-log row (the recall id; None when one of the memories was deleted meanwhile). With
         ``answer.log`` off the row keeps no question or answer text, only the retrieved ids and scores that
-        feedback needs."""
+        feedback needs. The question and the answer are redacted (:func:`hela_cli.text.redact.redact`) on every
+        path (an answer may restate a secret the question held; a caller of :meth:`learn_recall` may pass a
+        prompt it did not redact)."""
         from hela_cli.mechanics.feedback import retrieval_record
 
         keep = self.config.answer.log
-        return self.store.log_ask(space_id, question if keep else "", answer if keep else None,
+        return self.store.log_ask(space_id, redact_secrets(question) if keep else "",
+                                  redact_secrets(answer) if keep and answer is not None else None,
                                   [m["id"] for m in memories], step, kind=kind,
                                   retrieval=retrieval_record(memories), vector=vector,
                                   keep_recalls=self.config.answer.keep_recalls)
@@ -402,6 +408,7 @@ class Memory:
             self.chat  # noqa: B018 - load (and validate) the chat model before retrieving
         if not question.strip():
             raise HelaError("the question is empty")
+        question = redact_secrets(question)   # as in retrieve: nothing logged, embedded or sent to a model holds it
         sp = self.space(space)  # resolved once: retrieval, learning and the log use this space
         cfg = self._config(k)
         res = self._retrieve(sp, question, cfg, now=now, learn=False,

@@ -56,19 +56,21 @@ def test_claude_code_real_transcript() -> None:
     assert texts[0] == "Which Python version does this project use? Our deploy target is kestrel."
     assert "[tool] Bash: python3 --version" in texts            # a tool call: one short line
     assert not any("Python 3.11" in t for t in texts)           # its output: not stored by default
+    assert "[result] `python3 --version` exit 0" in texts        # its outcome is
     assert not any("wants the project's Python version" in t for t in texts)   # thinking: not stored
     for t in conv.turns:
         rec = by_uuid[t.source_id]                              # keyed by the line's own uuid
-        assert t.session == session and rec["type"] == t.role == t.speaker
+        role = "tool" if t.text.startswith("[result]") else rec["type"]
+        assert t.session == session and role == t.role == t.speaker
         assert t.time_str == rec["timestamp"]
     assert [t.timestamp for t in conv.turns] == sorted(t.timestamp for t in conv.turns)
-    assert {t.role for t in conv.turns} == {"user", "assistant"}
+    assert {t.role for t in conv.turns} == {"user", "assistant", "tool"}
 
 
 def test_claude_code_tool_output_kept_when_asked() -> None:
     [conv] = parse_file(CLAUDE, tool_output_chars=8)
     outputs = [t for t in conv.turns if t.role == "tool"]
-    assert outputs and all(t.text == "[tool output] Python 3 …" for t in outputs)
+    assert outputs and all(t.text == "[result] `python3 --version` exit 0\n[tool output] Python 3 …" for t in outputs)
 
 
 def test_claude_code_partial_last_line_is_left_for_later(tmp_path: Path) -> None:
@@ -183,7 +185,9 @@ def test_agent_transcript_turns(fmt: str, path: Path) -> None:
     assert not any(t.startswith(("<environment_context>", "<session_context>", "<skills_instructions>"))
                    for t in texts)                                   # the agent's own context
     assert [t.timestamp for t in conv.turns] == sorted(t.timestamp for t in conv.turns)
-    assert {t.role for t in conv.turns} == {"user", "assistant"}
+    assert {t.role for t in conv.turns} == {"user", "assistant", "tool"}
+    # the command's outcome is a turn of its own, without the output
+    assert [t.text for t in conv.turns if t.role == "tool"] == ["[result] `python3 --version` exit 0"]
     [kept] = parse_file(path, tool_output_chars=200)
     assert any(t.role == "tool" and "Python 3.1" in t.text for t in kept.turns)
 

@@ -161,7 +161,7 @@ def test_cli_install_status_uninstall(homes):
     res = runner.invoke(app, ["hooks", "status"], env={"COLUMNS": "250"})
     assert res.exit_code == 0 and "database is locked" in res.stdout and "never" in res.stdout
     res = runner.invoke(app, ["hooks", "uninstall", "claude-code", "--scope", "project"])
-    assert res.exit_code == 0 and "removed 5" in res.stdout
+    assert res.exit_code == 0 and "removed 6" in res.stdout
 
 
 def test_project_space_per_repository(tmp_path):
@@ -198,6 +198,7 @@ def test_status_says_whether_codex_trusts_the_hooks(homes):
     (path.parent / "config.toml").write_text(
         '[features]\nhooks = true\n\n'
         f'[hooks.state."{path}:session_start:0:0"]\ntrusted_hash = "sha256:0123"\n')
-    assert trust() == {"SessionStart": True, "UserPromptSubmit": False, "Stop": False, "SessionEnd": False}
+    assert trust() == {"SessionStart": True, "UserPromptSubmit": False, "Stop": False, "SessionEnd": False,
+                       "PreToolUse": False}
     res = runner.invoke(app, ["hooks", "status"], env={"COLUMNS": "250"})
     assert res.exit_code == 0 and "not trusted in Codex yet" in res.stdout

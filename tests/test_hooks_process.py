@@ -243,9 +243,70 @@ def test_main_in_process_returns_at_its_budget(project, tmp_path, monkeypatch):
         if k.startswith("HELA_"):
             monkeypatch.setenv(k, v)
     monkeypatch.setenv("HELA_HOOKS_BUDGET_S", "0.001")
+    # a handler slower than the budget whatever is imported already (with warm imports the real one can finish
+    # within one GIL switch interval, before the budget is checked)
+    from hela_cli.hooks import run
+
+    monkeypatch.setitem(run._HANDLERS, "start", lambda *a: (time.sleep(0.5), ("", {"result": "empty"}))[1])
     out = io.StringIO()
     payload = json.dumps(base(project, "SessionStart", source="startup")).encode()
     assert main(["SessionStart", "--db", str(tmp_path / "none" / "x.db")], stdin=io.BytesIO(payload),
                 stdout=out) == 0
     assert out.getvalue() == "" and log_lines(project)[-1]["result"] == "timeout"
     assert sys.exc_info() == (None, None, None)   # still here
+
+
+# ------------------------------------------------------------------------------------------ installed timeouts
+def test_installed_timeouts_fit_what_each_agent_allows(tmp_path, monkeypatch):
+    """No entry asks an agent for more than it gives the event (Codex CLI clamps SessionEnd to 3 s and warns
+    at every start otherwise); the hook's own limit is never above the entry's timeout."""
+    from hela_cli.hooks.install import install
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / ".codex"))
+    want = {"claude-code": {"SessionEnd": 2}, "codex": {"SessionEnd": 3}, "gemini": {"SessionEnd": 2000}}
+    for name, agent in AGENTS.items():
+        rep = install(name, "user", cwd=tmp_path, prefix=["hela"])
+        hooks = json.loads(Path(rep["path"]).read_text())["hooks"]
+        for event in agent.events:
+            timeout = hooks[event][0]["hooks"][0]["timeout"]
+            role = agent.role(event)
+            assert timeout == want[name].get(event, {"start": 10, "prompt": 10, "capture": 60, "path": 10}[role]
+                                            * agent.timeout_unit), (name, event, timeout)
+            assert agent.limit(event) * agent.timeout_unit <= timeout
+
+
+def test_a_detached_child_keeps_whole_chunks_when_stopped(project, tmp_path):
+    """A detached capture child commits every CHILD_CHUNK turns: stopped at its budget it keeps what it
+    committed (whole chunks), and the next capture stores the rest, once."""
+    from hela_cli.hooks.run import CHILD_CHUNK
+
+    n = 3 * CHILD_CHUNK + 10
+    path = tmp_path / "long.jsonl"
+    with path.open("w") as f:
+        for i in range(n):
+            role = "user" if i % 2 == 0 else "assistant"
+            content = f"step {i}: we moved module m{i} to package p{i % 7}"
+            f.write(json.dumps({"type": role, "uuid": f"u{i}", "sessionId": "sess-long", "isSidechain": False,
+                                "timestamp": f"2026-11-20T10:{i // 60:02d}:{i % 60:02d}.000Z",
+                                "message": {"role": role, "content": content if role == "user"
+                                            else [{"type": "text", "text": content}]}}) + "\n")
+    payload = base(project, "Stop", session_id="sess-long", transcript_path=str(path))
+    env = {**project["env"], "HELA_HOOKS_DETACHED_BUDGET_S": "6"}
+    res = subprocess.run([PY, "-m", "hela_cli", "hook", "Stop", "--detached"], input=json.dumps(payload).encode(),
+                         env=env, cwd=str(project["dir"]), capture_output=True, timeout=300)
+    assert res.returncode == 0 and res.stdout == b""
+    con = sqlite3.connect(project["db"])
+    stored = con.execute("SELECT count(*) FROM nodes WHERE session = 'sess-long'").fetchone()[0]
+    con.close()
+    row = log_lines(project)[-1]
+    assert row["detached"] and (row["result"] == "timeout" and stored % CHILD_CHUNK == 0 or
+                                row["result"] == "ok" and stored == n), (row, stored)
+    if row["result"] == "timeout":
+        assert "committed are kept" in row["detail"]
+    res, lines = hook(project, "Stop", payload, env={**project["env"], "HELA_HOOKS_CAPTURE_INLINE": "100000"})
+    assert lines[-1]["result"] in ("ok", "empty") and lines[-1].get("added", 0) == n - stored, lines
+    con = sqlite3.connect(project["db"])
+    ids = [r[0] for r in con.execute("SELECT source_id FROM nodes WHERE session = 'sess-long'")]
+    con.close()
+    assert len(ids) == len(set(ids)) == n

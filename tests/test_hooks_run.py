@@ -188,7 +188,8 @@ def test_every_recorded_event_of_the_real_agents(project, tmp_path, agent):
     transcript.parent.mkdir(parents=True)
     transcript.write_bytes(next((AGENT_DATA / agent).glob(TRANSCRIPTS[agent])).read_bytes())
     events = recorded(agent)
-    assert {AGENTS[agent].role(e) for e, _ in events} == {"start", "prompt", "capture"}
+    # "path": PreToolUse (Claude Code, Codex) / AfterTool (Gemini) of the recorded shell call: no file, nothing
+    assert {AGENTS[agent].role(e) for e, _ in events} == {"start", "prompt", "capture", "path"}
     for event, path in events:
         payload = json.loads(path.read_text())
         assert payload["hook_event_name"] == event
@@ -201,6 +202,8 @@ def test_every_recorded_event_of_the_real_agents(project, tmp_path, agent):
             lines = [child_line(project, lines[0]["child"])]
         assert len(lines) == 1 and lines[0]["result"] in ("ok", "empty"), (event, lines)
         role = AGENTS[agent].role(event)
+        if role == "path":
+            assert res.stdout == b"" and lines[0]["detail"] == "no file in the tool call"
         if res.stdout:
             assert role in ("start", "prompt")
             assert json.loads(res.stdout)["hookSpecificOutput"]["hookEventName"] == event

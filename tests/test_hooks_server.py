@@ -52,11 +52,13 @@ def served(project, tmp_path) -> Iterator[dict[str, Any]]:
 
 
 def test_fast_path_answers_what_the_hook_answers_in_process(project, served):
+    # each path its own agent session (a memory is injected once per session: the second would get less)
     for event, fields in (("SessionStart", {"source": "startup"}), ("UserPromptSubmit", {"prompt": PROMPT})):
-        payload = base(project, event, **fields)
+        payload = base(project, event, **fields, session_id=f"sess-fast-{event}")
         res, lines = hook(project, event, payload, env=served["env"])
         fast = context_of(res, event)
         assert lines[-1]["server"] == "ok" and lines[-1]["result"] == "ok", lines
+        payload = {**payload, "session_id": f"sess-twin-{event}"}
         res, lines = hook(project, event, payload, env=served["twin_env"])   # the same database, in-process
         assert "server" not in lines[-1]
         assert context_of(res, event) == fast
@@ -96,6 +98,7 @@ def test_dead_server_falls_back_at_once_and_says_so(project, served):
     assert lines[-1]["server"] == "unreachable" and lines[-1]["result"] == "ok", lines
     served["proc"].kill()   # a server that died
     served["proc"].wait(timeout=30)
+    payload = {**payload, "session_id": "sess-after"}   # a new session (the first was shown the memory)
     res, lines = hook(project, "UserPromptSubmit", payload, env=served["env"])
     assert "port 6543" in context_of(res, "UserPromptSubmit")
     assert lines[-1]["server"] == "unreachable", lines
@@ -120,6 +123,7 @@ def test_token_only_from_the_servers_user_only_file(project, served):
         assert lines[-1]["server"] == "token file not user-only", lines
     finally:
         os.chmod(token_file, 0o600)
+    payload = {**payload, "session_id": "sess-after"}   # a new session (the first was shown the memory)
     res, lines = hook(project, "UserPromptSubmit", payload, env={**served["env"], "HELA_MCP_TOKEN": "x" * 32})
     assert lines[-1]["server"] == "refused" and "port 6543" in context_of(res, "UserPromptSubmit"), lines
 
@@ -163,3 +167,36 @@ def test_hook_process_on_the_fast_path_imports_no_model_stack(project, served):
     out = res.stdout.decode().strip().splitlines()
     assert out[-1] == "[]", out
     assert json.loads((project["home"] / "hooks.log").read_text().splitlines()[-1])["server"] == "ok"
+
+
+@pytest.mark.parametrize("url", ["http://10.20.30.40:8765", "http://hela.example.com:8765"])
+def test_plain_http_carries_the_token_to_loopback_only(url, monkeypatch):
+    """The bearer token never crosses a network in clear: plain http is for loopback; elsewhere https."""
+    from hela_cli.hooks import server
+
+    monkeypatch.setenv("HELA_MCP_TOKEN", "t" * 32)
+    opened = []
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: opened.append(a))
+    with pytest.raises(server.Unavailable, match="not loopback"):
+        server.ask(url, {"event": "UserPromptSubmit"}, 1.0)
+    assert opened == []
+    assert server._loopback("127.0.0.1") and server._loopback("::1") and server._loopback("localhost")
+
+
+def test_file_hook_through_the_server(project, served, embedder):
+    """The recall by file (issue 39) through the fast path: the same text as in-process."""
+    from hela_cli.config import Config
+    from hela_cli.memory import Memory
+
+    said = "We keep the staging port in deploy/ports.yaml because the ingress reads it from there."
+    for db in (project["db"], served["twin"]):
+        with Memory(Config(db=str(db)), embedder=embedder) as mem:
+            mem.add_many(project["space"], [{"speaker": "user", "text": said, "session": "earlier-session",
+                                             "id": "p1", "time": "2026-11-05 10:00"}])
+    payload = base(project, "PreToolUse", session_id="sess-path-fast", tool_name="Edit",
+                   tool_input={"file_path": str(project["dir"] / "deploy" / "ports.yaml")})
+    res, lines = hook(project, "PreToolUse", payload, env=served["env"])
+    fast = context_of(res, "PreToolUse")
+    assert lines[-1]["server"] == "ok" and lines[-1]["tokens"] > 0 and said in fast, lines
+    res, lines = hook(project, "PreToolUse", {**payload, "session_id": "sess-path-twin"}, env=served["twin_env"])
+    assert "server" not in lines[-1] and context_of(res, "PreToolUse") == fast

@@ -38,6 +38,16 @@ CORPUS: list[tuple[str, list[str], list[str]]] = [
     ('JWT_SECRET="a-long-random-signing-string-42"', ["a-long-random-signing-string-42"], ["JWT_SECRET="]),
     ("SMTP_PASSWORD=mailPw2024", ["mailPw2024"], ["SMTP_PASSWORD="]),
     ("AWS_SECRET_ACCESS_KEY=" + AWS_SECRET, [AWS_SECRET], ["AWS_SECRET_ACCESS_KEY="]),
+    # .env values holding , ; & ( { (unquoted: the value runs to the end of the line or the next whitespace)
+    ("DB_PASSWORD=ab,cd;ef&gh\nDEBUG=true", ["ab,cd;ef&gh", "cd;ef", "ef&gh", "gh\n"],
+     ["DB_PASSWORD=[REDACTED:password]\nDEBUG=true"]),
+    ("export API_TOKEN=tok;en&val,ue42 && ./deploy.sh", ["tok;en", "en&val", "ue42"],
+     ["export API_TOKEN=[REDACTED:secret] && ./deploy.sh"]),
+    ("cd app && export PGPASSWORD=Xy9,sec;ret psql -h db", ["Xy9", "sec;ret"],
+     ["export PGPASSWORD=[REDACTED:password] psql -h db"]),
+    ("  SECRET_KEY=k(3y){x}[1]<2>\nPORT=8000", ["k(3y)", "{x}[1]<2>"], ["  SECRET_KEY=[REDACTED:secret]\nPORT=8000"]),
+    ("environment:\n  - POSTGRES_PASSWORD=pg,pw;42&x", ["pg,pw", "pw;42", "42&x"],
+     ["  - POSTGRES_PASSWORD=[REDACTED:password]"]),
     # ---- libpq keyword strings, the closing quote accepted
     (f'psql "host=db user=app password={PW}"', [PW], ['psql "host=db user=app password=[REDACTED:password]"']),
     (f"conn = psycopg.connect('dbname=x user=app password={PW}')", [PW], ["psycopg.connect('dbname=x user=app "]),
@@ -185,6 +195,9 @@ NOT_SECRETS = [
     "aws secretsmanager get-secret-value --secret-id prod/db --query SecretString",
     'headers = {"Authorization": f"Bearer {token}"}',
     'git commit -m "fix password reset flow" && pytest -k "token and not slow"',
+    "password=getpass.getpass()\nkey=keys[0]\nDB_PASSWORD=${DB_PASS:-a,b}\nPORT=80,81",
+    "    server = Server(name,\n        auth=AuthSettings(issuer_url=base, resource_server_url=None))",
+    "export TOKEN_URL=a,b;c HF_TOKEN=$(cat ~/.hf;true)",
 ]
 
 

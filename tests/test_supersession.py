@@ -331,3 +331,28 @@ def test_a_filtered_recall_still_brings_the_successor(tmp_path):
         assert ids.index(f["new"]) < ids.index(f["old"])
         ids = [m["id"] for m in mem.retrieve(q, "p", learn=False, as_of=T0 + 5 * DAY).memories]
         assert f["new"] not in ids and f["old"] in ids
+
+
+def test_forgetting_keeps_a_successor(tmp_path):
+    """An isolated, idle, never-used successor meets the paper's three criteria; forgetting it would serve the
+    old fact as current again, so it is kept (the old one may go)."""
+    mem = _memory(str(tmp_path / "g.db"))
+    with mem:
+        f = _facts(mem)
+        mem.add("p", "A much later note about something else.", time=T0 + 400 * DAY)   # the space's now moves on
+        before = {c["id"] for c in mem.forget("p")["candidates"]}
+        assert {f["old"], f["new"]} <= before
+        mem.supersede(f["old"], f["new"])
+        rep = mem.forget("p", apply=True)
+        assert f["new"] not in {c["id"] for c in rep["candidates"]}
+        assert mem.store.get_node(f["new"]) is not None and mem.store.get_node(f["old"]) is None
+
+
+def test_memories_listing_carries_the_mark(tmp_path):
+    mem = _memory(str(tmp_path / "m.db"))
+    with mem:
+        f = _facts(mem)
+        assert "superseded_by" not in mem.memories("p")[0]   # no mark in the space: rows as before
+        mem.supersede(f["old"], f["new"])
+        rows = {r["id"]: r for r in mem.memories("p")}
+        assert rows[f["old"]]["superseded_by"] == f["new"] and rows[f["new"]]["supersedes"] == [f["old"]]

@@ -13,6 +13,7 @@ import typer
 
 from hela_cli.errors import HelaError, InputError
 from hela_cli.cli.render import clean, console, err_console, fmt_ts, one_line, print_json, text
+from hela_cli.text.marks import supersession_mark
 
 #: a progress callback: ``(done, total)`` or ``(done, total, label)``
 Progress = Callable[..., None]
@@ -125,7 +126,8 @@ def memory_line(m: dict[str, Any], width: int) -> str:
     """``ID  YYYY-MM-DD HH:MM  speaker: text`` cut to ``width`` columns."""
     head = f"{m['id']:>6}  {fmt_ts(m['timestamp'])}  "
     body = f"{m['speaker']}: {m['text']}" if m.get("speaker") else m["text"]
-    return head + one_line(body, max(width - len(head), 10))
+    mark = supersession_mark(m)   # facts that change: "(superseded by #N, DATE)" kept whole at the end
+    return head + one_line(body, max(width - len(head) - len(mark) - 1, 10)) + (f" {mark}" if mark else "")
 
 
 def print_changes(changes: list[dict[str, Any]]) -> None:

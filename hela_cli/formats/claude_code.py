@@ -13,7 +13,8 @@ turns; a file without one whole record is an error.
 
 from __future__ import annotations
 
-from hela_cli.formats.agent import record_time, tool_line, tool_output, want_str, without_reminders
+from hela_cli.formats.agent import (RESULT_PREFIX, SessionWork, record_time, tool_output, want_str,
+                                    without_reminders)
 from hela_cli.formats.base import (Conversation, Source, Turn, _Bad,
                                    _fill_times, _being_written, _jsonl_objects, _type_name)
 
@@ -30,7 +31,7 @@ def is_claude_code(obj: object) -> bool:
         and ("uuid" in obj or "leafUuid" in obj or obj.get("type") in ("queue-operation", "summary", "mode"))
 
 
-def _text(content: object, role: str, place: str, keep: int) -> str:
+def _text(content: object, role: str, place: str, keep: int, work: SessionWork) -> str:
     if isinstance(content, str):
         return without_reminders(content)
     if not isinstance(content, list):
@@ -45,12 +46,14 @@ def _text(content: object, role: str, place: str, keep: int) -> str:
             if t:
                 parts.append(t)
         elif kind == "tool_use" and isinstance(b.get("name"), str):
-            parts.append(tool_line(b["name"], b.get("input")))
-        elif kind == "tool_result" and keep > 0:
+            parts.append(work.call(b.get("id"), b["name"], b.get("input")))
+        elif kind == "tool_result":
             out = b.get("content")
             if isinstance(out, list):
                 out = "\n".join(x["text"] for x in out if isinstance(x, dict) and isinstance(x.get("text"), str))
-            if isinstance(out, str) and (line := tool_output(out, keep)):
+            if line := work.result(b.get("tool_use_id"), out, b.get("is_error") if isinstance(b.get("is_error"), bool) else None):
+                parts.append(line)
+            if keep > 0 and isinstance(out, str) and (line := tool_output(out, keep)):
                 parts.append(line)
         # thinking, redacted_thinking, image, document: not stored
     return "\n".join(parts)
@@ -61,6 +64,7 @@ def parse(src: Source) -> list[Conversation]:
     rows = []
     seen: dict[str, int] = {}
     records = 0
+    work = SessionWork()
     for lineno, obj in _jsonl_objects(src):
         records += 1
         place = f"line {lineno}"
@@ -79,15 +83,17 @@ def parse(src: Source) -> list[Conversation]:
             raise _Bad(place, f"duplicate uuid {uuid!r} (also line {seen[uuid]})")
         seen[uuid] = lineno
         role = msg.get("role") if msg.get("role") in ("user", "assistant") else kind
-        text = _text(msg.get("content"), role, place, src.tool_output_chars)
+        work.set_root(obj.get("cwd"))
+        text = _text(msg.get("content"), role, place, src.tool_output_chars, work)
         if not text or (role == "user" and (text.startswith(_COMMAND_PREFIXES) or text.startswith(_INTERRUPTED))):
             continue
-        if role == "user" and text.startswith("[tool output]"):
-            role = "tool"
+        if role == "user" and text.startswith(("[tool output]", RESULT_PREFIX)):
+            role = "tool"   # an answer to the agent's question ([answer]) stays the user's
+        work.bind(uuid)
         session = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) and obj["sessionId"].strip() \
             else fallback_session
         rows.append((record_time(obj, "timestamp", place), (role, text, session, uuid)))
     if not records and not _being_written(src):
         raise _Bad("top level", "no complete JSON line (a Claude Code transcript has one record per line)")
     turns = _fill_times(rows, lambda w, p: Turn(p[0], p[1], w[0], w[1], p[2], p[3], p[0]))
-    return [Conversation(None, turns, src.name, [], keyed=True)]
+    return [Conversation(None, work.annotate(turns), src.name, [], keyed=True)]

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import re
 
-from hela_cli.formats.agent import record_time, tool_line, tool_output, without_reminders
+from hela_cli.formats.agent import SessionWork, record_time, tool_output, without_reminders
 from hela_cli.formats.base import (Conversation, Source, Turn, _Bad,
-                                   _fill_times, _being_written, _jsonl_objects, _short, _type_name)
+                                   _fill_times, _being_written, _jsonl_objects, _type_name)
 
 # a "user" message that Codex writes itself: the environment, AGENTS.md, skills, an aborted turn's note
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "<skills_instructions>", "<turn_aborted>",
                      "<permissions instructions>", "<collaboration_mode>", "<user_shell_command>",
                      "# AGENTS.md instructions for ")
-_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
 _SESSION_IN_NAME = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
 
 
@@ -40,21 +39,19 @@ def _message_text(payload: dict) -> str:
     return without_reminders("\n".join(parts))
 
 
-def _patch_line(patch: str) -> str:
-    files = [f"{op} {path.strip()}" for op, path in _PATCH_FILE.findall(patch)]
-    return tool_line("apply_patch", ", ".join(files) if files else _short(patch, 120))
-
-
 def parse(src: Source) -> list[Conversation]:
     m = _SESSION_IN_NAME.search(src.name)
     session = m.group(1) if m else src.name.rsplit("/", 1)[-1].removesuffix(".jsonl")
     keep = src.tool_output_chars
     rows = []
     records = 0
+    work = SessionWork()
     for lineno, obj in _jsonl_objects(src):
         records += 1
         place = f"line {lineno}"
         kind, payload = obj.get("type"), obj.get("payload")
+        if kind in ("session_meta", "turn_context") and isinstance(payload, dict):
+            work.set_root(payload.get("cwd"))
         if kind == "session_meta":
             if isinstance(payload, dict) and isinstance(payload.get("id"), str) and payload["id"].strip():
                 session = payload["id"]
@@ -75,17 +72,19 @@ def parse(src: Source) -> list[Conversation]:
         elif ptype in ("function_call", "custom_tool_call", "local_shell_call"):
             name = payload.get("name") or ("shell" if ptype == "local_shell_call" else "tool")
             if name == "apply_patch" and isinstance(payload.get("input"), str):
-                text = _patch_line(payload["input"])
+                args = {"input": payload["input"]}
             else:
                 args = payload.get("arguments", payload.get("input", payload.get("action")))
-                text = tool_line(str(name), args)
-        elif ptype in ("function_call_output", "custom_tool_call_output") and keep > 0:
+            text = work.call(payload.get("call_id"), str(name), args)
+        elif ptype in ("function_call_output", "custom_tool_call_output"):
             out = payload.get("output")
             if isinstance(out, dict):
                 out = out.get("content") or out.get("output")
+            outcome = work.result(payload.get("call_id"), out) if isinstance(out, str) else ""
             if isinstance(out, str) and "\nOutput:\n" in out:   # exec_command: a header (chunk id, wall time) first
                 out = out.split("\nOutput:\n", 1)[1]
-            text = tool_output(out, keep) if isinstance(out, str) else ""
+            kept = tool_output(out, keep) if isinstance(out, str) else ""
+            text = "\n".join(x for x in (outcome, kept) if x)
             role = "tool"
         else:
             continue   # reasoning, web search calls, tool outputs (not kept)
@@ -94,6 +93,7 @@ def parse(src: Source) -> list[Conversation]:
         ident = payload.get("id") or payload.get("call_id")
         ident = f"{ident}:out" if ptype.endswith("_output") and ident else ident
         source_id = f"{session}:{ident}" if isinstance(ident, str) and ident else f"{session}:line{lineno}"
+        work.bind(source_id)
         rows.append((record_time(obj, "timestamp", place), (role, text, session, source_id)))
     if not records and not _being_written(src):
         raise _Bad("top level", "no complete JSON line (a Codex rollout has one record per line)")
@@ -104,4 +104,4 @@ def parse(src: Source) -> list[Conversation]:
             seen.add(p[3])
             unique.append((w, p))
     turns = _fill_times(unique, lambda w, p: Turn(p[0], p[1], w[0], w[1], p[2], p[3], p[0]))
-    return [Conversation(None, turns, src.name, [], keyed=True)]
+    return [Conversation(None, work.annotate(turns), src.name, [], keyed=True)]

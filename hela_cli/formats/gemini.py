@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from hela_cli.formats.agent import record_time, tool_line, tool_output
+from hela_cli.formats.agent import SessionWork, record_time, tool_output
 from hela_cli.formats.base import (Conversation, Source, Turn, _Bad,
                                    _fill_times, _being_written, _jsonl_objects, _type_name)
 
@@ -50,23 +50,29 @@ def _calls(msg: dict) -> list[tuple[str, str, Any]]:
     return out
 
 
-def _outputs(msg: dict) -> list[tuple[str, str]]:
-    """(call id, output text) of the tool results a message carries."""
+def _outputs(msg: dict) -> list[tuple[str, str, bool | None]]:
+    """(call id, output text, failed?) of the tool results a message carries."""
     out = []
-    parts = list(msg.get("content") if isinstance(msg.get("content"), list) else [])
+    parts = [(p, None) for p in (msg.get("content") if isinstance(msg.get("content"), list) else [])]
     for c in msg.get("toolCalls") or []:
-        parts.extend(c.get("result") or [] if isinstance(c, dict) else [])
-    for p in parts:
+        if isinstance(c, dict):
+            status = c.get("status")
+            failed = None if not isinstance(status, str) else status in ("error", "cancelled")
+            parts.extend((p, failed) for p in c.get("result") or [])
+    for p, failed in parts:
         fr = p.get("functionResponse") if isinstance(p, dict) else None
         if isinstance(fr, dict):
             resp = fr.get("response")
             text = resp.get("output", resp.get("error")) if isinstance(resp, dict) else resp
+            if failed is None and isinstance(resp, dict) and "error" in resp and "output" not in resp:
+                failed = True
             if isinstance(text, str):
-                out.append((str(fr.get("id") or fr.get("name") or "tool"), text))
+                out.append((str(fr.get("id") or fr.get("name") or "tool"), text, failed))
     return out
 
 
-def _turns_of(msg: dict, place: str, keep: int) -> Iterator[tuple[str, str, str, str]]:
+def _turns_of(msg: dict, place: str, keep: int, work: SessionWork, seen: set[str]
+              ) -> Iterator[tuple[str, str, str, str]]:
     """(key, role, text, message id) of each turn a message holds: its text, each tool call, each output kept."""
     mid = msg.get("id")
     if not isinstance(mid, str) or not mid.strip():
@@ -83,10 +89,16 @@ def _turns_of(msg: dict, place: str, keep: int) -> Iterator[tuple[str, str, str,
         yield mid, role, text, mid
     if role == "assistant":
         for cid, name, args in _calls(msg):
-            yield f"{cid}:call", "assistant", tool_line(name, args), mid
-    for cid, out in _outputs(msg):
-        if (line := tool_output(out.replace("<untrusted_context>", "").replace("</untrusted_context>", ""), keep)):
-            yield f"{cid}:out", "tool", line, mid
+            if f"{cid}:call" not in seen:   # a call written again is not a second call
+                yield f"{cid}:call", "assistant", work.call(cid, name, args), mid
+    for cid, out, failed in _outputs(msg):
+        if f"{cid}:out" in seen:
+            continue
+        out = out.replace("<untrusted_context>", "").replace("</untrusted_context>", "")
+        outcome = work.result(cid, out, failed)
+        line = "\n".join(x for x in (outcome, tool_output(out, keep)) if x)
+        if line:
+            yield f"{cid}:out", "user" if outcome.startswith("[answer]") else "tool", line, mid
 
 
 def _messages(src: Source) -> tuple[str | None, Iterator[tuple[str, dict]]]:
@@ -124,14 +136,16 @@ def parse(src: Source) -> list[Conversation]:
     session = session or src.name.rsplit("/", 1)[-1].rsplit(".", 1)[0]
     rows = []
     seen: set[str] = set()
+    work = SessionWork()
     for place, msg in records:
         if not isinstance(msg, dict):
             raise _Bad(place, f"expected a message object, got {_type_name(msg)}")
         when = record_time(msg, "timestamp", place)
-        for key, role, text, _ in _turns_of(msg, place, src.tool_output_chars):
+        for key, role, text, _ in _turns_of(msg, place, src.tool_output_chars, work, seen):
             if key in seen:
                 continue   # written again (grown, or rewritten on --resume): its first appearance counts
             seen.add(key)
+            work.bind(f"{session}:{key}")
             rows.append((when, (role, text, session, f"{session}:{key}")))
     turns = _fill_times(rows, lambda w, p: Turn(p[0], p[1], w[0], w[1], p[2], p[3], p[0]))
-    return [Conversation(None, turns, src.name, [], keyed=True)]
+    return [Conversation(None, work.annotate(turns), src.name, [], keyed=True)]

@@ -7,7 +7,11 @@
 * Session = the agent's session id; time = the transcript's timestamps.
 * Secrets are redacted (``hooks.redact``, on by default) before a turn is embedded or written.
 * Tool outputs are left out unless ``hooks.tool_outputs``; tool calls stay as their one short line unless
-  ``hooks.tool_calls`` is off.
+  ``hooks.tool_calls`` is off. What the session did is kept whatever these say (formats/agent.py): a
+  command's outcome (``[result] `cmd` exit 1: first error line``), a commit with its files, the user's answers
+  to the agent's questions (``[answer] ...``), the files a decision is about (``[files: ...]``).
+* :func:`capture_file` is the whole capture of one transcript file as a library call (what the hooks do,
+  and what a benchmark replaying public transcripts calls).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from hela_cli.memory import Memory
 #: agent -> the ``hela ingest --format`` name of its transcripts
 TRANSCRIPT_FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini": "gemini"}
 TOOL_CALL_PREFIX = "[tool] "   # a tool call's one line, as the parsers write it (formats/agent.py)
+OUTCOME_PREFIXES = ("[result] ", "[answer] ")   # what a call did: kept even when tool outputs are not
 
 
 def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any) -> list[Turn]:
@@ -48,6 +53,8 @@ def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any
 
 
 def _kind(t: Turn) -> str:
+    if t.text.startswith(OUTCOME_PREFIXES):
+        return "outcome"
     if (t.role or "").lower() == "tool":
         return "tool_output"
     if t.text.startswith(TOOL_CALL_PREFIX) and "\n" not in t.text:
@@ -90,3 +97,14 @@ def store_turns(mem: Memory, space: str, turns: list[Turn]) -> dict[str, Any]:
         return {"added": 0, "skipped": 0}
     rep = mem.add_batch(space, turns)
     return {"added": len(rep["added"]), "skipped": len(rep["skipped"])}
+
+
+def capture_file(mem: Memory, agent: str, path: str | Path, space: str, session: str | None = None) -> dict[str, Any]:
+    """Capture one transcript file of ``agent`` (claude-code, codex, gemini) into ``space``, as the hooks do
+    (``mem.config.hooks`` decides what is kept): ``{"turns", "added", "skipped"}``. A second call adds
+    nothing."""
+    if agent not in TRANSCRIPT_FORMAT:
+        raise InputError(f"unknown agent '{agent}' (known: {', '.join(TRANSCRIPT_FORMAT)})")
+    turns = transcript_turns(agent, path, session, mem.config)
+    rep = store_turns(mem, space, new_turns(mem, space, turns))
+    return {"turns": len(turns), **rep}

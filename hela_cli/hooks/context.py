@@ -1,6 +1,10 @@
-"""What the start and prompt hooks put in front of the model: the session-start brief of a project and the
-recall for a prompt, as plain text within a token budget (tokens estimated as characters / 4: the agent's
-tokenizer is not hela's; no padding, nothing when nothing qualifies)."""
+"""What the hooks put in front of the model: the session-start brief of a project, the recall for a prompt
+and the recall by file (before an edit), as plain text within a token budget (tokens estimated as
+characters / 4: the agent's tokenizer is not hela's; no padding, nothing when nothing qualifies).
+
+Every path leaves out content-free turns ("Noted.", "Done.": :func:`hela_cli.text.content.is_content_free`)
+and the memories already injected in the same agent session (:mod:`hela_cli.hooks.injected`), and records
+what it injected there."""
 
 from __future__ import annotations
 
@@ -11,10 +15,21 @@ from pathlib import Path
 from typing import Any
 
 from hela_cli.config import Config
+from hela_cli.hooks import injected
 from hela_cli.mechanics.succession import Marks
 from hela_cli.memory import Memory
+from hela_cli.text.content import is_content_free
 from hela_cli.text.dates import format_iso
 from hela_cli.text.marks import with_mark
+
+
+def injectable(m: dict[str, Any]) -> bool:
+    """May this memory be put in front of a model? Not a content-free turn ("Noted.", "Done."), nor a command
+    that merely passed (``[result] `cmd` exit 0``: the session gist counts it, alone it says nothing)."""
+    text = str(m.get("text") or "")
+    if text.startswith("[result] `") and text.split("\n", 1)[0].endswith(" exit 0"):
+        return False
+    return not is_content_free(text)
 
 
 def approx_tokens(text: str) -> int:
@@ -84,11 +99,14 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, no
     res = mem.retrieve(prompt, space, k=h.prompt_k + 4, learn=False, now=now)
     t2 = time.perf_counter()
     limit = h.line_chars
-    candidates = [m for m in res.memories if m["score"] >= h.prompt_min_score and m.get("session") != session]
+    shown = injected.already(session)
+    candidates = [m for m in res.memories if m["score"] >= h.prompt_min_score and m.get("session") != session
+                  and m["id"] not in shown and injectable(m)]
     header = "Memories from earlier sessions of this project (hela; `hela memories` / `hela delete ID` to see or remove):"
     lines = [memory_line(m, limit) for m in candidates[:h.prompt_k]]
     text, n = _fill(header, [("", lines)], h.prompt_tokens)
     used = candidates[:n]
+    injected.remember(session, [m["id"] for m in used])
     recall_id = mem.learn_recall(space, prompt, res, used) if used and mem.config.retrieval.learn else None
     t3 = time.perf_counter()
     return text, {"memories": [m["id"] for m in used], "recall_id": recall_id, "injected": used,
@@ -119,37 +137,150 @@ def repository_query(root: Path) -> str:
 
 
 def start_context(mem: Memory, space: str, root: Path, session: str | None) -> tuple[str, dict[str, Any]]:
-    """The brief: the gist of the last ``hooks.start_sessions`` sessions (the first request and the last
-    answer of each, with date and size) and the memories most relevant to the repository, within
-    ``hooks.start_tokens``. Read-only: a session start is not a use of memory."""
+    """The brief: the gist of each of the last ``hooks.start_sessions`` sessions (the task asked, the files
+    changed, the commands that failed then passed, the decisions stated, the commits: :mod:`hela_cli.hooks.gist`;
+    an abstractive summary with an ``openai:`` chat endpoint) and the memories most relevant to the
+    repository, within ``hooks.start_tokens``. Read-only: a session start is not a use of memory."""
+    from hela_cli.hooks.gist import abstractive, gist_lines, session_gist, wants_abstractive
+
     h = mem.config.hooks
     limit = h.line_chars
+    injected.prune()
+    before = injected.already(session)
     recent = mem.memories(space, limit=400)   # newest first
     by_session: dict[str, list[dict[str, Any]]] = {}
     for row in recent:
         if row.get("session") == session:
             continue
         by_session.setdefault(row.get("session") or "", []).append(row)
-    gist, shown = [], set()
-    marks = Marks(mem.store.supersessions_for(r["id"] for r in recent))   # a changed fact keeps its mark here too
-    for name, rows in list(by_session.items())[:h.start_sessions]:
-        rows = rows[::-1]   # oldest first
-        first = next((r for r in rows if (r.get("speaker") or "").lower() == "user"), rows[0])
-        last = next((r for r in reversed(rows) if (r.get("speaker") or "").lower() == "assistant"), None)
-        date = str(rows[-1].get("date") or "")[:16]
-        shown |= {first["id"], *([last["id"]] if last else [])}
-        gist.append(f"- {date} session {name[:12]} ({len(rows)} turns shown): asked: "
-                    + with_mark(f"{_one_line(first['text'], limit // 2)} [#{first['id']}]", marks.fields(first["id"]))
-                    + (" | last answer: " + with_mark(f"{_one_line(last['text'], limit // 2)} [#{last['id']}]",
-                                                      marks.fields(last["id"])) if last else ""))
+    gists = [session_gist(rows[::-1], name) for name, rows in list(by_session.items())[:h.start_sessions]]
+    marks = Marks(mem.store.supersessions_for(i for g in gists for i in g.ids))   # a changed fact keeps its mark
+    blocks = abstractive(mem.config, gists, limit, marks) if gists and wants_abstractive(mem.config) else None
+    summarized = blocks is not None
+    if blocks is None:
+        blocks = [gist_lines(g, limit, marks) for g in gists]
+    gist = [line for block in blocks for line in block]
+    shown = {i for g in gists for i in g.ids}
     query = repository_query(root)
     relevant: list[str] = []
+    relevant_ids: list[int] = []
     if query:
         res = mem.retrieve(query, space, k=12, learn=False)
-        relevant = [memory_line(m, limit) for m in res.memories
-                    if m["id"] not in shown and m.get("session") != session]
+        for m in res.memories:
+            if m["id"] in shown or m["id"] in before or m.get("session") == session or not injectable(m):
+                continue
+            relevant.append(memory_line(m, limit))
+            relevant_ids.append(m["id"])
     header = (f"hela memory of this project (space {space}; `hela memories -s {space}` lists it, "
               f"`hela delete ID -s {space}` removes a memory):")
     text, n = _fill(header, [("Recent sessions:", gist), ("Relevant to the repository now:", relevant)],
                     h.start_tokens)
-    return text, {"sessions": len(gist), "lines": n, "at": round(time.time(), 3)}
+    ids = sorted(i for i in shown | set(relevant_ids) if f"[#{i}]" in text or f"[#{i} " in text) if text else []
+    injected.remember(session, ids)
+    return text, {"sessions": len(gists), "lines": n, "memories": ids,
+                  "summary": "abstractive" if summarized else "extractive", "at": round(time.time(), 3)}
+
+
+# ------------------------------------------------------------------------------------------ recall by file
+def tool_paths(tool_name: str, tool_input: Any) -> list[str]:
+    """The files a tool call is about to change or has touched (its ``tool_input``, as the agents send it)."""
+    from hela_cli.formats.agent import files_of
+
+    if isinstance(tool_input, dict) and tool_name in ("apply_patch",) and "input" not in tool_input \
+            and isinstance(tool_input.get("command"), str):
+        tool_input = {"input": tool_input["command"]}   # Codex hands apply_patch's patch as "command"
+    paths = [p for _, p in files_of(tool_name, tool_input)]
+    if not paths and isinstance(tool_input, dict):   # a tool the table does not know: its path argument
+        paths = [v for k in ("file_path", "path", "absolute_path", "notebook_path")
+                 if isinstance(v := tool_input.get(k), str) and v.strip()][:1]
+    return list(dict.fromkeys(paths))
+
+
+def _kind(m: dict[str, Any]) -> str | None:
+    """What a memory about a file is: decision, failure, commit, change; None for reads and the rest."""
+    from hela_cli.formats.agent import CHANGES, FILE_TOOLS
+    from hela_cli.text.coding import is_decision
+
+    text = str(m.get("text") or "")
+    if text.startswith("[result] commit"):
+        return "commit"
+    if text.startswith("[result] "):
+        return None if text.rstrip().endswith(" exit 0") or " exit 0\n" in text else "failure"
+    if text.startswith("[answer] "):
+        return "decision"
+    if text.startswith("[tool] "):
+        name, _, rest = text[7:].partition(":")
+        return "change" if FILE_TOOLS.get(name.strip()) in CHANGES or rest.startswith(" apply_patch ") else None
+    if text.startswith("[tool output]") or is_content_free(text):
+        return None
+    return "decision" if is_decision(text) else None
+
+
+def _shown_text(text: str, kind: str) -> str:
+    """A memory as the recall by file shows it: without its ``[files: ...]`` tag (the header names the
+    file); a decision as its decision sentences; an answer without Claude Code's preamble."""
+    from hela_cli.text.coding import decision_sentences
+
+    body = text.partition("\n[files: ")[0]
+    if kind != "decision":
+        return body
+    if body.startswith("[answer] "):
+        return "[answer] " + body[len("[answer] "):].replace("User has answered your questions: ", "", 1)
+    return " ".join(decision_sentences(body, limit=3)) or body
+
+
+def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: str | None
+                 ) -> tuple[str, dict[str, Any]]:
+    """What earlier sessions left about ``paths`` (the file an agent is about to edit): the decisions and
+    reasons stated about it, the commands that failed there, the commits and the changes that touched it,
+    newest first within ``hooks.path_tokens`` / ``hooks.path_k``; '' when none of these exists (reads and
+    mere mentions do not count). The index from a path to its memories is their text (the capture writes
+    paths relative to the agent's working directory: formats/agent.py), asked through
+    ``Memory.memories(contains=...)`` and kept where the text names the file (:func:`mentions_path`): no
+    model is loaded. ``root``: the project's directory, or a list (the project's, the agent's working
+    directory)."""
+    from hela_cli.text.coding import mentions_path, path_needles
+
+    h = mem.config.hooks
+    if h.path_tokens <= 0 or not paths:
+        return "", {"paths": len(paths)}
+    t0 = time.perf_counter()
+    shown = injected.already(session)
+    found: dict[int, dict[str, Any]] = {}
+    rels = []
+    for p in paths:
+        for needle in path_needles(p, root):
+            rels.append(needle)
+            for m in mem.memories(space, contains=needle, limit=200):
+                if m["id"] not in found and mentions_path(m.get("text") or "", needle):
+                    found[m["id"]] = m
+    groups: dict[str, list[dict[str, Any]]] = {"decision": [], "failure": [], "commit": [], "change": []}
+    for m in sorted(found.values(), key=lambda r: (-(r.get("ts") or r.get("timestamp") or 0), -r["id"])):
+        if m["id"] in shown or (session and m.get("session") == session):
+            continue
+        kind = _kind(m)
+        if kind:
+            groups[kind].append(m)
+    if not any(groups.values()):
+        return "", {"paths": len(paths), "found": len(found), "ms": round((time.perf_counter() - t0) * 1000, 1)}
+    limit = h.line_chars
+    picked: list[tuple[str, dict[str, Any]]] = []
+    for kind in ("decision", "failure", "commit", "change"):
+        cap = 2 if kind == "change" else h.path_k
+        picked += [(kind, m) for m in groups[kind][:cap]]
+    picked = picked[:h.path_k]
+    titles = {"decision": "Decided / said about it:", "failure": "Failed there before:", "commit": "Commits:",
+              "change": "Changed in earlier sessions:"}
+    sections = []
+    marks = Marks(mem.store.supersessions_for(m["id"] for _, m in picked))   # a changed decision keeps its mark
+    for kind in ("decision", "failure", "commit", "change"):
+        rows = [m for k, m in picked if k == kind]
+        lines = [memory_line({**m, **marks.fields(m["id"]), "text": _shown_text(m["text"], kind)}, limit)
+                 for m in rows]
+        sections.append((titles[kind], lines))
+    header = f"hela: what earlier sessions left about {rels[-1] if rels else paths[0]} (`hela memories --contains PATH`):"
+    text, n = _fill(header, sections, h.path_tokens)
+    ids = [m["id"] for _, m in picked if f"[#{m['id']} " in text]
+    injected.remember(session, ids)
+    return text, {"paths": len(paths), "found": len(found), "memories": ids,
+                  "ms": round((time.perf_counter() - t0) * 1000, 1)}

@@ -30,7 +30,9 @@ def remember_injected(session: str | None, space: str, recall_id: int | None, me
     path = _state_path(session)
     ensure_private_dir(path.parent)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    data = {"space": space, "recall_id": recall_id, "time": time.time(), "prompt": prompt,
+    from hela_cli.text.redact import redact   # also with hooks.redact off: the state file never holds a secret
+
+    data = {"space": space, "recall_id": recall_id, "time": time.time(), "prompt": redact(prompt),
             "memories": [{"id": m["id"], "text": m["text"]} for m in memories]}
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:

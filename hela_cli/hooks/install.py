@@ -298,6 +298,16 @@ def _snake(event: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
 
 
+def _matcher_of(hooks: dict[str, Any], event: str) -> str | None:
+    """The matcher of the group holding hela's entry of ``event`` (None: no matcher, or not hela's alone)."""
+    for g, _ in _hela_positions(hooks, event)[:1]:
+        group = hooks[event][g]
+        if all(is_hela_command(h.get("command")) for h in group.get("hooks") or [] if isinstance(h, dict)):
+            m = group.get("matcher")
+            return m if isinstance(m, str) and m else None
+    return None
+
+
 def _hela_entries(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
     out = []
     for group in hooks.get(event) or []:
@@ -326,15 +336,16 @@ def install(agent_name: str, scope: str = "user", *, space: str | None = None, d
         command = hook_command(prefix, ag, event, space=space, db=db, config=config, server=server)
         events[event] = command
         want = _entry(ag, event, command)
+        matcher = ag.matchers.get(event)
         found = _hela_entries(hooks, event)
-        if len(found) == 1:
+        if len(found) == 1 and _matcher_of(hooks, event) == matcher:
             if found[0] != want:
                 found[0].clear()
                 found[0].update(want)
             continue
         if found:
             _remove_hela(hooks, event)
-        hooks.setdefault(event, []).append({"hooks": [want]})
+        hooks.setdefault(event, []).append({"matcher": matcher, "hooks": [want]} if matcher else {"hooks": [want]})
     if not isinstance(data.get("hooks"), dict):
         data["hooks"] = hooks
     text = _dumps(data, original)
@@ -367,7 +378,8 @@ def uninstall(agent_name: str, scope: str = "user", *, cwd: Path | None = None) 
 
 def status(cwd: Path | None = None) -> dict[str, Any]:
     """Per agent and scope: the settings file, hela's installed events and commands; per event the last
-    run, the last failure and the number of runs from the hook log."""
+    run, the last failure and the number of runs from the hook log; per agent the tokens its hooks injected
+    (``tokens``: per session and per prompt, p50 / p95: :func:`hela_cli.hooks.log.token_stats`)."""
     from hela_cli.hooks import log
 
     runs = log.last_runs()
@@ -397,7 +409,7 @@ def status(cwd: Path | None = None) -> dict[str, Any]:
                 events.append(row)
             out.append({"agent": ag.name, "scope": scope, "path": str(path), "exists": original is not None,
                         "installed": bool(events), "events": events, "problem": problem})
-    return {"log": str(log.log_path()), "installs": out,
+    return {"log": str(log.log_path()), "installs": out, "tokens": log.token_stats(),
             "unlisted_runs": [{"agent": a, "event": e, **v} for (a, e), v in sorted(runs.items())
                               if a not in AGENTS]}
 

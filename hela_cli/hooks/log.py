@@ -1,12 +1,14 @@
 """The hook log: one JSON line per ``hela hook`` run in hela's home (``hooks.log``), so that a broken install
 is visible at once (``hela hooks status``) instead of failing silently for months.
 
-A line: ``{"time", "agent", "event", "role", "result", "ms", "detail"?, "space"?, "session"?}`` where
+A line: ``{"time", "agent", "event", "role", "result", "ms", "detail"?, "space"?, "session"?, "tokens"?}`` where
 ``result`` is ``ok`` (context printed or turns stored), ``empty`` (nothing relevant, nothing new),
 ``detached`` (capture handed to a child process), ``busy`` (a capture of the session was running: it takes
 these turns), ``error`` or ``timeout``. A detached child's line has ``"detached": true`` and its ``pid``; a
 hook with ``hooks.server`` set has ``server`` (``ok`` or why it ran in-process). ``detail`` is one line, already
-redacted; it never holds a prompt or a memory's text. The file is user-only and rotated at
+redacted; it never holds a prompt or a memory's text. ``tokens``: what a start, prompt or file hook injected
+(estimated as characters / 4, 0 when nothing), summed per session and per prompt by :func:`token_stats`. The
+file is user-only and rotated at
 :data:`MAX_BYTES` (one older file kept). Writing the log never raises: a read-only home just means no log.
 """
 
@@ -75,4 +77,49 @@ def last_runs(path: Path | None = None) -> dict[tuple[str, str], dict[str, Any]]
         slot["runs"] += 1
         if row.get("result") in FAILURES:
             slot["last_failure"] = row
+    return out
+
+
+INJECTING = ("start", "prompt", "path")
+
+
+def _quantile(values: list[int], q: float) -> float:
+    """The ``q`` quantile of ``values`` (linear between the closest ranks); 0 for none."""
+    if not values:
+        return 0.0
+    v = sorted(values)
+    pos = q * (len(v) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return round(v[lo] + (v[hi] - v[lo]) * (pos - lo), 1)
+
+
+def token_stats(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """Per agent, the tokens its hooks injected: ``{"sessions", "per_session": {"p50", "p95"}, "prompts",
+    "per_prompt": {"p50", "p95"}, "total", "by_role": {role: tokens}}``. A prompt that got nothing counts as
+    0; lines written before token counting (no ``tokens``) are left out."""
+    sessions: dict[str, dict[str, int]] = {}
+    prompts: dict[str, list[int]] = {}
+    by_role: dict[str, dict[str, int]] = {}
+    for row in entries(path):
+        role, tokens = row.get("role"), row.get("tokens")
+        if role not in INJECTING or not isinstance(tokens, int):
+            continue
+        agent = str(row.get("agent") or "")
+        by_role.setdefault(agent, {}).setdefault(role, 0)
+        by_role[agent][role] += tokens
+        if row.get("session"):
+            per = sessions.setdefault(agent, {})
+            per[str(row["session"])] = per.get(str(row["session"]), 0) + tokens
+        if role == "prompt":
+            prompts.setdefault(agent, []).append(tokens)
+    out = {}
+    for agent in sorted(set(by_role)):
+        per_session = list(sessions.get(agent, {}).values())
+        per_prompt = prompts.get(agent, [])
+        out[agent] = {"sessions": len(per_session),
+                      "per_session": {"p50": _quantile(per_session, 0.5), "p95": _quantile(per_session, 0.95)},
+                      "prompts": len(per_prompt),
+                      "per_prompt": {"p50": _quantile(per_prompt, 0.5), "p95": _quantile(per_prompt, 0.95)},
+                      "total": sum(by_role[agent].values()), "by_role": by_role[agent]}
     return out

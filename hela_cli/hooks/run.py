@@ -19,8 +19,9 @@ finds one running marks the session pending and returns; the running one capture
 A capture with more new turns than ``hooks.capture_inline``, one that ran past its budget, and every capture
 of an event the agent cuts short (``SessionEnd``) go to a detached child process (``--detached``: its own
 session, no stdin / stdout / stderr of the agent's) that holds the session's lock and one of
-``hooks.max_detached`` child slots, and stops after ``hooks.detached_budget_s``; with every slot taken, no
-child starts and the session is left pending for its next capture. So a locked database never piles up
+``hooks.max_detached`` child slots, commits every :data:`CHILD_CHUNK` turns and stops after
+``hooks.detached_budget_s`` (keeping the chunks it committed); with every slot taken, no child starts and
+the session's next capture takes the turns. So a locked database never piles up
 children: one per session, a bounded number in all, each for a bounded time.
 
 The fast path (:mod:`hela_cli.hooks.server`): with ``hooks.server`` set, the handler runs in that
@@ -50,6 +51,7 @@ from hela_cli.hooks.agents import AGENTS
 MAX_STDIN = 16 * 1024 * 1024
 _SAFE_IN = 100_000   # a log message is redacted from at most this many characters (then cut to 300)
 STDIN_WAIT_S = 2.0      # the agents write their JSON at once; a stdin never closed is given up after this
+CHILD_CHUNK = 64        # a detached capture child commits this many turns at a time
 MARGIN_S = 0.3          # the hook stops at least this long (and 20 % of the limit) before the agent kills it
 _T_START = time.perf_counter()   # this module's import: the hook's own start (interpreter start-up not counted)
 _ENTRY: dict[str, Any] = {}      # the log line of the process's hook so far (a SIGTERM logs it)
@@ -341,7 +343,9 @@ def _within(job: _Job, t0: float, hard: float) -> tuple[str, dict[str, Any]]:
         if worker.is_alive():
             spent = f"time budget of {budget:g} s" if deadline < hard or not agent_waits else \
                 f"the agent's limit for {job.args.event} ({hard - t0:.3g} s here)"
-            raise _Timeout(f"{spent} spent; nothing printed, nothing stored")
+            raise _Timeout(f"{spent} spent; " + ("the chunks of turns committed are kept, the next capture "
+                                                 "stores the rest" if job.args.detached else
+                                                 "nothing printed, nothing stored"))
     if "error" in box:
         raise box["error"]
     return box["value"]
@@ -544,6 +548,10 @@ def _start(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[st
     from hela_cli.hooks.context import start_context
 
     space, root = _space(args, payload)
+    if payload.get("source") in ("compact", "clear"):   # what the session was shown is no longer in its context
+        from hela_cli.hooks import injected
+
+        injected.forget(payload.get("session_id"))
     with _memory(cfg) as mem:
         if not _has_space(mem, space):
             return "", {"result": "empty", "space": space}
@@ -605,7 +613,13 @@ def _capture(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[
         if len(todo) > cfg.hooks.capture_inline and not args.detached:
             pid = _detach(args, raw)
             return "", {"result": "detached" if pid else "busy", "space": space, "turns": len(turns), "new": len(todo), "child": pid}
-        rep = store_turns(mem, space, todo)
+        rep = {"added": 0, "skipped": 0}
+        # a detached child commits every CHILD_CHUNK turns (each written as a live add, with its session's
+        # context from the database): stopped at its budget, it keeps what it stored and the next capture
+        # goes on from there (all or nothing, a first capture of a long session could never finish)
+        for i in range(0, len(todo), CHILD_CHUNK if args.detached else len(todo)):
+            part = store_turns(mem, space, todo[i:i + CHILD_CHUNK] if args.detached else todo)
+            rep = {k: rep[k] + part[k] for k in rep}
         if cfg.hooks.feedback:
             from hela_cli.hooks.feedback import reinforce_echoed
 
@@ -659,7 +673,37 @@ def _background(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
     return result
 
 
-_HANDLERS = {"start": _start, "prompt": _prompt, "capture": _capture}
+def _path(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
+    """Before an edit or write (Claude Code / Codex ``PreToolUse``; Gemini CLI ``AfterTool`` of a read or an
+    edit): what earlier sessions left about the file. SQL only: no model is loaded."""
+    from hela_cli.hooks.context import path_context, tool_paths
+
+    tool = payload.get("tool_name")
+    paths = tool_paths(tool, payload.get("tool_input")) if isinstance(tool, str) else []
+    space, root = _space(args, payload)
+    if not paths:
+        return "", {"result": "empty", "space": space, "detail": "no file in the tool call"}
+    with _memory(cfg) as mem:
+        if not _has_space(mem, space):
+            return "", {"result": "empty", "space": space}
+        text, facts = path_context(mem, space, paths, [root, payload.get("cwd")], payload.get("session_id"))
+    return text, {"result": "ok" if text else "empty", "space": space, "tool": tool, **facts}
+
+
+def _counted(handler: Callable[..., tuple[str, dict[str, Any]]]) -> Callable[..., tuple[str, dict[str, Any]]]:
+    """The handler, with the tokens of what it injects in its facts (``"tokens"`` of the hook log line,
+    estimated as the context hooks' budgets are: characters / 4)."""
+
+    def run(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
+        from hela_cli.hooks.context import approx_tokens
+
+        text, facts = handler(args, payload, cfg, raw)
+        return text, {**facts, "tokens": approx_tokens(text) if text else 0}
+
+    return run
+
+
+_HANDLERS = {"start": _counted(_start), "prompt": _counted(_prompt), "capture": _capture, "path": _counted(_path)}
 
 
 def _detach(args: Any, raw: bytes, job: _Job | None = None) -> int | None:

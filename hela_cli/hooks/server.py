@@ -86,6 +86,18 @@ def token() -> str | None:
     return first or None
 
 
+def _loopback(host: str) -> bool:
+    """``localhost`` or a loopback address (the bearer token crosses no network in clear)."""
+    if host.lower() in ("localhost", "127.0.0.1", "::1"):   # the usual ones without importing ipaddress
+        return True
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
     """POST ``body`` to the server's hook endpoint; its JSON answer. Raises :class:`Unavailable` (fall back
     in-process) or :class:`Failed` (the handler failed there). Plain HTTP/1.1 over a socket (``http.client``
@@ -95,6 +107,8 @@ def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
     u = urlsplit(url)
     if u.scheme not in ("http", "https") or not u.hostname:
         raise Unavailable("bad url", url[:80])
+    if u.scheme == "http" and not _loopback(u.hostname):
+        raise Unavailable("not loopback", "the token goes over plain http to loopback only; use https")
     secret = token()
     if not secret:
         raise Unavailable("no token")

@@ -14,6 +14,7 @@ from hela_cli.text.dates import format_iso, parse_time
 from hela_cli.errors import InputError
 from hela_cli.models import Embedder
 from hela_cli.store import Space, Store
+from hela_cli.mechanics.succession import Marks
 
 FILTER_KEYS = ("speaker", "session", "since", "until", "before", "contains")
 
@@ -48,7 +49,12 @@ def list_memories(store: Store, space: Space, filters: dict[str, Any], limit: in
                   ) -> list[dict[str, Any]]:
     if limit is not None and limit < 1:
         raise InputError("--limit: give a number of memories >= 1")
-    return [memory_row(n) for n in store.list_nodes(space.id, limit=limit, **filters)]
+    rows = [memory_row(n) for n in store.list_nodes(space.id, limit=limit, **filters)]
+    if rows and store.has_supersessions(space.id):   # facts that change: each row's mark (None / [] without)
+        marks = Marks(store.supersessions_for(r["id"] for r in rows))
+        for r in rows:
+            r.update(marks.fields(r["id"]))
+    return rows
 
 
 def select(store: Store, space: Space, ids: Sequence[int] = (), source_ids: Sequence[str] = (),

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hela_cli import __version__
 from hela_cli.errors import HelaError, InputError
+from hela_cli.text.redact import redact as redact_secrets   # `redact` names remember's argument
 
 if TYPE_CHECKING:  # imported by the first call that needs them (see the module's docstring)
     from hela_cli.config import Config
@@ -246,10 +247,12 @@ class HelaServer:
 
 
 def _error_line(e: BaseException) -> str:
+    """A failure as the one line the client gets, secrets redacted (a driver's message may quote a connection
+    string; an input error may quote the argument)."""
     if isinstance(e, HelaError):
-        return e.message
+        return redact_secrets(e.message)
     msg = " ".join(str(e).split())   # a lock held too long is the store's StoreLocked (a HelaError)
-    return f"unexpected {e.__class__.__name__}: {msg}"
+    return redact_secrets(f"unexpected {e.__class__.__name__}: {msg}")
 
 
 def build_server(config: Config, **options: Any) -> Any:
@@ -280,7 +283,7 @@ def build_server(config: Config, **options: Any) -> Any:
                     what = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
                                      for err in cause.errors())
                     raise HelaToolError(f"{name}: invalid arguments: {what}") from None
-                raise HelaToolError(" ".join(str(e).split())) from None
+                raise HelaToolError(redact_secrets(" ".join(str(e).split()))) from None
 
     # the SDK resolves the `ctx: Context` annotation of the ask tool in this module's globals (imported here,
     # not at the top: the library imports this module without the SDK's CLI stack)

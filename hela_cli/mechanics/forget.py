@@ -62,7 +62,25 @@ def evaluate(store: Store, space: Space, cfg: Config, now: float | None = None,
                     "total_weight": round(total, 6), "degree": degree, "idle_days": round(idle / DAY, 3),
                     "access_count": node["access_count"],
                     "candidate": all(r["holds"] for r in reasons.values()), "reasons": reasons})
-    return now, out
+    return now, _keep_successors(store, space, out, only_candidates)
+
+
+def _keep_successors(store: Store, space: Space, rows: list[dict[str, Any]], only_candidates: bool
+                     ) -> list[dict[str, Any]]:
+    """Facts that change: a memory that supersedes another is never forgotten (a departure from the paper's
+    three criteria): forgetting it would drop its mark and serve the replaced fact as current again. Such a
+    row gets a fourth reason, ``successor``, that does not hold."""
+    if not rows or not store.has_supersessions(space.id):
+        return rows
+    marks = store.supersessions_for(r["id"] for r in rows)
+    successors = {r["id"] for r in rows
+                  if any(m["new_id"] == r["id"] and m["status"] == "superseded" for m in marks.get(r["id"], ()))}
+    for r in rows:
+        if r["id"] in successors:
+            r["reasons"]["successor"] = {"holds": False, "value": None,
+                                         "reason": "it supersedes an earlier memory (facts that change)"}
+            r["candidate"] = False
+    return [r for r in rows if not (only_candidates and r["id"] in successors)]
 
 
 def forget(store: Store, space: Space, cfg: Config, *, apply: bool = False, now: float | None = None) -> dict[str, Any]:

@@ -25,6 +25,7 @@ import numpy as np
 
 from hela_cli.errors import InputError, StoreError
 from hela_cli.store.base import NODE_COLUMNS, _blob, _node
+from hela_cli.text.redact import redact
 
 # Tombstones (ids and times only) are kept this long: longer than any consolidation or ask runs.
 TOMBSTONE_DAYS = 1.0
@@ -259,7 +260,7 @@ class Correct:
                           vector: np.ndarray, passages: np.ndarray | None,
                           followers: dict[int, np.ndarray] | None = None) -> dict[str, Any]:
         """Replace a memory's text in one write transaction, keeping its id, time, session, speaker and
-        edges: the previous text goes to ``history``; the row's text and keywords, its vector (``node_emb``,
+        edges: the previous text goes to ``history`` (secrets redacted); the row's text and keywords, its vector (``node_emb``,
         ``node_vec``, sign bits), passage vectors and keyword postings are replaced; ``followers`` (node -> vector)
         are turns re-embedded because their embedding context held the old text. What was derived from the
         old text (semantic records citing it, asks-log rows holding it) is deleted as by a delete. Then the
@@ -273,8 +274,10 @@ class Correct:
                 raise InputError(f"no memory {node_id} in this space")
             old = row[0]
             now = time.time()
+            # the history keeps the previous text redacted: an edit that takes a secret out of a memory must
+            # not leave it in the history (nor, through the scrub below, in the file bytes)
             self.db.execute("INSERT INTO history(node_id, space_id, text, speaker, edited_at) VALUES (?,?,?,?,?)",
-                            (node_id, space_id, old, row[1], now))
+                            (node_id, space_id, redact(old), row[1], now))
             derived = self._purge_derived(space_id, [node_id], [old])
             self._tombstone(space_id, [node_id])
             self._replace_keyword_row(space_id, node_id, keywords)   # before the row's keywords change

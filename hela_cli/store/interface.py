@@ -386,11 +386,11 @@ class StoreAPI(Protocol):
                           vector: np.ndarray, passages: np.ndarray | None,
                           followers: dict[int, np.ndarray] | None = None) -> dict[str, Any]:
         """Replace a memory's text in one write transaction, keeping its id, time, session, speaker and edges:
-        the previous text goes to ``history``; the row's text and keywords, its vector (``node_emb``,
-        ``node_vec``, sign bits), passage vectors and FTS row are replaced; ``followers`` (node -> vector) are
-        turns re-embedded because their embedding context held the old text. What was derived from the old text
-        (semantic records citing it, asks-log rows holding it) is deleted as by a delete. Then the old text is
-        scrubbed from the file bytes except where history keeps it."""
+        the previous text goes to ``history`` with its secrets redacted; the row's text and keywords, its vector
+        (``node_emb``, ``node_vec``, sign bits), passage vectors and FTS row are replaced; ``followers`` (node ->
+        vector) are turns re-embedded because their embedding context held the old text. What was derived from the
+        old text (semantic records citing it, asks-log rows holding it) is deleted as by a delete. Then the old
+        text is scrubbed from the file bytes except where history keeps it."""
 
     def scrub(self, texts: Sequence[str]) -> dict[str, Any]:
         """Make deleted ``texts`` leave the file bytes (call after the deleting transaction committed):

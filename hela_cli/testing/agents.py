@@ -272,7 +272,7 @@ def fake_messages_api(reply: str | ReplyFn = "Done.") -> Iterator[FakeAPI]:
 
 def claude_env(home: Path, api: FakeAPI, **extra: str) -> dict[str, str]:
     """The environment of an offline Claude Code session: the fake API, a dummy key, ``HOME`` = ``home``,
-    no non-essential traffic (no update check, no telemetry); ``extra`` on top."""
+    no non-essential traffic (no update check, no usage reporting); ``extra`` on top."""
     env = _base_env(home)
     env.update({
         "ANTHROPIC_BASE_URL": api.url,

@@ -18,7 +18,8 @@ quoted words, which coding transcripts are full of):
   ``redis-cli -a PW``, ``curl -u user:PW``, ``aws configure set aws_secret_access_key PW``, ``openssl -pass
   pass:PW`` (``-p`` is a port for psql, redis-cli and ssh, and psql's ``--password`` is a switch: left alone);
 * assignments whose name says key, token, secret, password, pwd, auth, also run together in one all-caps word
-  (``PGPASSWORD``, ``AUTHTOKEN``, ``DBPASS``): ``.env`` and shell lines, libpq / JDBC / ODBC keyword strings
+  (``PGPASSWORD``, ``AUTHTOKEN``, ``DBPASS``): ``.env`` and shell lines (there an unquoted value runs to the
+  next whitespace: ``DB_PASSWORD=ab,cd;ef&gh``), libpq / JDBC / ODBC keyword strings
   (``"host=db password=PW"``, ``;password=PW;``, ``Pwd=PW;``), JSON, YAML, INI and code (a quoted value, or
   an unquoted literal mixing letters and digits: ``api_key = s3cretvalue123``, not ``api_key = args.key``).
   The name stays, the value goes (``PGPASSWORD=[REDACTED:password]``).
@@ -199,6 +200,36 @@ def _sub_prefixed(text: str) -> str:
         return _mark(kind)
 
     return _PREFIX_RX.sub(repl, text)
+
+
+# a .env / shell line: an all-caps NAME=value at the start of a line (a YAML list item: docker compose's
+# environment) or any name after `export` (after a shell separator), the value unquoted and running to the next
+# whitespace: `,` `;` `&` `(` `{` are part of a .env value (DB_PASSWORD=ab,cd;ef&gh), where _ASSIGN, which reads
+# code and keyword strings too, would stop at the first of them
+_ENV_LINE = re.compile(
+    r"(?P<pre>(?:^[ \t]*(?:-[ \t]+)?(?:export[ \t]+)?|(?<![^\s;&|(])export[ \t]+)"
+    r"(?P<name>[A-Za-z_][A-Za-z0-9_]{1,60})=)(?P<value>[^\s\"'`$(\[{<][^\s]*)", re.M)
+# a value that is code, not a literal: a call (password=getpass.getpass()), a subscript (key=keys[0])
+_ENV_CODE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*(?:\(.*\)|\[.*\])$")
+_ENV_STOPS = re.compile(r"[&;,()<>{}\[\]`]")
+
+
+def _sub_env_lines(text: str) -> str:
+    """.env / shell assignments whose unquoted value holds a character :data:`_ASSIGN` stops at: the value
+    replaced to the next whitespace (only those: the rest is :func:`_sub_assignments`' to decide)."""
+    if "=" not in text:
+        return text
+
+    def repl(m: re.Match[str]) -> str:
+        name, value = m.group("name"), m.group("value")
+        if not (name.isupper() or "export" in m.group("pre")):
+            return m.group(0)   # .env names are all caps; a lowercase one is code (auth=AuthSettings(a=1, b=2))
+        if (not _ENV_STOPS.search(value) or not _secret_name(name)[0] or _MARKED.search(value)
+                or _ENV_CODE.match(value) or not _value_ok(value)):
+            return m.group(0)
+        return f"{m.group('pre')}{_mark(_kind(name))}"
+
+    return _ENV_LINE.sub(repl, text)
 
 
 def _sub_assignments(text: str) -> str:
@@ -388,5 +419,6 @@ def redact(text: str) -> str:
                            if not _MARKED.match(m.group(3)) else m.group(0), out)
     out = _BEARER.sub(lambda m: f"{m.group(1)}{_mark('bearer-token')}", out)
     out = _sub_flags(out)
+    out = _sub_env_lines(out)
     out = _sub_assignments(out)
     return _sub_plugins(out)

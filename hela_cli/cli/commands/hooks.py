@@ -68,7 +68,7 @@ def hooks_uninstall(
 @app.command("status")
 def hooks_status(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Per agent and scope: what is installed, the command it runs, the last run and last failure of each
-    event (from the hook log)."""
+    event (from the hook log); per agent the tokens the hooks injected, per session and per prompt."""
     from hela_cli.hooks.install import status
 
     rep = status()
@@ -96,6 +96,15 @@ def hooks_status(json_out: bool = typer.Option(False, "--json", help="Print JSON
                                    f"{inst['events'][0]['command']}"), soft_wrap=True)
     else:
         console.print("no hela hooks installed (hela hooks install claude-code | codex | gemini)")
+    if rep.get("tokens"):
+        tt = table("tokens injected (estimated: characters / 4)",
+                   [("agent", "key"), ("sessions", "num"), ("per session p50 / p95", "num"), ("prompts", "num"),
+                    ("per prompt p50 / p95", "num"), ("total", "num")])
+        for agent, st in rep["tokens"].items():
+            tt.add_row(agent, str(st["sessions"]), f"{st['per_session']['p50']:g} / {st['per_session']['p95']:g}",
+                       str(st["prompts"]), f"{st['per_prompt']['p50']:g} / {st['per_prompt']['p95']:g}",
+                       str(st["total"]))
+        console.print(tt)
 
 
 def _run(row: Optional[dict]) -> str:
