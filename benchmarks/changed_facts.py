@@ -33,21 +33,17 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from hela_cli.config import Config  # noqa: E402
-from hela_cli.memory import Memory  # noqa: E402  (before llama_cpp: hela_cli.models sets OMP_WAIT_POLICY)
-from hela_cli.formats import Conversation, Turn, parse_file  # noqa: E402
-from hela_cli.ingest import ingest_conversations  # noqa: E402
-from hela_cli.store import Store  # noqa: E402
-from hela_cli.text.dates import parse_date  # noqa: E402
+from hela_cli.config import Config
+from hela_cli.memory import Memory  # before llama_cpp: hela_cli.models sets OMP_WAIT_POLICY
+from hela_cli.formats import Conversation, Turn, parse_file
+from hela_cli.ingest import ingest_conversations
+from hela_cli.store import Store
+from hela_cli.text.dates import parse_date
 
 SUITE = Path(__file__).resolve().parent / "changed_facts"
 _TURN = re.compile(r"^(?:\[(?P<label>[\w-]+)\]\s+)?(?P<speaker>[\w .'-]+?):\s+(?P<text>.+)$")
