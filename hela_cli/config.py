@@ -172,6 +172,15 @@ class HooksConfig:                    # `hela hook EVENT` inside coding agents (
 
 
 @dataclass
+class SupersessionConfig:             # facts that change: automatic detection at write time (docs/retrieval.md)
+    detect: bool = True               # ingest, add, MCP remember and hook capture mark replaced memories
+    candidates: int = 8               # ... a new turn is compared with this many nearest earlier memories
+    min_similarity: float = 0.45      # ... at least this similar (cosine), same speaker, a shared keyword
+    max_per_turn: int = 2             # ... and marks at most this many of them
+    judge: bool = False               # the chat model confirms each candidate (openai: endpoint or MCP client only)
+
+
+@dataclass
 class Config:
     db: str = ""                      # "" -> <user data dir>/hela.db
     models: ModelsConfig = field(default_factory=ModelsConfig)
@@ -182,6 +191,7 @@ class Config:
     forgetting: ForgettingConfig = field(default_factory=ForgettingConfig)
     answer: AnswerConfig = field(default_factory=AnswerConfig)
     hooks: HooksConfig = field(default_factory=HooksConfig)
+    supersession: SupersessionConfig = field(default_factory=SupersessionConfig)
 
     def replace(self, **changes: Any) -> "Config":
         """Copy with dotted-key overrides, e.g. ``cfg.replace(**{"retrieval.k": 5})``."""
@@ -193,7 +203,8 @@ class Config:
         return new
 
 
-_SECTIONS = ["models", "ingest", "retrieval", "hebbian", "consolidation", "forgetting", "answer", "hooks"]
+_SECTIONS = ["models", "ingest", "retrieval", "hebbian", "consolidation", "forgetting", "answer", "hooks",
+             "supersession"]
 
 
 def _coerce(value: Any, typ: Any, key: str, origin: str) -> Any:
@@ -278,6 +289,8 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "hooks.line_chars": (40, None, False), "hooks.detached_budget_s": (0, None, True),
     "hooks.max_detached": (1, None, False), "hooks.path_tokens": (0, None, False),
     "hooks.path_k": (1, None, False), "hooks.gist_timeout_s": (0, None, True),
+    "supersession.candidates": (1, None, False), "supersession.min_similarity": (-1, 1, False),
+    "supersession.max_per_turn": (1, None, False),
 }
 
 

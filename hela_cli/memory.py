@@ -139,7 +139,8 @@ class Memory:
         if not any(c.turns for c in convs):
             raise HelaError(f"{', '.join(map(str, paths))}: no turns to ingest")
         embedder = self.embedder  # a model fault is reported before the database is touched
-        return ingest_conversations(self.store, embedder, convs, self._redacting(redact), space, progress)
+        return ingest_conversations(self.store, embedder, convs, self._redacting(redact), space, progress,
+                                    judge=self._judge())
 
     def reembed(self, space: str | None = None, progress: Callable[[int, int], None] | None = None
                 ) -> dict[str, Any]:
@@ -234,7 +235,8 @@ class Memory:
     def add_batch(self, space: str, turns: Sequence[Any], *, redact: bool | None = None,
                   supersedes: Sequence[Any] | None = None) -> dict[str, Any]:
         """:meth:`add_many` with the full report: ``{"space", "added": [new ids], "skipped": [{"id",
-        "source_id"}], "ids": [id per turn], "seconds"}``. ``turns`` are mappings (validated here, an error
+        "source_id"}], "ids": [id per turn], "supersessions": [{"old", "new", "status", "detector",
+        "confidence"}] (automatic detection, ``supersession.detect``), "seconds"}``. ``turns`` are mappings (validated here, an error
         names ``turn N``) or :class:`~hela_cli.formats.Turn` objects from
         :func:`hela_cli.ingest.turn_from_mapping`. ``supersedes``: per turn, None or the id(s) of earlier
         memories of the space that turn replaces (:meth:`supersede`), marked in the same transaction (a bad
@@ -251,7 +253,19 @@ class Memory:
             raise HelaError("no turns to add", 2)
         Store.check_space_name(space)
         embedder = self.embedder  # a model fault is reported before the database is touched
-        return add_turns(self.store, embedder, space, checked, self._redacting(redact))
+        return add_turns(self.store, embedder, space, checked, self._redacting(redact), judge=self._judge())
+
+    def _judge(self) -> Any:
+        """The supersession judge (``supersession.judge``) over the chat model when it is an ``openai:``
+        endpoint or the MCP client; None otherwise, or when that model cannot be reached (never required)."""
+        from hela_cli.mechanics.supersession import chat_judge, judge_capable
+
+        if not judge_capable(self.config):
+            return None
+        try:
+            return chat_judge(self.chat, self.config)
+        except HelaError:
+            return None
 
     def _add_superseding(self, space: str, turns: Sequence[Any], redact: bool | None,
                          supersedes: Sequence[Any]) -> dict[str, Any]:

@@ -5,7 +5,8 @@
   ``smollm2`` and the default embedder as ``minilm``, with an API key; started once per test session,
   stopped after.
 * :func:`fault_server`: a tiny ``http.server`` that answers every request with the fault its URL names
-  (``/500/v1``, ``/400/v1``, ``/html/v1``, ``/slow/v1``, ``/echo401/v1``, ``/dim8/v1``).
+  (``/500/v1``, ``/400/v1``, ``/html/v1``, ``/slow/v1``, ``/echo401/v1``, ``/dim8/v1``), or a scripted chat
+  model that answers every request with one word (``/say-YES/v1``: the supersession judge's tests).
 
 Import the fixtures into a test module: ``from tests.model_server import llama_server, fault_server``.
 """
@@ -118,6 +119,10 @@ class _FaultHandler(BaseHTTPRequestHandler):
             inputs = [inputs] if isinstance(inputs, str) else inputs
             data = [{"index": i, "embedding": [1.0] + [0.5] * 7} for i in range(len(inputs))]
             self._reply(200, json.dumps({"data": data}).encode())
+        elif fault.startswith("say-"):  # a scripted chat model: every chat request is answered with the word
+            reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": fault[4:]},
+                                  "finish_reason": "stop"}], "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+            self._reply(200, json.dumps(reply).encode())
         else:
             self._reply(404, b'{"error": "unknown fault"}')
 

@@ -5,7 +5,8 @@ Session 1 states a fact and pastes an API key; session 2 asks about the fact: th
 carries the fact, injected by hela's hooks; the key is in no table, not in the database file's bytes and not
 in the hook log; a second capture of session 1 adds nothing. With the database made unwritable a session
 still completes and ``hela hooks status`` reports the failure. A session running ``export PGPASSWORD=...``
-and ``psql "... password=..."`` stores neither password.
+and ``psql "... password=..."`` stores neither password. A fact changed in a later session comes to the
+third session marked ``(superseded by #N, DATE)``, marked by hand (``hela supersede``) or detected at capture.
 """
 
 from __future__ import annotations
@@ -321,6 +322,11 @@ CHANGED_QUESTION = "Which inference server does our model run on now?"
 CHANGED_OLD_WORDS = "vLLM 0.6 behind nginx"
 
 
+def _lines(texts: list[str]) -> list[str]:
+    """The lines of the requests' text (``api.texts()`` are JSON: a newline inside a string is ``\\n``)."""
+    return [line for t in texts for line in re.split(r"\n|\\n", t)]
+
+
 def _ids(db) -> tuple[int, int]:
     con = sqlite3.connect(db)
     try:
@@ -332,35 +338,70 @@ def _ids(db) -> tuple[int, int]:
     return old, new
 
 
-def test_three_sessions_the_changed_fact_comes_marked(setup):
-    """Facts that change (issue 38): session 1 states a fact, session 2 changes it, the change is marked with
-    `hela supersede` between sessions (the explicit path), session 3 asks: the request carries the new fact,
-    and the old one only with its mark `(superseded by #N, DATE)`."""
+def _two_sessions(setup: dict[str, Any], new_prompt: str) -> tuple[int, int]:
+    """Session 1 states the fact, session 2 changes it (``new_prompt``); both captured. The two memories' ids."""
     with fake_messages_api("Noted.") as api:
         _, sid1 = session(setup, api, CHANGED_OLD)
     wait_for(setup, captured(sid1))
     with fake_messages_api("Noted, SGLang now.") as api:
-        _, sid2 = session(setup, api, CHANGED_NEW)
+        _, sid2 = session(setup, api, new_prompt)
     wait_for(setup, captured(sid2))
-    old, new = _ids(setup["db"])
-    marked = subprocess.run([PY, "-m", "hela_cli", "supersede", str(old), str(new), "--json"], env=setup["henv"],
-                            cwd=str(setup["proj"]), capture_output=True, text=True, timeout=120)
-    assert marked.returncode == 0, marked.stderr
-    assert json.loads(marked.stdout)["mark"]["status"] == "superseded"
+    return _ids(setup["db"])
 
+
+def _third_session(setup: dict[str, Any], new: int) -> tuple[list[str], list[dict[str, Any]], str]:
+    """Session 3 asks which server: the request carries the new fact, and every line holding the old fact
+    carries its mark ``(superseded by #new, DATE)``. The request texts, the hook log after its capture, its id."""
     with fake_messages_api("SGLang, on orca.") as api:
         _, sid3 = session(setup, api, CHANGED_QUESTION)
         texts = api.texts()
     main = [t for t in texts if CHANGED_QUESTION in t]
     assert main, texts[:1]
-    sent = "\n".join(texts)
     assert "SGLang" in main[0]                       # the new fact is in the request
-    lines = [line for line in sent.splitlines() if CHANGED_OLD_WORDS in line]
+    lines = [line for line in _lines(texts) if "vLLM 0.6" in line]
     assert lines, main[0][:3000]                     # history stays: the old fact is recalled ...
     mark = re.compile(rf"\(superseded by #{new}, \d{{4}}-\d{{2}}-\d{{2}}\)")
     assert all(mark.search(line) for line in lines), lines   # ... and only with its mark
-    rows = wait_for(setup, captured(sid3))
+    return texts, wait_for(setup, captured(sid3)), sid3
+
+
+def test_three_sessions_the_changed_fact_comes_marked(setup):
+    """Facts that change (issue 38): session 1 states a fact, session 2 changes it, the change is marked with
+    `hela supersede` between sessions (the explicit path), session 3 asks: the request carries the new fact,
+    and the old one only with its mark `(superseded by #N, DATE)`."""
+    old, new = _two_sessions(setup, CHANGED_NEW)
+    marked = subprocess.run([PY, "-m", "hela_cli", "supersede", str(old), str(new), "--json"], env=setup["henv"],
+                            cwd=str(setup["proj"]), capture_output=True, text=True, timeout=120)
+    assert marked.returncode == 0, marked.stderr
+    assert json.loads(marked.stdout)["mark"]["status"] == "superseded"
+
+    _, rows, sid3 = _third_session(setup, new)
     prompt = next(r for r in rows if r.get("session") == sid3 and r["event"] == "UserPromptSubmit")
     start = next(r for r in rows if r.get("session") == sid3 and r["event"] == "SessionStart")
     # the new fact came through the brief (session 2's task in its gist) or the prompt recall, once
     assert new in (prompt.get("memories") or []) + (start.get("memories") or []), (start, prompt)
+
+
+CHANGED_DISTRACTOR = "Unrelated: the CI runs on GitHub Actions with a self-hosted runner."
+
+
+def _marks(db) -> list[tuple[int, int, str, str]]:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT old_id, new_id, detector, status FROM supersessions ORDER BY old_id").fetchall()
+    finally:
+        con.close()
+
+
+def test_three_sessions_the_change_is_detected_at_capture(setup):
+    """Facts that change (issue 38), nothing marked by hand: session 2's capture detects that it replaces
+    session 1's fact (``supersession.detect``, on by default), and session 3's request carries the new fact
+    and the old one only with its mark. Session 2's unrelated sentence (the CI) and its continuity ("orca
+    still hosts it") bring no other mark."""
+    old, new = _two_sessions(setup, f"{CHANGED_NEW} {CHANGED_DISTRACTOR}")
+    # the one automatic mark: old -> new, certain (a replace cue names the old value), by the model-free cue
+    assert _marks(setup["db"]) == [(old, new, "cue", "superseded")]
+
+    texts, _, _ = _third_session(setup, new)
+    assert not [line for line in _lines(texts) if "GitHub Actions" in line and "superseded" in line]
+    assert _marks(setup["db"]) == [(old, new, "cue", "superseded")]   # the question marks nothing

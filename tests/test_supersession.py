@@ -18,6 +18,7 @@ T0 = 1_700_000_000.0
 def _memory(db: str) -> Memory:
     cfg = Config()
     cfg.db = db
+    cfg.supersession.detect = False   # explicit marks only here (automatic ones: test_supersession_detect.py)
     return Memory(cfg, store=Store(db), embedder=HashEmbedder())
 
 

@@ -197,7 +197,9 @@ def summarize_lme(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def _cache_key(item: LmeItem, embedder: Any, cfg: Config) -> str:
     turns = [[t.speaker, t.text, t.timestamp, t.session, t.source_id] for t in item.conv.turns]
     payload = {"v": _CACHE_VERSION, "item": item.qid, "embedder": [embedder.model_id, int(embedder.dim)],
-               "ingest": dataclasses.asdict(cfg.ingest), "hebbian_decay": cfg.hebbian.decay,
+               "ingest": dataclasses.asdict(cfg.ingest),
+               "supersession": [cfg.supersession.detect, cfg.supersession.candidates, cfg.supersession.min_similarity,
+                                cfg.supersession.max_per_turn], "hebbian_decay": cfg.hebbian.decay,
                "turns": hashlib.sha256(json.dumps(turns, ensure_ascii=False).encode()).hexdigest()}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:20]
 

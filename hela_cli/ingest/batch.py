@@ -12,6 +12,7 @@ from hela_cli.formats import Conversation, parse_file, session_files
 from hela_cli.ingest.embedding import embed_passages, embedding_texts
 from hela_cli.ingest.links import _associate, link_keywords, write_links
 from hela_cli.ingest.nodes import node_row, source_hash, turn_hash
+from hela_cli.mechanics.supersession import Judge, detect_and_mark
 from hela_cli.models import Embedder
 from hela_cli.store import Store
 
@@ -65,7 +66,12 @@ def redacted(convs: Sequence[Conversation], cfg: Config | None = None) -> list[C
 
 
 def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conversation], cfg: Config,
-                         space: str | None = None, progress: Progress | None = None) -> dict[str, Any]:
+                         space: str | None = None, progress: Progress | None = None,
+                         judge: Judge | None = None) -> dict[str, Any]:
+    """Store ``convs`` (each into ``space`` or its own name) in batches of ``ingest.batch_size`` turns, one
+    transaction each: embedded, linked (consecutive turns, association, cold-start keyword links) and, with
+    ``supersession.detect``, checked for facts they replace (:mod:`hela_cli.mechanics.supersession`, with
+    the optional ``judge``)."""
     t0 = time.perf_counter()
     convs = [c for c in convs if c.turns]   # an agent session without text: no space created for it
     convs = redacted(convs, cfg)   # before anything is embedded or written
@@ -73,7 +79,7 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
         store.check_space_name(space or conv.name or "default")
     store.bind_embedder(embedder.model_id, embedder.dim)
     total = sum(len(c.turns) for c in convs)
-    done = added = skipped = truncated = 0
+    done = added = skipped = truncated = marked = 0
     spaces: dict[str, int] = {}
     new_ids: dict[str, list[int]] = {}   # space -> nodes added (cold-start keyword links after the last batch)
     for conv in convs:
@@ -116,9 +122,11 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
                 fresh = store.refresh_space(sp)
                 if links:
                     write_links(store, fresh, links, cfg)
+                keep = [k for k, n in enumerate(ids) if n != -1]  # keep ids and vectors aligned
                 if cfg.ingest.associate:
-                    keep = [k for k, n in enumerate(ids) if n != -1]  # keep ids and vectors aligned
                     _associate(store, fresh, [ids[k] for k in keep], vectors[keep] if keep else [], cfg)
+                if keep:
+                    marked += len(detect_and_mark(store, sp.id, [ids[k] for k in keep], vectors[keep], cfg, judge))
             n_new = sum(1 for n in ids if n != -1)
             new_ids.setdefault(name, []).extend(n for n in ids if n != -1)
             added += n_new
@@ -134,4 +142,4 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
                 keyword_links += link_keywords(store, name, cfg, nids)
     return {"nodes_added": added, "skipped_duplicates": skipped, "turns": total,
             "embedding_truncated": truncated, "spaces": spaces, "keyword_links": keyword_links,
-            "seconds": round(time.perf_counter() - t0, 3)}
+            "supersessions": marked, "seconds": round(time.perf_counter() - t0, 3)}

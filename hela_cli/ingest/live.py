@@ -14,6 +14,7 @@ from hela_cli.formats import Turn
 from hela_cli.ingest.embedding import embedding_texts
 from hela_cli.ingest.links import _associate, link_keywords, write_links
 from hela_cli.ingest.nodes import node_row, source_hash
+from hela_cli.mechanics.supersession import Judge, detect_and_mark
 from hela_cli.models import Embedder
 from hela_cli.store import Store
 
@@ -71,7 +72,8 @@ def _add_hash(turn: Turn) -> str:
     return hashlib.sha256(json.dumps(["add", uuid.uuid4().hex], ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn], cfg: Config) -> dict[str, Any]:
+def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn], cfg: Config,
+              judge: Judge | None = None) -> dict[str, Any]:
     """Write live turns into ``space`` (created if needed) as ingest does: the same embedding context
     (``ingest.context_window`` preceding turns of the session), keywords, keyword postings and consecutive link
     (``ingest.initial_weight``) to the newest earlier turn of the same session.
@@ -81,9 +83,12 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
     * A turn whose source id is already in the space (or earlier in the same call) is skipped.
     * One ``BEGIN IMMEDIATE`` transaction for the whole call (space creation included): all or nothing.
       Embedding runs before it; the duplicate check and the links are decided inside it.
+    * With ``supersession.detect``, the earlier memories the new turns replace are marked in the same
+      transaction (:mod:`hela_cli.mechanics.supersession`; ``judge``: the optional chat-model judge).
 
-    Returns ``{"space", "added": [ids], "skipped": [{"id", "source_id"}], "ids": [id per turn]}`` where a
-    skipped turn's id is the node already holding its source id.
+    Returns ``{"space", "added": [ids], "skipped": [{"id", "source_id"}], "ids": [id per turn],
+    "supersessions": [{"old", "new", "status", ...}]}`` where a skipped turn's id is the node already
+    holding its source id.
     """
     t0 = time.perf_counter()
     if cfg.ingest.redact:   # before anything is embedded or written
@@ -167,6 +172,8 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
             _associate(store, fresh, added, np.asarray([vec_of[i] for i, n in zip(write, new_ids) if n != -1]), cfg)
         if cfg.ingest.keyword_links > 0 and added:   # same transaction (a savepoint): all or nothing
             link_keywords(store, space, cfg, added)
+        found = detect_and_mark(store, sp.id, added, [vec_of[i] for i, n in zip(write, new_ids) if n != -1], cfg,
+                                judge) if added else []
     known.update(raced)
     for i, t in enumerate(turns):  # duplicates: the node that holds the id (an earlier turn of this call too)
         if ids[i] == -1 and t.source_id is not None:
@@ -175,4 +182,6 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
     fresh_idx = {i for i, n in zip(write, new_ids) if n != -1}
     skipped = [{"id": ids[i], "source_id": t.source_id} for i, t in enumerate(turns) if i not in fresh_idx]
     return {"space": space, "added": added, "skipped": skipped, "ids": ids,
+            "supersessions": [{"old": f.old_id, "new": f.new_id, "status": f.status, "detector": f.detector,
+                               "confidence": f.confidence} for f in found],
             "seconds": round(time.perf_counter() - t0, 3)}

@@ -140,7 +140,10 @@ class HelaServer:
         marks = [row.pop("supersedes") for row in rows]
         rep = self.memory.add_batch(space, rows, redact=on,
                                     supersedes=marks if any(m is not None for m in marks) else None)
-        return {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
+        out = {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
+        if rep.get("supersessions"):   # earlier memories these turns replace, found by supersession.detect
+            out["replaced"] = [{"old": m["old"], "new": m["new"], "status": m["status"]} for m in rep["supersessions"]]
+        return out
 
     def recall(self, space: str, query: str, k: int | None = None, learn: bool = True, explain: bool = False,
                now: str | None = None, speaker: str | None = None, session: str | None = None,

@@ -1,0 +1,192 @@
+"""Facts that change, detected at write time: which earlier memory a new turn replaces.
+
+Called by the write paths (batch ingest, ``hela add`` / ``Memory.add`` / MCP ``remember``, hook capture)
+inside their write transaction, after the new turns are stored (``supersession.detect``). No large model:
+
+1. a cheap gate: a new turn without any change cue or slot value (:func:`hela_cli.text.changes.has_signal`,
+   most turns) costs one regex pass and no search;
+2. candidates: the ``supersession.candidates`` nearest *earlier* memories of the space (vector KNN) with a
+   cosine of at least ``supersession.min_similarity``, and as many sharing the new turn's keywords (BM25 over
+   the keyword postings: the same subject named), said by the same speaker (a person's own facts, the
+   user's facts about themselves) and sharing a content keyword with the new turn;
+3. the decision: :func:`hela_cli.text.changes.decide` ("superseded" only with a cue tied to the old text or
+   a differing slot plus a cue; "possible", which hides nothing, under doubt); at most
+   ``supersession.max_per_turn`` marks per new turn;
+4. an optional judge (``supersession.judge``): the configured chat model when it is an ``openai:`` endpoint
+   or the MCP client (sampling) confirms or rejects each candidate (:func:`judge_prompt`,
+   :func:`parse_judgement`); never required, never an in-process GGUF (too slow for a write path).
+
+The marks go through the store's ``mark_superseded`` (``invalid_at`` = the new turn's time).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from hela_cli.config import Config
+from hela_cli.text.changes import decide, has_signal
+from hela_cli.text.keywords import keywords
+
+#: a chat function for the judge: prompt -> reply text (None: no judge)
+Judge = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class Found:
+    """One detected supersession: ``old_id`` is replaced (``status``) by ``new_id``."""
+    old_id: int
+    new_id: int
+    confidence: float
+    status: str          # "superseded" or "possible"
+    detector: str        # "cue", "slot" (model-free) or "judge" (confirmed by the chat model)
+    reason: str
+    similarity: float
+
+
+#: an assistant's turn longer than this is an explanation, not a statement of the project's state (LongMemEval's
+#: assistant answers: 90 % of the detector's marks there, none a change; a coding agent's "Done: Hugo upgraded
+#: to 0.134" is short)
+ASSISTANT_STATEMENT_CHARS = 400
+
+
+def _statement(node: dict[str, Any]) -> bool:
+    """A turn that can state a fact of its speaker's: any turn but a long assistant answer."""
+    return (node.get("role") or node.get("speaker") or "").strip().lower() != "assistant" \
+        or len(node.get("text") or "") <= ASSISTANT_STATEMENT_CHARS
+
+
+def _same_subject(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """The same speaker says both (a person's own facts; the user's facts about their project)."""
+    a, b = (old.get("speaker") or "").strip().lower(), (new.get("speaker") or "").strip().lower()
+    return bool(a) and a == b and _statement(old)
+
+
+def _earlier(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    return (old["ts"], old["ord"], old["id"]) < (new["ts"], new["ord"], new["id"])
+
+
+def detect(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg: Config,
+           judge: Judge | None = None) -> list[Found]:
+    """The supersessions the new memories ``new_ids`` (with their ``vectors``, aligned) bring to earlier
+    memories of the space. Reads only; call inside the write transaction that stored them (so that the
+    KNN sees them) and pass the result to :func:`mark`."""
+    sc = cfg.supersession
+    nodes = store.get_nodes([i for i in new_ids if i != -1])
+    out: list[Found] = []
+    speaker_kw = {k for n in nodes.values() for k in keywords(n.get("speaker") or "")}
+    for nid, vec in zip(new_ids, vectors):
+        node = nodes.get(nid)
+        if node is None or not _statement(node) or not has_signal(node["text"]):
+            continue
+        mine = set(node["keywords"]) - speaker_kw
+        hits = dict((o, s) for o, s in store.knn(space_id, vec, sc.candidates + len(new_ids) + 1)
+                    if o != nid and s >= sc.min_similarity)
+        by_words = [o for o, _ in store.keyword_search(space_id, sorted(mine), sc.candidates + len(new_ids) + 1)
+                    if o != nid and o not in hits]
+        if by_words:   # the same subject named: "webpack", "CONFIG_FREERTOS_HZ" (their cosine for the record)
+            vecs = store.node_vectors(by_words)
+            hits.update((o, float(vecs[o] @ vec)) for o in by_words if o in vecs)
+        olds = store.get_nodes(list(hits))
+        hits = sorted(hits.items(), key=lambda h: -h[1])
+        found: list[Found] = []
+        for o, sim in hits:
+            old = olds.get(o)
+            if old is None or not _earlier(old, node) or not _same_subject(old, node) \
+                    or not (mine & set(old["keywords"])):
+                continue
+            v = decide(old["text"], node["text"], similarity=sim)
+            if v.status is None:
+                continue
+            f = Found(o, nid, v.confidence, v.status, v.detector, v.reason, round(float(sim), 4))
+            if judge is not None:
+                f = _judged(judge, old["text"], node["text"], f)
+                if f is None:
+                    continue
+            found.append(f)
+            if len(found) >= sc.candidates:
+                break
+        found.sort(key=lambda f: (f.status != "superseded", -f.confidence, -f.similarity, -f.old_id))
+        out.extend(found[:sc.max_per_turn])
+    return out
+
+
+def mark(store: Any, space_id: int, found: Sequence[Found]) -> int:
+    """Write ``found`` through the store's ``mark_superseded`` (``invalid_at``: the new memory's time).
+    An explicit mark already on a pair is never overridden (the store's rule). Returns the marks written."""
+    for f in found:
+        store.mark_superseded(space_id, f.old_id, f.new_id, detector=f.detector, confidence=f.confidence,
+                              status=f.status)
+    return len(found)
+
+
+def detect_and_mark(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg: Config,
+                    judge: Judge | None = None) -> list[Found]:
+    """:func:`detect` then :func:`mark`, when ``supersession.detect`` is on (else nothing)."""
+    if not cfg.supersession.detect or not len(new_ids):
+        return []
+    found = detect(store, space_id, new_ids, vectors, cfg, judge)
+    mark(store, space_id, found)
+    return found
+
+
+# ----------------------------------------------------------------------------------------------- the judge
+
+JUDGE_PROMPT = """Two statements from the same person's memory, the first said earlier than the second.
+Does the later statement REPLACE a fact of the earlier one (the earlier fact no longer holds: a new value,
+a move, a switch, a reversed decision)? Answer NO when the later one adds to it, is about someone else, is a
+plan, a question or a hypothetical, or quotes the past.
+
+Earlier: {old}
+Later: {new}
+
+Answer with one word: YES, MAYBE or NO."""
+
+_ANSWER = re.compile(r"\b(yes|maybe|no)\b", re.I)
+
+
+def judge_prompt(old_text: str, new_text: str, limit: int = 600) -> str:
+    """The judge's prompt for one candidate pair (each text cut to ``limit`` characters)."""
+    return JUDGE_PROMPT.format(old=" ".join(old_text.split())[:limit], new=" ".join(new_text.split())[:limit])
+
+
+def parse_judgement(reply: str) -> str | None:
+    """"yes", "maybe" or "no" from the judge's reply (its first such word), None when it says none."""
+    m = _ANSWER.search(reply or "")
+    return m.group(1).lower() if m else None
+
+
+def _judged(judge: Judge, old_text: str, new_text: str, f: Found) -> Found | None:
+    """The judge's word on a candidate: yes -> superseded (detector ``judge``); maybe -> possible; no ->
+    dropped. A judge that fails or answers nothing leaves the model-free verdict as it was."""
+    try:
+        word = parse_judgement(judge(judge_prompt(old_text, new_text)))
+    except Exception:   # a judge is optional: an endpoint down must not fail a write
+        return f
+    if word == "no":
+        return None
+    if word == "yes":
+        return Found(f.old_id, f.new_id, max(f.confidence, 0.9), "superseded", "judge", f.reason, f.similarity)
+    if word == "maybe":
+        return Found(f.old_id, f.new_id, min(f.confidence, 0.5), "possible", "judge", f.reason, f.similarity)
+    return f
+
+
+def judge_capable(cfg: Config) -> bool:
+    """``supersession.judge`` is on and the chat model is an ``openai:`` endpoint or the MCP client."""
+    spec = cfg.models.chat.strip()
+    return cfg.supersession.judge and (spec.startswith("openai:") or spec == "client")
+
+
+def chat_judge(chat: Any, cfg: Config) -> Judge | None:
+    """A judge over the configured chat model when ``supersession.judge`` is on and the model is an
+    ``openai:`` endpoint or the MCP client (sampling); else None (an in-process GGUF is not used in a write
+    path). ``chat`` is a :class:`~hela_cli.models.ChatModel` (``generate(messages, max_tokens=...)``)."""
+    if chat is None or not judge_capable(cfg):
+        return None
+
+    def ask(prompt: str) -> str:
+        return chat.generate([{"role": "user", "content": prompt}], max_tokens=4, temperature=0.0)
+
+    return ask
