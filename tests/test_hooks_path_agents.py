@@ -25,14 +25,20 @@ from tests.reliability import hela_env
 REASON = "floats lose cents on refunds"
 
 
-def test_read_before_an_edit_brings_the_reason_stated_in_an_earlier_session(tmp_path):
-    gemini = require_agent("gemini")
+def _shop(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A git project with ``billing/api.py`` and the environment of a hela on a fresh database."""
     proj = tmp_path / "shop"
     (proj / "billing").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(proj)], check=True)
     api_py = proj / "billing" / "api.py"
     api_py.write_text("def refund(amount):\n    return float(amount)\n")
     henv = hela_env(tmp_path, tmp_path / "hela.db", HELA_HOOKS_BUDGET_S="60", HELA_HOOKS_CAPTURE_BUDGET_S="120")
+    return proj, api_py, henv
+
+
+def test_read_before_an_edit_brings_the_reason_stated_in_an_earlier_session(tmp_path):
+    gemini = require_agent("gemini")
+    proj, api_py, henv = _shop(tmp_path)
     install_hooks("gemini", proj, henv)
     env = {k: v for k, v in henv.items() if k.startswith(("HELA_", "PYTHON"))}
     home = tmp_path / "agent-home"
@@ -69,12 +75,7 @@ def _patch(old: str, new: str) -> str:
 
 def test_codex_patch_of_a_file_brings_the_reason_stated_in_an_earlier_session(tmp_path):
     codex = require_agent("codex")
-    proj = tmp_path / "shop"
-    (proj / "billing").mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(proj)], check=True)
-    api_py = proj / "billing" / "api.py"
-    api_py.write_text("def refund(amount):\n    return float(amount)\n")
-    henv = hela_env(tmp_path, tmp_path / "hela.db", HELA_HOOKS_BUDGET_S="60", HELA_HOOKS_CAPTURE_BUDGET_S="120")
+    proj, api_py, henv = _shop(tmp_path)
     installed = install_hooks("codex", proj, henv)
     hooks = Path(installed["path"])
     data = json.loads(hooks.read_text())
