@@ -193,7 +193,8 @@ def test_the_hooks_from_the_wheel(installed, pulled):
     # a later session (its own turns are in the agent's context already: never recalled to it)
     out, row = hook("SessionStart", "later-session", source="startup")
     assert row["result"] == "ok" and "kestrel" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
-    out, row = hook("UserPromptSubmit", "later-session", prompt="What is our deploy target called?")
+    # another session's prompt (in "later-session" the brief showed the memory already: once per session)
+    out, row = hook("UserPromptSubmit", "another-session", prompt="What is our deploy target called?")
     assert row["result"] == "ok" and row["memories"], row
     assert "kestrel" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert row["result"] == "ok" and "kestrel" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
