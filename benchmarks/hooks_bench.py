@@ -133,16 +133,17 @@ def latency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     sessions = [(f"{it.qid}/{sid}", turns) for it in items for sid, turns in sessions_of(it)]
     questions = [it.question for it in items]
     results: dict[str, Any] = {}
-    # capture throughput: real `hela hook SessionEnd` processes on LongMemEval sessions, into a fresh database
+    # capture throughput: real `hela hook Stop` processes on LongMemEval sessions, into a fresh database
+    # (`Stop`: the inline capture; a `SessionEnd` capture always moves to a detached child, issue 40)
     db, home = work / "capture.db", work / "home-capture"
     cap_env = env_for(db, home, HELA_HOOKS_CAPTURE_INLINE="100000", HELA_HOOKS_CAPTURE_BUDGET_S="100000")
     cap_turns, cap_wall, cap_cpu = 0, 0.0, 0.0
     for sid, turns in sessions[:args.capture_runs]:
         path = capture_session(work, "bench", sid, turns)
-        payload = {"session_id": sid, "transcript_path": str(path), "cwd": str(work), "hook_event_name": "SessionEnd"}
+        payload = {"session_id": sid, "transcript_path": str(path), "cwd": str(work), "hook_event_name": "Stop"}
         before = os.times()
         t1 = time.perf_counter()
-        subprocess.run([PY, "-m", "hela_cli", "hook", "SessionEnd", "--space", "bench"],
+        subprocess.run([PY, "-m", "hela_cli", "hook", "Stop", "--space", "bench"],
                        input=json.dumps(payload).encode(), env=cap_env, capture_output=True, check=True)
         cap_wall += time.perf_counter() - t1
         after = os.times()
