@@ -344,7 +344,7 @@ def _sub_flags(text: str) -> str:
             return c.group("cmd") + flag_rx.sub(one, rest)
 
         out = cmd_rx.sub(in_command, out)
-    if "|" in out and "echo" in out or "printf" in out:
+    if "|" in out and ("echo" in out or "printf" in out):
         out = _ECHO_STDIN.sub(lambda m: m.group(0)[:m.start("value") - m.start()] + _mark("password")
                               if _flag_value_ok(m.group("value")) else m.group(0), out)
     return out
