@@ -265,15 +265,18 @@ def _numbered_slots(text: str, out: set[Slot]) -> None:
         out.add(Slot(("duration" if noun in _DURATION else "count", noun), str(_NUMBER_WORDS.get(n, n))))
 
 
+def _by_key(slots_: frozenset[Slot]) -> dict[tuple[str, str], set[str]]:
+    """The values of ``slots_`` grouped by slot key."""
+    by: dict[tuple[str, str], set[str]] = {}
+    for s in slots_:
+        by.setdefault(s.key, set()).add(s.value)
+    return by
+
+
 def differing_slots(old: frozenset[Slot], new: frozenset[Slot]) -> list[tuple[Slot, Slot]]:
     """Pairs (old, new) of the same slot key with different values, where the new text does not also
     state the old value for that key (a list of versions is not a change)."""
-    old_by: dict[tuple[str, str], set[str]] = {}
-    for s in old:
-        old_by.setdefault(s.key, set()).add(s.value)
-    new_by: dict[tuple[str, str], set[str]] = {}
-    for s in new:
-        new_by.setdefault(s.key, set()).add(s.value)
+    old_by, new_by = _by_key(old), _by_key(new)
     out = []
     for key, nvals in new_by.items():
         ovals = old_by.get(key)
@@ -415,6 +418,11 @@ def _shared_beyond(old_text: str, new_text: str, values: set[str]) -> bool:
     return bool((set(keywords(old_text)) & set(keywords(new_text))) - skip)
 
 
+def _slot_change(o: Slot, n: Slot) -> str:
+    """A verdict's reason for a differing slot: ``version postgr: 14 -> 16``."""
+    return f"{o.key[0]}{' ' + o.key[1] if o.key[1] else ''}: {o.value} -> {n.value}"
+
+
 def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
     """Does ``new_text`` (said later, by the same speaker) replace ``old_text``?
 
@@ -442,14 +450,14 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
              if (shared or o.key[1]) and _same_sentence_subject(old_text, new_text, o, n, values)]
     strong = [c for c in found if c.kind not in ("now", "weak")]
     for o, n in diffs:
-        what = f"{o.key[0]}{' ' + o.key[1] if o.key[1] else ''}: {o.value} -> {n.value}"
+        what = _slot_change(o, n)
         tied = [c for c in (strong if o.key[0] == "duration" else found) if n in slots(c.sentence)]
         if tied:   # a duration ("five years" -> "seven years now") changes by itself: only a strong cue ties it
             return Verdict("superseded", 0.8, "slot", what + f" ({tied[0].kind})")
     for o, n in diffs:
         if o.key[0] == "duration":
             continue   # "three months" -> "four months": time passing, not a change, unless a cue says so
-        what = f"{o.key[0]}{' ' + o.key[1] if o.key[1] else ''}: {o.value} -> {n.value}"
+        what = _slot_change(o, n)
         if (o.key[0] == "ordinal" or not _ADDITIVE.search(new_text)) and not any(_vetoed(s) for s in sentences(new_text)
                                                       if n.value in s.lower()):
             return Verdict("possible", 0.5, "slot", what)
