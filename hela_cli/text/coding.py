@@ -5,7 +5,6 @@ the project. The capture (formats/agent.py) and the recall by file (hooks/contex
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 from typing import Any
 
 # a decision stated in words: "we decided", "let's use", "because", "instead of", "going with", ...
@@ -135,7 +134,3 @@ def commit_message(command: str) -> str:
         return ""
     msg = next(g for g in m.groups() if g is not None)
     return msg.splitlines()[0].strip() if msg else ""
-
-
-def basename(path: str) -> str:
-    return PurePosixPath(path).name
