@@ -311,6 +311,12 @@ def _flag_value_ok(value: str) -> bool:
     return not v.startswith(("-", "$", "@", "[REDACTED")) and _value_ok(value) and not _MARKED.search(value)
 
 
+def _flag_mark(value: str, kind: str) -> str:
+    """The mark that replaces a flag's value, inside the value's quotes if it had them."""
+    q = value[0] if value[0] in "\"'" and len(value) > 1 else ""
+    return f"{q}{_mark(kind)}{q}"
+
+
 def _sub_flags(text: str) -> str:
     def flag(m: re.Match[str]) -> str:
         value = m.group("value")
@@ -321,9 +327,8 @@ def _sub_flags(text: str) -> str:
             line_start = text.rfind("\n", 0, m.start()) + 1
             if _PSQL.search(text, line_start, m.start()):
                 return m.group(0)
-        q = value[0] if value[0] in "\"'" and len(value) > 1 else ""
-        kind = "password" if re.search(r"pass", m.group("flag")) else "secret"
-        return f"{m.group('flag')}{m.group('sep')}{q}{_mark(kind)}{q}"
+        kind = "password" if "pass" in m.group("flag") else "secret"
+        return f"{m.group('flag')}{m.group('sep')}{_flag_mark(value, kind)}"
 
     out = _FLAG.sub(flag, text) if "-" in text else text
     for words, cmd_rx, flag_rx in _COMMAND_RX:
@@ -337,9 +342,8 @@ def _sub_flags(text: str) -> str:
                 value = m.group("value")
                 if not _flag_value_ok(value):
                     return m.group(0)
-                q = value[0] if value[0] in "\"'" and len(value) > 1 else ""
                 s, e = m.span("value")
-                return m.group(0)[:s - m.start()] + f"{q}{_mark('password')}{q}" + m.group(0)[e - m.start():]
+                return m.group(0)[:s - m.start()] + _flag_mark(value, "password") + m.group(0)[e - m.start():]
 
             return c.group("cmd") + flag_rx.sub(one, rest)
 
