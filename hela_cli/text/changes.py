@@ -190,8 +190,10 @@ class Slot:
 
 
 def _norm(v: str) -> str:
-    return v.strip().strip(".,;:'\"()").lower().removeprefix("v") if re.fullmatch(r"v\d.*", v.strip(), re.I) \
-        else v.strip().strip(".,;:'\"()").lower()
+    """A version as compared: trimmed, lower-cased, a leading ``v`` dropped (``v2.1`` -> ``2.1``)."""
+    v = v.strip()
+    out = v.strip(".,;:'\"()").lower()
+    return out.removeprefix("v") if re.fullmatch(r"v\d.*", v, re.I) else out
 
 
 _HAS_NUMBER = re.compile(r"\d|\b(?:" + "|".join(w for w in _NUMBER_WORDS if " " not in w) + r")\b", re.I)
