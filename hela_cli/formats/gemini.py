@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from hela_cli.formats.agent import SessionWork, record_time, tool_output
+from hela_cli.formats.agent import ANSWER_PREFIX, SessionWork, record_time, tool_output
 from hela_cli.formats.base import (Conversation, Source, Turn, _Bad,
                                    _fill_times, _being_written, _jsonl_objects, _type_name)
 
@@ -98,7 +98,7 @@ def _turns_of(msg: dict, place: str, keep: int, work: SessionWork, seen: set[str
         outcome = work.result(cid, out, failed)
         line = "\n".join(x for x in (outcome, tool_output(out, keep)) if x)
         if line:
-            yield f"{cid}:out", "user" if outcome.startswith("[answer]") else "tool", line, mid
+            yield f"{cid}:out", "user" if outcome.startswith(ANSWER_PREFIX) else "tool", line, mid
 
 
 def _messages(src: Source) -> tuple[str | None, Iterator[tuple[str, dict]]]:
