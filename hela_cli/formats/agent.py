@@ -28,6 +28,7 @@ from hela_cli.formats.base import Turn, _Bad, _short
 from hela_cli.formats.chat_export import _time
 from hela_cli.text.coding import (commit_message, commit_of, exit_status, first_error_line, is_commit_command,
                                   is_decision, patch_paths, relative_path)
+from hela_cli.text.content import TOOL_PREFIX
 
 TOOL_LINE_CHARS = 160   # a tool call's line: "[tool] NAME: its short input", at most this long
 
@@ -58,7 +59,7 @@ def tool_line(name: str, args: Any) -> str:
             shown = json.dumps(args, ensure_ascii=False) if args else ""
     elif args is not None:
         shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-    head = f"[tool] {name}"
+    head = f"{TOOL_PREFIX}{name}"
     return _cut(f"{head}: {shown}" if shown.strip() else head, TOOL_LINE_CHARS)
 
 
