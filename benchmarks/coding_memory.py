@@ -223,11 +223,11 @@ class BM25:
     def context(self, prompt: str, budget: int, line_chars: int) -> tuple[str, set[str]]:
         from hela_cli.text.keywords import keywords
 
-        n = len(self.docs)
+        n, kws = len(self.docs), keywords(prompt)
         scores = []
         for i, d in enumerate(self.docs):
             s = 0.0
-            for k in keywords(prompt):
+            for k in kws:
                 tf = d.get(k, 0)
                 if tf:
                     idf = math.log(1 + (n - self.df[k] + 0.5) / (self.df[k] + 0.5))

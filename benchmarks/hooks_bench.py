@@ -141,13 +141,10 @@ def latency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     for sid, turns in sessions[:args.capture_runs]:
         path = capture_session(work, "bench", sid, turns)
         payload = {"session_id": sid, "transcript_path": str(path), "cwd": str(work), "hook_event_name": "Stop"}
-        before = os.times()
-        t1 = time.perf_counter()
-        subprocess.run([PY, "-m", "hela_cli", "hook", "Stop", "--space", "bench"],
-                       input=json.dumps(payload).encode(), env=cap_env, capture_output=True, check=True)
-        cap_wall += time.perf_counter() - t1
-        after = os.times()
-        cap_cpu += after.children_user - before.children_user + after.children_system - before.children_system
+        wall, cpu, _ = _timed([PY, "-m", "hela_cli", "hook", "Stop", "--space", "bench"],
+                              json.dumps(payload).encode(), cap_env)
+        cap_wall += wall / 1000
+        cap_cpu += cpu / 1000
         row = last_log(home)
         assert row["result"] == "ok", row
         cap_turns += row["added"]
@@ -165,16 +162,12 @@ def latency(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             # one agent session per query: a memory is injected once per session (issue 39)
             payload = {"session_id": f"bench-q{i}", "transcript_path": "", "cwd": str(work), "prompt": q,
                        "hook_event_name": "UserPromptSubmit"}
-            before = os.times()
-            t1 = time.perf_counter()
-            out = subprocess.run([PY, "-m", "hela_cli", "hook", "UserPromptSubmit", "--space", "scale"],
-                                 input=json.dumps(payload).encode(), env=q_env, capture_output=True, check=True)
-            walls.append((time.perf_counter() - t1) * 1000)
-            after = os.times()
-            cpus.append((after.children_user - before.children_user + after.children_system
-                         - before.children_system) * 1000)
+            wall, cpu, out = _timed([PY, "-m", "hela_cli", "hook", "UserPromptSubmit", "--space", "scale"],
+                                    json.dumps(payload).encode(), q_env)
+            walls.append(wall)
+            cpus.append(cpu)
             row = last_log(home)
-            assert row["result"] == "ok" and out.stdout, row
+            assert row["result"] == "ok" and out, row
             phases.append({**row.get("timings_ms", {}), **{f"cpu_{k}": v for k, v in row.get("cpu_ms", {}).items()}})
             injected.append(len(row.get("memories", [])))
         keys = sorted({k for p in phases for k in p})

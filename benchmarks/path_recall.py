@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import random
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +37,7 @@ from hela_cli.hooks.capture import capture_file  # noqa: E402
 from hela_cli.hooks.context import path_context  # noqa: E402
 from hela_cli.memory import Memory  # noqa: E402
 from hela_cli.testing import HashEmbedder  # noqa: E402
+from hooks_bench import _timed  # noqa: E402  (benchmarks/, this script's folder)
 
 ROOT = "/home/dev/shop"
 FILES = [f"pkg{i % 20}/mod{i}.py" for i in range(200)]
@@ -131,14 +131,11 @@ def main() -> None:
     for i, f in enumerate(rng.sample(sorted(latest), min(args.hooks, len(latest)))):
         payload = {"session_id": f"hook-{i}", "cwd": ROOT, "hook_event_name": "PreToolUse", "tool_name": "Edit",
                    "tool_input": {"file_path": f"{ROOT}/{f}", "old_string": "a", "new_string": "b"}}
-        before = os.times()
-        t1 = time.perf_counter()
-        out = subprocess.run([PY, "-m", "hela_cli", "hook", "PreToolUse", "--space", "shop"],
-                             input=json.dumps(payload).encode(), env=env, capture_output=True, check=True)
-        walls.append((time.perf_counter() - t1) * 1000)
-        after = os.times()
-        cpus.append((after.children_user - before.children_user + after.children_system - before.children_system) * 1000)
-        assert out.stdout, "the hook printed nothing for a file with a history"
+        wall, cpu, out = _timed([PY, "-m", "hela_cli", "hook", "PreToolUse", "--space", "shop"],
+                                json.dumps(payload).encode(), env)
+        walls.append(wall)
+        cpus.append(cpu)
+        assert out, "the hook printed nothing for a file with a history"
     result = {"sessions": args.sessions, "turns": turns, "memories": memories, "build_s": round(build_s, 1),
               "probes": len(probes), "files_with_history": known, "empty": empty,
               "newest_reason_injected": round(hits / max(known, 1), 3),

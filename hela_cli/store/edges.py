@@ -86,8 +86,8 @@ class Edges:
     def space_decay(self, space_id: int) -> float:
         """The decay the space's stored weights are read with: its recorded ``hebbian.decay``, or
         ``DEFAULT_DECAY`` while none is recorded."""
-        row = self.db.execute("SELECT decay FROM spaces WHERE id=?", (space_id,)).fetchone()
-        return DEFAULT_DECAY if row is None or row[0] is None else row[0]
+        stored = self._decay_state(space_id)[1]
+        return DEFAULT_DECAY if stored is None else stored
 
     def record_decay(self, decay: float) -> int:
         """Spaces with no decay recorded (older than migration 0016) take ``decay``: the opening process's

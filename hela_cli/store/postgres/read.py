@@ -29,7 +29,6 @@ from typing import Any, Iterator, Sequence
 
 from hela_cli.errors import StoreError
 from hela_cli.store.base import Space
-from hela_cli.store.edges import REBASE_BELOW
 
 _IN_IDS = re.compile(r"\b(NOT\s+)?IN\s*\(\s*\{ids\}\s*\)", re.IGNORECASE)
 
@@ -159,12 +158,17 @@ class PgReads:
         return state
 
     def _write_factor(self, space_id: int, decay: float) -> float:
-        exponent, stored = self._decay_state(space_id)
-        rebase = (stored is not None and stored != decay) or self._scale(exponent, decay) < REBASE_BELOW  # type: ignore[attr-defined]
         factor = super()._write_factor(space_id, decay)  # type: ignore[misc]
-        if int(space_id) in self._tx_exponents():   # rebased: base_step = step; either way the decay is ``decay``
-            self._tx_exponents()[int(space_id)] = (0 if rebase else exponent, decay)
+        state = self._tx_exponents().get(int(space_id))
+        if state is not None:   # either way the space's decay is now ``decay`` (a rebase: see _rebase)
+            self._tx_exponents()[int(space_id)] = (state[0], decay)
         return factor
+
+    def _rebase(self, space_id: int, factor: float, decay: float) -> int:
+        learned = super()._rebase(space_id, factor, decay)  # type: ignore[misc]
+        if int(space_id) in self._tx_exponents():   # base_step = step
+            self._tx_exponents()[int(space_id)] = (0, decay)
+        return learned
 
     def advance_step(self, space_id: int, decay: float) -> Space:
         """As :meth:`Edges.advance_step` (the step, the rebase, the pruning), with the step pair read by the
