@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from hela_cli.hooks.context import _one_line as _cut
 from hela_cli.text.coding import decision_sentences, is_decision
 from hela_cli.text.content import is_content_free
 
@@ -84,11 +85,6 @@ def session_gist(rows: list[dict[str, Any]], session: str = "") -> Gist:
         g.ids.insert(0, g.asked_id)
     g.ids += [i for i, _ in g.decisions]
     return g
-
-
-def _cut(text: str, limit: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
 
 
 def gist_lines(g: Gist, limit: int = 400, marks: Any = None) -> list[str]:
