@@ -146,7 +146,7 @@ def abstractive(cfg: Any, gists: list[Gist], limit: int = 400, marks: Any = None
             lines = [ln.strip() for ln in text.splitlines() if ln.strip()][:3]
             if not lines:
                 return None
-            head = f"- {g.date} session {g.session[:12]} ({g.turns} memories, summarized by {m.chat.split('@')[0]}):"
+            head = f"- {g.date} session {g.session[:12]} ({g.turns} memories, summarized by {m.chat.rpartition('@')[0]}):"
             out.append([head] + [f"  {_cut(ln.lstrip('-* '), limit)}" for ln in lines])
     except (HelaError, OSError):
         return None
