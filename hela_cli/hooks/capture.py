@@ -22,12 +22,13 @@ from typing import Any
 
 from hela_cli.errors import InputError
 from hela_cli.formats import Turn, parse_file
+from hela_cli.formats.agent import ANSWER_PREFIX, RESULT_PREFIX
 from hela_cli.memory import Memory
 
 #: agent -> the ``hela ingest --format`` name of its transcripts
 TRANSCRIPT_FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini": "gemini"}
 TOOL_CALL_PREFIX = "[tool] "   # a tool call's one line, as the parsers write it (formats/agent.py)
-OUTCOME_PREFIXES = ("[result] ", "[answer] ")   # what a call did: kept even when tool outputs are not
+OUTCOME_PREFIXES = (RESULT_PREFIX, ANSWER_PREFIX)   # what a call did: kept even when tool outputs are not
 
 
 def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any) -> list[Turn]:

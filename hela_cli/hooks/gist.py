@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from hela_cli.hooks.context import _one_line as _cut
 from hela_cli.text.coding import decision_sentences, is_decision
 from hela_cli.text.content import is_content_free
 
@@ -86,11 +87,6 @@ def session_gist(rows: list[dict[str, Any]], session: str = "") -> Gist:
     return g
 
 
-def _cut(text: str, limit: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
-
-
 def gist_lines(g: Gist, limit: int = 400, marks: Any = None) -> list[str]:
     """The gist as a few lines: a head line (date, session, task) and indented details, each cut. ``marks``
     (:class:`hela_cli.mechanics.succession.Marks`): a memory shown that was superseded carries its mark."""
@@ -150,7 +146,7 @@ def abstractive(cfg: Any, gists: list[Gist], limit: int = 400, marks: Any = None
             lines = [ln.strip() for ln in text.splitlines() if ln.strip()][:3]
             if not lines:
                 return None
-            head = f"- {g.date} session {g.session[:12]} ({g.turns} memories, summarized by {m.chat.split('@')[0]}):"
+            head = f"- {g.date} session {g.session[:12]} ({g.turns} memories, summarized by {m.chat.rpartition('@')[0]}):"
             out.append([head] + [f"  {_cut(ln.lstrip('-* '), limit)}" for ln in lines])
     except (HelaError, OSError):
         return None

@@ -415,8 +415,6 @@ def status(cwd: Path | None = None) -> dict[str, Any]:
 
 
 def _check_server(url: str) -> None:
-    from urllib.parse import urlsplit
-
     try:
         u = urlsplit(url)
         port = u.port

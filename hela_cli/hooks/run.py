@@ -475,8 +475,8 @@ def serve_event(body: Any, memory: Any, config: Any) -> tuple[int, dict[str, Any
     args = SimpleNamespace(event=event, agent=agent.name, space=space if isinstance(space, str) else None,
                               db=None, config=None, server=None, detached=False, lock_fd=None)
     payload = body["payload"]
-    try:
-        text, facts = hosted(memory, lambda: _dispatch(args, role, payload, cfg, json.dumps(payload).encode()))
+    try:   # no raw stdin here: a handler uses it only to start a child, which in a server is a _HandOff
+        text, facts = hosted(memory, lambda: _dispatch(args, role, payload, cfg, b""))
     except _HandOff:
         return 200, {"handoff": True}
     except Exception as e:  # noqa: BLE001 - one line back to the hook, which logs it
