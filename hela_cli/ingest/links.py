@@ -97,7 +97,7 @@ def _associate(store: Store, space: Any, new_ids: list[int], vectors: Any, cfg: 
         hits = [(o, s) for o, s in store.knn(space.id, vec, r + 1) if o < nid and s >= floor][:r]
         for other, _ in hits:
             pair = (min(nid, other), max(nid, other))
-            current = updates.get(pair, store.edge_weight(space, pair[0], pair[1]))
+            current = updates[pair] if pair in updates else store.edge_weight(space, pair[0], pair[1])
             updates[pair] = hebbian_update(current, h.eta, 1.0, h.cap)
     if updates:
         store.set_edges(space, updates, h.decay)
