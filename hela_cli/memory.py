@@ -340,19 +340,20 @@ class Memory:
         part = Retrieval(memories=used, semantic=res.semantic, query_keywords=res.query_keywords, now=res.now,
                          step=res.step, query_vector=res.query_vector)
         learn_from_retrieval(self.store, sp, part, self.config)
-        return self._log(sp.id, question, None, used, part.step, "recall", res.query_vector)
+        # the caller's prompt may not be redacted (retrieve redacted only its own copy)
+        return self._log(sp.id, redact_secrets(question), None, used, part.step, "recall", res.query_vector)
 
     def _log(self, space_id: int, question: str, answer: str | None, memories: list[dict[str, Any]], step: int,
              kind: str, vector: Any = None) -> int | None:
         """One asks-log row (the recall id; None when one of the memories was deleted meanwhile). With
         ``answer.log`` off the row keeps no question or answer text, only the retrieved ids and scores that
-        feedback needs. The question and the answer are redacted (:func:`hela_cli.text.redact.redact`) on every
-        path (an answer may restate a secret the question held; a caller of :meth:`learn_recall` may pass a
-        prompt it did not redact)."""
+        feedback needs. ``question`` comes redacted (:meth:`retrieve`, :meth:`ask` and :meth:`learn_recall` redact
+        it first: :func:`hela_cli.text.redact.redact`); the answer is redacted here (it may restate a secret the
+        question held)."""
         from hela_cli.mechanics.feedback import retrieval_record
 
         keep = self.config.answer.log
-        return self.store.log_ask(space_id, redact_secrets(question) if keep else "",
+        return self.store.log_ask(space_id, question if keep else "",
                                   redact_secrets(answer) if keep and answer is not None else None,
                                   [m["id"] for m in memories], step, kind=kind,
                                   retrieval=retrieval_record(memories), vector=vector,

@@ -14,10 +14,10 @@ def render_memory(m: dict[str, Any]) -> str:
     """One episodic memory line: ``[8 May 2023] Caroline: text``. A memory in a supersession (a fact that
     changed) also shows its id and, when a later one replaced it, its mark: ``[1 May 2023] #4 Caroline: text
     (superseded by #9, 2023-05-08)``; other lines are unchanged."""
-    line = f"[{format_date(m.get('timestamp'))}] {m.get('speaker') or 'unknown'}: {m['text']}"
+    date, speaker = format_date(m.get("timestamp")), m.get("speaker") or "unknown"
     if m.get("superseded_by") is None and not m.get("supersedes"):
-        return line
-    return with_mark(f"[{format_date(m.get('timestamp'))}] #{m['id']} {m.get('speaker') or 'unknown'}: {m['text']}", m)
+        return f"[{date}] {speaker}: {m['text']}"
+    return with_mark(f"[{date}] #{m['id']} {speaker}: {m['text']}", m)
 
 
 # ----------------------------------------------------------------------------------- A.2

@@ -154,11 +154,13 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
         rows = [node_row(resolved[i], base_ord + k, _add_hash(resolved[i]), ADD_SOURCE) for k, i in enumerate(write)]
         new_ids = store.insert_nodes(sp.id, rows, [vec_of[i] for i in write]) if rows else []
         links: dict[tuple[int, int], float] = {}
+        added_vecs: list[Any] = []   # aligned with added: association and supersession detection use them
         for i, nid in zip(write, new_ids):
             if nid == -1:  # cannot happen under the write lock; kept safe
                 continue
             ids[i] = nid
             added.append(nid)
+            added_vecs.append(vec_of[i])
             session = resolved[i].session
             if session in prev:
                 links[(prev[session], nid)] = cfg.ingest.initial_weight
@@ -169,11 +171,10 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
         if cfg.ingest.associate and added:
             import numpy as np
 
-            _associate(store, fresh, added, np.asarray([vec_of[i] for i, n in zip(write, new_ids) if n != -1]), cfg)
+            _associate(store, fresh, added, np.asarray(added_vecs), cfg)
         if cfg.ingest.keyword_links > 0 and added:   # same transaction (a savepoint): all or nothing
             link_keywords(store, space, cfg, added)
-        found = detect_and_mark(store, sp.id, added, [vec_of[i] for i, n in zip(write, new_ids) if n != -1], cfg,
-                                judge) if added else []
+        found = detect_and_mark(store, sp.id, added, added_vecs, cfg, judge)
     known.update(raced)
     for i, t in enumerate(turns):  # duplicates: the node that holds the id (an earlier turn of this call too)
         if ids[i] == -1 and t.source_id is not None:

@@ -138,8 +138,7 @@ class HelaServer:
         on = bool(redact) or cfg.redact_assistant or (redact is None and cfg.redact)
         rows = [t.model_dump() for t in turns]
         marks = [row.pop("supersedes") for row in rows]
-        rep = self.memory.add_batch(space, rows, redact=on,
-                                    supersedes=marks if any(m is not None for m in marks) else None)
+        rep = self.memory.add_batch(space, rows, redact=on, supersedes=marks)   # all None: a plain add
         out = {"space": space, "added": rep["added"], "skipped": rep["skipped"]}
         if rep.get("supersessions"):   # earlier memories these turns replace, found by supersession.detect
             out["replaced"] = [{"old": m["old"], "new": m["new"], "status": m["status"]} for m in rep["supersessions"]]

@@ -186,7 +186,7 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
     memories = _memory_rows(store, chosen, base, s_final, spreads, traced, edge_w)
     if marks:
         memories = _successors(store, base, memories, marks, changes)
-    semantic = _semantic(store, space, q, r, changes) if r.semantic_k > 0 else []
+    semantic = _semantic(store, space, q, r, changes, changed) if r.semantic_k > 0 else []
     return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=cands.now, step=space.step,
                      timings_ms=timings, query_vector=q)
 
@@ -368,16 +368,17 @@ def _successors(store: Store, base: _BaseScores, memories: list[dict[str, Any]],
     return out
 
 
-def _semantic(store: Store, space: Space, q: np.ndarray, r: Any, changes: _Changes) -> list[dict[str, Any]]:
+def _semantic(store: Store, space: Space, q: np.ndarray, r: Any, changes: _Changes,
+              changed: bool) -> list[dict[str, Any]]:
     """The top ``semantic_k`` semantic records by similarity; low-confidence traits are skipped. A record whose
     evidence holds a superseded memory is marked ``stale`` (with ``stale_evidence``); ``current_only`` skips
-    it."""
+    it. ``changed``: the space has a supersession row (else no record can be stale: nothing is read)."""
     semantic: list[dict[str, Any]] = []
     if not store.count_semantic(space.id):
         return semantic
     hits = store.semantic_knn(space.id, q, r.semantic_k * 4)   # over-fetch: the rest keep their order
     sims = dict(hits)
-    stale = store.stale_records(sims, changes.as_of)
+    stale = store.stale_records(sims, changes.as_of) if changed else {}
     for rec in store.get_semantic([sid for sid, _ in hits]):
         conf = rec.get("confidence")
         if rec["kind"] == "trait" and conf is not None and conf < r.semantic_min_confidence:

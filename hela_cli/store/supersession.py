@@ -69,10 +69,9 @@ class Supersession:
         with self.transaction(space=space_id):
             rows = {r[0]: r for r in self.db.execute(
                 "SELECT id, space_id, ts, ord FROM nodes WHERE id IN (?, ?)", (old_id, new_id))}
-            name = self._space_name(space_id)
             for nid in (old_id, new_id):
-                if nid not in rows or rows[nid][1] != space_id:
-                    raise InputError(f"no memory {nid} in space '{name}'")
+                if nid not in rows or rows[nid][1] != space_id:   # the space's name is read only for the error
+                    raise InputError(f"no memory {nid} in space '{self._space_name(space_id)}'")
             old, new = rows[old_id], rows[new_id]
             if (old[2], old[3], old[0]) >= (new[2], new[3], new[0]):
                 raise InputError(f"memory {old_id} is not earlier than memory {new_id}: only a later memory "

@@ -82,8 +82,7 @@ def add(
         marks = [supersedes or None]
     mem = state(ctx).memory()
     with mem:
-        rep = mem.add_batch(space, turns, redact=redact,
-                            supersedes=marks if any(m is not None for m in marks) else None)
+        rep = mem.add_batch(space, turns, redact=redact, supersedes=marks)   # all None: a plain add
     if json_out:
         print_json({"space": rep["space"], "added": rep["added"], "skipped": rep["skipped"]})
         return
