@@ -19,7 +19,7 @@ from hela_cli.config import Config
 from hela_cli.hooks import injected
 from hela_cli.mechanics.succession import Marks
 from hela_cli.memory import Memory
-from hela_cli.text.content import is_content_free, is_tool_line
+from hela_cli.text.content import is_content_free, is_tool_line, one_line as _one_line
 from hela_cli.text.dates import format_iso
 from hela_cli.text.marks import with_mark
 
@@ -37,11 +37,6 @@ def injectable(m: dict[str, Any]) -> bool:
 
 def approx_tokens(text: str) -> int:
     return -(-len(text) // 4)
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
 
 
 def memory_line(m: dict[str, Any], limit: int) -> str:

@@ -13,9 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hela_cli.hooks.context import _one_line as _cut
 from hela_cli.text.coding import decision_sentences, is_decision
-from hela_cli.text.content import is_content_free
+from hela_cli.text.content import is_content_free, one_line as _cut
 
 _CHANGE = re.compile(r"^\[tool\] (?:(?:Edit|MultiEdit|NotebookEdit|Write|replace|edit|edit_file|write_file|"
                      r"create_file|str_replace_based_edit_tool|apply_patch): |[\w.]+: apply_patch )(.+)$")

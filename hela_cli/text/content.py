@@ -51,3 +51,9 @@ def is_tool_line(text: str | None) -> bool:
     False for a command's outcome (``[result] ...``), an answer (``[answer] ...``), a tool's output
     (``[tool output] ...``) and every text turn."""
     return text is not None and (str(text).lstrip().startswith(TOOL_PREFIX) or str(text).strip() == "[tool]")
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (runs of whitespace as one space), cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
