@@ -162,6 +162,8 @@ NOT_SECRETS = [
     "psql -U app --password appdb",
     "export PATH=/usr/local/bin:$PATH",
     "export PWD=/home/dev/project OLDPWD=/home/dev",
+    "export PWD=/srv/app;ls",
+    "PWD=/home/me/a,b ls",
     "mysql -u root -p shop",
     "We need to review the password policy and token expiry before the launch.",
     "The key to this recipe is patience; the secret ingredient: cinnamon.",

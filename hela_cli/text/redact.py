@@ -141,6 +141,11 @@ def _literal(v: str) -> bool:
             and sum(c.isalpha() for c in v) >= 3)
 
 
+def _working_dir(name: str, value: str) -> bool:
+    """``PWD=/path``: the shell's working directory (ODBC's ``PWD=...`` is a password)."""
+    return name == "PWD" and value[:1] in ("/", "~")
+
+
 def _secret_value(m: re.Match[str]) -> bool:
     text = m.string
     name = m.group("name")
@@ -150,8 +155,8 @@ def _secret_value(m: re.Match[str]) -> bool:
         return False
     quoted = value[0] in "\"'"
     v = value.strip("\"'")
-    if name in ("PWD", "OLDPWD") and v[:1] in ("/", "~"):
-        return False                           # the shell's working directory (ODBC's PWD=... is a password)
+    if _working_dir(name, v):
+        return False
     if m.group("op") == "=":
         before = text[:m.start()].rstrip()[-1:]
         if m.group("sp1") or m.group("sp2") or before in ("(", ","):   # code (token = token, f(key=s3_key)):
@@ -225,7 +230,7 @@ def _sub_env_lines(text: str) -> str:
         if not (name.isupper() or "export" in m.group("pre")):
             return m.group(0)   # .env names are all caps; a lowercase one is code (auth=AuthSettings(a=1, b=2))
         if (not _ENV_STOPS.search(value) or not _secret_name(name)[0] or _MARKED.search(value)
-                or _ENV_CODE.match(value) or not _value_ok(value)):
+                or _ENV_CODE.match(value) or not _value_ok(value) or _working_dir(name, value)):
             return m.group(0)
         return f"{m.group('pre')}{_mark(_kind(name))}"
 
