@@ -111,7 +111,7 @@ _DETECT_CPU = [0.0]
 def _timed_detection() -> None:
     """Count the CPU seconds spent in detection (``detect_and_mark`` as the write paths call it)."""
     from hela_cli.ingest import batch
-    from hela_cli.mechanics import supersession
+    from hela_cli.facts import detect as supersession
 
     inner = supersession.detect_and_mark
 

@@ -258,7 +258,7 @@ class Memory:
     def _judge(self) -> Any:
         """The supersession judge (``supersession.judge``) over the chat model when it is an ``openai:``
         endpoint or the MCP client; None otherwise, or when that model cannot be reached (never required)."""
-        from hela_cli.mechanics.supersession import chat_judge, judge_capable
+        from hela_cli.facts.detect import chat_judge, judge_capable
 
         if not judge_capable(self.config):
             return None

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from hela_cli.mechanics.supersession import (Found, chat_judge, judge_prompt, parse_judgement, _judged)
-from hela_cli.text.changes import cues, decide, has_signal, slots
+from hela_cli.facts.detect import (Found, chat_judge, judge_prompt, parse_judgement, _judged)
+from hela_cli.facts.rules import cues, decide, has_signal, slots
 from tests.model_server import fault_server  # noqa: F401 (fixture)
 
 DAY = 86_400.0

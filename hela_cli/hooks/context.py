@@ -17,7 +17,7 @@ from typing import Any
 
 from hela_cli.config import Config
 from hela_cli.hooks import injected
-from hela_cli.mechanics.succession import Marks
+from hela_cli.facts.recall import Marks
 from hela_cli.memory import Memory
 from hela_cli.text.content import is_content_free, is_tool_line, one_line as _one_line
 from hela_cli.text.dates import format_iso

@@ -88,7 +88,7 @@ def session_gist(rows: list[dict[str, Any]], session: str = "") -> Gist:
 
 def gist_lines(g: Gist, limit: int = 400, marks: Any = None) -> list[str]:
     """The gist as a few lines: a head line (date, session, task) and indented details, each cut. ``marks``
-    (:class:`hela_cli.mechanics.succession.Marks`): a memory shown that was superseded carries its mark."""
+    (:class:`hela_cli.facts.recall.Marks`): a memory shown that was superseded carries its mark."""
     from hela_cli.text.marks import with_mark
 
     def mark(text: str, nid: int | None) -> str:

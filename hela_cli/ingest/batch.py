@@ -12,7 +12,7 @@ from hela_cli.formats import Conversation, parse_file, session_files
 from hela_cli.ingest.embedding import embed_passages, embedding_texts
 from hela_cli.ingest.links import _associate, link_keywords, write_links
 from hela_cli.ingest.nodes import node_row, source_hash, turn_hash
-from hela_cli.mechanics.supersession import Judge, detect_and_mark
+from hela_cli.facts.detect import Judge, detect_and_mark
 from hela_cli.models import Embedder
 from hela_cli.store import Store
 
@@ -70,7 +70,7 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
                          judge: Judge | None = None) -> dict[str, Any]:
     """Store ``convs`` (each into ``space`` or its own name) in batches of ``ingest.batch_size`` turns, one
     transaction each: embedded, linked (consecutive turns, association, cold-start keyword links) and, with
-    ``supersession.detect``, checked for facts they replace (:mod:`hela_cli.mechanics.supersession`, with
+    ``supersession.detect``, checked for facts they replace (:mod:`hela_cli.facts.detect`, with
     the optional ``judge``)."""
     t0 = time.perf_counter()
     convs = [c for c in convs if c.turns]   # an agent session without text: no space created for it

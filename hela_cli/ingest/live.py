@@ -14,7 +14,7 @@ from hela_cli.formats import Turn
 from hela_cli.ingest.embedding import embedding_texts
 from hela_cli.ingest.links import _associate, link_keywords, write_links
 from hela_cli.ingest.nodes import node_row, source_hash
-from hela_cli.mechanics.supersession import Judge, detect_and_mark
+from hela_cli.facts.detect import Judge, detect_and_mark
 from hela_cli.models import Embedder
 from hela_cli.store import Store
 
@@ -84,7 +84,7 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
     * One ``BEGIN IMMEDIATE`` transaction for the whole call (space creation included): all or nothing.
       Embedding runs before it; the duplicate check and the links are decided inside it.
     * With ``supersession.detect``, the earlier memories the new turns replace are marked in the same
-      transaction (:mod:`hela_cli.mechanics.supersession`; ``judge``: the optional chat-model judge).
+      transaction (:mod:`hela_cli.facts.detect`; ``judge``: the optional chat-model judge).
 
     Returns ``{"space", "added": [ids], "skipped": [{"id", "source_id"}], "ids": [id per turn],
     "supersessions": [{"old", "new", "status", ...}]}`` where a skipped turn's id is the node already

@@ -14,7 +14,7 @@ from hela_cli.text.dates import format_iso, parse_time
 from hela_cli.errors import InputError
 from hela_cli.models import Embedder
 from hela_cli.store import Space, Store
-from hela_cli.mechanics.succession import Marks
+from hela_cli.facts.recall import Marks
 
 FILTER_KEYS = ("speaker", "session", "since", "until", "before", "contains")
 

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from hela_cli.config import Config
 from hela_cli.mechanics.dynamics import depressed_weight, feedback_pairs, hebbian_update
-from hela_cli.mechanics.succession import Marks, blocked_targets
+from hela_cli.facts.recall import Marks, blocked_targets
 from hela_cli.errors import InputError
 from hela_cli.store import Space, Store
 

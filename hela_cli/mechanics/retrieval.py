@@ -11,7 +11,7 @@
 5. Eq.1 learning (unless disabled): one short ``BEGIN IMMEDIATE`` transaction advances the space's step
    (all edges decay once, O(1)), reinforces every pair of the final set and records the accesses.
 
-Facts that change (:mod:`hela_cli.mechanics.succession`): a superseded memory gets no Eq.4 bonus, brings
+Facts that change (:mod:`hela_cli.facts.recall`): a superseded memory gets no Eq.4 bonus, brings
 its successor (placed above it), carries its marks, takes no part in Eq.1, and is dropped with
 ``current_only``; ``as_of`` recalls as of a past time.
 """
@@ -29,7 +29,7 @@ from hela_cli.config import Config
 from hela_cli.mechanics.dynamics import (base_activation, dual_path, hebbian_update, idf, reinforcement,
                                spread_activation, time_factor, trace_bonus, trace_slot_cap, weighted_keyword_match,
                                window_factor)
-from hela_cli.mechanics.succession import Marks, blocked_targets, with_successors
+from hela_cli.facts.recall import Marks, blocked_targets, with_successors
 from hela_cli.text.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.text.query_time import only_time, question_window
@@ -352,7 +352,7 @@ def _memory_rows(store: Store, chosen: list[tuple[int, str]], base: _BaseScores,
 def _successors(store: Store, base: _BaseScores, memories: list[dict[str, Any]], marks: Marks,
                 changes: _Changes) -> list[dict[str, Any]]:
     """Stage 5b: each recalled superseded memory's successor joins the result above it, every memory with its
-    marks (:func:`hela_cli.mechanics.succession.with_successors`); with ``current_only`` the ones superseded
+    marks (:func:`hela_cli.facts.recall.with_successors`); with ``current_only`` the ones superseded
     for certain leave. A successor joins whatever the recall filters (speaker, session, a time window: the
     old memory is never shown without it), except one after ``as_of``, which did not exist then."""
     until = changes.as_of

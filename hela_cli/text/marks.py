@@ -1,7 +1,7 @@
 """The mark a superseded memory carries wherever it is shown (issue 38): ``(superseded by #N, YYYY-MM-DD)``
 or ``(possibly superseded by #N, YYYY-MM-DD)``, the date being when the successor took over
 (``invalid_at``). Pure functions over a recalled memory's keys (``superseded_by``, ``invalid_at``,
-``supersession_status``; :mod:`hela_cli.mechanics.succession`)."""
+``supersession_status``; :mod:`hela_cli.facts.recall`)."""
 
 from __future__ import annotations
 

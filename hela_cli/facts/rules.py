@@ -1,5 +1,5 @@
 """Does a new statement replace an earlier one? Pure, model-free decision helpers for supersession
-(:mod:`hela_cli.mechanics.supersession` finds the candidates and writes the marks).
+(:mod:`hela_cli.facts.detect` finds the candidates and writes the marks).
 
 Two kinds of evidence, surest first:
 

@@ -3,13 +3,13 @@
 Called by the write paths (batch ingest, ``hela add`` / ``Memory.add`` / MCP ``remember``, hook capture)
 inside their write transaction, after the new turns are stored (``supersession.detect``). No large model:
 
-1. a cheap gate: a new turn without any change cue or slot value (:func:`hela_cli.text.changes.has_signal`,
+1. a cheap gate: a new turn without any change cue or slot value (:func:`hela_cli.facts.rules.has_signal`,
    most turns) costs one regex pass and no search;
 2. candidates: the ``supersession.candidates`` nearest *earlier* memories of the space (vector KNN) with a
    cosine of at least ``supersession.min_similarity``, and as many sharing the new turn's keywords (BM25 over
    the keyword postings: the same subject named), said by the same speaker (a person's own facts, the
    user's facts about themselves) and sharing a content keyword with the new turn;
-3. the decision: :func:`hela_cli.text.changes.decide` ("superseded" only with a cue tied to the old text or
+3. the decision: :func:`hela_cli.facts.rules.decide` ("superseded" only with a cue tied to the old text or
    a differing slot plus a cue; "possible", which hides nothing, under doubt); at most
    ``supersession.max_per_turn`` marks per new turn;
 4. an optional judge (``supersession.judge``): the configured chat model when it is an ``openai:`` endpoint
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from hela_cli.config import Config
-from hela_cli.text.changes import decide, has_signal
+from hela_cli.facts.rules import decide, has_signal
 from hela_cli.text.keywords import keywords
 
 #: a chat function for the judge: prompt -> reply text (None: no judge)
