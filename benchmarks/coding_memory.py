@@ -4,7 +4,7 @@ decided, agreed, tried and changed, and at what cost in tokens? (not a test; ben
     python benchmarks/coding_memory.py [--kinds decision,failure] [--limit N] [--json out.json]
 
 1. Replay: each session of ``benchmarks/coding_memory/data/<project>/`` (real, public Claude Code sessions as
-   Claude Code JSONL) goes through hela's own capture, in this process, through ``hela_cli.hooks.run.main``:
+   Claude Code JSONL) goes through hela's own capture, in this process, through ``hela_cli.hooks.process.main``:
    the code path of ``hela hook SessionEnd`` (the capture budget and the inline limit raised so that nothing is
    handed to a detached child). Sessions in the order of their first timestamp.
 2. Ask: each question of ``questions.json`` is a prompt a developer types in a LATER session (one later session
@@ -81,7 +81,7 @@ def hook(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """Run ``hela hook EVENT`` in this process; returns the additional context ('' for none) and the hook
     log's line for the run."""
     from hela_cli.hooks.log import log_path
-    from hela_cli.hooks.run import main
+    from hela_cli.hooks.process import main
 
     out = io.StringIO()
     main([event, "--agent", "claude-code", "--space", SPACE], stdin=io.BytesIO(json.dumps(payload).encode()),

@@ -6,7 +6,7 @@
 
 ``latency``: a database per size holding the first N turns of the LongMemEval-S haystacks, written through
 the capture hook (each haystack session replayed as a Claude Code transcript; in this process, through
-``hela_cli.hooks.run.main``, the code path of ``hela hook SessionEnd``). Then:
+``hela_cli.hooks.process.main``, the code path of ``hela hook SessionEnd``). Then:
 
 * capture throughput: ``--capture-runs`` sessions captured by real ``hela hook SessionEnd`` processes
   (inline, ``hooks.capture_inline`` raised), turns per second of wall time, the process start included;
@@ -78,7 +78,7 @@ def sessions_of(item: Any) -> list[tuple[str, list[Any]]]:
 
 
 def hook_inprocess(event: str, payload: dict[str, Any], space: str) -> str:
-    from hela_cli.hooks.run import main
+    from hela_cli.hooks.process import main
 
     out = io.StringIO()
     main([event, "--agent", "claude-code", "--space", space], stdin=io.BytesIO(json.dumps(payload).encode()),
@@ -252,7 +252,7 @@ def server(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             server_cpu = _cpu_of(proc.pid) - server_cpu0
             # what a dead server adds to a hook, measured alone: the client's attempt (token read, connect
             # refused) in this process, 50 times
-            from hela_cli.hooks import server as client
+            from hela_cli.hooks import client
 
             os.environ["HELA_MCP_TOKEN"] = "x" * 32   # a token to send: the attempt reaches the connect
             tries = []

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hela_cli.config import load_config
-from hela_cli.hooks import run as hook_run
+from hela_cli.hooks import handlers as hook_handlers
 from hela_cli.testing import HashEmbedder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def slice_(tmp_path, monkeypatch):
     # the hooks' process loads its embedder once per (model, folder): the hash double stands in for it
     monkeypatch.setenv("HELA_MODELS_DIR", str(tmp_path / "models"))
     cfg = load_config()
-    monkeypatch.setitem(hook_run._EMBEDDERS, (cfg.models.embedder, cfg.models.dir), HashEmbedder())
+    monkeypatch.setitem(hook_handlers._EMBEDDERS, (cfg.models.embedder, cfg.models.dir), HashEmbedder())
     return data, qfile, tmp_path / "work"
 
 

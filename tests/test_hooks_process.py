@@ -1,6 +1,6 @@
 """The hook as a process: a stdin never closed, a config file that never loads, the agent's own time limits,
 captures piling up on a locked database, and the exit code whatever fails. Every hook here is a real
-``hela hook`` process (or, where it says so, :func:`hela_cli.hooks.run.main` called in this process)."""
+``hela hook`` process (or, where it says so, :func:`hela_cli.hooks.process.main` called in this process)."""
 
 from __future__ import annotations
 
@@ -180,23 +180,23 @@ def test_captures_do_not_pile_up_on_a_locked_database(project, tmp_path, locked_
 def test_a_capture_that_finds_its_session_busy_is_taken_by_the_running_one(project, tmp_path):
     """The pending mark: a Stop that arrives while its session's capture runs leaves a mark; the running
     capture takes it after releasing the lock (here: a detached child for the new turns)."""
-    from hela_cli.hooks import children
+    from hela_cli.hooks import capture_runs
 
     transcript = tmp_path / "t" / "session.jsonl"
     transcript.parent.mkdir()
     shutil.copy(TRANSCRIPT, transcript)
     env = {**project["env"]}
     payload = base(project, "Stop", session_id="sess-p", transcript_path=str(transcript))
-    key = children.session_key("claude-code", "sess-p", str(transcript), None)
+    key = capture_runs.session_key("claude-code", "sess-p", str(transcript), None)
     old = os.environ.get("HELA_HOME")
     os.environ["HELA_HOME"] = env["HELA_HOME"]
     try:
-        held = children.lock_session(key)    # "another capture" holds the session
+        held = capture_runs.lock_session(key)    # "another capture" holds the session
         assert held is not None
         res, lines = hook(project, "Stop", payload, env=env)
         assert lines[-1]["result"] == "busy"
-        assert (children.folder() / f"{key}.pending").exists()
-        children.unlock(held)
+        assert (capture_runs.folder() / f"{key}.pending").exists()
+        capture_runs.unlock(held)
     finally:
         if old is None:
             os.environ.pop("HELA_HOME", None)
@@ -209,7 +209,7 @@ def test_a_capture_that_finds_its_session_busy_is_taken_by_the_running_one(proje
 
 # ------------------------------------------------------------------------------------------ exit codes
 def test_import_failure_still_exits_0(project):
-    code = ("import sys; sys.modules['hela_cli.hooks.run'] = None; sys.argv = ['hela', 'hook', 'Stop']; "
+    code = ("import sys; sys.modules['hela_cli.hooks.process'] = None; sys.argv = ['hela', 'hook', 'Stop']; "
             "from hela_cli.cli import main; main()")
     res = subprocess.run([PY, "-c", code], input=b"{}", capture_output=True, env=project["env"], timeout=60)
     assert res.returncode == 0 and res.stdout == b"" and b"cannot start" in res.stderr, res.stderr
@@ -237,7 +237,7 @@ def test_stdout_closed_by_the_agent_still_exits_0(project):
 
 def test_main_in_process_returns_at_its_budget(project, tmp_path, monkeypatch):
     """``main()`` called in-process returns 0 at its budget: it never ends its caller's process."""
-    from hela_cli.hooks.run import main
+    from hela_cli.hooks.process import main
 
     for k, v in project["env"].items():
         if k.startswith("HELA_"):
@@ -245,9 +245,9 @@ def test_main_in_process_returns_at_its_budget(project, tmp_path, monkeypatch):
     monkeypatch.setenv("HELA_HOOKS_BUDGET_S", "0.001")
     # a handler slower than the budget whatever is imported already (with warm imports the real one can finish
     # within one GIL switch interval, before the budget is checked)
-    from hela_cli.hooks import run
+    from hela_cli.hooks import handlers
 
-    monkeypatch.setitem(run._HANDLERS, "start", lambda *a: (time.sleep(0.5), ("", {"result": "empty"}))[1])
+    monkeypatch.setitem(handlers.HANDLERS, "start", lambda *a: (time.sleep(0.5), ("", {"result": "empty"}))[1])
     out = io.StringIO()
     payload = json.dumps(base(project, "SessionStart", source="startup")).encode()
     assert main(["SessionStart", "--db", str(tmp_path / "none" / "x.db")], stdin=io.BytesIO(payload),
@@ -279,7 +279,7 @@ def test_installed_timeouts_fit_what_each_agent_allows(tmp_path, monkeypatch):
 def test_a_detached_child_keeps_whole_chunks_when_stopped(project, tmp_path):
     """A detached capture child commits every CHILD_CHUNK turns: stopped at its budget it keeps what it
     committed (whole chunks), and the next capture stores the rest, once."""
-    from hela_cli.hooks.run import CHILD_CHUNK
+    from hela_cli.hooks.capture_runs import CHILD_CHUNK
 
     n = 3 * CHILD_CHUNK + 10
     path = tmp_path / "long.jsonl"

@@ -158,7 +158,7 @@ def test_install_refuses_a_bad_server_url(project, tmp_path, url):
 def test_hook_process_on_the_fast_path_imports_no_model_stack(project, served):
     """What keeps the fast path fast: the hook process never imports numpy, llama.cpp or the store."""
     code = ("import sys, runpy; sys.argv = ['hela', 'hook', 'UserPromptSubmit']; "
-            "import hela_cli.hooks.run as r; "
+            "import hela_cli.hooks.process as r; "
             "r.os._exit = lambda code: (print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('numpy', 'llama_cpp', 'yaml') or m.startswith('hela_cli.store') or m == 'hela_cli.memory')), "
             "sys.stdout.flush(), __import__('os')._exit(code)); r.process_main(sys.argv[2:])")
@@ -172,7 +172,7 @@ def test_hook_process_on_the_fast_path_imports_no_model_stack(project, served):
 @pytest.mark.parametrize("url", ["http://10.20.30.40:8765", "http://hela.example.com:8765"])
 def test_plain_http_carries_the_token_to_loopback_only(url, monkeypatch):
     """The bearer token never crosses a network in clear: plain http is for loopback; elsewhere https."""
-    from hela_cli.hooks import server
+    from hela_cli.hooks import client as server
 
     monkeypatch.setenv("HELA_MCP_TOKEN", "t" * 32)
     opened = []

@@ -221,7 +221,7 @@ def test_ingest_assistant_transcripts_redacted_by_default(tmp_path, make_memory,
 def test_hook_log_key_straddling_the_cut_is_redacted() -> None:
     """``_safe`` redacts first, then cuts to 300: a key that starts before the cut and ends after it is
     replaced whole, so no piece of it reaches the log (cut first, its piece fell below the pattern's length)."""
-    from hela_cli.hooks.run import _safe
+    from hela_cli.hooks.log import safe as _safe
 
     for lead in (280, 285, 290, 295):
         out = _safe("x" * lead + " " + KEY + " and more text after the key")
@@ -237,7 +237,7 @@ def test_hook_log_key_in_unknown_arguments(tmp_path, monkeypatch) -> None:
     import json
 
     from hela_cli.hooks import log
-    from hela_cli.hooks.run import main
+    from hela_cli.hooks.process import main
 
     monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
     assert main(["UserPromptSubmit", "--agent", "claude-code", "--bogus", "y" * 170 + " " + KEY],
@@ -250,7 +250,7 @@ def test_hook_log_key_in_unknown_arguments(tmp_path, monkeypatch) -> None:
 
 def test_hook_log_redaction_failure_writes_nothing_of_the_message(monkeypatch) -> None:
     import hela_cli.text.redact as r
-    from hela_cli.hooks.run import _safe
+    from hela_cli.hooks.log import safe as _safe
 
     def boom(text: str) -> str:
         raise RuntimeError("no")

@@ -231,9 +231,9 @@ def test_no_network_or_telemetry_code_in_the_package():
     servers (``hela mcp --http``, ``hela ui``), which connect nowhere."""
     pkg = REPO / "hela_cli"
     # listening sockets (hela mcp --http, hela ui), and the hooks' client of a running hela mcp --http
-    # (hooks.server: plain http to loopback only, https elsewhere: tests/test_hooks_server.py)
+    # (hooks/client.py: plain http to loopback only, https elsewhere: tests/test_hooks_server.py)
     allowed = {("mcp_server/http.py", "import socket"), ("ui/server.py", "import socket"),
-               ("hooks/server.py", "import socket"), ("hooks/server.py", "import http.client")}
+               ("hooks/client.py", "import socket"), ("hooks/client.py", "import http.client")}
     offenders = []
     for p in sorted(pkg.rglob("*.py")):
         src = p.read_text()

@@ -55,7 +55,7 @@ def _hook(argv: list[str]) -> None:
     """``hela hook``: exits 0 whatever fails, even the import of the hook's own module (one line on stderr
     and in the hook log when that can still be written): an agent reads exit 2 as "block"."""
     try:
-        from hela_cli.hooks.run import process_main
+        from hela_cli.hooks.process import process_main
     except BaseException as e:  # noqa: BLE001 - a broken install must not block the agent
         try:
             sys.stderr.write(f"hela hook: cannot start ({e.__class__.__name__}: {e})\n")
@@ -71,7 +71,7 @@ def _hook(argv: list[str]) -> None:
 
 def main() -> None:
     """The console script. ``hela hook ...`` (what coding agents run on every prompt) goes straight to
-    :func:`hela_cli.hooks.run.main` without importing Typer, Rich or the command modules (about a third of
+    :func:`hela_cli.hooks.process.main` without importing Typer, Rich or the command modules (about a third of
     the start-up of a plain command), and so does ``hela mcp`` on stdio with no option but ``--db`` and
     ``--config``; every other command goes through the Typer app."""
     if sys.argv[1:2] == ["hook"] and "--help" not in sys.argv and "-h" not in sys.argv:

@@ -1,5 +1,5 @@
 """The coding agents hela hooks into: where each keeps its hook settings, its event names, and what each
-event means to hela (one of three roles).
+event means to hela (one of four roles).
 
 * ``start``: a session begins; hela prints a brief of the project as additional context.
 * ``prompt``: the user submitted a prompt; hela prints the memories relevant to it (or nothing).

@@ -24,6 +24,25 @@ from hela_cli.paths import data_dir, ensure_private_dir
 
 MAX_BYTES = 1_000_000
 FAILURES = ("error", "timeout")
+T_START = time.perf_counter()   # a hook's own start: this module is the first one ``hela hook`` imports
+_SAFE_IN = 100_000   # a log message is redacted from at most this many characters (then cut to 300)
+
+
+class Fail(Exception):
+    """A hook's failure to log as one line (the message names no prompt or memory text)."""
+
+
+def safe(msg: str) -> str:
+    """One line, secrets redacted, then cut to at most 300 characters: redacting first, so that a key the cut
+    would split is still whole (and found) when it is replaced. When the redaction itself fails, nothing of
+    the message is written."""
+    line = " ".join(str(msg)[:_SAFE_IN].split())
+    try:
+        from hela_cli.text.redact import redact
+
+        return redact(line)[:300]
+    except Exception as e:  # noqa: BLE001 - the log line must still be written, without the message
+        return f"(detail withheld: redaction failed with {e.__class__.__name__})"
 
 
 def log_path() -> Path:
@@ -48,6 +67,11 @@ def append(entry: dict[str, Any]) -> None:
             os.close(fd)
     except Exception:  # noqa: BLE001 - the log must never break a hook
         pass
+
+
+def write(entry: dict[str, Any], t0: float) -> None:
+    """:func:`append` ``entry`` with ``ms``, the milliseconds since ``t0`` (a ``time.perf_counter()``)."""
+    append({**entry, "ms": round((time.perf_counter() - t0) * 1000, 1)})
 
 
 def entries(path: Path | None = None) -> Iterator[dict[str, Any]]:

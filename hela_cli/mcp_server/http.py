@@ -20,7 +20,7 @@ The token is compared in constant time (digests of equal length) and never writt
 (the access log shows the request line, which carries no token, and the status).
 
 ``POST /hook`` (same bearer token, checked here: the SDK's custom routes carry no auth) is the hooks' fast
-path (:mod:`hela_cli.hooks.server`): a coding agent's ``hela hook`` hands its event to this process, which
+path (:mod:`hela_cli.hooks.client`): a coding agent's ``hela hook`` hands its event to this process, which
 runs the hook's own handler on its warm Memory, one call at a time with the tools.
 """
 
@@ -156,15 +156,15 @@ class StaticTokenVerifier:
         return AccessToken(token="(shared token)", client_id="hela", scopes=[])  # the token itself is not kept
 
 
-MAX_HOOK_BODY = 17 * 1024 * 1024   # a hook's stdin is at most 16 MiB (hela_cli.hooks.run.MAX_STDIN)
+MAX_HOOK_BODY = 17 * 1024 * 1024   # a hook's stdin is at most 16 MiB (hela_cli.hooks.process.MAX_STDIN)
 
 
 def add_hook_route(server: Any, verifier: StaticTokenVerifier) -> None:
-    """``POST /hook``: one hook event run by :func:`hela_cli.hooks.run.serve_event` on the server's Memory."""
+    """``POST /hook``: one hook event run by :func:`hela_cli.hooks.endpoint.serve_event` on the server's Memory."""
     import anyio
     from starlette.responses import JSONResponse
 
-    from hela_cli.hooks.run import serve_event
+    from hela_cli.hooks.endpoint import serve_event
 
     @server.custom_route("/hook", methods=["POST"], include_in_schema=False)
     async def hook(request: Any) -> Any:

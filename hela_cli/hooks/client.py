@@ -1,12 +1,14 @@
-"""The fast path: a hook asks a running ``hela mcp --http`` server instead of loading models itself.
+"""The fast path's client: a hook asks a running ``hela mcp --http`` server instead of loading models itself.
 
 ``hooks.server`` (``HELA_HOOKS_SERVER=http://127.0.0.1:8765``, or ``hela hook ... --server URL``) names the
 server. The hook POSTs its event to ``URL/hook`` with the server's bearer token; the server runs the same
-handler the hook would run in-process (:func:`hela_cli.hooks.run.serve_event`) on its warm
+handler the hook would run in-process (:func:`hela_cli.hooks.endpoint.serve_event`) on its warm
 :class:`~hela_cli.memory.Memory`, one call at a time with the MCP tools, and answers the text and the facts
 the hook logs. The hook's ``hooks`` settings travel with the request (budgets, ``prompt_k``, ...): the
 server's own apply to everything else (models, retrieval).
 
+* **Dispatch** (:func:`dispatch_or_ask`): the hook's handler, through the server when one is configured and
+  answers, else in-process.
 * **Client** (:func:`ask`): the standard library only (a socket), no numpy, no model, no store:
   a hook on this path costs an interpreter start, the config and one loopback request. A connection that is
   refused, times out (``CONNECT_TIMEOUT_S``), or breaks, and an answer that is not 200, raise
@@ -17,7 +19,7 @@ server's own apply to everything else (models, retrieval).
 * **Same database**: the request carries :func:`db_identity` of the hook's database; a server on another one
   answers 409 and the hook runs in-process.
 * **Server**: ``POST /hook`` in ``mcp_server/http.py`` checks the token and calls
-  :func:`hela_cli.hooks.run.serve_event`.
+  :func:`hela_cli.hooks.endpoint.serve_event`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from hela_cli.hooks.log import Fail
 
 PATH = "/hook"
 CONNECT_TIMEOUT_S = 0.25   # loopback answers in well under a millisecond; a blackholed address must not cost more
@@ -43,6 +47,36 @@ class Unavailable(Exception):
 
 class Failed(Exception):
     """The server ran the handler and it failed (the same failure the hook would log in-process)."""
+
+
+def dispatch_or_ask(job: Any, cfg: Any) -> tuple[str, dict[str, Any]]:
+    """The hook's handler (``job``: the ``Job`` of :mod:`hela_cli.hooks.process`), in the configured server
+    (a detached child never asks one) or in this process."""
+    from hela_cli.hooks.handlers import dispatch
+
+    url = cfg.hooks.server
+    if not url or job.args.detached:
+        return dispatch(job.args, job.role, job.payload, cfg, job.raw)
+    t = time.perf_counter()
+    try:
+        budget = cfg.hooks.capture_budget_s if job.role == "capture" else cfg.hooks.budget_s
+        answer = ask(url, request_body(job.args, job.payload, cfg), budget)
+    except Failed as e:
+        raise Fail(str(e)) from None
+    except Unavailable as e:
+        text, facts = dispatch(job.args, job.role, job.payload, cfg, job.raw)
+        return text, {**facts, "server": e.reason}
+    ms = round((time.perf_counter() - t) * 1000, 1)
+    mine = {"server": "ok", "server_ms": ms, "cpu_ms": {"total": round(time.process_time() * 1000, 1)}}
+    if answer.get("handoff"):   # the server found a capture too big to do inline: a child of ours does it
+        from hela_cli.hooks.capture_runs import NO_SLOT, detach
+
+        pid = detach(job.args, job.raw, cfg, job)
+        return "", {"result": "detached" if pid else "busy", "child": pid, **mine,
+                    **({} if pid else {"detail": NO_SLOT})}
+    facts = answer.get("facts") if isinstance(answer.get("facts"), dict) else {}
+    text = answer.get("text") if isinstance(answer.get("text"), str) else ""
+    return text, {**facts, **mine}
 
 
 def db_identity(db: str) -> str:
