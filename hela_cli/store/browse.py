@@ -8,6 +8,7 @@ or URL is a hela database at all is :func:`hela_cli.store.database_kind`."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -117,10 +118,10 @@ class Browse:
             keys = sorted({term_key(t) for t in f.terms if t})
             if not keys:
                 return 0
-            return self.db.execute(
+            return self.db.execute(   # the terms one JSON parameter: a search box of any length (issue 44)
                 f"SELECT count(DISTINCT t.node_id) FROM node_terms t JOIN nodes n ON n.id = t.node_id "
-                f"WHERE t.space_id = ? AND t.term IN ({','.join('?' * len(keys))}) AND {where}",
-                (int(space_id), *keys, *args)).fetchone()[0]
+                f"WHERE t.space_id = ? AND t.term IN ({self.dialect.json_values}) AND {where}",
+                (int(space_id), json.dumps(keys), *args)).fetchone()[0]
         return self.db.execute(f"SELECT count(*) FROM nodes n WHERE {where}", args).fetchone()[0]
 
     def node_positions(self, ids: list[int] | set[int]) -> dict[int, tuple[str, int]]:
@@ -149,12 +150,10 @@ class Browse:
         ids = sorted({i for pair in wanted for i in pair})
         if not ids:
             return {}
-        q = ",".join("?" * len(ids))
         with self._snapshot():  # one read for all pairs (the UI's graphs hold at most a few hundred)
             factor = self._factor(space.id)
-            rows = self.db.execute(f"SELECT a, b, prior, amp FROM edges WHERE a IN ({q}) AND b IN ({q})",
-                                   (*ids, *ids)).fetchall()
-        return {(a, b): (prior, amp * factor) for a, b, prior, amp in rows if (a, b) in wanted}
+            rows = self._edges_among_ids(ids)
+        return {(a, b): (prior, amp * factor) for a, b, amp, prior in rows if (a, b) in wanted}
 
     def semantic_page(self, space_id: int, limit: int, offset: int = 0) -> list[int]:
         """Ids of one page of the space's semantic records (newest first)."""

@@ -38,6 +38,16 @@ class Dialect:
     float_type: str
     #: rows ``(term, pos)`` of the JSON array of text bound to the one ``?``, ``pos`` its index from 0
     json_terms: str
+    #: rows ``(value)`` of the JSON array of text bound to the one ``?`` (a list of any length as one parameter)
+    json_values: str
+    #: the aggregate adding float ``{value}`` one by one in the order of ``{order}``, without compensation
+    #: (``c0 + c1 + ...``, as FTS5's ``bm25()`` adds a query's terms): SQLite's own ``sum()`` compensates
+    #: (Kahan-Babuska-Neumaier), so the SQLite engine registers ``hela_ordered_sum``; Postgres' ``sum(float8)``
+    #: is plain addition in the order the ``ORDER BY`` feeds it
+    ordered_sum_sql: str
+
+    def ordered_sum(self, value: str, order: str) -> str:
+        return self.ordered_sum_sql.format(value=value, order=order)
 
     def json_holds(self, column: str, placeholders: str) -> str:
         return self.json_holds_sql.format(column=column, placeholders=placeholders)

@@ -141,11 +141,21 @@ class Edges:
         ids = sorted(set(node_ids))
         if len(ids) < 2:
             return {}
-        q = ",".join("?" * len(ids))
         with self._snapshot():
             factor = self._factor(space.id)
-            return {(a, b): prior + amp * factor for a, b, amp, prior in self.db.execute(
-                f"SELECT a, b, amp, prior FROM edges WHERE a IN ({q}) AND b IN ({q})", (*ids, *ids))}
+            return {(a, b): prior + amp * factor for a, b, amp, prior in self._edges_among_ids(ids)}
+
+    def _edges_among_ids(self, ids: list[int]) -> list[tuple[int, int, float, float]]:
+        """``(a, b, amp, prior)`` of the edges whose both ends are in ``ids`` (sorted, distinct). Bounded
+        whatever their number: up to 400 ids one ``a IN (...) AND b IN (...)`` statement (the retrieval's
+        dozen, the UI's graphs); more, the edges of 500 smaller ends at a time, filtered here."""
+        if len(ids) <= 400:
+            q = ",".join("?" * len(ids))
+            return self.db.execute(f"SELECT a, b, amp, prior FROM edges WHERE a IN ({q}) AND b IN ({q})",
+                                   (*ids, *ids)).fetchall()
+        among = set(ids)
+        return [r for r in self.select_in("SELECT a, b, amp, prior FROM edges WHERE a IN ({ids})", ids)
+                if r[1] in among]
 
     def edge_weight(self, space: Space, a: int, b: int) -> float:
         a, b = min(a, b), max(a, b)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, Sequence
 
-from hela_cli.store.base import BM25_B, BM25_K1, fts_length, ordered_sum, term_key
+from hela_cli.store.base import BM25_B, BM25_K1, fts_length, term_key
 
 
 class Keywords:
@@ -42,11 +42,15 @@ class Keywords:
         One statement on both engines: the space's counts, the document frequencies, the IDFs and the
         scores (a query term folded to the same key as another counts twice, as a repeated phrase did in
         FTS5). Each score is FTS5's arithmetic in FTS5's order, the terms' parts added in query order
-        (:func:`~hela_cli.store.base.ordered_sum`): a space alone scores as FTS5's ``bm25()`` did to the last
-        bit, and Postgres as SQLite (``tests/test_postgres.py``). The dialect gives the float type and the
-        rows ``(term, pos)`` of the JSON array of query terms, ``pos`` from 0. Measured against
-        FTS5's ``bm25()`` and a Python scorer over FTS5 matches (BENCHMARKS.md, "Keyword statistics per
-        space")."""
+        (the dialect's ``ordered_sum``, plain ``+`` in ``pos`` order): a space alone scores as FTS5's
+        ``bm25()`` did to the last bit, and Postgres as SQLite (``tests/test_postgres.py``). The dialect gives
+        the float type and the rows ``(term, pos)`` of the JSON array of query terms, ``pos`` from 0. Measured
+        against FTS5's ``bm25()`` and a Python scorer over FTS5 matches (BENCHMARKS.md, "Keyword statistics
+        per space").
+
+        Bounded by construction (issue 44): the statement's text is the same for 1 term or 50,000 (the terms
+        are one JSON parameter, the score one aggregate); before, each term added a ``CASE`` to the score and
+        a 1,000-term query exceeded SQLite's expression depth."""
         terms = [t for t in dict.fromkeys(terms) if t]
         if not terms or limit <= 0:
             return []
@@ -64,7 +68,7 @@ class Keywords:
                                  * ((t.tf * ?) / (t.tf + ? * (? + ? * t.dl / (tot.len / tot.n)))) AS c
                           FROM q JOIN node_terms t ON t.space_id = ? AND t.term = q.term CROSS JOIN tot{nodes}
                           WHERE tot.n > 0{where})
-               SELECT node_id, {ordered_sum(len(keys), 0)} AS score FROM p
+               SELECT node_id, {self.dialect.ordered_sum("c", "pos")} AS score FROM p
                GROUP BY node_id ORDER BY score DESC, node_id LIMIT ? OFFSET ?""",
             (int(space_id), json.dumps(keys), int(space_id), BM25_K1 + 1.0, BM25_K1, 1.0 - BM25_B, BM25_B,
              int(space_id), *args, int(limit), int(offset))).fetchall()
@@ -77,32 +81,46 @@ class Keywords:
 
     def term_counts(self, space_id: int, terms: Sequence[str]) -> dict[str, int]:
         """Document frequency of each keyword in the space (memories whose keywords hold it), cached per
-        space until its nodes change. One statement for the terms not cached."""
+        space until its nodes change. One statement for the terms not cached (the terms one JSON parameter:
+        any number)."""
         cache = self._space_cache(space_id, "term_df")
         want = [t for t in dict.fromkeys(terms) if t]
         missing = [t for t in want if cache is None or t not in cache]
         out: dict[str, int] = {}
         if missing:
-            keys = sorted({term_key(t) for t in missing})
-            counts = dict(self.db.execute(
-                f"SELECT term, count(*) FROM node_terms WHERE space_id = ? AND term IN ({','.join('?' * len(keys))}) "
-                f"GROUP BY term", (int(space_id), *keys)).fetchall())
+            counts = self._doc_counts(space_id, missing)
             for t in missing:
                 out[t] = int(counts.get(term_key(t), 0))
                 if cache is not None:
                     cache[t] = out[t]
         return {t: out[t] if t in out else cache[t] for t in want}  # type: ignore[index]
 
+    def _doc_counts(self, space_id: int, terms: Sequence[str]) -> dict[str, int]:
+        """``{key: memories holding it}`` of the terms' keys held by any memory, read now (no cache); one
+        statement, the keys one JSON parameter."""
+        keys = sorted({term_key(t) for t in terms if t})
+        if not keys:
+            return {}
+        return {k: int(n) for k, n in self.db.execute(
+            f"SELECT term, count(*) FROM node_terms WHERE space_id = ? AND term IN ({self.dialect.json_values}) "
+            "GROUP BY term", (int(space_id), json.dumps(keys)))}
+
     def term_postings(self, space_id: int, terms: Sequence[str], max_df: int) -> dict[str, list[int]]:
         """The memories holding each keyword, for keywords held by at most ``max_df`` memories of the space
-        (rarer ones are left out after reading ``max_df + 1`` postings). One query per term."""
+        (the others left out). Two statements whatever the number of terms (issue 44: a 50,000-word turn
+        made one query per distinct keyword): the document frequencies, then the postings of the rare
+        keywords, each list one JSON parameter."""
+        want = [t for t in dict.fromkeys(terms) if t]
+        counts = self._doc_counts(space_id, want)
+        rare = sorted(k for k, n in counts.items() if n <= max_df)
+        held: dict[str, list[int]] = {}
+        if rare:
+            for key, nid in self.db.execute(
+                    f"SELECT term, node_id FROM node_terms WHERE space_id = ? AND term IN ({self.dialect.json_values}) "
+                    "ORDER BY term, node_id", (int(space_id), json.dumps(rare))):
+                held.setdefault(key, []).append(int(nid))
         out: dict[str, list[int]] = {}
-        for t in dict.fromkeys(terms):
-            if not t:
-                continue
-            ids = [r[0] for r in self.db.execute(
-                "SELECT node_id FROM node_terms WHERE space_id = ? AND term = ? ORDER BY node_id LIMIT ?",
-                (int(space_id), term_key(t), max_df + 1))]
-            if len(ids) <= max_df:
-                out[t] = ids
+        for t in want:
+            if counts.get(term_key(t), 0) <= max_df:
+                out[t] = held.get(term_key(t), [])
         return out

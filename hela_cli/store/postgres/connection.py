@@ -39,7 +39,9 @@ POSTGRES = Dialect(
                    "WHERE j.value::bigint IN ({placeholders}))",
     begin_read="BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", float_type="float8",
     json_terms="SELECT j.value AS term, j.ordinality - 1 AS pos FROM json_array_elements_text(CAST(? AS json)) "
-               "WITH ORDINALITY AS j(value, ordinality)")
+               "WITH ORDINALITY AS j(value, ordinality)",
+    json_values="SELECT j.value FROM json_array_elements_text(CAST(? AS json)) AS j(value)",
+    ordered_sum_sql="sum(({value})::float8 ORDER BY {order})")
 
 #: SQLSTATEs that mean "another transaction held what this one needed": lock_not_available (lock_timeout,
 #: NOWAIT), deadlock_detected, serialization_failure; mapped to :class:`StoreLocked`

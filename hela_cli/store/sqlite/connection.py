@@ -32,7 +32,25 @@ SQLITE = Dialect(
     name="sqlite", greatest="max", fsum="sum({})", like="LIKE", semantic_vectors="semantic_vec",
     space_index_tables=("sign_blocks", "sign_state"),
     json_holds_sql="EXISTS (SELECT 1 FROM json_each({column}) WHERE value IN ({placeholders}))",
-    begin_read="BEGIN", float_type="REAL", json_terms="SELECT value AS term, key AS pos FROM json_each(?)")
+    begin_read="BEGIN", float_type="REAL", json_terms="SELECT value AS term, key AS pos FROM json_each(?)",
+    json_values="SELECT value FROM json_each(?)", ordered_sum_sql="hela_ordered_sum({value} ORDER BY {order})")
+
+
+class OrderedSum:
+    """``hela_ordered_sum(x ORDER BY y)``: the floats added one by one in the order SQLite feeds them, as
+    plain ``+`` (SQLite's ``sum()`` compensates its rounding, so its last bit can differ from FTS5's and
+    Postgres' order-by-order sum). One SQL expression whatever the number of rows: a query of 50,000
+    keywords is one statement of fixed size."""
+
+    def __init__(self) -> None:
+        self.total: float | None = None
+
+    def step(self, value: float | None) -> None:
+        if value is not None:
+            self.total = value if self.total is None else self.total + value
+
+    def finalize(self) -> float | None:
+        return self.total
 
 _LOCK_CODES = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
@@ -141,6 +159,7 @@ class SqliteConnection(Connection):
             self.db = SqliteDB(sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
                                                check_same_thread=False), self.path)
             self.db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            self.db.conn.create_aggregate("hela_ordered_sum", 1, OrderedSum)
             self._load_vec()
             if self.path != ":memory:":
                 self._set_wal()
