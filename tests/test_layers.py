@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("config, store", {"config", "store"}),
     ("formats, models, answering", {"formats", "models", "answering"}),
     ("the paper's operations, ingest, maintenance", {"mechanics.retrieval", "mechanics.consolidate",
-                                                      "mechanics.forget", "mechanics.feedback", "mechanics.supersession", "ingest",
+                                                      "mechanics.forget", "mechanics.feedback", "mechanics.supersession", "mechanics.judge", "ingest",
                                                       "maintenance"}),
     ("memory", {"memory"}),
     ("mcp_server, bench, ui, hooks, testing", {"mcp_server", "bench", "ui", "hooks", "testing"}),

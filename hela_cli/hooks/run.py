@@ -108,10 +108,13 @@ def _parse(argv: list[str]) -> tuple[SimpleNamespace, list[str]]:
 def process_main(argv: list[str]) -> NoReturn:
     """``hela hook``: :func:`main`, then exit 0 whatever happened (a stdout the agent closed, a worker thread
     still inside llama.cpp or SQLite: nothing it did was committed)."""
+    if os.environ.get("HELA_NESTED"):   # a session hela started for its own model call: no hook at all
+        os._exit(0)
     import signal
 
     def terminated(signum: int, frame: Any) -> None:   # the agent's own timeout: still one log line
         _log({**_ENTRY, "result": "timeout", "detail": f"stopped by the agent (signal {signum})"}, _T_START)
+        _stop_agents()
         os._exit(0)
 
     try:
@@ -123,7 +126,18 @@ def process_main(argv: list[str]) -> NoReturn:
         sys.stdout.flush()
     except BaseException:  # noqa: BLE001 - a reader that went away
         pass
+    _stop_agents()
     os._exit(0)
+
+
+def _stop_agents() -> None:
+    """Kill the agent CLIs a model call of this process still runs (a child stopped at its budget)."""
+    agent = sys.modules.get("hela_cli.models.agent")
+    if agent is not None:
+        try:
+            agent.stop_all()
+        except BaseException:  # noqa: BLE001 - exiting anyway
+            pass
 
 
 def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: bool = False) -> int:
@@ -609,7 +623,8 @@ def _capture(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[
     with _memory(cfg) as mem:
         todo = new_turns(mem, space, turns)
         if not todo:
-            return "", {"result": "empty", "space": space, "turns": len(turns)}
+            return "", {"result": "empty", "space": space, "turns": len(turns),
+                        **_model_work(args, raw, mem, space, cfg)}
         if len(todo) > cfg.hooks.capture_inline and not args.detached:
             pid = _detach(args, raw)
             return "", {"result": "detached" if pid else "busy", "space": space, "turns": len(turns), "new": len(todo), "child": pid}
@@ -627,7 +642,26 @@ def _capture(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[
             fb = reinforce_echoed(mem, payload.get("session_id"), message if isinstance(message, str) else None)
             if fb is not None:
                 rep["feedback"] = fb
+        rep.update(_model_work(args, raw, mem, space, cfg))
     return "", {"result": "ok", "space": space, "turns": len(turns), **rep}
+
+
+def _model_work(args: Any, raw: bytes, mem: Any, space: str, cfg: Any) -> dict[str, Any]:
+    """The chat model's one batched call (hooks/modelwork.py), never on the agent's path: a detached child
+    makes it; an inline capture starts such a child (handing it the session) when something earns a call."""
+    from hela_cli.hooks import modelwork
+
+    if not modelwork.wanted(cfg):
+        return {}
+    if args.detached:
+        return modelwork.run(mem, space, cfg, args.agent)
+    if not modelwork.has_work(mem, space, cfg):
+        return {}
+    job = _JOB.get()
+    pid = _detach(args, raw)
+    if pid and job is not None:
+        job.handed = True   # the child holds the session's lock now
+    return {"model_child": pid}
 
 
 def _event_time(payload: dict[str, Any]) -> float:
