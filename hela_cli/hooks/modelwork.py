@@ -27,8 +27,9 @@ def wanted(cfg: Any) -> bool:
     return batch_capable(cfg, hooks=True)
 
 
-def _budget_left(cfg: Any) -> bool:
-    """False when the configured agent route's budget is spent today (no child is started for nothing)."""
+def _budget_left(cfg: Any, hook_agent: str | None) -> bool:
+    """False when the configured agent route's budget is spent today (no child is started for nothing); the
+    first such refusal of the day writes one line to the hook log."""
     chat = cfg.models.chat.strip()
     if not chat.startswith("agent:"):
         return True
@@ -39,18 +40,29 @@ def _budget_left(cfg: Any) -> bool:
         budget = parse_budget(cfg.models.agent_budget)
     except HelaError:
         return False
-    row = Ledger().spent(agent)
-    return row["calls"] < budget.calls and row["tokens"] < budget.tokens
+    refused = Ledger().refuse(agent, budget)
+    if refused is None:
+        return True
+    if refused[1]:
+        _capped_line(hook_agent, refused[0])
+    return False
 
 
-def has_work(mem: Any, space: str, cfg: Any) -> bool:
-    """Something earns a model call in ``space`` now (reads only, no model)."""
-    if not wanted(cfg) or not _budget_left(cfg):
+def _capped_line(hook_agent: str | None, message: str) -> None:
+    from hela_cli.hooks import log
+
+    log.append({"agent": hook_agent, "event": "agent-budget", "role": "model", "result": "capped",
+                "detail": message[:300]})
+
+
+def has_work(mem: Any, space: str, cfg: Any, hook_agent: str | None = None) -> bool:
+    """Something earns a model call in ``space`` now (reads only, no model), within today's budget."""
+    if not wanted(cfg):
         return False
     from hela_cli.mechanics.judge import pending
 
     sp = mem.store.get_space(space)
-    return sp is not None and not pending(mem.store, sp, cfg).empty
+    return sp is not None and not pending(mem.store, sp, cfg).empty and _budget_left(cfg, hook_agent)
 
 
 def run(mem: Any, space: str, cfg: Any, agent: str | None = None) -> dict[str, Any]:
@@ -72,10 +84,7 @@ def run(mem: Any, space: str, cfg: Any, agent: str | None = None) -> dict[str, A
     except HelaError as e:
         out: dict[str, Any] = {"hubs": len(work.hubs), "changes": len(work.changes), "error": e.message[:300]}
         if getattr(e, "first", False):
-            from hela_cli.hooks import log
-
-            log.append({"agent": agent, "event": "agent-budget", "role": "model", "result": "capped",
-                        "detail": e.message[:300]})
+            _capped_line(agent, e.message)
         return {"model": out}
     chat = mem.chat
     last = getattr(chat, "last", None) or {}

@@ -70,7 +70,7 @@ class _HandOff(Exception):
 
 
 _OPTIONS = {"--agent": "agent", "--space": "space", "--db": "db", "--config": "config", "--server": "server",
-            "--lock-fd": "lock_fd"}   # --lock-fd N: the session lock a parent hook passed to its detached child
+            "--lock-fd": "lock_fd", "--chat": "chat"}   # --chat REF: models.chat for this install (agent: route)   # --lock-fd N: the session lock a parent hook passed to its detached child
 
 
 def _parse(argv: list[str]) -> tuple[SimpleNamespace, list[str]]:
@@ -78,7 +78,7 @@ def _parse(argv: list[str]) -> tuple[SimpleNamespace, list[str]]:
     too) -> the arguments and the words not understood. Hand-made: argparse and what it imports are a tenth
     of the fast path's start-up."""
     args = SimpleNamespace(event=None, agent="claude-code", space=None, db=None, config=None, server=None,
-                           detached=False, lock_fd=None)
+                           detached=False, lock_fd=None, chat=None)
     rest: list[str] = []
     words = list(argv)
     while words:
@@ -304,6 +304,8 @@ def _config(args: Any) -> Any:
     overrides = {"db": args.db} if args.db else {}
     if args.server is not None:
         overrides["hooks.server"] = args.server
+    if getattr(args, "chat", None):
+        overrides["models.chat"] = args.chat
     return load_config(args.config, overrides=overrides or None)
 
 
@@ -655,7 +657,7 @@ def _model_work(args: Any, raw: bytes, mem: Any, space: str, cfg: Any) -> dict[s
         return {}
     if args.detached:
         return modelwork.run(mem, space, cfg, args.agent)
-    if not modelwork.has_work(mem, space, cfg):
+    if not modelwork.has_work(mem, space, cfg, args.agent):
         return {}
     job = _JOB.get()
     pid = _detach(args, raw)
@@ -757,7 +759,8 @@ def _detach(args: Any, raw: bytes, job: _Job | None = None) -> int | None:
     if slot is None:
         return None
     cmd = [sys.executable, "-m", "hela_cli", "hook", args.event, "--agent", args.agent, "--detached"]
-    for flag, value in (("--space", args.space), ("--db", args.db), ("--config", args.config)):
+    for flag, value in (("--space", args.space), ("--db", args.db), ("--config", args.config),
+                        ("--chat", getattr(args, "chat", None))):
         if value:
             cmd += [flag, value]
     if lock is not None:

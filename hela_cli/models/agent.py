@@ -250,6 +250,18 @@ class Ledger:
                                        f"no model call until tomorrow", first=row["stopped"] == 1)
             row["calls"] += 1
 
+    def refuse(self, agent: str, budget: Budget) -> tuple[str, bool] | None:
+        """Without calling: None when today's budget has room, else ``(why, first)`` with the refusal counted
+        (``first``: the first of the day, for the one log line)."""
+        with self._update() as data:
+            row = self._row(data, today(), agent)
+            if row["calls"] < budget.calls and row["tokens"] < budget.tokens:
+                return None
+            row["stopped"] += 1
+            return (f"agent:{agent}: today's budget is spent ({row['calls']} of {budget.calls} calls, "
+                    f"{row['tokens']} of {budget.tokens} tokens; models.agent_budget); no model call until "
+                    f"tomorrow", row["stopped"] == 1)
+
     def record(self, agent: str, input_tokens: int, output_tokens: int, estimated: bool) -> None:
         with self._update() as data:
             row = self._row(data, today(), agent)
