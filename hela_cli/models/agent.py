@@ -237,7 +237,7 @@ class Ledger:
     def reserve(self, agent: str, budget: Budget, prompt_tokens: int) -> None:
         """Refuse (:class:`AgentBudgetSpent`) when the call would pass today's budget: the calls are spent,
         or the tokens spent plus this prompt's estimate would pass the cap; otherwise count the call."""
-        with self._update() as data:
+        with self._update() as data:   # written back as it leaves: the refusal is counted too
             row = self._row(data, today(), agent)
             why = None
             if row["calls"] >= budget.calls:
@@ -246,9 +246,12 @@ class Ledger:
                 why = f"{row['tokens']} of {budget.tokens} tokens, and this call needs about {prompt_tokens}"
             if why is not None:
                 row["stopped"] += 1
-                raise AgentBudgetSpent(f"agent:{agent}: today's budget is spent ({why}; models.agent_budget); "
-                                       f"no model call until tomorrow", first=row["stopped"] == 1)
-            row["calls"] += 1
+                first = row["stopped"] == 1
+            else:
+                row["calls"] += 1
+        if why is not None:
+            raise AgentBudgetSpent(f"agent:{agent}: today's budget is spent ({why}; models.agent_budget); "
+                                   f"no model call until tomorrow", first=first)
 
     def refuse(self, agent: str, budget: Budget) -> tuple[str, bool] | None:
         """Without calling: None when today's budget has room, else ``(why, first)`` with the refusal counted
