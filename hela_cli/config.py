@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
@@ -24,7 +25,10 @@ from hela_cli.errors import HelaError
 class ModelsConfig:
     embedder: str = "minilm"          # alias ("minilm"), a path to any embedding GGUF, or openai:MODEL@BASE_URL
     chat: str = "smollm2"             # alias ("smollm2"), a chat GGUF path, openai:MODEL@BASE_URL, or "client"
-                                      # (inside `hela mcp`: the MCP client's model through sampling)
+                                      # (inside `hela mcp`: the MCP client's model through sampling), or
+                                      # agent:claude-code|codex|gemini[@MODEL] (the coding agent's CLI, headless)
+    agent_budget: str = "24 calls, 150000 tokens"  # per day and agent, for agent: routes ("off": none); at the
+                                      # cap no call until the next day (docs/models.md)
     allow_remote: str = ""            # hosts (comma-separated) an openai: endpoint may be on besides loopback
     timeout: float = 120.0            # seconds an openai: endpoint may take to reply
     request_extra: str = ""           # JSON object merged into each openai: chat request (server-specific
@@ -169,6 +173,9 @@ class HooksConfig:                    # `hela hook EVENT` inside coding agents (
     path_k: int = 6                   # ... at most this many memories
     gist: str = "auto"                # session gist in the brief: auto (abstractive with an openai: models.chat) | extractive
     gist_timeout_s: float = 1.0       # ... the abstractive summary's time limit (then the extractive gist)
+    model_work: str = "auto"          # a detached capture child spends ONE call of the chat model on the hubs
+                                      # to distil and the undecided changes: auto (models.chat an agent: route) |
+                                      # on (also an openai: endpoint) | off (docs/models.md)
 
 
 @dataclass
@@ -177,7 +184,9 @@ class SupersessionConfig:             # facts that change: automatic detection a
     candidates: int = 8               # ... a new turn is compared with this many nearest earlier memories
     min_similarity: float = 0.45      # ... at least this similar (cosine), same speaker, a shared keyword
     max_per_turn: int = 2             # ... and marks at most this many of them
-    judge: bool = False               # the chat model confirms each candidate (openai: endpoint or MCP client only)
+    judge: bool = True                # candidates the rules leave undecided ("possible") go to the deferred,
+                                      # batched judge (a capture child's model work: hooks.model_work; never
+                                      # an in-process GGUF, never in a write path)
 
 
 @dataclass
@@ -294,9 +303,19 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
 }
 
 
+#: ``models.agent_budget``: "N calls, T tokens" (either part; k / M suffixes), "off" or "0" (the parse itself:
+#: hela_cli/models/agent.py ``parse_budget``)
+_BUDGET = re.compile(r"off|0|none|no|(?:\s*[\d_,.]+\s*[km]?\s*(?:calls?|tokens?)\s*[,;/]?\s*){1,2}")
+
+
 def _check_range(key: str, value: Any, origin: str) -> None:
     if key == "hooks.gist" and value not in ("auto", "extractive"):
         raise HelaError(f"{origin}: 'hooks.gist' must be auto or extractive, got {value!r}")
+    if key == "hooks.model_work" and value not in ("auto", "on", "off"):
+        raise HelaError(f"{origin}: 'hooks.model_work' must be auto, on or off, got {value!r}")
+    if key == "models.agent_budget" and not _BUDGET.fullmatch(str(value).strip().lower()):
+        raise HelaError(f"{origin}: 'models.agent_budget' must be calls and tokens per day, e.g. "
+                        f"'24 calls, 150000 tokens' (or 'off'), got {value!r}")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return
     if isinstance(value, float) and not math.isfinite(value):

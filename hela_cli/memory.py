@@ -88,7 +88,12 @@ class Memory:
     @property
     def chat(self) -> ChatModel:
         if self._chat is None and not is_local_chat(self.config.models.chat):
-            self._chat = endpoint_chat(self.config.models)
+            if self.config.models.chat.startswith("agent:"):   # the coding agent's CLI (models/agent.py)
+                from hela_cli.models.agent import agent_chat
+
+                self._chat = agent_chat(self.config.models, self.config.db or str(default_db_path()))
+            else:
+                self._chat = endpoint_chat(self.config.models)
         if self._chat is None:
             path, mid = resolve_model(self.config.models.chat, self.model_dir, "chat",
                                       self.config.models.search_paths)
@@ -139,8 +144,7 @@ class Memory:
         if not any(c.turns for c in convs):
             raise HelaError(f"{', '.join(map(str, paths))}: no turns to ingest")
         embedder = self.embedder  # a model fault is reported before the database is touched
-        return ingest_conversations(self.store, embedder, convs, self._redacting(redact), space, progress,
-                                    judge=self._judge())
+        return ingest_conversations(self.store, embedder, convs, self._redacting(redact), space, progress)
 
     def reembed(self, space: str | None = None, progress: Callable[[int, int], None] | None = None
                 ) -> dict[str, Any]:
@@ -253,19 +257,24 @@ class Memory:
             raise HelaError("no turns to add", 2)
         Store.check_space_name(space)
         embedder = self.embedder  # a model fault is reported before the database is touched
-        return add_turns(self.store, embedder, space, checked, self._redacting(redact), judge=self._judge())
+        return add_turns(self.store, embedder, space, checked, self._redacting(redact))
 
-    def _judge(self) -> Any:
-        """The supersession judge (``supersession.judge``) over the chat model when it is an ``openai:``
-        endpoint or the MCP client; None otherwise, or when that model cannot be reached (never required)."""
-        from hela_cli.facts.detect import chat_judge, judge_capable
+    def judge(self, space: str) -> dict[str, Any]:
+        """The deferred, batched model work of ``space`` (:mod:`hela_cli.mechanics.judge`): the hubs to distil
+        and the change candidates the rules left undecided, in ONE call of the chat model (an ``agent:``
+        route, an ``openai:`` endpoint or the MCP client; an in-process GGUF is refused). Returns the counts
+        (``calls`` 0: nothing earned a call). A model fault raises :class:`~hela_cli.errors.ModelError`."""
+        from hela_cli.mechanics.judge import batch_capable, pending, run_batch
 
-        if not judge_capable(self.config):
-            return None
-        try:
-            return chat_judge(self.chat, self.config)
-        except HelaError:
-            return None
+        if not batch_capable(self.config):
+            raise ModelError(f"models.chat is '{self.config.models.chat}': the batched judge needs an agent: route, "
+                             f"an openai: endpoint or the MCP client's model (an in-process GGUF is too small)")
+        store = self._open_store(must_exist=True)
+        sp = self.space(space)
+        work = pending(store, sp, self.config)
+        if work.empty:
+            return {"space": space, "calls": 0, "hubs": 0, "changes": 0, "dropped": False}
+        return {"space": space, **run_batch(store, sp, self.config, self.chat, self.embedder, work)}
 
     def _add_superseding(self, space: str, turns: Sequence[Any], redact: bool | None,
                          supersedes: Sequence[Any]) -> dict[str, Any]:

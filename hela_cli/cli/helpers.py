@@ -141,9 +141,10 @@ def print_changes(changes: list[dict[str, Any]]) -> None:
         how = c["detector"] + ("" if c["status"] == "superseded" else f", possible {c['confidence']:.2f}")
         console.print(text(f"  #{c['old']} -> #{c['new']}  from {c['invalid_at'][:10]} ({how})"), soft_wrap=True,
                       highlight=False)
-        for label, body in (("was", c["old_text"]), ("now", c["new_text"])):
-            console.print(text(f"    {label}: " + one_line(body, max(width - 9, 10))), soft_wrap=True,
-                          highlight=False)
+        for label, body in (("was", c["old_text"]), ("now", c["new_text"]), ("why", c.get("reason"))):
+            if body:
+                console.print(text(f"    {label}: " + one_line(body, max(width - 9, 10))), soft_wrap=True,
+                              highlight=False)
 
 
 def print_memories(rows: list[dict[str, Any]]) -> None:

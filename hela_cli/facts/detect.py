@@ -12,9 +12,9 @@ inside their write transaction, after the new turns are stored (``supersession.d
 3. the decision: :func:`hela_cli.facts.rules.decide` ("superseded" only with a cue tied to the old text or
    a differing slot plus a cue; "possible", which hides nothing, under doubt); at most
    ``supersession.max_per_turn`` marks per new turn;
-4. an optional judge (``supersession.judge``): the configured chat model when it is an ``openai:`` endpoint
-   or the MCP client (sampling) confirms or rejects each candidate (:func:`judge_prompt`,
-   :func:`parse_judgement`); never required, never an in-process GGUF (too slow for a write path).
+4. no model in a write path: the pairs the rules leave undecided are marked ``possible`` and judged later,
+   in one batched call off the hook's path (:mod:`hela_cli.mechanics.judge`, ``supersession.judge``). A
+   library caller may still pass a per-pair ``judge`` function (:func:`judge_prompt`, :func:`parse_judgement`).
 
 The marks go through the store's ``mark_superseded`` (``invalid_at`` = the new turn's time).
 """
@@ -171,22 +171,3 @@ def _judged(judge: Judge, old_text: str, new_text: str, f: Found) -> Found | Non
     if word == "maybe":
         return Found(f.old_id, f.new_id, min(f.confidence, 0.5), "possible", "judge", f.reason, f.similarity)
     return f
-
-
-def judge_capable(cfg: Config) -> bool:
-    """``supersession.judge`` is on and the chat model is an ``openai:`` endpoint or the MCP client."""
-    spec = cfg.models.chat.strip()
-    return cfg.supersession.judge and (spec.startswith("openai:") or spec == "client")
-
-
-def chat_judge(chat: Any, cfg: Config) -> Judge | None:
-    """A judge over the configured chat model when ``supersession.judge`` is on and the model is an
-    ``openai:`` endpoint or the MCP client (sampling); else None (an in-process GGUF is not used in a write
-    path). ``chat`` is a :class:`~hela_cli.models.ChatModel` (``generate(messages, max_tokens=...)``)."""
-    if chat is None or not judge_capable(cfg):
-        return None
-
-    def ask(prompt: str) -> str:
-        return chat.generate([{"role": "user", "content": prompt}], max_tokens=4, temperature=0.0)
-
-    return ask

@@ -49,6 +49,11 @@ NO_SLOT = "every detached-child slot is taken (hooks.max_detached): the session'
 _CURRENT: contextvars.ContextVar[Any] = contextvars.ContextVar("hela_hook_capture", default=None)
 
 
+def current_job() -> Any:
+    """The capture job this thread runs (its session lock), or None."""
+    return _CURRENT.get()
+
+
 def folder() -> Path:
     return ensure_private_dir(data_dir() / "captures")
 
@@ -197,7 +202,8 @@ def detach(args: Any, raw: bytes, cfg: Any, job: Any = None) -> int | None:
     if fd is None:
         return None
     cmd = [sys.executable, "-m", "hela_cli", "hook", args.event, "--agent", args.agent, "--detached"]
-    for flag, value in (("--space", args.space), ("--db", args.db), ("--config", args.config)):
+    for flag, value in (("--space", args.space), ("--db", args.db), ("--config", args.config),
+                        ("--chat", getattr(args, "chat", None))):
         if value:
             cmd += [flag, value]
     if lock is not None:

@@ -159,7 +159,8 @@ def _capture(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[
     with _memory(cfg) as mem:
         todo = new_turns(mem, space, turns)
         if not todo:
-            return "", {"result": "empty", "space": space, "turns": len(turns)}
+            return "", {"result": "empty", "space": space, "turns": len(turns),
+                        **_model_work(args, raw, mem, space, cfg)}
         if len(todo) > cfg.hooks.capture_inline and not args.detached:
             if _HOSTED.get() is not None:   # a server starts no child: the hook process does
                 raise HandOff()
@@ -173,7 +174,29 @@ def _capture(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[
             fb = reinforce_echoed(mem, payload.get("session_id"), message if isinstance(message, str) else None)
             if fb is not None:
                 rep["feedback"] = fb
+        rep.update(_model_work(args, raw, mem, space, cfg))
     return "", {"result": "ok", "space": space, "turns": len(turns), **rep}
+
+
+def _model_work(args: Any, raw: bytes, mem: Any, space: str, cfg: Any) -> dict[str, Any]:
+    """The chat model's one batched call (hooks/modelwork.py), never on the agent's path: a detached child
+    makes it; an inline capture starts such a child (handing it the session) when something earns a call."""
+    from hela_cli.hooks import modelwork
+    from hela_cli.hooks.capture_runs import current_job, detach
+
+    if not modelwork.wanted(cfg):
+        return {}
+    if args.detached:
+        return modelwork.run(mem, space, cfg, args.agent)
+    if not modelwork.has_work(mem, space, cfg, args.agent):
+        return {}
+    if _HOSTED.get() is not None:   # a server starts no child: the hook process does
+        raise HandOff()
+    job = current_job()
+    pid = detach(args, raw, cfg)
+    if pid and job is not None:
+        job.handed = True   # the child holds the session's lock now
+    return {"model_child": pid}
 
 def _event_time(payload: dict[str, Any]) -> float:
     """When the event happened: the payload's ``timestamp`` (Gemini CLI sends one, ISO 8601), else now. A

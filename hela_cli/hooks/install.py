@@ -105,11 +105,13 @@ def _pgpass_note(db: str) -> str:
 
 
 def hook_command(prefix: list[str], agent: Agent, event: str, *, space: str | None, db: str | None,
-                 config: str | None, server: str | None = None) -> str:
-    """The hook's command line (``db`` is written without a password: :func:`db_without_password`)."""
+                 config: str | None, server: str | None = None, chat: str | None = None) -> str:
+    """The hook's command line (``db`` is written without a password: :func:`db_without_password`; ``chat``:
+    ``models.chat`` for these hooks, an ``agent:`` route)."""
     db = db_without_password(db)[0]
     args = [*prefix, "hook", event, "--agent", agent.name]
-    for flag, value in (("--space", space), ("--db", db), ("--config", config), ("--server", server)):
+    for flag, value in (("--space", space), ("--db", db), ("--config", config), ("--server", server),
+                        ("--chat", chat)):
         if value:
             args += [flag, value]
     return shlex.join(args)
@@ -319,21 +321,30 @@ def _hela_entries(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 def install(agent_name: str, scope: str = "user", *, space: str | None = None, db: str | None = None,
             config: str | None = None, cwd: Path | None = None, prefix: list[str] | None = None,
-            server: str | None = None) -> dict[str, Any]:
+            server: str | None = None, chat: str | None = None) -> dict[str, Any]:
     """Merge hela's hook entries into the agent's settings file of ``scope``. Returns ``{"agent", "scope",
-    "path", "changed", "events": {event: command}, "backup", "note"}``. ``server``: the fast path's URL
-    (``hela hook --server``; never a token)."""
+    "path", "changed", "events": {event: command}, "backup", "note", "model"}``. ``server``: the fast path's URL
+    (``hela hook --server``; never a token). ``chat``: the hooks' ``models.chat`` (``agent:NAME[@MODEL]``: the
+    agent's own model for the capture children's batched work, on ``models.agent_budget``); ``model``: what
+    the install offers or set (:func:`_model_offer`)."""
     ag = get_agent(agent_name)
     _check_scope(scope)
     if server is not None:
         _check_server(server)
+    if chat is not None:
+        from hela_cli.models.agent import parse_ref
+
+        if not chat.startswith("agent:"):
+            raise InputError(f"--chat {chat!r}: the hooks' own chat model is an agent route, agent:NAME[@MODEL] "
+                             f"(other models: models.chat in the config)")
+        parse_ref(chat)
     path = ag.settings_path(scope, project_root(cwd or Path.cwd()))
     data, original = _load(path)
     hooks = data["hooks"] if isinstance(data.get("hooks"), dict) else {}
     prefix = prefix or hela_command()
     events = {}
     for event in ag.events:
-        command = hook_command(prefix, ag, event, space=space, db=db, config=config, server=server)
+        command = hook_command(prefix, ag, event, space=space, db=db, config=config, server=server, chat=chat)
         events[event] = command
         want = _entry(ag, event, command)
         matcher = ag.matchers.get(event)
@@ -355,7 +366,23 @@ def install(agent_name: str, scope: str = "user", *, space: str | None = None, d
     notes = [n for n in (_pgpass_note(db) if db and db_without_password(db)[1] else None, _note(ag)) if n]
     return {"agent": ag.name, "scope": scope, "path": str(path), "changed": changed, "events": events,
             "backup": str(path.with_name(path.name + BACKUP_SUFFIX)) if changed and original is not None else None,
-            "note": " ".join(notes) or None}
+            "note": " ".join(notes) or None, "model": _model_offer(ag.name, chat)}
+
+
+def _model_offer(agent: str, chat: str | None) -> dict[str, Any]:
+    """The agent's own model as hela's chat model: set (``chat``), or offered when the agent's CLI is on
+    ``PATH`` (``{"route", "installed", "set", "budget", "offer"}``)."""
+    from hela_cli.models.agent import DEFAULT_BUDGET, find_binary
+
+    route = chat or f"agent:{agent}"
+    installed = find_binary(agent) is not None
+    offer = None
+    if chat is None and installed:
+        offer = (f"hela can distil hubs and judge changed facts with {agent}'s own model, in one batched call "
+                 f"from a detached capture child, never while you wait, at most {DEFAULT_BUDGET} a day "
+                 f"(models.agent_budget): run this install again with --chat {route} (docs/models.md)")
+    return {"route": route, "installed": installed, "set": chat is not None, "budget": DEFAULT_BUDGET,
+            "offer": offer}
 
 
 def uninstall(agent_name: str, scope: str = "user", *, cwd: Path | None = None) -> dict[str, Any]:
@@ -376,10 +403,14 @@ def uninstall(agent_name: str, scope: str = "user", *, cwd: Path | None = None) 
     return {"agent": ag.name, "scope": scope, "path": str(path), "changed": bool(removed), "removed": removed}
 
 
-def status(cwd: Path | None = None) -> dict[str, Any]:
+def status(cwd: Path | None = None, models: Any = None) -> dict[str, Any]:
     """Per agent and scope: the settings file, hela's installed events and commands; per event the last
     run, the last failure and the number of runs from the hook log; per agent the tokens its hooks injected
-    (``tokens``: per session and per prompt, p50 / p95: :func:`hela_cli.hooks.log.token_stats`)."""
+    (``tokens``: per session and per prompt, p50 / p95: :func:`hela_cli.hooks.log.token_stats`); per agent
+    route the calls and tokens spent today against ``models.agent_budget`` (``agent_budget``:
+    :func:`hela_cli.models.agent.budget_status`)."""
+    from hela_cli.models.agent import budget_status
+
     from hela_cli.hooks import log
 
     runs = log.last_runs()
@@ -410,6 +441,7 @@ def status(cwd: Path | None = None) -> dict[str, Any]:
             out.append({"agent": ag.name, "scope": scope, "path": str(path), "exists": original is not None,
                         "installed": bool(events), "events": events, "problem": problem})
     return {"log": str(log.log_path()), "installs": out, "tokens": log.token_stats(),
+            "agent_budget": budget_status(models),
             "unlisted_runs": [{"agent": a, "event": e, **v} for (a, e), v in sorted(runs.items())
                               if a not in AGENTS]}
 

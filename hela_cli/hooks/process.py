@@ -49,7 +49,9 @@ class _Timeout(Exception):
 
 
 _OPTIONS = {"--agent": "agent", "--space": "space", "--db": "db", "--config": "config", "--server": "server",
-            "--lock-fd": "lock_fd"}   # --lock-fd N: the session lock a parent hook passed to its detached child
+            "--lock-fd": "lock_fd", "--chat": "chat"}
+# --lock-fd N: the session lock a parent hook passed to its detached child; --chat REF: models.chat for this
+# install (the agent: route), handed on to the detached child that makes the model call
 
 
 def _parse(argv: list[str]) -> tuple[SimpleNamespace, list[str]]:
@@ -57,7 +59,7 @@ def _parse(argv: list[str]) -> tuple[SimpleNamespace, list[str]]:
     too) -> the arguments and the words not understood. Hand-made: argparse and what it imports are a tenth
     of the fast path's start-up."""
     args = SimpleNamespace(event=None, agent="claude-code", space=None, db=None, config=None, server=None,
-                           detached=False, lock_fd=None)
+                           detached=False, lock_fd=None, chat=None)
     rest: list[str] = []
     words = list(argv)
     while words:
@@ -86,11 +88,15 @@ def _parse(argv: list[str]) -> tuple[SimpleNamespace, list[str]]:
 
 def process_main(argv: list[str]) -> NoReturn:
     """``hela hook``: :func:`main`, then exit 0 whatever happened (a stdout the agent closed, a worker thread
-    still inside llama.cpp or SQLite: nothing it did was committed)."""
+    still inside llama.cpp or SQLite: nothing it did was committed). A session hela itself started for a
+    model call (``HELA_NESTED`` set, models/agent.py) runs no hook at all."""
+    if os.environ.get("HELA_NESTED"):
+        os._exit(0)
     import signal
 
     def terminated(signum: int, frame: Any) -> None:   # the agent's own timeout: still one log line
         log.write({**_ENTRY, "result": "timeout", "detail": f"stopped by the agent (signal {signum})"}, _T_START)
+        _stop_agents()
         os._exit(0)
 
     try:
@@ -102,7 +108,18 @@ def process_main(argv: list[str]) -> NoReturn:
         sys.stdout.flush()
     except BaseException:  # noqa: BLE001 - a reader that went away
         pass
+    _stop_agents()
     os._exit(0)
+
+
+def _stop_agents() -> None:
+    """Kill the agent CLIs a model call of this process still runs (a child stopped at its budget)."""
+    agent = sys.modules.get("hela_cli.models.agent")
+    if agent is not None:
+        try:
+            agent.stop_all()
+        except BaseException:  # noqa: BLE001 - exiting anyway
+            pass
 
 
 def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: bool = False) -> int:
@@ -253,6 +270,8 @@ def _config(args: Any) -> Any:
     overrides = {"db": args.db} if args.db else {}
     if args.server is not None:
         overrides["hooks.server"] = args.server
+    if getattr(args, "chat", None):
+        overrides["models.chat"] = args.chat
     return load_config(args.config, overrides=overrides or None)
 
 

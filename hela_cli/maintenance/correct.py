@@ -180,8 +180,8 @@ CHAIN_LIMIT = 50
 def fact_chain(store: Store, node_id: int) -> list[dict[str, Any]]:
     """Facts that change: every supersession linking ``node_id`` to earlier and later memories, directly or
     through others (the fact's history), oldest first: ``[{"old", "new", "old_text", "new_text",
-    "old_date", "new_date", "invalid_at", "detector", "confidence", "status"}]``; [] for a memory without
-    one. At most :data:`CHAIN_LIMIT` memories are followed."""
+    "old_date", "new_date", "invalid_at", "detector", "confidence", "status", "reason"}]`` (``reason``: a
+    judge's why, else None); [] for a memory without one. At most :data:`CHAIN_LIMIT` memories are followed."""
     seen, todo, rows = {int(node_id)}, [int(node_id)], {}
     while todo and len(seen) < CHAIN_LIMIT:
         found = store.supersessions_for(todo)
@@ -202,7 +202,7 @@ def fact_chain(store: Store, node_id: int) -> list[dict[str, Any]]:
         out.append({"old": r["old_id"], "new": r["new_id"], "old_text": old["text"], "new_text": new["text"],
                     "old_date": format_iso(old["ts"]), "new_date": format_iso(new["ts"]),
                     "invalid_at": format_iso(r["invalid_at"]), "detector": r["detector"],
-                    "confidence": r["confidence"], "status": r["status"]})
+                    "confidence": r["confidence"], "status": r["status"], "reason": r.get("reason")})
     return out
 
 

@@ -268,7 +268,8 @@ def check_export(data: Any, path: str, need_vectors: bool) -> dict[str, Any]:
         supersessions.append({"old_id": pair[0], "new_id": pair[1], "invalid_at": c.field(r, "invalid_at", w, "num"),
                               "detector": c.field(r, "detector", w, "str"), "status": status,
                               "confidence": 1.0 if conf is None else conf,
-                              "created_at": c.field(r, "created_at", w, "num", required=False)})
+                              "created_at": c.field(r, "created_at", w, "num", required=False),
+                              "reason": c.field(r, "reason", w, "str", required=False)})
     name = space.get("name")
     return {"name": name if isinstance(name, str) else None, "step": step,
             "base_step": base_step if base_step is not None else step, "consolidated_step": consolidated,

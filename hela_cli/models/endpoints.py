@@ -458,14 +458,18 @@ def probe(ref: str, kind: str, allow_remote: str = "", timeout: float = 5.0) -> 
 CLIENT = "client"  # models.chat: the MCP client's model (sampling), see hela_cli.models.sampling
 
 
+AGENT = "agent:"   # models.chat: a coding agent's CLI, see hela_cli.models.agent
+
+
 def is_local_chat(ref: str) -> bool:
     """A chat ref that :func:`hela_cli.models.resolve_model` resolves (alias, ``ollama:``, path)."""
-    return not is_endpoint(ref) and ref != CLIENT
+    return not is_endpoint(ref) and ref != CLIENT and not str(ref).startswith(AGENT)
 
 
 def endpoint_chat(models: Any) -> Any:
     """The chat model of a non-local ``models.chat``: an :class:`OpenAIChat`, or an error for ``client``
-    outside an MCP session that lends one (``hela mcp`` sets the model itself)."""
+    outside an MCP session that lends one (``hela mcp`` sets the model itself). (``agent:``:
+    :func:`hela_cli.models.agent.agent_chat`.)"""
     if models.chat == CLIENT:
         raise ModelError("models.chat is 'client': the MCP client's model through sampling, which exists only "
                          "inside `hela mcp` with a client that supports sampling; set models.chat to a model "

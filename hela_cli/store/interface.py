@@ -322,10 +322,11 @@ class StoreAPI(Protocol):
 
     # ---------------------------------------------------------------- facts that change (supersession)
     def mark_superseded(self, space_id: int, old_id: int, new_id: int, *, invalid_at: float | None = None,
-                        detector: str = "explicit", confidence: float = 1.0, status: str = "superseded"
-                        ) -> dict[str, Any]:
+                        detector: str = "explicit", confidence: float = 1.0, status: str = "superseded",
+                        reason: str | None = None) -> dict[str, Any]:
         """Memory ``old_id`` is superseded by the later ``new_id`` of the same space (``status``
-        ``"superseded"`` or ``"possible"``); :class:`InputError`, nothing written, for a bad pair."""
+        ``"superseded"`` or ``"possible"``; ``reason``: a judge's why); :class:`InputError`, nothing written,
+        for a bad pair."""
 
     def unmark_superseded(self, space_id: int, old_id: int, new_id: int | None = None) -> int:
         """Remove the mark(s) of ``old_id`` (the one naming ``new_id`` when given); the rows removed."""
@@ -342,6 +343,9 @@ class StoreAPI(Protocol):
 
     def restore_supersessions(self, space_id: int, rows: Iterable[dict[str, Any]]) -> int:
         """Inside a write transaction: exported rows (ids of this database) written back."""
+
+    def undecided_supersessions(self, space_id: int, limit: int = 50) -> list[dict[str, Any]]:
+        """The ``possible`` marks no judge has decided yet (the deferred change judge's questions)."""
 
     def stale_records(self, record_ids: Iterable[int], as_of: float | None = None) -> dict[int, list[int]]:
         """Semantic records whose evidence holds a superseded memory: ``{record id: [those memories]}``."""

@@ -38,7 +38,8 @@ SUPERSESSIONS_SQL = """
 """
 
 STATUSES = ("superseded", "possible")
-_COLUMNS = ("space_id", "old_id", "new_id", "invalid_at", "detector", "confidence", "status", "created_at")
+_COLUMNS = ("space_id", "old_id", "new_id", "invalid_at", "detector", "confidence", "status", "created_at",
+            "reason")   # reason: why a judge decided (migration 0018_judge_reason; None for the others)
 
 
 def _row(r: Sequence[Any]) -> dict[str, Any]:
@@ -49,8 +50,8 @@ class Supersession:
     """Marks between the memories of a space (see the module docstring)."""
 
     def mark_superseded(self, space_id: int, old_id: int, new_id: int, *, invalid_at: float | None = None,
-                        detector: str = "explicit", confidence: float = 1.0, status: str = "superseded"
-                        ) -> dict[str, Any]:
+                        detector: str = "explicit", confidence: float = 1.0, status: str = "superseded",
+                        reason: str | None = None) -> dict[str, Any]:
         """Record that memory ``old_id`` is superseded by the later memory ``new_id`` (both of space
         ``space_id``; ``old_id`` strictly earlier by time, then conversation order). ``invalid_at`` defaults
         to the successor's time. Marking the same pair again updates it, except that an automatic detector
@@ -79,11 +80,11 @@ class Supersession:
             at = float(new[2]) if invalid_at is None else float(invalid_at)
             self.db.execute(
                 "INSERT INTO supersessions(space_id, old_id, new_id, invalid_at, detector, confidence, status, "
-                "created_at) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(old_id, new_id) DO UPDATE SET "
+                "created_at, reason) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(old_id, new_id) DO UPDATE SET "
                 "invalid_at = excluded.invalid_at, detector = excluded.detector, confidence = excluded.confidence, "
-                "status = excluded.status, created_at = excluded.created_at "
+                "status = excluded.status, created_at = excluded.created_at, reason = excluded.reason "
                 "WHERE supersessions.detector <> 'explicit' OR excluded.detector = 'explicit'",
-                (space_id, old_id, new_id, at, detector, confidence, status, time.time()))
+                (space_id, old_id, new_id, at, detector, confidence, status, time.time(), reason))
             got = self.db.execute(f"SELECT {', '.join(_COLUMNS)} FROM supersessions WHERE old_id = ? AND new_id = ?",
                                   (old_id, new_id)).fetchone()
         return _row(got)
@@ -149,11 +150,11 @@ class Supersession:
                                              (space_id,))}
         keep = [r for r in rows if int(r["old_id"]) in have and int(r["new_id"]) in have]
         self.db.executemany(
-            "INSERT INTO supersessions(space_id, old_id, new_id, invalid_at, detector, confidence, status, created_at) "
-            "VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(old_id, new_id) DO NOTHING",
+            "INSERT INTO supersessions(space_id, old_id, new_id, invalid_at, detector, confidence, status, created_at, "
+            "reason) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(old_id, new_id) DO NOTHING",
             [(space_id, int(r["old_id"]), int(r["new_id"]), float(r["invalid_at"]), str(r["detector"]),
-              float(r.get("confidence", 1.0)), str(r["status"]), float(r.get("created_at") or time.time()))
-             for r in keep])
+              float(r.get("confidence", 1.0)), str(r["status"]), float(r.get("created_at") or time.time()),
+              None if r.get("reason") is None else str(r["reason"])) for r in keep])
         return len(keep)
 
     def stale_records(self, record_ids: Iterable[int], as_of: float | None = None) -> dict[int, list[int]]:
@@ -169,6 +170,14 @@ class Supersession:
                 ids, extra):
             out.setdefault(rid, []).append(nid)
         return {r: sorted(v) for r, v in out.items()}
+
+    def undecided_supersessions(self, space_id: int, limit: int = 50) -> list[dict[str, Any]]:
+        """The ``possible`` marks of the space no judge has decided yet (any detector but ``judge`` and
+        ``explicit``), newest successor first: what the deferred change judge is asked about."""
+        return [_row(r) for r in self.db.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM supersessions WHERE space_id = ? AND status = 'possible' "
+            f"AND detector NOT IN ('judge', 'explicit') ORDER BY new_id DESC, old_id DESC LIMIT ?",
+            (space_id, int(limit)))]
 
     def _space_name(self, space_id: int) -> str:
         row = self.db.execute("SELECT name FROM spaces WHERE id = ?", (space_id,)).fetchone()

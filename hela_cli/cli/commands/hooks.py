@@ -28,13 +28,17 @@ def hooks_install(
     server: Optional[str] = typer.Option(None, "--server", help="A running `hela mcp --http` on the same "
                                          "database (e.g. http://127.0.0.1:8765): the hooks ask it first (its "
                                          "token is read from where the server keeps it, never written here)."),
+    chat: Optional[str] = typer.Option(None, "--chat", help="The agent's own model as hela's chat model for "
+                                       "these hooks: agent:claude-code|codex|gemini[@MODEL]. Capture children "
+                                       "then distil hubs and judge undecided changes in one batched call, "
+                                       "within models.agent_budget a day (docs/models.md)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Merge hela's hooks into the agent's settings file (idempotent; the previous file is backed up)."""
     from hela_cli.hooks.install import install
 
     st = state(ctx)
-    rep = install(agent, scope, space=space, db=st.db, config=st.config_path, server=server)
+    rep = install(agent, scope, space=space, db=st.db, config=st.config_path, server=server, chat=chat)
     if json_out:
         print_json(rep)
         return
@@ -46,6 +50,12 @@ def hooks_install(
         console.print(text(f"previous file: {rep['backup']}"), soft_wrap=True)
     if rep["note"]:
         console.print(text(f"note: {rep['note']}"), soft_wrap=True)
+    model = rep.get("model") or {}
+    if model.get("set"):
+        console.print(text(f"model: {model['route']} (capture children only, at most models.agent_budget a day; "
+                           f"`hela hooks status` shows what was spent)"), soft_wrap=True)
+    elif model.get("offer"):
+        console.print(text(f"offer: {model['offer']}"), soft_wrap=True)
 
 
 @app.command("uninstall")
@@ -66,12 +76,13 @@ def hooks_uninstall(
 
 
 @app.command("status")
-def hooks_status(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def hooks_status(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Per agent and scope: what is installed, the command it runs, the last run and last failure of each
-    event (from the hook log); per agent the tokens the hooks injected, per session and per prompt."""
+    event (from the hook log); per agent the tokens the hooks injected, per session and per prompt; the
+    agent models' calls and tokens spent today against models.agent_budget."""
     from hela_cli.hooks.install import status
 
-    rep = status()
+    rep = status(models=state(ctx).config().models)
     if json_out:
         print_json(rep)
         return
@@ -105,6 +116,16 @@ def hooks_status(json_out: bool = typer.Option(False, "--json", help="Print JSON
                        str(st["prompts"]), f"{st['per_prompt']['p50']:g} / {st['per_prompt']['p95']:g}",
                        str(st["total"]))
         console.print(tt)
+    rows = [b for b in rep.get("agent_budget") or [] if b["configured"] or b["calls"] or b["stopped"]]
+    if rows:
+        bt = table(f"agent model calls today ({rows[0]['day']}), spent / cap (models.agent_budget)",
+                   [("agent", "key"), ("calls", "num"), ("tokens", "num"), ("stopped at cap", "num"),
+                    ("answers dropped", "num")])
+        for b in rows:
+            est = f" ({b['estimated_calls']} estimated)" if b["estimated_calls"] else ""
+            bt.add_row(b["agent"], f"{b['calls']} / {b['cap_calls']}", f"{b['tokens']} / {b['cap_tokens']}{est}",
+                       str(b["stopped"]), str(b["dropped"]))
+        console.print(bt)
 
 
 def _run(row: Optional[dict]) -> str:

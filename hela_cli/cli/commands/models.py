@@ -77,6 +77,9 @@ def list_models(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
     from hela_cli.models.endpoints import configured_endpoints
 
     out["endpoints"] = configured_endpoints(cfg.models)
+    from hela_cli.models.agent import AGENTS as AGENT_BINARIES, installed
+
+    out["agents"] = installed()
     if json_out:
         print_json(out)
         return
@@ -109,6 +112,13 @@ def list_models(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
         listed = " (model not listed by the server)" if e["model_listed"] is False else ""
         console.print(text(f"{e['kind']} endpoint {e['ref']}: {answers}{listed}"),
                       style=None if e["answers"] else "red", soft_wrap=True)
+    for a in out["agents"]:
+        if a["installed"]:
+            console.print(text(f"agent {a['agent']}: {a['binary']} ({a['version'] or 'version unknown'}): "
+                               f"use: models.chat: {a['ref']}"), soft_wrap=True)
+        else:
+            console.print(text(f"agent {a['agent']}: not installed ({AGENT_BINARIES[a['agent']]} not on PATH)"),
+                          style="dim", soft_wrap=True)
     if embed_info:
         console.print(text(f"database embedder: {embed_info[0]} ({embed_info[1]}-d)"))
 

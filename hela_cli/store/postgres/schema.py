@@ -187,4 +187,6 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
     """),
     # facts that change (SQLite 0017_supersession): the same table (store/supersession.py)
     ("0007_supersession", SUPERSESSIONS_SQL.format(int="BIGINT", real="DOUBLE PRECISION")),
+    # the change judge's reason for its verdict (SQLite 0018_judge_reason)
+    ("0008_judge_reason", "ALTER TABLE supersessions ADD COLUMN reason TEXT"),
 ]

@@ -337,6 +337,11 @@ def _m17_supersession(db: "Database") -> None:
     _script(db, SUPERSESSIONS_SQL.format(int="INTEGER", real="REAL"))
 
 
+def _m18_judge_reason(db: "Database") -> None:
+    # the change judge's reason for its verdict (issue 45 item 4: `hela history` shows why a mark was made)
+    _script(db, "ALTER TABLE supersessions ADD COLUMN reason TEXT")
+
+
 MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0001_core", _m1_core),
     ("0002_semantic", _m2_semantic),
@@ -355,6 +360,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0015_keyword_terms", _m15_keyword_terms),
     ("0016_space_hebbian", _m16_space_hebbian),
     ("0017_supersession", _m17_supersession),
+    ("0018_judge_reason", _m18_judge_reason),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -1,0 +1,93 @@
+"""The hooks' model work: one batched call of the chat model per capture child, never on the agent's path.
+
+The prompt hook, the session brief and recall by file never call a model. A capture that stored turns (or
+found none new) asks :func:`wanted` whether the configured chat model may work from the hooks
+(``hooks.model_work``, :func:`hela_cli.mechanics.judge.batch_capable`) and :func:`has_work` whether anything
+earns a call today (the agent's budget not spent; a hub that passed Eq.2 and needs distillation, or a change
+candidate the rules left undecided). An inline capture then hands the session to a detached child (its own
+process session, no stdin / stdout of the agent's); the child captures (nothing new, usually) and runs
+:func:`run`: :func:`hela_cli.mechanics.judge.run_batch`, ONE call for all of it.
+
+A model fault is "no model now": the capture's log line says why (``model``), nothing else changes. The
+first refusal of a day by the agent budget writes one line of its own to the hook log (``event``
+``agent-budget``, ``result`` ``capped``), the later ones only count in the ledger.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from hela_cli.errors import HelaError
+
+
+def wanted(cfg: Any) -> bool:
+    from hela_cli.mechanics.judge import batch_capable
+
+    return batch_capable(cfg, hooks=True)
+
+
+def _budget_left(cfg: Any, hook_agent: str | None) -> bool:
+    """False when the configured agent route's budget is spent today (no child is started for nothing); the
+    first such refusal of the day writes one line to the hook log."""
+    chat = cfg.models.chat.strip()
+    if not chat.startswith("agent:"):
+        return True
+    from hela_cli.models.agent import Ledger, parse_budget, parse_ref
+
+    try:
+        agent, _ = parse_ref(chat)
+        budget = parse_budget(cfg.models.agent_budget)
+    except HelaError:
+        return False
+    refused = Ledger().refuse(agent, budget)
+    if refused is None:
+        return True
+    if refused[1]:
+        _capped_line(hook_agent, refused[0])
+    return False
+
+
+def _capped_line(hook_agent: str | None, message: str) -> None:
+    from hela_cli.hooks import log
+
+    log.append({"agent": hook_agent, "event": "agent-budget", "role": "model", "result": "capped",
+                "detail": message[:300]})
+
+
+def has_work(mem: Any, space: str, cfg: Any, hook_agent: str | None = None) -> bool:
+    """Something earns a model call in ``space`` now (reads only, no model), within today's budget."""
+    if not wanted(cfg):
+        return False
+    from hela_cli.mechanics.judge import pending
+
+    sp = mem.store.get_space(space)
+    return sp is not None and not pending(mem.store, sp, cfg).empty and _budget_left(cfg, hook_agent)
+
+
+def run(mem: Any, space: str, cfg: Any, agent: str | None = None) -> dict[str, Any]:
+    """The batched call for ``space`` (in a detached capture child): the facts for the capture's log line
+    (``{"model": {...}}``; ``{}`` when nothing earned a call)."""
+    if not wanted(cfg):
+        return {}
+    from hela_cli.mechanics.judge import pending, run_batch
+
+    sp = mem.store.get_space(space)
+    if sp is None:
+        return {}
+    t0 = time.perf_counter()
+    work = pending(mem.store, sp, cfg)
+    if work.empty:
+        return {}
+    try:
+        rep = run_batch(mem.store, sp, cfg, mem.chat, mem.embedder, work)
+    except HelaError as e:
+        out: dict[str, Any] = {"hubs": len(work.hubs), "changes": len(work.changes), "error": e.message[:300]}
+        if getattr(e, "first", False):
+            _capped_line(agent, e.message)
+        return {"model": out}
+    chat = mem.chat
+    last = getattr(chat, "last", None) or {}
+    rep.update({k: last[k] for k in ("input_tokens", "output_tokens", "estimated") if k in last},
+               model=getattr(chat, "model_id", None), ms=round((time.perf_counter() - t0) * 1000, 1))
+    return {"model": rep}

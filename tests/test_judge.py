@@ -1,0 +1,213 @@
+"""The deferred, batched judge (hela_cli/mechanics/judge.py) and the agent route's pure parts
+(hela_cli/models/agent.py: refs, budgets, the ledger, reading each CLI's output) with test doubles; the real
+agent CLIs: tests/test_agent_model.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hela_cli.errors import InputError, ModelError
+from hela_cli.mechanics.consolidate import HubPlan
+from hela_cli.mechanics.judge import BATCH_SCHEMA, Work, apply_batch, batch_messages, parse_batch, pending, run_batch
+from hela_cli.models.agent import (AgentBudgetSpent, Budget, Ledger, Run, _claude_reply, _codex_reply, _gemini_reply,
+                                   parse_budget, parse_ref)
+
+DAY = 86_400.0
+T0 = 1_700_000_000.0
+
+
+# ------------------------------------------------------------------------------------------ the agent route
+def test_refs():
+    assert parse_ref("agent:claude-code") == ("claude-code", None)
+    assert parse_ref("agent:gemini@gemini-2.5-flash-lite") == ("gemini", "gemini-2.5-flash-lite")
+    for bad in ("agent:cursor", "agent:codex@", "agent:codex@--yolo", "agent:claude-code@a b"):
+        with pytest.raises(InputError):
+            parse_ref(bad)
+
+
+def test_budgets():
+    assert parse_budget("24 calls, 150000 tokens") == Budget(24, 150_000)
+    assert parse_budget("10 calls") == Budget(10, 150_000)          # the other part from the default
+    assert parse_budget("1.5M tokens, 3 calls") == Budget(3, 1_500_000)
+    assert parse_budget("200k tokens") == Budget(24, 200_000)
+    assert parse_budget("off") == Budget(0, 0)
+    for bad in ("lots", "10 calls and more", "-3 calls", ""):
+        with pytest.raises(InputError):
+            parse_budget(bad)
+
+
+def test_config_refuses_a_bad_budget():
+    from hela_cli.config import load_config
+    from hela_cli.errors import HelaError
+
+    assert load_config(env={}, overrides={"models.agent_budget": "5 calls"}).models.agent_budget == "5 calls"
+    with pytest.raises(HelaError, match="agent_budget"):
+        load_config(env={"HELA_MODELS_AGENT_BUDGET": "plenty"})
+    with pytest.raises(HelaError, match="model_work"):
+        load_config(env={"HELA_HOOKS_MODEL_WORK": "sometimes"})
+
+
+def test_ledger_counts_and_stops(tmp_path):
+    led = Ledger(tmp_path)
+    b = Budget(2, 1000)
+    led.reserve("codex", b, 100)
+    led.record("codex", 300, 50, estimated=False)
+    assert led.spent("codex")["calls"] == 1 and led.spent("codex")["tokens"] == 350
+    with pytest.raises(AgentBudgetSpent) as e:      # this prompt would pass the token cap
+        led.reserve("codex", b, 700)
+    assert e.value.first and isinstance(e.value, ModelError)
+    led.reserve("codex", b, 100)
+    with pytest.raises(AgentBudgetSpent) as e:      # the calls are spent
+        led.reserve("codex", b, 1)
+    assert not e.value.first and "2 of 2 calls" in e.value.message
+    assert led.refuse("codex", b)[1] is False and led.refuse("gemini", b) is None
+    assert led.spent("codex")["stopped"] == 3 and led.spent("gemini")["calls"] == 0
+    led.count("codex", "dropped")
+    assert led.spent("codex")["dropped"] == 1
+
+
+def _run(out: str, code: int = 0, err: str = "") -> Run:
+    return Run(code, out, err, False, 0.1)
+
+
+def test_reading_each_cli():
+    r = _claude_reply(_run(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": "{}",
+                                       "usage": {"input_tokens": 10, "cache_read_input_tokens": 5,
+                                                 "output_tokens": 7}})))
+    assert (r.text, r.input_tokens, r.output_tokens) == ("{}", 15, 7)
+    with pytest.raises(ModelError, match="Invalid API key"):
+        _claude_reply(_run(json.dumps({"type": "result", "is_error": True, "result": "Invalid API key"}), 1))
+    with pytest.raises(ModelError, match="no JSON result"):
+        _claude_reply(_run("", 1, "boom"))
+    events = [{"type": "thread.started"}, {"type": "item.completed", "item": {"type": "agent_message", "text": "ok"}},
+              {"type": "turn.completed", "usage": {"input_tokens": 40, "cached_input_tokens": 30, "output_tokens": 2}}]
+    r = _codex_reply(_run("\n".join(json.dumps(e) for e in events)))
+    assert (r.text, r.input_tokens, r.output_tokens) == ("ok", 40, 2)
+    with pytest.raises(ModelError, match="quota"):
+        _codex_reply(_run(json.dumps({"type": "turn.failed", "error": {"message": "quota exceeded"}}), 1))
+    r = _gemini_reply(_run("Loaded cached credentials.\n" + json.dumps(
+        {"response": "hi", "stats": {"models": {"gemini-2.5-flash": {"tokens": {"prompt": 9, "candidates": 3}}}}})))
+    assert (r.text, r.input_tokens, r.output_tokens) == ("hi", 9, 3)
+    r = _gemini_reply(_run(json.dumps({"response": "hi"})))
+    assert r.input_tokens is None      # none reported: the caller estimates (and labels it)
+
+
+# ------------------------------------------------------------------------------------------ the batch
+class Scripted:
+    """A chat-model double: answers every call with ``reply`` (a text or a function of the messages)."""
+
+    def __init__(self, reply):
+        self.reply, self.calls = reply, []
+        self.model_id, self.n_ctx = "scripted", 32768
+
+    def count_tokens(self, text):
+        return len(text) // 3
+
+    def generate(self, messages, *, max_tokens=256, temperature=0.0, json_schema=None, stop=None):
+        self.calls.append((messages, json_schema))
+        return self.reply(messages) if callable(self.reply) else self.reply
+
+
+def _world(make_memory, hash_embedder):
+    mem = make_memory(embedder=hash_embedder, supersession__min_similarity=-1.0, consolidation__delta_hub=0.01)
+    ids = mem.add_many("p", [
+        {"text": "The API rate limit is 100 requests per minute.", "speaker": "user", "time": T0},
+        {"text": "The staging server is kestrel, deployed with make deploy.", "speaker": "user", "time": T0 + 60},
+        {"text": "Kestrel runs the staging database too.", "speaker": "user", "time": T0 + 120},
+        {"text": "The API rate limit is 500 requests per minute.", "speaker": "user", "time": T0 + DAY}])
+    mem.retrieve("staging server kestrel deploy", "p")     # a learning recall: Eq.1 makes a hub
+    return mem, ids
+
+
+def _answer(work: Work, **over):
+    hub = work.hubs[0].node_id
+    pair = work.changes[0]
+    obj = {"clusters": [{"hub": hub, "reasoning": "It states the staging server.",
+                         "facts": [{"subject": "staging", "text": "The staging server is kestrel", "date": "",
+                                    "evidence": [hub]}], "traits": [], "knowledge": []}],
+           "changes": [{"pair": f"{pair['old_id']}>{pair['new_id']}", "reasoning": "A new value of the same limit.",
+                        "verdict": "replaces", "evidence": [pair["old_id"], pair["new_id"]]}]}
+    obj.update(over)
+    return obj
+
+
+def test_one_call_for_hubs_and_changes(make_memory, hash_embedder):
+    mem, ids = _world(make_memory, hash_embedder)
+    sp = mem.space("p")
+    work = pending(mem.store, sp, mem.config)
+    assert work.hubs and [(c["old_id"], c["new_id"], c["status"]) for c in work.changes] == [(ids[0], ids[3], "possible")]
+    msgs = batch_messages(work)
+    text = msgs[1]["content"]
+    assert f"Cluster hub={work.hubs[0].node_id}:" in text and f"Pair {ids[0]}>{ids[3]}:" in text
+    assert text.index("CLUSTERS") < text.index("CHANGES") and '"reasoning"' in text
+    chat = Scripted(lambda m: json.dumps(_answer(work)))
+    rep = run_batch(mem.store, sp, mem.config, chat, hash_embedder, work)
+    assert len(chat.calls) == 1 and chat.calls[0][1] == BATCH_SCHEMA
+    assert rep["calls"] == 1 and rep["superseded"] == 1 and rep["records"] == 1 and rep["hubs_ok"] == 1
+    row = mem.store.supersessions_for([ids[0]])[ids[0]][0]
+    assert (row["detector"], row["status"], row["reason"]) == ("judge", "superseded", "A new value of the same limit.")
+    recs = mem.store.db.execute("SELECT s.text, e.node_id FROM semantic s JOIN semantic_evidence e "
+                                "ON e.semantic_id = s.id").fetchall()
+    assert recs == [("The staging server is kestrel", work.hubs[0].node_id)]
+    assert pending(mem.store, sp, mem.config).empty          # nothing left to ask: no second call
+    from hela_cli.maintenance.correct import fact_chain
+    assert fact_chain(mem.store, ids[3])[0]["reason"] == "A new value of the same limit."
+
+
+@pytest.mark.parametrize("change, expect", [
+    ({"verdict": "no"}, None),
+    ({"verdict": "unsure"}, ("judge", "possible")),
+    ({"reasoning": ""}, ("slot", "possible")),                        # no reasoning before the verdict: skipped
+    ({"evidence": [1, 2, 3, 99]}, ("slot", "possible")),             # evidence outside the pair: skipped
+    ({"verdict": "yes"}, ("slot", "possible")),                      # not one of the verdicts: skipped
+])
+def test_verdicts(make_memory, hash_embedder, change, expect):
+    mem, ids = _world(make_memory, hash_embedder)
+    sp = mem.space("p")
+    work = pending(mem.store, sp, mem.config, hubs=False)
+    obj = _answer(Work(sp, hubs=[HubPlan(0, 0, 0, [], {}, "distill")], changes=work.changes), clusters=[])
+    obj["changes"][0].update(change)
+    apply_batch(mem.store, work, obj, hash_embedder, mem.config)
+    rows = mem.store.supersessions_for([ids[0]]).get(ids[0], [])
+    assert (None if not rows else (rows[0]["detector"], rows[0]["status"])) == expect
+
+
+def test_an_answer_that_does_not_parse_is_dropped(make_memory, hash_embedder):
+    mem, ids = _world(make_memory, hash_embedder)
+    sp = mem.space("p")
+    before = mem.store.supersessions_for([ids[0]])
+    for raw in ("I think the limit changed.", "", "[1, 2]", '{"verdict": "replaces"}'):
+        rep = run_batch(mem.store, sp, mem.config, Scripted(raw), hash_embedder)
+        assert rep["calls"] == 1 and rep["dropped"] is True
+    assert mem.store.supersessions_for([ids[0]]) == before and mem.store.count_semantic(sp.id) == 0
+
+
+def test_parse_batch():
+    assert parse_batch('```json\n{"clusters": [], "changes": []}\n```') == {"clusters": [], "changes": []}
+    assert parse_batch('Here it is: {"changes": [{"pair": "1>2"}]}') == {"changes": [{"pair": "1>2"}]}
+    cut = '{"clusters": [], "changes": [{"pair": "1>2", "reasoning": "r", "verdict": "no", "evidence": [1]}, {"pair": "3>'
+    assert parse_batch(cut)["changes"][0]["pair"] == "1>2"   # cut short by the token budget: complete items kept
+    assert parse_batch('{"clusters": "x", "changes": []}') is None
+
+
+def test_a_cluster_record_that_is_not_grounded_is_rejected(make_memory, hash_embedder):
+    mem, ids = _world(make_memory, hash_embedder)
+    sp = mem.space("p")
+    work = pending(mem.store, sp, mem.config)
+    obj = _answer(work)
+    obj["clusters"][0]["facts"] = [{"subject": "x", "text": "Quantum llamas invented the toaster", "date": "",
+                                    "evidence": [work.hubs[0].node_id]}]
+    rep = apply_batch(mem.store, work, obj, hash_embedder, mem.config)
+    assert rep["records"] == 0 and rep["hubs_ok"] == 0 and rep["rejected"] == 1
+    state = mem.store.hub_state(sp.id)
+    assert state[work.hubs[0].node_id]["status"].startswith("failed: no valid record")
+    for p in work.hubs[1:]:   # a hub the answer left out: failed too (not asked again automatically)
+        assert state[p.node_id]["status"] == "failed: not answered in the batch"
+
+
+def test_the_explicit_command_refuses_an_in_process_model(make_memory, hash_embedder):
+    mem, _ = _world(make_memory, hash_embedder)
+    with pytest.raises(ModelError, match="in-process GGUF"):
+        mem.judge("p")
