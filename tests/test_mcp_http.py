@@ -29,8 +29,8 @@ from mcp.shared.exceptions import MCPError
 
 from hela_cli.config import Config
 from hela_cli.errors import InputError
-from hela_cli.mcp_server.http import (StaticTokenVerifier, client_config, is_loopback, parse_address, resolve_token,
-                               url_for)
+from hela_cli.mcp_server.access import ALL, Verifier
+from hela_cli.mcp_server.http import client_config, is_loopback, parse_address, resolve_token, url_for
 from hela_cli.mcp_server.tools import build_server
 from tests.reliability import PY, REPO, hela, hela_env
 from tests.support import MCP_TURNS as TURNS
@@ -50,7 +50,7 @@ def free_port() -> int:
 class Server:
     proc: subprocess.Popen
     url: str
-    db: Path
+    db: Any
     err: Path
     home: Path
 
@@ -75,13 +75,14 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def start(tmp: Path, *args: str, sigint: str = "default", **env: str) -> Server:
+def start(tmp: Path, *args: str, sigint: str = "default", db: str | None = None, **env: str) -> Server:
     """``hela mcp --http 127.0.0.1:PORT`` as a real process; returns once it listens (or fails the test
     with its stderr if it exits first). stdout and stderr go to one file. ``sigint``: the disposition the
     process inherits: "default", or "ignored" (what `cmd &` in a script, or a CI runner, hands down);
-    "default" is set explicitly so that a test run started in the background behaves as one in a terminal."""
+    "default" is set explicitly so that a test run started in the background behaves as one in a terminal.
+    ``db``: the database (a file path or a Postgres URL; default ``tmp/shared.db``)."""
     tmp.mkdir(parents=True, exist_ok=True)
-    db, err = tmp / "shared.db", tmp / "server.out"
+    db, err = (db or tmp / "shared.db"), tmp / "server.out"
     port = free_port()
     with err.open("w") as f:
         proc = subprocess.Popen([PY, "-m", "hela_cli", "mcp", "--http", f"127.0.0.1:{port}", "--db", str(db), *args],
@@ -320,7 +321,7 @@ def test_non_loopback_without_token_is_refused(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines() == [
         f"error: refusing to serve on 0.0.0.0:{port} (not a loopback address) without a token: give --token-file "
-        "PATH or set HELA_MCP_TOKEN"]
+        "PATH, set HELA_MCP_TOKEN, or make client tokens with `hela tokens add`"]
     assert not (tmp_path / "home" / "mcp-token").exists()
     with socket.socket() as s:  # nothing listens there
         assert s.connect_ex(("127.0.0.1", port)) != 0
@@ -397,8 +398,9 @@ def test_token_precedence(tmp_path, monkeypatch):
     assert again.value == gen.value and not again.generated
 
 
-def test_static_token_verifier():
-    v = StaticTokenVerifier(TOKEN)
+def test_server_token_verifier(tmp_path):
+    v = Verifier(TOKEN, str(tmp_path / "none.db"))
+    assert v.grant(TOKEN) is ALL
 
     async def main() -> None:
         ok = await v.verify_token(TOKEN)
@@ -407,6 +409,8 @@ def test_static_token_verifier():
             assert await v.verify_token(wrong) is None
 
     anyio.run(main)
+    v.close()
+    assert not (tmp_path / "none.db").exists()   # checking tokens creates no database
 
 
 def test_accepted_connections_get_tcp_nodelay():

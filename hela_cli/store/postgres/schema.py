@@ -18,6 +18,7 @@ database take turns) and is recorded in ``hela_migrations``.
 from __future__ import annotations
 
 from hela_cli.store.supersession import SUPERSESSIONS_SQL
+from hela_cli.store.tokens import TOKENS_SQL
 
 PG_MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core", """
@@ -187,4 +188,7 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
     """),
     # facts that change (SQLite 0017_supersession): the same table (store/supersession.py)
     ("0007_supersession", SUPERSESSIONS_SQL.format(int="BIGINT", real="DOUBLE PRECISION")),
+    # tokens per client of a shared server (SQLite 0018_tokens): the same table (store/tokens.py). Named in
+    # this engine's own sequence: applied_migrations() reads the names back in name order
+    ("0008_tokens", TOKENS_SQL.format(real="DOUBLE PRECISION")),
 ]

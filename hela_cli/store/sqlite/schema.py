@@ -337,6 +337,14 @@ def _m17_supersession(db: "Database") -> None:
     _script(db, SUPERSESSIONS_SQL.format(int="INTEGER", real="REAL"))
 
 
+def _m18_tokens(db: "Database") -> None:
+    # Tokens per client of a shared server (issue 44): a token's name, the SHA-256 of the token (never the
+    # token), the spaces it may use and its scope (store/tokens.py; hela_cli/mcp_server/access.py checks them)
+    from hela_cli.store.tokens import TOKENS_SQL
+
+    _script(db, TOKENS_SQL.format(real="REAL"))
+
+
 MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0001_core", _m1_core),
     ("0002_semantic", _m2_semantic),
@@ -355,6 +363,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0015_keyword_terms", _m15_keyword_terms),
     ("0016_space_hebbian", _m16_space_hebbian),
     ("0017_supersession", _m17_supersession),
+    ("0018_tokens", _m18_tokens),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
