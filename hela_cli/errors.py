@@ -48,3 +48,10 @@ class StoreLocked(StoreError):
     from an exception's text."""
 
     exit_code = 70
+
+
+class AccessDenied(HelaError):
+    """A shared server's token does not allow this: a space outside its list, a write with a read-only token
+    (``hela_cli/mcp_server/access.py``); exit 77 (``EX_NOPERM``)."""
+
+    exit_code = 77

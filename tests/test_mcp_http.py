@@ -7,94 +7,27 @@ included) except in the single print of a generated one.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
 import socket
-import sqlite3
 import stat
-import subprocess
-import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from hela_cli.config import Config
 from hela_cli.errors import InputError
-from hela_cli.mcp_server.http import (StaticTokenVerifier, client_config, is_loopback, parse_address, resolve_token,
-                               url_for)
+from hela_cli.mcp_server.access import ALL, Verifier
+from hela_cli.mcp_server.http import client_config, is_loopback, parse_address, resolve_token, url_for
 from hela_cli.mcp_server.tools import build_server
-from tests.reliability import PY, REPO, hela, hela_env
+from tests.reliability import hela, hela_env
+from tests.mcp_support import Session, count_nodes, free_port, refused, space_row, start
 from tests.support import MCP_TURNS as TURNS
 
 TOKEN = "test-token-" + "x7Qp2" * 6
 TOOLS = {"remember", "recall", "ask", "reinforce", "forget", "spaces", "hubs", "memories", "update", "delete"}
-READY = "hela mcp: serving the hela tools at "
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class Server:
-    proc: subprocess.Popen
-    url: str
-    db: Path
-    err: Path
-    home: Path
-
-    def output(self) -> str:
-        return self.err.read_text(encoding="utf-8", errors="replace")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(60)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def start(tmp: Path, *args: str, sigint: str = "default", **env: str) -> Server:
-    """``hela mcp --http 127.0.0.1:PORT`` as a real process; returns once it listens (or fails the test
-    with its stderr if it exits first). stdout and stderr go to one file. ``sigint``: the disposition the
-    process inherits: "default", or "ignored" (what `cmd &` in a script, or a CI runner, hands down);
-    "default" is set explicitly so that a test run started in the background behaves as one in a terminal."""
-    tmp.mkdir(parents=True, exist_ok=True)
-    db, err = tmp / "shared.db", tmp / "server.out"
-    port = free_port()
-    with err.open("w") as f:
-        proc = subprocess.Popen([PY, "-m", "hela_cli", "mcp", "--http", f"127.0.0.1:{port}", "--db", str(db), *args],
-                                env=hela_env(tmp, None, **env), stdout=f, stderr=subprocess.STDOUT, cwd=str(REPO),
-                                preexec_fn=_ignore_sigint if sigint == "ignored" else _default_sigint)
-    server = Server(proc, f"http://127.0.0.1:{port}/mcp", db, err, tmp / "home")
-    deadline = time.monotonic() + 180  # a hang guard for a busy machine, not a timing assertion
-    while READY not in server.output():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            server.stop()
-            pytest.fail(f"the server did not start:\n{server.output()}")
-        time.sleep(0.1)
-    return server
 
 
 @pytest.fixture(scope="module")
@@ -104,68 +37,6 @@ def shared(tmp_path_factory, model_dir_path) -> Any:
     yield server
     server.stop()
     assert TOKEN not in server.output()
-
-
-def http_client(token: str | None, statuses: list[int] | None = None, scheme: str = "Bearer") -> httpx2.AsyncClient:
-    async def record(response: httpx2.Response) -> None:
-        if statuses is not None:
-            statuses.append(response.status_code)
-
-    headers = {"Authorization": f"{scheme} {token}"} if token is not None else {}
-    return httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(300), event_hooks={"response": [record]})
-
-
-class Session:
-    """An SDK client session over streamable HTTP with its own HTTP client (its headers can be changed)."""
-
-    def __init__(self, url: str, token: str | None, statuses: list[int] | None = None):
-        self.url, self.http = url, http_client(token, statuses)
-
-    async def __aenter__(self) -> "Session":
-        async with contextlib.AsyncExitStack() as stack:
-            await stack.enter_async_context(self.http)
-            r, w = await stack.enter_async_context(streamable_http_client(self.url, http_client=self.http))
-            self.s = await stack.enter_async_context(ClientSession(r, w))
-            await self.s.initialize()
-            self._stack = stack.pop_all()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self._stack.__aexit__(*exc)
-
-    async def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
-        res = await self.s.call_tool(name, args)
-        assert not res.is_error, res.content[0].text
-        assert res.structured_content == json.loads(res.content[0].text)
-        return res.structured_content
-
-
-def count_nodes(db: Path) -> int:
-    if not db.exists():
-        return 0
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
-        return con.execute("SELECT count(*) FROM nodes").fetchone()[0]
-
-
-def space_row(db: Path, space: str) -> tuple[int, int]:
-    """(memories, step counter) of a space, read from the database file."""
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
-        sid, step = con.execute("SELECT id, step FROM spaces WHERE name = ?", (space,)).fetchone()
-        return con.execute("SELECT count(*) FROM nodes WHERE space_id = ?", (sid,)).fetchone()[0], step
-
-
-def refused(url: str, token: str | None, scheme: str = "Bearer") -> list[int]:
-    """Open an SDK session with ``token``: it must fail; returns the HTTP statuses it got."""
-    statuses: list[int] = []
-
-    async def main() -> None:
-        with pytest.raises((MCPError, ExceptionGroup)):
-            async with http_client(token, statuses, scheme) as c, \
-                    streamable_http_client(url, http_client=c) as (r, w), ClientSession(r, w) as s:
-                await s.initialize()
-
-    anyio.run(main)
-    return statuses
 
 
 # ------------------------------------------------------------------------------------- real server, real models
@@ -320,7 +191,7 @@ def test_non_loopback_without_token_is_refused(tmp_path):
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines() == [
         f"error: refusing to serve on 0.0.0.0:{port} (not a loopback address) without a token: give --token-file "
-        "PATH or set HELA_MCP_TOKEN"]
+        "PATH, set HELA_MCP_TOKEN, or make client tokens with `hela tokens add`"]
     assert not (tmp_path / "home" / "mcp-token").exists()
     with socket.socket() as s:  # nothing listens there
         assert s.connect_ex(("127.0.0.1", port)) != 0
@@ -397,8 +268,9 @@ def test_token_precedence(tmp_path, monkeypatch):
     assert again.value == gen.value and not again.generated
 
 
-def test_static_token_verifier():
-    v = StaticTokenVerifier(TOKEN)
+def test_server_token_verifier(tmp_path):
+    v = Verifier(TOKEN, str(tmp_path / "none.db"))
+    assert v.grant(TOKEN) is ALL
 
     async def main() -> None:
         ok = await v.verify_token(TOKEN)
@@ -407,6 +279,8 @@ def test_static_token_verifier():
             assert await v.verify_token(wrong) is None
 
     anyio.run(main)
+    v.close()
+    assert not (tmp_path / "none.db").exists()   # checking tokens creates no database
 
 
 def test_accepted_connections_get_tcp_nodelay():

@@ -6,29 +6,36 @@ opened and the models are loaded once, on the first call that needs them, for ev
 from all sessions run one at a time on it (the limiter in :func:`~hela_cli.mcp_server.tools.build_server`):
 one SQLite connection and one llama.cpp context are not safe to share between threads.
 
-Access needs a bearer token, checked by the SDK's own auth hooks (a :class:`TokenVerifier` given to
-``MCPServer`` with ``AuthSettings``: its ``RequireAuthMiddleware`` answers 401 before any MCP message is
-read). Where the token comes from, first found wins:
+Access needs a bearer token, checked by the SDK's own auth hooks (:class:`~hela_cli.mcp_server.access.Verifier`
+given to ``MCPServer`` with ``AuthSettings``: its ``RequireAuthMiddleware`` answers 401 before any MCP
+message is read). Two kinds are accepted (:mod:`hela_cli.mcp_server.access`): the server token (every
+space) and the client tokens of ``hela tokens add`` (their spaces, read-only or not), looked up by digest
+in the database on every request. Where the server token comes from, first found wins:
 
 1. ``--token-file PATH`` (the first line of the file);
 2. the environment variable ``HELA_MCP_TOKEN``;
 3. on a loopback address only: the token saved in ``<data dir>/mcp-token``, generated
    (``secrets.token_urlsafe``) and written user-only (0600) on the first start, when it is printed once
-   on stderr with the client configuration. Binding any other address without 1. or 2. is refused.
+   on stderr with the client configuration. Binding any other address without 1. or 2. is refused unless
+   the database holds client tokens (then only they are accepted).
 
-The token is compared in constant time (digests of equal length) and never written to any output or log
+Tokens are compared in constant time (digests of equal length) and never written to any output or log
 (the access log shows the request line, which carries no token, and the status).
 
-``POST /hook`` (same bearer token, checked here: the SDK's custom routes carry no auth) is the hooks' fast
+``POST /hook`` (the same tokens, checked here: the SDK's custom routes carry no auth) is the hooks' fast
 path (:mod:`hela_cli.hooks.client`): a coding agent's ``hela hook`` hands its event to this process, which
-runs the hook's own handler on its warm Memory, one call at a time with the tools.
+runs the hook's own handler on a Memory of its own (:class:`HookHost`: its own connection and embedder, one
+hook at a time), so a hook never waits behind a tool call (an ``ask`` can take a minute). A client token
+may send events only for its own spaces, and a read-only one none (the hooks write: captures, learning).
+
+Bodies: a request body over :data:`MAX_BODY` (its ``Content-Length``), or one sent without a length
+(``Transfer-Encoding: chunked``), is refused with 413 before it is read (:class:`BodyLimit`, in front of
+every route).
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
-import hmac
 import ipaddress
 import json
 import os
@@ -42,7 +49,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from hela_cli.config import Config
-from hela_cli.errors import InputError
+from hela_cli.errors import HelaError, InputError
+from hela_cli.mcp_server.access import ALL, Verifier
 from hela_cli.paths import data_dir, ensure_private_dir
 
 TOKEN_ENV = "HELA_MCP_TOKEN"
@@ -111,9 +119,10 @@ def _read_token(path: Path, where: str) -> str:
 
 
 def resolve_token(token_file: str | None, loopback: bool, where: str,
-                  env: Mapping[str, str] | None = None) -> Token:
-    """The token to require: ``--token-file``, else ``$HELA_MCP_TOKEN``, else (loopback only) the saved
-    or a newly generated one. ``where`` names the address in the refusal."""
+                  env: Mapping[str, str] | None = None, clients: Callable[[], bool] | None = None) -> Token | None:
+    """The server token: ``--token-file``, else ``$HELA_MCP_TOKEN``, else (loopback only) the saved or a
+    newly generated one. On another address without either: None (client tokens only) when ``clients()``
+    says the database holds client tokens, else refused. ``where`` names the address in the refusal."""
     env = os.environ if env is None else env
     if token_file:
         path = Path(token_file).expanduser()
@@ -121,8 +130,10 @@ def resolve_token(token_file: str | None, loopback: bool, where: str,
     if env.get(TOKEN_ENV):
         return Token(_check_token(env[TOKEN_ENV].strip(), f"environment {TOKEN_ENV}"), f"from ${TOKEN_ENV}")
     if not loopback:
+        if clients is not None and clients():
+            return None
         raise InputError(f"refusing to serve on {where} (not a loopback address) without a token: give "
-                         f"--token-file PATH or set {TOKEN_ENV}")
+                         f"--token-file PATH, set {TOKEN_ENV}, or make client tokens with `hela tokens add`")
     path = token_path()
     if path.exists():
         return Token(_read_token(path, str(path)), f"saved in {path}")
@@ -137,30 +148,69 @@ def resolve_token(token_file: str | None, loopback: bool, where: str,
     return Token(value, f"saved in {path}", generated=True)
 
 
-class StaticTokenVerifier:
-    """The SDK's ``TokenVerifier`` for one shared token: compares SHA-256 digests with
-    :func:`hmac.compare_digest` (constant time, and equal lengths whatever the length of the guess)."""
-
-    def __init__(self, token: str):
-        self._digest = hashlib.sha256(token.encode("utf-8")).digest()
-
-    def matches(self, token: str) -> bool:
-        guess = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
-        return hmac.compare_digest(guess, self._digest)
-
-    async def verify_token(self, token: str) -> Any:
-        from mcp.server.auth.provider import AccessToken
-
-        if not self.matches(token):
-            return None
-        return AccessToken(token="(shared token)", client_id="hela", scopes=[])  # the token itself is not kept
+MAX_BODY = 17 * 1024 * 1024   # a hook's stdin is at most 16 MiB (hela_cli.hooks.process.MAX_STDIN); a tool call far less
 
 
-MAX_HOOK_BODY = 17 * 1024 * 1024   # a hook's stdin is at most 16 MiB (hela_cli.hooks.process.MAX_STDIN)
+class BodyLimit:
+    """ASGI middleware in front of every route: a request body over ``limit`` bytes (by its
+    ``Content-Length``) or without a length (``Transfer-Encoding: chunked``: its size is known only once
+    read) gets 413 before a byte of it is read; a body longer than its ``Content-Length`` says is cut off
+    there by the HTTP server (h11 and httptools deliver exactly that many bytes)."""
+
+    def __init__(self, app: Any, limit: int = MAX_BODY):
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.lower(): v for k, v in scope.get("headers", [])}
+            length = headers.get(b"content-length", b"").strip()
+            why = None
+            if headers.get(b"transfer-encoding") is not None:
+                why = "a body without Content-Length (chunked) is refused: send its length"
+            elif length and (not length.isdigit() or int(length) > self.limit):
+                why = f"request body over {self.limit} bytes"
+            if why is not None:
+                from starlette.responses import JSONResponse
+
+                await JSONResponse({"error": why}, status_code=413, headers={"Connection": "close"})(
+                    scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
-def add_hook_route(server: Any, verifier: StaticTokenVerifier) -> None:
-    """``POST /hook``: one hook event run by :func:`hela_cli.hooks.endpoint.serve_event` on the server's Memory."""
+class HookHost:
+    """The Memory the hooks' fast path runs on: the server's configuration, a connection and an embedder
+    of its own, made on the first hook (two connections of one process share the database as two processes
+    do). One hook at a time (``limiter``), beside the tool calls, never behind them."""
+
+    def __init__(self, config: Config):
+        self.config = config
+        self._memory: Any = None
+        import anyio
+
+        self.limiter = anyio.CapacityLimiter(1)
+
+    @property
+    def memory(self) -> Any:
+        if self._memory is None:
+            from hela_cli.memory import Memory
+
+            self._memory = Memory(self.config)
+        return self._memory
+
+    def close(self) -> None:
+        if self._memory is not None:
+            self._memory.close()
+
+
+def _bearer(request: Any) -> str:
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" else ""
+
+
+def add_hook_route(server: Any, verifier: Verifier, host: HookHost) -> None:
+    """``POST /hook``: one hook event run by :func:`hela_cli.hooks.endpoint.serve_event` on ``host``'s Memory,
+    for a token whose grant holds the event's space and may write."""
     import anyio
     from starlette.responses import JSONResponse
 
@@ -168,18 +218,29 @@ def add_hook_route(server: Any, verifier: StaticTokenVerifier) -> None:
 
     @server.custom_route("/hook", methods=["POST"], include_in_schema=False)
     async def hook(request: Any) -> Any:
-        scheme, _, value = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not verifier.matches(value.strip()):
+        token = _bearer(request)
+        grant = await anyio.to_thread.run_sync(verifier.grant, token) if token else None
+        if grant is None:
             return JSONResponse({"error": "unauthorized"}, status_code=401)
-        if int(request.headers.get("content-length") or 0) > MAX_HOOK_BODY:
-            return JSONResponse({"error": "request too large"}, status_code=413)
+        chunks, size = [], 0
+        async for chunk in request.stream():   # BodyLimit checked the length; this keeps the bound whatever
+            size += len(chunk)
+            if size > MAX_BODY:
+                return JSONResponse({"error": f"request body over {MAX_BODY} bytes"}, status_code=413)
+            chunks.append(chunk)
         try:
-            body = json.loads(await request.body())
+            body = json.loads(b"".join(chunks))
         except ValueError:
             return JSONResponse({"error": "not JSON"}, status_code=400)
-        hela = server.hela
+        if grant is not ALL:
+            space = body.get("space") if isinstance(body, dict) else None
+            try:   # the space the handler will use: the request's (the hook names it)
+                grant.check_space(space)
+                grant.check_write("the hooks (they capture turns and learn)")
+            except HelaError as e:
+                return JSONResponse({"error": e.message}, status_code=403)
         status, answer = await anyio.to_thread.run_sync(
-            lambda: serve_event(body, hela.memory, hela.config), limiter=server.hela_limiter)
+            lambda: serve_event(body, host.memory, host.config), limiter=host.limiter)
         return JSONResponse(answer, status_code=status)
 
 
@@ -226,26 +287,32 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
     host, port = parse_address(address)
     family, numeric = resolve_host(host, port)
     where = f"{host}:{port}"
-    token = resolve_token(token_file, is_loopback(numeric), where, env)
+    probe = Verifier(None, config.db)
+    try:
+        token = resolve_token(token_file, is_loopback(numeric), where, env, clients=probe.has_client_tokens)
+    finally:
+        probe.close()
     try:
         sock = _listen(family, numeric, port, where)
     except InputError:
-        if token.generated:  # never shown: the next start generates (and prints) a new one
+        if token is not None and token.generated:  # never shown: the next start generates (and prints) a new one
             token_path().unlink(missing_ok=True)
         raise
     url = url_for(host, port)
 
     base = url[: -len(MCP_PATH)]
-    verifier = StaticTokenVerifier(token.value)
+    verifier = Verifier(token.value if token is not None else None, config.db)
     server = build_server(config, token_verifier=verifier,
                           auth=AuthSettings(issuer_url=base, resource_server_url=None))
-    add_hook_route(server, verifier)
-    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
-    if token.generated:
+    hooks = HookHost(config)
+    add_hook_route(server, verifier, hooks)
+    app = BodyLimit(server.streamable_http_app(streamable_http_path=MCP_PATH, host=host))
+    if token is not None and token.generated:
         say(f"hela mcp: generated an access token, saved user-only in {token_path()}; an MCP client connects "
             f"with (shown this once):")
         say(json.dumps(client_config(url, token.value)))
-    say(f"hela mcp: serving the hela tools at {url} (bearer token {token.source}); Ctrl-C stops")
+    tokens = f"bearer token {token.source}, and client tokens" if token is not None else "client tokens only"
+    say(f"hela mcp: serving the hela tools at {url} ({tokens}: hela tokens list); Ctrl-C stops")
     log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)  # the access log (no token in it) to stderr too
     log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
 
@@ -271,7 +338,11 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
-        server.hela.close()
+        try:
+            server.hela.close()
+            hooks.close()
+        finally:
+            verifier.close()
     # uvicorn re-raises the signal it stopped on, into the handler that was there before it: when the parent
     # started hela with SIGINT ignored (any `cmd &` of a non-interactive shell, a CI job), that raise does
     # nothing and the stop would exit 0. The stop is a Ctrl-C (130) or a SIGTERM (143) whatever was inherited.

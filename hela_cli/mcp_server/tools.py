@@ -245,6 +245,24 @@ class HelaServer:
         return parse_time(value, "now")[0]
 
 
+def request_grant(ctx: Any) -> Any:
+    """What the calling client's token allows (:class:`hela_cli.mcp_server.access.Grant`): read from the HTTP
+    request that carried this call (the SDK's auth middleware put the verified token there). No HTTP request
+    (stdio, a direct call): every space. An HTTP request without a verified token: nothing."""
+    from hela_cli.mcp_server.access import ALL, NOTHING, Grant
+
+    try:
+        request = ctx.request_context.request
+    except (AttributeError, ValueError, LookupError):   # no request context: a direct call
+        return ALL
+    if request is None:
+        return ALL
+    scope = getattr(request, "scope", None)
+    user = scope.get("user") if isinstance(scope, dict) else None
+    token = getattr(user, "access_token", None)
+    return (Grant.from_claims(getattr(token, "claims", None)) or NOTHING) if token is not None else NOTHING
+
+
 def _error_line(e: BaseException) -> str:
     """A failure as the one line the client gets, secrets redacted (a driver's message may quote a connection
     string; an input error may quote the argument)."""
@@ -296,7 +314,22 @@ def build_server(config: Config, **options: Any) -> Any:
             if rep.get("error"):
                 logger.warning("auto-consolidation of '%s' failed: %s", rep["space"], rep["error"])
 
-    async def call(fn: Callable[..., dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+    async def call(fn: Callable[..., dict[str, Any]], ctx: Any = None, write: str | None = None,
+                   **kwargs: Any) -> dict[str, Any]:
+        """``fn(**kwargs)`` in the worker thread, one call at a time, once the caller's token allows it: the
+        space (``kwargs["space"]``) in its list, a write (``write``: what the call does) only with write
+        access; a read-only token's recall and ask do not learn (hela_cli/mcp_server/access.py)."""
+        grant = request_grant(ctx)
+        try:
+            if "space" in kwargs:
+                grant.check_space(kwargs["space"])
+            if write is not None:
+                grant.check_write(write)
+        except HelaError as e:
+            raise HelaToolError(_error_line(e)) from None
+        if not grant.write and kwargs.get("learn"):
+            kwargs["learn"] = False
+
         def run() -> dict[str, Any]:
             try:
                 return fn(**kwargs)
@@ -329,9 +362,9 @@ def build_server(config: Config, **options: Any) -> Any:
                                                             "passwords) are replaced with [REDACTED:kind] before "
                                                             "storing: on by default; false is honoured only where "
                                                             "the server allows it (ingest.redact_assistant: "
-                                                            "false).")] = None
-                       ) -> dict[str, Any]:
-        return await call(hela.remember, space=space, turns=turns, redact=redact)
+                                                            "false).")] = None,
+                       ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        return await call(hela.remember, ctx, "remember", space=space, turns=turns, redact=redact)
 
     @server.tool(description="Memories relevant to a query (retrieval only, no chat model): id, source id, "
                              "date, speaker, text, score and path (base = similarity, hebbian = reached through "
@@ -353,9 +386,9 @@ def build_server(config: Config, **options: Any) -> Any:
                      current_only: Annotated[bool, Field(description="Leave out memories a later one superseded "
                                                          "(possibly superseded ones stay, marked).")] = False,
                      as_of: Annotated[str | None, Field(description="Recall as of this date: later memories and "
-                                                        "later supersessions are ignored.")] = None
-                     ) -> dict[str, Any]:
-        return await call(hela.recall, space=space, query=query, k=k, learn=learn, explain=explain, now=now,
+                                                        "later supersessions are ignored.")] = None,
+                     ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        return await call(hela.recall, ctx, space=space, query=query, k=k, learn=learn, explain=explain, now=now,
                           speaker=speaker, session=session, since=since, until=until, current_only=current_only,
                           as_of=as_of)
 
@@ -366,7 +399,7 @@ def build_server(config: Config, **options: Any) -> Any:
                   now: Annotated[str | None, Field(description="The present for time decay.")] = None,
                   ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
         hela.attach(ctx)  # models.chat: client answers (and consolidates) through this client's sampling
-        return await call(hela.ask, space=space, question=question, learn=learn, now=now)
+        return await call(hela.ask, ctx, space=space, question=question, learn=learn, now=now)
 
     @server.tool(description="Feedback on a recall or ask: the ids of its memories you actually used in your "
                              "reply. hela strengthens the associations between them and the query's best matches, "
@@ -375,25 +408,29 @@ def build_server(config: Config, **options: Any) -> Any:
     async def reinforce(space: Space, used: Annotated[list[int], Field(description="Memory ids from that "
                                                                        "recall's result that you used.")],
                         recall_id: Annotated[int | None, Field(description="The recall_id of the recall or ask "
-                                                               "(default: the space's latest).")] = None
-                        ) -> dict[str, Any]:
-        return await call(hela.reinforce, space=space, used=used, recall_id=recall_id)
+                                                               "(default: the space's latest).")] = None,
+                        ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        return await call(hela.reinforce, ctx, "reinforce", space=space, used=used, recall_id=recall_id)
 
     @server.tool(description="Forgetting: list the memories that are weak, idle and never used (dry run), or "
                              "remove them with apply=true.")
     async def forget(space: Space, apply: Annotated[bool, Field(description="Remove the candidates "
-                                                                "(default false: dry run).")] = False) -> dict[str, Any]:
-        return await call(hela.forget, space=space, apply=apply)
+                                                                "(default false: dry run).")] = False,
+                     ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        return await call(hela.forget, ctx, "forget with apply" if apply else None, space=space, apply=apply)
 
     @server.tool(description="The memory spaces with their memory, edge and semantic-record counts.",
                  annotations=read_only)
-    async def spaces() -> dict[str, Any]:
-        return await call(hela.spaces)
+    async def spaces(ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        grant = request_grant(ctx)   # a token sees only its own spaces
+        out = await call(hela.spaces, ctx)
+        return {"spaces": [s for s in out["spaces"] if grant.allows(s["name"])]}
 
     @server.tool(description="The strongest hubs of a space (as `hela inspect hubs`): memories at the centre "
                              "of many strong associations, with their clusters.", annotations=read_only)
-    async def hubs(space: Space, top: Annotated[int, Field(ge=1, le=200)] = 10) -> dict[str, Any]:
-        return await call(hela.hubs, space=space, top=top)
+    async def hubs(space: Space, top: Annotated[int, Field(ge=1, le=200)] = 10,
+                   ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        return await call(hela.hubs, ctx, space=space, top=top)
 
     @server.tool(description="List memories of a space, newest first, with filters (as `hela memories`): id, "
                              "source id, date, speaker, session, text.", annotations=read_only)
@@ -405,8 +442,9 @@ def build_server(config: Config, **options: Any) -> Any:
                        contains: Annotated[str | None, Field(description="Only texts holding this (any case)."
                                                              )] = None,
                        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many (default 50)."
-                                                   )] = 50) -> dict[str, Any]:
-        return await call(hela.memories, space=space, speaker=speaker, session=session, since=since, until=until,
+                                                   )] = 50,
+                       ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        return await call(hela.memories, ctx, space=space, speaker=speaker, session=session, since=since, until=until,
                           contains=contains, limit=limit)
 
     @server.tool(description="Replace a memory's text (as `hela edit`): it keeps its id, time, session, speaker "
@@ -414,9 +452,9 @@ def build_server(config: Config, **options: Any) -> Any:
                              "source_id.")
     async def update(space: Space, text: Annotated[str, Field(min_length=1, description="The new text.")],
                      id: Annotated[int | None, Field(description="The memory id.")] = None,
-                     source_id: Annotated[str | None, Field(description="Or its source id.")] = None
-                     ) -> dict[str, Any]:
-        return await call(hela.update, space=space, text=text, id=id, source_id=source_id)
+                     source_id: Annotated[str | None, Field(description="Or its source id.")] = None,
+                     ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        return await call(hela.update, ctx, "update", space=space, text=text, id=id, source_id=source_id)
 
     @server.tool(description="Delete memories completely (as `hela delete`): by ids or source_ids, or by filter "
                              "(session, speaker, before, contains), which needs confirm=true. Also removes the "
@@ -429,9 +467,9 @@ def build_server(config: Config, **options: Any) -> Any:
                      speaker: Annotated[str | None, Field(description="Filter: this speaker.")] = None,
                      before: Annotated[str | None, Field(description="Filter: before this date.")] = None,
                      contains: Annotated[str | None, Field(description="Filter: texts holding this.")] = None,
-                     confirm: Annotated[bool, Field(description="Required for a delete by filter.")] = False
-                     ) -> dict[str, Any]:
-        return await call(hela.delete, space=space, ids=ids, source_ids=source_ids, session=session,
+                     confirm: Annotated[bool, Field(description="Required for a delete by filter.")] = False,
+                     ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
+        return await call(hela.delete, ctx, "delete", space=space, ids=ids, source_ids=source_ids, session=session,
                           speaker=speaker, before=before, contains=contains, confirm=confirm)
 
     server.hela = hela  # type: ignore[attr-defined]

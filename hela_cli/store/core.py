@@ -1,7 +1,7 @@
 """The code both engines share, composed into one base, and the hooks each engine must supply.
 
 :class:`StoreCore` is every shared module's class (nodes, keyword postings, edges, semantic records, hubs,
-the asks log, passages, supersessions, correcting, copying, backup, browsing, integrity, re-embedding, and the shared
+the asks log, passages, supersessions, access tokens, correcting, copying, backup, browsing, integrity, re-embedding, and the shared
 connection API)
 and nothing engine-specific: all their SQL is plain SQL both engines run, written once, with the few
 spellings that differ taken from the engine's :class:`~hela_cli.store.dialect.Dialect`. What differs
@@ -36,11 +36,12 @@ from hela_cli.store.passages import Passages
 from hela_cli.store.reembed import Reembed
 from hela_cli.store.semantic import Semantic
 from hela_cli.store.supersession import Supersession
+from hela_cli.store.tokens import Tokens
 from hela_cli.store.transfer import Transfer
 
 
 class StoreCore(Correct, FilteredSearch, Transfer, Nodes, Keywords, Passages, Edges, Semantic, Supersession, Hubs,
-                AsksLog, Reembed, Integrity, Backup, Browse, Connection, abc.ABC):
+                AsksLog, Reembed, Integrity, Backup, Browse, Tokens, Connection, abc.ABC):
     """The shared store; an engine's class is ``EnginePieces..., StoreCore``."""
 
     # ---------------------------------------------------------------- connection, transactions, migrations

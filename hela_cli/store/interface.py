@@ -350,6 +350,22 @@ class StoreAPI(Protocol):
     def stale_records(self, record_ids: Iterable[int], as_of: float | None = None) -> dict[int, list[int]]:
         """Semantic records whose evidence holds a superseded memory: ``{record id: [those memories]}``."""
 
+    # ---------------------------------------------------------------- access tokens of a shared server
+    def add_token(self, name: str, digest: str, spaces: list[str] | None, scope: str, created_at: float) -> bool:
+        """Store a token's SHA-256 ``digest`` (never the token) under ``name`` with its spaces (None: every
+        space) and scope (``read`` / ``write``); False, nothing written, when the name is taken."""
+
+    def tokens(self) -> list[dict[str, Any]]:
+        """Every token's row (name, digest, spaces, scope, created_at, last_used), by name."""
+
+    def token_by_digest(self, digest: str) -> dict[str, Any] | None: ...
+
+    def revoke_token(self, name: str) -> bool:
+        """Delete the token named ``name``; False when there is none."""
+
+    def touch_token(self, digest: str, when: float) -> None:
+        """Record when a server last accepted the token."""
+
     # ---------------------------------------------------------------- the asks log and feedback
     def log_ask(self, space_id: int, question: str, answer: str | None, memories: Sequence[int], step: int, *,
                 kind: str = "ask", retrieval: Sequence[dict[str, Any]] | None = None,

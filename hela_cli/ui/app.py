@@ -1,8 +1,12 @@
 """The ``hela ui`` web app (Starlette): server-rendered pages over :mod:`hela_cli.ui.views`, behind a token.
 
-Access: every request needs the session's token, given once as ``?token=`` (the page then sets a cookie
-named after the port and redirects to the same address without it, so the token stays out of history and
-referrers) or by that cookie. Anything else gets 403. The cookie is ``HttpOnly`` and ``SameSite=Strict``:
+Access: every request needs a token, given once as ``?token=`` (the page then sets a cookie named after
+the port and redirects to the same address without it, so the token stays out of history and referrers)
+or by that cookie. Two tokens open it: the session's own (every space, as before), and a client token of
+``hela tokens add`` (:mod:`hela_cli.mcp_server.access`), looked up in the database on every request (a
+revoked one is refused from the next request): its pages show only its spaces (the space list too), a
+memory of another space is refused with 403, and a read-only one can neither edit nor delete, and its
+recalls do not learn. Anything else gets 403. The cookie is ``HttpOnly`` and ``SameSite=Strict``:
 another site cannot make the browser send it, and a POST whose ``Origin`` is another site is refused too, so
 a learning recall cannot be triggered from outside.
 
@@ -28,17 +32,28 @@ from starlette.staticfiles import StaticFiles
 
 from hela_cli import __version__
 from hela_cli.text.dates import fmt_ts
-from hela_cli.errors import HelaError, StoreLocked
+from hela_cli.errors import AccessDenied, HelaError, StoreLocked
+from hela_cli.mcp_server.access import ALL, Grant
 from hela_cli.ui import graph, views
 
 STATIC = Path(__file__).parent / "static"
 
 
 class TokenGate:
-    """ASGI middleware: the token as ``?token=`` (sets the cookie, redirects without it) or the cookie."""
+    """ASGI middleware: the token as ``?token=`` (sets the cookie, redirects without it) or the cookie.
+    ``verify(token)`` is the token's :class:`~hela_cli.mcp_server.access.Grant` or None (blocking: a client
+    token is read from the database, in a worker thread); the grant goes to the handlers in
+    ``scope["hela_grant"]``."""
 
-    def __init__(self, app: Any, token: str, cookie: str):
-        self.app, self.token, self.cookie = app, token, cookie
+    def __init__(self, app: Any, verify: Callable[[str], Grant | None], cookie: str):
+        self.app, self.verify, self.cookie = app, verify, cookie
+
+    async def _grant(self, token: str) -> Grant | None:
+        if not token:
+            return None
+        from starlette.concurrency import run_in_threadpool
+
+        return await run_in_threadpool(self.verify, token)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -46,11 +61,11 @@ class TokenGate:
             return
         req = Request(scope)
         given = req.query_params.get("token")
-        if given is not None and secrets.compare_digest(given.encode(), self.token.encode()):
+        if given is not None and await self._grant(given) is not None:
             rest = [(k, v) for k, v in req.query_params.multi_items() if k != "token"]
             target = req.url.path + (f"?{urlencode(rest)}" if rest else "")
             resp: Response = RedirectResponse(target, status_code=303)
-            resp.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
+            resp.set_cookie(self.cookie, given, httponly=True, samesite="strict", path="/")
             await resp(scope, receive, send)
             return
         have = req.cookies.get(self.cookie, "")
@@ -58,11 +73,23 @@ class TokenGate:
         if req.method not in ("GET", "HEAD") and origin is not None and \
                 origin.split("://", 1)[-1] != req.headers.get("host", ""):
             have = ""   # a write from another site's page: refused even if its browser sent the cookie
-        if have and secrets.compare_digest(have.encode(), self.token.encode()):
+        grant = await self._grant(have)
+        if grant is not None:
+            scope["hela_grant"] = grant
             await self.app(scope, receive, send)
             return
         resp = HTMLResponse(FORBIDDEN, status_code=403)
         await resp(scope, receive, send)
+
+
+def session_verifier(token: str, clients: Any = None) -> Callable[[str], Grant | None]:
+    """The gate's check: the session's ``token`` opens every space; else ``clients.grant(token)`` (a
+    :class:`~hela_cli.mcp_server.access.Verifier` over the database) when given."""
+    def verify(given: str) -> Grant | None:
+        if secrets.compare_digest(given.encode("utf-8", "surrogateescape"), token.encode()):
+            return ALL
+        return clients.grant(given) if clients is not None else None
+    return verify
 
 
 FORBIDDEN = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>hela ui: token needed</title>
@@ -89,9 +116,11 @@ def _env() -> Environment:
     return env
 
 
-def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: bool = False) -> Starlette:
+def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: bool = False,
+               clients: Any = None) -> Starlette:
     """The app over ``mem`` (a :class:`~hela_cli.memory.Memory` whose store is open). ``learn_default``:
-    recall learns (Eq.1) unless the page says otherwise (``hela ui --learn``); off by default."""
+    recall learns (Eq.1) unless the page says otherwise (``hela ui --learn``); off by default. ``clients``:
+    a :class:`~hela_cli.mcp_server.access.Verifier` that also admits client tokens (their spaces only)."""
     site = _Site(mem, learn_default)
 
     def not_found(request: Request, exc: Exception) -> Response:
@@ -100,7 +129,7 @@ def create_app(mem: Any, token: str, cookie: str = "hela-ui", learn_default: boo
     routes = [*_browse_routes(site), *_correct_routes(site), *_recall_routes(site), *_graph_routes(site),
               Mount("/static", StaticFiles(directory=STATIC), name="static")]
     app = Starlette(routes=routes, exception_handlers={404: not_found})
-    app.add_middleware(TokenGate, token=token, cookie=cookie)
+    app.add_middleware(TokenGate, verify=session_verifier(token, clients), cookie=cookie)
     return app
 
 
@@ -122,7 +151,8 @@ class _Site:
     def error(self, request: Request, e: Exception, space: Any) -> HTMLResponse:
         """The error page: a HelaError's message (404 for an unknown name, else 400), anything else 500."""
         if isinstance(e, HelaError):
-            status = 500 if isinstance(e, StoreLocked) else 404 if "unknown" in e.message else 400
+            status = 500 if isinstance(e, StoreLocked) else 403 if isinstance(e, AccessDenied) else \
+                404 if "unknown" in e.message else 400
             return self.page(request, "error.html", status=status, message=e.message, space=space)
         return self.page(request, "error.html", status=500, message=unexpected(e), space=space)
 
@@ -146,16 +176,25 @@ class _Site:
             return await run_in_threadpool(self.guarded(lambda r: fn(r, form)), request)
         return handler
 
+    @staticmethod
+    def grant(request: Request) -> Grant:
+        """What the request's token allows (the gate put it there)."""
+        return request.scope.get("hela_grant") or Grant("unauthenticated", frozenset(), False)
+
     def space(self, request: Request) -> Any:
-        return views.space(self.store, request.query_params.get("space", ""))
+        name = request.query_params.get("space", "")
+        if name:
+            self.grant(request).check_space(name)
+        return views.space(self.store, name)
 
     def node_of(self, request: Request) -> dict[str, Any]:
-        """The memory of the path's ``node_id``, with its space's name."""
+        """The memory of the path's ``node_id``, with its space's name (one the token may see)."""
         node_id = _node_id(request)
         node = self.store.get_node(node_id)
-        if node is None:
+        name = None if node is None else self.store.node_space_name(node_id)
+        if node is None or not self.grant(request).allows(name):   # another space's memory: as if absent
             raise HelaError(f"unknown memory id {node_id}")
-        node["space"] = self.store.node_space_name(node_id)
+        node["space"] = name
         return node
 
     def writing(self, fn: Callable[[], Any]) -> Any:
@@ -207,7 +246,8 @@ def _browse_routes(site: _Site) -> list[Route]:
     store = site.store
 
     def home(request: Request) -> Response:
-        return site.page(request, "spaces.html", spaces=views.spaces(store))
+        grant = site.grant(request)
+        return site.page(request, "spaces.html", spaces=[r for r in views.spaces(store) if grant.allows(r["name"])])
 
     def memories(request: Request) -> Response:
         sp = site.space(request)
@@ -221,6 +261,7 @@ def _browse_routes(site: _Site) -> list[Route]:
 
     def memory(request: Request) -> Response:
         node_id = _node_id(request)
+        site.node_of(request)   # a memory of a space the token may see
         data = views.memory(store, site.mem.config, node_id)
         versions = site.mem.history(data["space"], node_id)["versions"]
         return site.page(request, "memory.html", m=data, space=data["space"], versions=versions,
@@ -242,6 +283,7 @@ def _correct_routes(site: _Site) -> list[Route]:
         node = site.node_of(request)
         if form.get("confirm") != "1":
             return site.page(request, "delete.html", m=node, space=node["space"])
+        site.grant(request).check_write("delete")
         site.writing(lambda: mem.delete(node["space"], [node["id"]]))
         return RedirectResponse(url("/memories", space=node["space"], deleted=node["id"]), status_code=303)
 
@@ -256,6 +298,7 @@ def _correct_routes(site: _Site) -> list[Route]:
             raise HelaError("the new text is empty (to remove a memory, delete it)", 2)
         if form.get("confirm") != "1":   # first the user sees old and new side by side
             return site.page(request, "edit.html", m=node, space=node["space"], text=text, review=True)
+        site.grant(request).check_write("edit")
         site.writing(lambda: mem.edit(node["space"], node["id"], text))
         return RedirectResponse(url(f"/memory/{node['id']}", edited=1), status_code=303)
 
@@ -272,18 +315,21 @@ def _recall_routes(site: _Site) -> list[Route]:
     def recall(request: Request) -> Response:
         sp = site.space(request)
         q = (request.query_params.get("q") or "").strip()
-        return site.page(request, "recall.html", space=sp.name, q=q, learn_default=learn_default,
-                         result=site.recall(sp.name, q, learn_default) if q else None)
+        learn = learn_default and site.grant(request).write   # a read-only token's recalls do not learn
+        return site.page(request, "recall.html", space=sp.name, q=q, learn_default=learn,
+                         result=site.recall(sp.name, q, learn) if q else None)
 
     async def recall_learn(request: Request) -> Response:
         form = await request.form()
         space_name, q = str(form.get("space", "")), str(form.get("q", "")).strip()
-        learn = form.get("learn") == "1"
+        grant = site.grant(request)
+        learn = form.get("learn") == "1" and grant.write   # a read-only token's recalls do not learn
         from starlette.concurrency import run_in_threadpool
 
         def run() -> Response:
             try:
                 with site.lock:
+                    grant.check_space(space_name)
                     sp = views.space(site.store, space_name)
                     if not q:
                         raise HelaError("the question is empty", 2)

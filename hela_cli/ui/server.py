@@ -1,5 +1,6 @@
 """Start-up of ``hela ui``: check the database, make the token, bind, write the URL file, open the browser,
-serve until Ctrl-C.
+serve until Ctrl-C. Client tokens of ``hela tokens add`` open it too, for their own spaces
+(:mod:`hela_cli.ui.app`), so a team can share one ``hela ui --host``.
 
 The token is never logged (uvicorn's access log is off; the app strips it from the address bar with a
 redirect). The full address is written to a user-only file in hela's data dir (``ui/ui-<pid>.json``,
@@ -88,6 +89,7 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
     ``store_progress``: where the database reports long steps (a first index build); None: silent."""
     import uvicorn
 
+    from hela_cli.mcp_server.access import Verifier
     from hela_cli.memory import Memory
     from hela_cli.store import BrowseStore
     from hela_cli.ui.app import create_app
@@ -121,7 +123,8 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
                              sign_rescore=r.sign_rescore, vector_cache_auto=0, progress=store_progress)
     mem = Memory(cfg, store=store)
     token = secrets.token_urlsafe(32)
-    app = create_app(mem, token, cookie=f"hela-ui-{real_port}", learn_default=learn)
+    clients = Verifier(None, str(path))   # client tokens of `hela tokens add`: their own spaces only
+    app = create_app(mem, token, cookie=f"hela-ui-{real_port}", learn_default=learn, clients=clients)
 
     shown = f"[{bind}]" if ":" in bind else bind
     url = f"http://{shown}:{real_port}/"
@@ -154,7 +157,10 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
             except OSError:
                 pass
         sock.close()
-        mem.close()
+        try:
+            mem.close()
+        finally:
+            clients.close()
 
 
 def default_sigint() -> None:

@@ -18,6 +18,7 @@ database take turns) and is recorded in ``hela_migrations``.
 from __future__ import annotations
 
 from hela_cli.store.supersession import SUPERSESSIONS_SQL
+from hela_cli.store.tokens import TOKENS_SQL
 
 PG_MIGRATIONS: list[tuple[str, str]] = [
     ("0001_core", """
@@ -189,4 +190,7 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
     ("0007_supersession", SUPERSESSIONS_SQL.format(int="BIGINT", real="DOUBLE PRECISION")),
     # the change judge's reason for its verdict (SQLite 0018_judge_reason)
     ("0008_judge_reason", "ALTER TABLE supersessions ADD COLUMN reason TEXT"),
+    # tokens per client of a shared server (SQLite 0019_tokens): the same table (store/tokens.py). Named in
+    # this engine's own sequence: applied_migrations() reads the names back in name order
+    ("0009_tokens", TOKENS_SQL.format(real="DOUBLE PRECISION")),
 ]

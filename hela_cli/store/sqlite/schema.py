@@ -340,6 +340,12 @@ def _m17_supersession(db: "Database") -> None:
 def _m18_judge_reason(db: "Database") -> None:
     # the change judge's reason for its verdict (issue 45 item 4: `hela history` shows why a mark was made)
     _script(db, "ALTER TABLE supersessions ADD COLUMN reason TEXT")
+def _m19_tokens(db: "Database") -> None:
+    # Tokens per client of a shared server (issue 44): a token's name, the SHA-256 of the token (never the
+    # token), the spaces it may use and its scope (store/tokens.py; hela_cli/mcp_server/access.py checks them)
+    from hela_cli.store.tokens import TOKENS_SQL
+
+    _script(db, TOKENS_SQL.format(real="REAL"))
 
 
 MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
@@ -361,6 +367,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0016_space_hebbian", _m16_space_hebbian),
     ("0017_supersession", _m17_supersession),
     ("0018_judge_reason", _m18_judge_reason),
+    ("0019_tokens", _m19_tokens),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
