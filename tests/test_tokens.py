@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from hela_cli.errors import AccessDenied, InputError
 from hela_cli.mcp_server import access
 from hela_cli.store import Store
-from tests.hooks_support import PROMPT, base, context_of, hook, project  # noqa: F401 - the fixture
+from tests.hooks_support import PROMPT, TRANSCRIPT, base, context_of, hook, project  # noqa: F401 - the fixture
 from tests.reliability import PY, hela, hela_env
 from tests.test_mcp_http import Session, refused, start
 
@@ -258,7 +259,7 @@ def _raw(port: int, head: str, body: bytes = b"") -> tuple[int, bytes]:
     with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
         s.sendall(head.encode("latin-1") + body)
         data = b""
-        while b"\r\n\r\n" not in data:
+        while True:   # the answer says Connection: close
             chunk = s.recv(65536)
             if not chunk:
                 break
@@ -445,6 +446,14 @@ def test_hooks_fast_path_with_client_tokens(project, tmp_path):
             assert lines[-1]["server"] == server and lines[-1]["result"] == "ok", lines
             assert "port 6543" in context_of(res, "UserPromptSubmit")   # in-process when refused
             seen.append((res.stdout + res.stderr).decode("utf-8", "replace"))
+        # a capture: the server would read the transcript at the client's path on its own disk; refused, the
+        # hook captures in-process
+        transcript = tmp_path / "t" / "session.jsonl"
+        transcript.parent.mkdir()
+        shutil.copy(TRANSCRIPT, transcript)
+        payload = base(project, "Stop", session_id="sess-c", transcript_path=str(transcript))
+        res, lines = hook(project, "Stop", payload, env={**env, "HELA_HOOKS_SERVER": url, "HELA_MCP_TOKEN": ana})
+        assert lines[-1]["server"] == "refused" and lines[-1]["result"] == "ok" and lines[-1]["added"] > 0, lines
         # hooks install with a client token in the environment: the settings file never holds it
         user = {**env, "HOME": str(tmp_path / "user"), "HELA_MCP_TOKEN": ana}
         res = hela(["hooks", "install", "claude-code", "--server", url], env=user, cwd=project["dir"])
