@@ -469,3 +469,37 @@ def test_hooks_fast_path_with_client_tokens(project, tmp_path):
     for token in (ana, ben, cat):
         for text in (settings, status.stdout + status.stderr, out, hooks_log, *seen):
             assert token not in text
+
+
+def test_another_address_serves_with_client_tokens_only(tmp_path):
+    """No --token-file, no HELA_MCP_TOKEN, not loopback: refused while the database holds no client token;
+    with one, the server starts for client tokens only (no server token is generated or accepted)."""
+    import subprocess
+
+    from tests.test_mcp_http import READY, free_port
+
+    db = str(tmp_path / "team.db")
+    env = hela_env(tmp_path)
+    token = add_token(db, env, "ana", "--space", "web")
+    port = free_port()
+    log = tmp_path / "server.out"
+    with log.open("w") as f:
+        proc = subprocess.Popen([PY, "-m", "hela_cli", "mcp", "--http", f"0.0.0.0:{port}", "--db", db], env=env,
+                                stdout=f, stderr=subprocess.STDOUT)
+    try:
+        while READY not in log.read_text():
+            assert proc.poll() is None, log.read_text()
+            threading.Event().wait(0.1)
+        assert "(client tokens only: hela tokens list)" in log.read_text()
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def main() -> None:
+            async with Session(url, token) as c:
+                assert await c.call("spaces", {}) == {"spaces": []}
+
+        anyio.run(main)
+        assert refused(url, "x" * 40) == [401]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    assert not (tmp_path / "home" / "mcp-token").exists() and token not in log.read_text()
