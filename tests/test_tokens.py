@@ -29,7 +29,7 @@ from hela_cli.mcp_server import access
 from hela_cli.store import Store
 from tests.hooks_support import PROMPT, TRANSCRIPT, base, context_of, hook, project  # noqa: F401 - the fixture
 from tests.reliability import PY, hela, hela_env
-from tests.test_mcp_http import Session, refused, start
+from tests.http_support import READY, Session, free_port, refused, start
 
 SERVER_TOKEN = "server-token-" + "Kq4v9" * 6
 TURN = "the {space} team decided to ship the {thing} on Friday"
@@ -475,8 +475,6 @@ def test_another_address_serves_with_client_tokens_only(tmp_path):
     """No --token-file, no HELA_MCP_TOKEN, not loopback: refused while the database holds no client token;
     with one, the server starts for client tokens only (no server token is generated or accepted)."""
     import subprocess
-
-    from tests.test_mcp_http import READY, free_port
 
     db = str(tmp_path / "team.db")
     env = hela_env(tmp_path)
