@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import socket
+import sqlite3
 import stat
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,14 +24,12 @@ from hela_cli.errors import InputError
 from hela_cli.mcp_server.access import ALL, Verifier
 from hela_cli.mcp_server.http import client_config, is_loopback, parse_address, resolve_token, url_for
 from hela_cli.mcp_server.tools import build_server
+from tests.http_support import Session, free_port, refused, start
 from tests.reliability import hela, hela_env
-from tests.mcp_support import Session, count_nodes, free_port, refused, space_row, start
 from tests.support import MCP_TURNS as TURNS
 
 TOKEN = "test-token-" + "x7Qp2" * 6
 TOOLS = {"remember", "recall", "ask", "reinforce", "forget", "spaces", "hubs", "memories", "update", "delete"}
-
-
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory, model_dir_path) -> Any:
     """One server with the token from the environment, shared by the tests of this module that need models."""
@@ -37,6 +37,20 @@ def shared(tmp_path_factory, model_dir_path) -> Any:
     yield server
     server.stop()
     assert TOKEN not in server.output()
+
+
+def count_nodes(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        return con.execute("SELECT count(*) FROM nodes").fetchone()[0]
+
+
+def space_row(db: Path, space: str) -> tuple[int, int]:
+    """(memories, step counter) of a space, read from the database file."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        sid, step = con.execute("SELECT id, step FROM spaces WHERE name = ?", (space,)).fetchone()
+        return con.execute("SELECT count(*) FROM nodes WHERE space_id = ?", (sid,)).fetchone()[0], step
 
 
 # ------------------------------------------------------------------------------------- real server, real models

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,9 +27,9 @@ from mcp.shared.exceptions import MCPError
 from hela_cli.errors import AccessDenied, InputError
 from hela_cli.mcp_server import access
 from hela_cli.store import Store
-from tests.hooks_support import PROMPT, base, context_of, hook, project  # noqa: F401 - the fixture
+from tests.hooks_support import PROMPT, TRANSCRIPT, base, context_of, hook, project  # noqa: F401 - the fixture
 from tests.reliability import PY, hela, hela_env
-from tests.mcp_support import Session, refused, start
+from tests.http_support import READY, Session, free_port, refused, start
 
 SERVER_TOKEN = "server-token-" + "Kq4v9" * 6
 TURN = "the {space} team decided to ship the {thing} on Friday"
@@ -258,19 +259,10 @@ def _raw(port: int, head: str, body: bytes = b"") -> tuple[int, bytes]:
     with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
         s.sendall(head.encode("latin-1") + body)
         data = b""
-        while b"\r\n\r\n" not in data:
+        while True:   # the answer says Connection: close
             chunk = s.recv(65536)
             if not chunk:
                 break
-            data += chunk
-        head_part, _, got = data.partition(b"\r\n\r\n")
-        length = [int(line.split(b":", 1)[1]) for line in head_part.lower().split(b"\r\n")
-                  if line.startswith(b"content-length:")]
-        while length and len(got) < length[0]:   # the body may come in a later packet than the head
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            got += chunk
             data += chunk
     return int(data.split(b" ", 2)[1]), data
 
@@ -454,6 +446,14 @@ def test_hooks_fast_path_with_client_tokens(project, tmp_path):
             assert lines[-1]["server"] == server and lines[-1]["result"] == "ok", lines
             assert "port 6543" in context_of(res, "UserPromptSubmit")   # in-process when refused
             seen.append((res.stdout + res.stderr).decode("utf-8", "replace"))
+        # a capture: the server would read the transcript at the client's path on its own disk; refused, the
+        # hook captures in-process
+        transcript = tmp_path / "t" / "session.jsonl"
+        transcript.parent.mkdir()
+        shutil.copy(TRANSCRIPT, transcript)
+        payload = base(project, "Stop", session_id="sess-c", transcript_path=str(transcript))
+        res, lines = hook(project, "Stop", payload, env={**env, "HELA_HOOKS_SERVER": url, "HELA_MCP_TOKEN": ana})
+        assert lines[-1]["server"] == "refused" and lines[-1]["result"] == "ok" and lines[-1]["added"] > 0, lines
         # hooks install with a client token in the environment: the settings file never holds it
         user = {**env, "HOME": str(tmp_path / "user"), "HELA_MCP_TOKEN": ana}
         res = hela(["hooks", "install", "claude-code", "--server", url], env=user, cwd=project["dir"])
@@ -469,3 +469,35 @@ def test_hooks_fast_path_with_client_tokens(project, tmp_path):
     for token in (ana, ben, cat):
         for text in (settings, status.stdout + status.stderr, out, hooks_log, *seen):
             assert token not in text
+
+
+def test_another_address_serves_with_client_tokens_only(tmp_path):
+    """No --token-file, no HELA_MCP_TOKEN, not loopback: refused while the database holds no client token;
+    with one, the server starts for client tokens only (no server token is generated or accepted)."""
+    import subprocess
+
+    db = str(tmp_path / "team.db")
+    env = hela_env(tmp_path)
+    token = add_token(db, env, "ana", "--space", "web")
+    port = free_port()
+    log = tmp_path / "server.out"
+    with log.open("w") as f:
+        proc = subprocess.Popen([PY, "-m", "hela_cli", "mcp", "--http", f"0.0.0.0:{port}", "--db", db], env=env,
+                                stdout=f, stderr=subprocess.STDOUT)
+    try:
+        while READY not in log.read_text():
+            assert proc.poll() is None, log.read_text()
+            threading.Event().wait(0.1)
+        assert "(client tokens only: hela tokens list)" in log.read_text()
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def main() -> None:
+            async with Session(url, token) as c:
+                assert await c.call("spaces", {}) == {"spaces": []}
+
+        anyio.run(main)
+        assert refused(url, "x" * 40) == [401]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    assert not (tmp_path / "home" / "mcp-token").exists() and token not in log.read_text()

@@ -208,6 +208,27 @@ def _bearer(request: Any) -> str:
     return value.strip() if scheme.lower() == "bearer" else ""
 
 
+def _client_hook_refusal(grant: Any, body: Any) -> str | None:
+    """Why a client token may not send this hook event (None: it may). The event's space must be one of the
+    token's (the request names it; the handler uses that one), the token must write (the hooks capture and
+    learn), and a capture is refused: the server would read the transcript at the request's path on its own
+    disk, which a client must not choose (the hook then captures in-process, on the client's side)."""
+    from hela_cli.hooks.agents import AGENTS
+
+    if not isinstance(body, dict):
+        return "expected a JSON object"
+    try:
+        grant.check_space(body.get("space"))
+        grant.check_write("the hooks (they capture turns and learn)")
+    except HelaError as e:
+        return e.message
+    agent = AGENTS.get(str(body.get("agent")))
+    if agent is not None and agent.role(str(body.get("event"))) == "capture":
+        return f"token '{grant.name}': captures run in the hook's own process (the server does not read " \
+               f"a client's transcript path on its disk)"
+    return None
+
+
 def add_hook_route(server: Any, verifier: Verifier, host: HookHost) -> None:
     """``POST /hook``: one hook event run by :func:`hela_cli.hooks.endpoint.serve_event` on ``host``'s Memory,
     for a token whose grant holds the event's space and may write."""
@@ -233,12 +254,9 @@ def add_hook_route(server: Any, verifier: Verifier, host: HookHost) -> None:
         except ValueError:
             return JSONResponse({"error": "not JSON"}, status_code=400)
         if grant is not ALL:
-            space = body.get("space") if isinstance(body, dict) else None
-            try:   # the space the handler will use: the request's (the hook names it)
-                grant.check_space(space)
-                grant.check_write("the hooks (they capture turns and learn)")
-            except HelaError as e:
-                return JSONResponse({"error": e.message}, status_code=403)
+            refusal = _client_hook_refusal(grant, body)
+            if refusal is not None:
+                return JSONResponse({"error": refusal}, status_code=403)
         status, answer = await anyio.to_thread.run_sync(
             lambda: serve_event(body, host.memory, host.config), limiter=host.limiter)
         return JSONResponse(answer, status_code=status)

@@ -13,6 +13,11 @@ server keeps serving and never sends a traceback. The database is shared safely 
 
 Tools: ``remember``, ``recall``, ``ask``, ``reinforce``, ``forget``, ``spaces``, ``hubs``, ``memories``,
 ``update``, ``delete`` (schemas in README.md).
+
+Over HTTP every call is checked against the caller's token before it runs (:func:`request_grant`,
+:mod:`hela_cli.mcp_server.access`): a space outside the token's list is refused, ``spaces`` lists only the
+token's, and a read-only token's writes (``remember``, ``update``, ``delete``, ``reinforce``, ``forget``
+with ``apply``) are refused while its ``recall`` and ``ask`` do not learn. Over stdio every space is open.
 """
 
 from __future__ import annotations

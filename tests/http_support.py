@@ -1,5 +1,6 @@
-"""A real ``hela mcp --http`` server process and SDK client sessions over streamable HTTP, shared by the
-HTTP tests (tests/test_mcp_http.py, tests/test_tokens.py)."""
+"""What the tests of a real ``hela mcp --http`` share (tests/test_mcp_http.py, tests/test_tokens.py): the server
+as a process on 127.0.0.1 and a free port, an SDK streamable HTTP client session with a token of the test's
+choosing, and a session that must be refused."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import contextlib
 import json
 import signal
 import socket
-import sqlite3
 import subprocess
 import time
 from dataclasses import dataclass
@@ -116,20 +116,6 @@ class Session:
         assert not res.is_error, res.content[0].text
         assert res.structured_content == json.loads(res.content[0].text)
         return res.structured_content
-
-
-def count_nodes(db: Path) -> int:
-    if not db.exists():
-        return 0
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
-        return con.execute("SELECT count(*) FROM nodes").fetchone()[0]
-
-
-def space_row(db: Path, space: str) -> tuple[int, int]:
-    """(memories, step counter) of a space, read from the database file."""
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
-        sid, step = con.execute("SELECT id, step FROM spaces WHERE name = ?", (space,)).fetchone()
-        return con.execute("SELECT count(*) FROM nodes WHERE space_id = ?", (sid,)).fetchone()[0], step
 
 
 def refused(url: str, token: str | None, scheme: str = "Bearer") -> list[int]:
