@@ -200,3 +200,20 @@ def test_file_hook_through_the_server(project, served, embedder):
     assert lines[-1]["server"] == "ok" and lines[-1]["tokens"] > 0 and said in fast, lines
     res, lines = hook(project, "PreToolUse", {**payload, "session_id": "sess-path-twin"}, env=served["twin_env"])
     assert "server" not in lines[-1] and context_of(res, "PreToolUse") == fast
+
+
+def test_the_hooks_own_settings_apply_on_the_fast_path(project, served):
+    """The server runs with its own ``hooks`` settings (the default ``prompt_k`` 8 and floor 0.5); a hook's
+    own, sent with its request, are the ones its event is run with: each client gets what it would get
+    in-process with its settings (issue 44: ``prompt_k`` 1 and 3 both got the server's 8)."""
+    for k in (1, 3):
+        mine = {"HELA_HOOKS_PROMPT_K": str(k), "HELA_HOOKS_PROMPT_MIN_SCORE": "0"}
+        payload = base(project, "UserPromptSubmit", prompt=PROMPT, session_id=f"sess-k{k}")
+        res, lines = hook(project, "UserPromptSubmit", payload, env={**served["env"], **mine})
+        fast = context_of(res, "UserPromptSubmit")
+        assert lines[-1]["server"] == "ok" and len(lines[-1]["memories"]) == k, lines
+        payload = {**payload, "session_id": f"sess-twin-k{k}"}
+        res, lines = hook(project, "UserPromptSubmit", payload, env={**served["twin_env"], **mine})
+        assert "server" not in lines[-1] and len(lines[-1]["memories"]) == k
+        assert context_of(res, "UserPromptSubmit") == fast
+

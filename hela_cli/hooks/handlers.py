@@ -104,7 +104,7 @@ def _start(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[st
     with _memory(cfg) as mem:
         if not _has_space(mem, space):
             return "", {"result": "empty", "space": space}
-        text, facts = start_context(mem, space, root, payload.get("session_id"))
+        text, facts = start_context(mem, space, root, payload.get("session_id"), cfg)
     return text, {"result": "ok" if text else "empty", "space": space, **facts}
 
 
@@ -130,7 +130,8 @@ def _prompt(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[s
         if redacted is not None:
             prompt = redacted()
         t2 = time.perf_counter()
-        text, facts = prompt_context(mem, space, prompt, payload.get("session_id"), now=_event_time(payload))
+        text, facts = prompt_context(mem, space, prompt, payload.get("session_id"), now=_event_time(payload),
+                                     cfg=cfg)
         c3 = time.process_time()
         if cfg.hooks.feedback and facts.get("injected"):
             from hela_cli.hooks.feedback import remember_injected
@@ -231,7 +232,8 @@ def _path(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str
     with _memory(cfg) as mem:
         if not _has_space(mem, space):
             return "", {"result": "empty", "space": space}
-        text, facts = path_context(mem, space, paths, [root, payload.get("cwd")], payload.get("session_id"))
+        text, facts = path_context(mem, space, paths, [root, payload.get("cwd")], payload.get("session_id"),
+                                   cfg)
     return text, {"result": "ok" if text else "empty", "space": space, "tool": tool, **facts}
 
 
