@@ -7,6 +7,7 @@ endpoint is :mod:`hela_cli.hooks.client`; the handlers it runs are :mod:`hela_cl
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,7 +20,8 @@ def serve_event(body: Any, memory: Any, config: Any) -> tuple[int, dict[str, Any
     with ``memory`` (the server's) through :func:`~hela_cli.hooks.handlers.dispatch`, the hook's ``hooks``
     settings over the server's ``config``. Returns ``(HTTP status, JSON answer)``: ``{"text", "facts"}``,
     ``{"handoff": true}`` (a capture for a child of the hook), ``{"error"}`` (the handler failed: the hook
-    logs it)."""
+    logs it); 408 when the request comes later than the hook waits for it (its ``sent`` + ``wait_s``): not
+    run. The handlers read the hook's settings (``cfg``), never the server's ``hooks`` section."""
     from hela_cli.hooks.client import db_identity
     from hela_cli.hooks.handlers import HandOff, dispatch, hosted
 
@@ -41,6 +43,11 @@ def serve_event(body: Any, memory: Any, config: Any) -> tuple[int, dict[str, Any
     args = SimpleNamespace(event=event, agent=agent.name, space=space if isinstance(space, str) else None,
                            db=None, config=None, server=None, detached=False, lock_fd=None)
     payload = body["payload"]
+    sent, wait = body.get("sent"), body.get("wait_s")
+    if isinstance(sent, (int, float)) and isinstance(wait, (int, float)) and time.time() > sent + wait:
+        # queued past the hook's wait: the hook answered in-process; a recall run now would be recorded as
+        # shown to the agent (and learnt from) though the agent never got it
+        return 408, {"error": "the hook stopped waiting for this answer; not run"}
     try:   # no raw stdin here: a handler uses it only to start a child, which in a server is a HandOff
         text, facts = hosted(memory, lambda: dispatch(args, role, payload, cfg, b""))
     except HandOff:
