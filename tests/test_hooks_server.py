@@ -276,7 +276,7 @@ def test_a_request_the_hook_no_longer_waits_for_is_not_run(project, embedder, mo
     other calls): the hook answered in-process, and the recall would be recorded as shown though the agent
     never got it."""
     from hela_cli.config import Config
-    from hela_cli.hooks.client import db_identity
+    from hela_cli.paths import db_identity
     from hela_cli.hooks.endpoint import serve_event
     from hela_cli.memory import Memory
 

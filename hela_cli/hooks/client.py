@@ -23,8 +23,8 @@ applies to everything else (models, retrieval, ingest, supersession).
 * **Token**: read where the server keeps it, never from a settings file: ``$HELA_MCP_TOKEN`` when set (the
   server reads it too), else the server's generated ``<hela home>/mcp-token``, used only when the file
   belongs to this user and nobody else can read it (0600, as the server writes it).
-* **Same database**: the request carries :func:`db_identity` of the hook's database; a server on another one
-  answers 409 and the hook runs in-process.
+* **Same database**: the request carries :func:`~hela_cli.paths.db_identity` of the hook's database; a server
+  on another one answers 409 and the hook runs in-process.
 * **Server**: ``POST /hook`` in ``mcp_server/http.py`` checks the token and calls
   :func:`hela_cli.hooks.endpoint.serve_event`.
 """
@@ -34,11 +34,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from hela_cli.hooks.log import Fail
+from hela_cli.paths import db_identity
 
 PATH = "/hook"
 CONNECT_TIMEOUT_S = 0.25   # loopback answers in well under a millisecond; a blackholed address must not cost more
@@ -87,24 +87,6 @@ def dispatch_or_ask(job: Any, cfg: Any) -> tuple[str, dict[str, Any]]:
     facts = answer.get("facts") if isinstance(answer.get("facts"), dict) else {}
     text = answer.get("text") if isinstance(answer.get("text"), str) else ""
     return text, {**facts, **mine}
-
-
-def db_identity(db: str) -> str:
-    """What names one database whatever the path that reaches it: a SQLite file's device and inode (its
-    absolute path while it does not exist), a Postgres URL's host, port, database and user (no password)."""
-    if db.startswith(("postgres://", "postgresql://")):
-        u = urlsplit(db)
-        return f"postgres://{u.username or ''}@{u.hostname or ''}:{u.port or 5432}{u.path or '/'}"
-    if db == ":memory:":
-        return f"memory:{os.getpid()}"   # never shared
-    from hela_cli.paths import default_db_path
-
-    path = Path(db or default_db_path()).expanduser().absolute()
-    try:
-        st = path.stat()
-    except OSError:
-        return f"sqlite:{path}"
-    return f"sqlite:{st.st_dev}:{st.st_ino}"
 
 
 def token() -> str | None:

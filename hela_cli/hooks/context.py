@@ -102,14 +102,14 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, no
     res = mem.retrieve(prompt, space, k=h.prompt_k + PROMPT_SPARE, learn=False, now=now)
     t2 = time.perf_counter()
     limit = h.line_chars
-    shown = injected.already(session)
+    shown = injected.already(mem.config.db, space, session)
     candidates = [m for m in res.memories if m["score"] >= h.prompt_min_score and m.get("session") != session
                   and m["id"] not in shown and injectable(m)]
     header = "Memories from earlier sessions of this project (hela; `hela memories` / `hela delete ID` to see or remove):"
     lines = [memory_line(m, limit) for m in candidates[:h.prompt_k]]
     text, n = _fill(header, [("", lines)], h.prompt_tokens)
     used = candidates[:n]
-    injected.remember(session, [m["id"] for m in used])
+    injected.remember(mem.config.db, space, session, [m["id"] for m in used])
     recall_id = mem.learn_recall(space, prompt, res, used) if used and cfg.retrieval.learn else None
     t3 = time.perf_counter()
     return text, {"memories": [m["id"] for m in used], "recall_id": recall_id, "injected": used,
@@ -152,7 +152,7 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None, cfg:
     h = cfg.hooks
     limit = h.line_chars
     injected.prune()
-    before = injected.already(session)
+    before = injected.already(mem.config.db, space, session)
     recent = mem.memories(space, limit=400)   # newest first
     by_session: dict[str, list[dict[str, Any]]] = {}
     for row in recent:
@@ -182,7 +182,7 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None, cfg:
     text, n = _fill(header, [("Recent sessions:", gist), ("Relevant to the repository now:", relevant)],
                     h.start_tokens)
     ids = sorted(i for i in shown | set(relevant_ids) if f"[#{i}]" in text or f"[#{i} " in text) if text else []
-    injected.remember(session, ids)
+    injected.remember(mem.config.db, space, session, ids)
     return text, {"sessions": len(gists), "lines": n, "memories": ids,
                   "summary": "abstractive" if summarized else "extractive", "at": round(time.time(), 3)}
 
@@ -251,7 +251,7 @@ def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: 
     if h.path_tokens <= 0 or not paths:
         return "", {"paths": len(paths)}
     t0 = time.perf_counter()
-    shown = injected.already(session)
+    shown = injected.already(mem.config.db, space, session)
     found: dict[int, dict[str, Any]] = {}
     rels = []
     for p in paths:
@@ -287,6 +287,6 @@ def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: 
     header = f"hela: what earlier sessions left about {rels[-1] if rels else paths[0]} (`hela memories --contains PATH`):"
     text, n = _fill(header, sections, h.path_tokens)
     ids = [m["id"] for _, m in picked if f"[#{m['id']} " in text]
-    injected.remember(session, ids)
+    injected.remember(mem.config.db, space, session, ids)
     return text, {"paths": len(paths), "found": len(found), "memories": ids,
                   "ms": round((time.perf_counter() - t0) * 1000, 1)}

@@ -22,7 +22,7 @@ def serve_event(body: Any, memory: Any, config: Any) -> tuple[int, dict[str, Any
     ``{"handoff": true}`` (a capture for a child of the hook), ``{"error"}`` (the handler failed: the hook
     logs it); 408 when the request comes later than the hook waits for it (its ``sent`` + ``wait_s``): not
     run. The handlers read the hook's settings (``cfg``), never the server's ``hooks`` section."""
-    from hela_cli.hooks.client import db_identity
+    from hela_cli.paths import db_identity
     from hela_cli.hooks.handlers import HandOff, dispatch, hosted
 
     if not isinstance(body, dict) or not isinstance(body.get("payload"), dict):
