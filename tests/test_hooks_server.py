@@ -287,6 +287,8 @@ def test_a_request_the_hook_no_longer_waits_for_is_not_run(project, embedder, mo
     with Memory(Config(db=str(project["db"])), embedder=embedder) as mem:
         status, answer = serve_event(body, mem, mem.config)
         assert status == 408 and "not run" in answer["error"]
+        # the space it acts on is named (what a caller's rights are checked against), never left to the server
+        assert serve_event({k: v for k, v in body.items() if k != "space"}, mem, mem.config)[0] == 400
         assert not db_state(project["db"])["asks"]
         status, answer = serve_event({**body, "sent": time.time()}, mem, mem.config)
         assert status == 200 and "port 6543" in answer["text"]
