@@ -69,3 +69,21 @@ def write_cache(cache: Path, data: Any) -> None:
         os.replace(tmp, cache)
     except OSError:
         pass
+
+
+def db_identity(db: str) -> str:
+    """What names one database whatever the path that reaches it: a SQLite file's device and inode (its
+    absolute path while it does not exist), a Postgres URL's host, port, database and user (no password)."""
+    if db.startswith(("postgres://", "postgresql://")):
+        from urllib.parse import urlsplit
+
+        u = urlsplit(db)
+        return f"postgres://{u.username or ''}@{u.hostname or ''}:{u.port or 5432}{u.path or '/'}"
+    if db == ":memory:":
+        return f"memory:{os.getpid()}"   # never shared
+    path = Path(db or default_db_path()).expanduser().absolute()
+    try:
+        st = path.stat()
+    except OSError:
+        return f"sqlite:{path}"
+    return f"sqlite:{st.st_dev}:{st.st_ino}"

@@ -251,7 +251,7 @@ def test_memory_injected_once_per_session(captured):
     from hela_cli.hooks import injected
 
     assert path_context(captured, "shop", ["billing/api.py"], ROOT, "s9")[0] == ""
-    injected.forget("s9")
+    injected.forget(captured.config.db, "shop", "s9")
     assert path_context(captured, "shop", ["billing/api.py"], ROOT, "s9")[0] != ""
 
 

@@ -4,6 +4,8 @@ is logged and the hook runs in-process; the token is never read from or written 
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import os
 import re
@@ -200,3 +202,94 @@ def test_file_hook_through_the_server(project, served, embedder):
     assert lines[-1]["server"] == "ok" and lines[-1]["tokens"] > 0 and said in fast, lines
     res, lines = hook(project, "PreToolUse", {**payload, "session_id": "sess-path-twin"}, env=served["twin_env"])
     assert "server" not in lines[-1] and context_of(res, "PreToolUse") == fast
+
+
+def test_the_hooks_own_settings_apply_on_the_fast_path(project, served):
+    """The server runs with its own ``hooks`` settings (the default ``prompt_k`` 8 and floor 0.5); a hook's
+    own, sent with its request, are the ones its event is run with: each client gets what it would get
+    in-process with its settings (issue 44: ``prompt_k`` 1 and 3 both got the server's 8)."""
+    for k in (1, 3):
+        mine = {"HELA_HOOKS_PROMPT_K": str(k), "HELA_HOOKS_PROMPT_MIN_SCORE": "0"}
+        payload = base(project, "UserPromptSubmit", prompt=PROMPT, session_id=f"sess-k{k}")
+        res, lines = hook(project, "UserPromptSubmit", payload, env={**served["env"], **mine})
+        fast = context_of(res, "UserPromptSubmit")
+        assert lines[-1]["server"] == "ok" and len(lines[-1]["memories"]) == k, lines
+        payload = {**payload, "session_id": f"sess-twin-k{k}"}
+        res, lines = hook(project, "UserPromptSubmit", payload, env={**served["twin_env"], **mine})
+        assert "server" not in lines[-1] and len(lines[-1]["memories"]) == k
+        assert context_of(res, "UserPromptSubmit") == fast
+
+
+@contextlib.contextmanager
+def answering_after(delay: float) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A stand-in for a server that answers every hook request after ``delay`` seconds (its text says so):
+    the URL and the request bodies it got."""
+    seen: list[dict[str, Any]] = []
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            seen.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            time.sleep(delay)
+            data = json.dumps({"text": "FROM THE STAND-IN SERVER", "facts": {"result": "ok"}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            try:
+                self.wfile.write(data)
+            except OSError:   # the hook stopped waiting
+                pass
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_a_slow_server_costs_a_bounded_share_of_the_budget(project):
+    """A server that answers after 3 s: a hook with a 7 s budget waits 40 % of it (2.8 s), then answers
+    in-process with the rest, and says so (``"server": "slow"``); the same server answering at once is used."""
+    from hela_cli.hooks.client import SERVER_SHARE
+
+    env = {**project["env"], "HELA_HOOKS_BUDGET_S": "7", "HELA_MCP_TOKEN": "t" * 32}
+    with answering_after(3.0) as (url, seen):
+        payload = base(project, "UserPromptSubmit", prompt=PROMPT, session_id="sess-slow")
+        res, lines = hook(project, "UserPromptSubmit", payload, env={**env, "HELA_HOOKS_SERVER": url})
+        text = context_of(res, "UserPromptSubmit")
+    assert "port 6543" in text and "STAND-IN" not in text
+    assert lines[-1]["server"] == "slow" and lines[-1]["result"] == "ok", lines
+    assert len(seen) == 1 and seen[0]["wait_s"] == pytest.approx(SERVER_SHARE * 7) and SERVER_SHARE * 7 < 3.0
+    with answering_after(0.0) as (url, seen):
+        payload = {**payload, "session_id": "sess-quick"}
+        res, lines = hook(project, "UserPromptSubmit", payload, env={**env, "HELA_HOOKS_SERVER": url})
+        assert context_of(res, "UserPromptSubmit") == "FROM THE STAND-IN SERVER" and lines[-1]["server"] == "ok"
+
+
+def test_a_request_the_hook_no_longer_waits_for_is_not_run(project, embedder, monkeypatch):
+    """The endpoint does not run a request that reaches it after the hook stopped waiting (queued behind
+    other calls): the hook answered in-process, and the recall would be recorded as shown though the agent
+    never got it."""
+    from hela_cli.config import Config
+    from hela_cli.paths import db_identity
+    from hela_cli.hooks.endpoint import serve_event
+    from hela_cli.memory import Memory
+
+    monkeypatch.setenv("HELA_HOME", str(project["home"]))
+    body = {"event": "UserPromptSubmit", "agent": "claude-code", "space": project["space"], "hooks": {},
+            "payload": base(project, "UserPromptSubmit", prompt=PROMPT), "db": db_identity(str(project["db"])),
+            "sent": time.time() - 5.0, "wait_s": 0.8}
+    with Memory(Config(db=str(project["db"])), embedder=embedder) as mem:
+        status, answer = serve_event(body, mem, mem.config)
+        assert status == 408 and "not run" in answer["error"]
+        # the space it acts on is named (what a caller's rights are checked against), never left to the server
+        assert serve_event({k: v for k, v in body.items() if k != "space"}, mem, mem.config)[0] == 400
+        assert not db_state(project["db"])["asks"]
+        status, answer = serve_event({**body, "sent": time.time()}, mem, mem.config)
+        assert status == 200 and "port 6543" in answer["text"]
+    assert len(db_state(project["db"])["asks"]) == 1

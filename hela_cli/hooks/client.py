@@ -4,8 +4,15 @@
 server. The hook POSTs its event to ``URL/hook`` with the server's bearer token; the server runs the same
 handler the hook would run in-process (:func:`hela_cli.hooks.endpoint.serve_event`) on its warm
 :class:`~hela_cli.memory.Memory`, one call at a time with the MCP tools, and answers the text and the facts
-the hook logs. The hook's ``hooks`` settings travel with the request (budgets, ``prompt_k``, ...): the
-server's own apply to everything else (models, retrieval).
+the hook logs. The hook's ``hooks`` settings travel with the request and are the ones the handler reads
+(``prompt_k``, ``prompt_tokens``, ``start_tokens``, ``path_k``, ``redact``, ...); the server's own config
+applies to everything else (models, retrieval, ingest, supersession).
+
+* **Bounded wait**: a hook waits for the server at most :data:`SERVER_SHARE` of its budget
+  (``hooks.budget_s``, ``hooks.capture_budget_s`` for a capture: 0.8 s of the default 2 s), the whole
+  exchange counted, then runs in-process with the rest and logs ``"server": "slow"``. The request says how
+  long the hook waits (``wait_s``, from ``sent``): a server that gets to it later (queued behind other calls)
+  answers 408 without running it, so that a recall the agent never saw is not recorded as shown.
 
 * **Dispatch** (:func:`dispatch_or_ask`): the hook's handler, through the server when one is configured and
   answers, else in-process.
@@ -16,8 +23,8 @@ server's own apply to everything else (models, retrieval).
 * **Token**: read where the server keeps it, never from a settings file: ``$HELA_MCP_TOKEN`` when set (the
   server reads it too), else the server's generated ``<hela home>/mcp-token``, used only when the file
   belongs to this user and nobody else can read it (0600, as the server writes it).
-* **Same database**: the request carries :func:`db_identity` of the hook's database; a server on another one
-  answers 409 and the hook runs in-process.
+* **Same database**: the request carries :func:`~hela_cli.paths.db_identity` of the hook's database; a server
+  on another one answers 409 and the hook runs in-process.
 * **Server**: ``POST /hook`` in ``mcp_server/http.py`` checks the token and calls
   :func:`hela_cli.hooks.endpoint.serve_event`.
 """
@@ -27,14 +34,16 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from hela_cli.hooks.log import Fail
+from hela_cli.paths import db_identity
 
 PATH = "/hook"
 CONNECT_TIMEOUT_S = 0.25   # loopback answers in well under a millisecond; a blackholed address must not cost more
+SERVER_SHARE = 0.4   # of the hook's budget, at most, waiting for the server: the fast path answers a prompt in
+# ~90 ms (BENCHMARKS.md), the in-process hook needs ~0.5 s of the 2 s default, so 0.8 s of waiting leaves it 1.2 s
 
 
 class Unavailable(Exception):
@@ -60,7 +69,8 @@ def dispatch_or_ask(job: Any, cfg: Any) -> tuple[str, dict[str, Any]]:
     t = time.perf_counter()
     try:
         budget = cfg.hooks.capture_budget_s if job.role == "capture" else cfg.hooks.budget_s
-        answer = ask(url, request_body(job.args, job.payload, cfg), budget)
+        wait = SERVER_SHARE * budget
+        answer = ask(url, request_body(job.args, job.payload, cfg, wait), wait)
     except Failed as e:
         raise Fail(str(e)) from None
     except Unavailable as e:
@@ -77,24 +87,6 @@ def dispatch_or_ask(job: Any, cfg: Any) -> tuple[str, dict[str, Any]]:
     facts = answer.get("facts") if isinstance(answer.get("facts"), dict) else {}
     text = answer.get("text") if isinstance(answer.get("text"), str) else ""
     return text, {**facts, **mine}
-
-
-def db_identity(db: str) -> str:
-    """What names one database whatever the path that reaches it: a SQLite file's device and inode (its
-    absolute path while it does not exist), a Postgres URL's host, port, database and user (no password)."""
-    if db.startswith(("postgres://", "postgresql://")):
-        u = urlsplit(db)
-        return f"postgres://{u.username or ''}@{u.hostname or ''}:{u.port or 5432}{u.path or '/'}"
-    if db == ":memory:":
-        return f"memory:{os.getpid()}"   # never shared
-    from hela_cli.paths import default_db_path
-
-    path = Path(db or default_db_path()).expanduser().absolute()
-    try:
-        st = path.stat()
-    except OSError:
-        return f"sqlite:{path}"
-    return f"sqlite:{st.st_dev}:{st.st_ino}"
 
 
 def token() -> str | None:
@@ -133,10 +125,14 @@ def _loopback(host: str) -> bool:
 
 
 def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """POST ``body`` to the server's hook endpoint; its JSON answer. Raises :class:`Unavailable` (fall back
-    in-process) or :class:`Failed` (the handler failed there). Plain HTTP/1.1 over a socket (``http.client``
-    imports the email package: a fifth of this path's start-up); ``https`` through ``http.client``."""
+    """POST ``body`` to the server's hook endpoint; its JSON answer within ``timeout`` seconds (the whole
+    exchange: a server that trickles its answer gets no more). Raises :class:`Unavailable` (fall back
+    in-process; ``slow`` past the timeout) or :class:`Failed` (the handler failed there). Plain HTTP/1.1 over
+    a socket (``http.client`` imports the email package: a fifth of this path's start-up); ``https`` through
+    ``http.client``."""
     import socket
+
+    end = time.perf_counter() + max(timeout, 0.01)
 
     u = urlsplit(url)
     if u.scheme not in ("http", "https") or not u.hostname:
@@ -150,7 +146,7 @@ def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
     path = u.path.rstrip("/") + PATH
     headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
     if u.scheme == "https":
-        status, raw = _https(u, path, data, headers, timeout)
+        status, raw = _https(u, path, data, headers, end)
     else:
         host = f"[{u.hostname}]" if ":" in u.hostname else u.hostname
         head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": f"{host}:{u.port or 80}", **headers,
@@ -163,14 +159,17 @@ def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         except OSError as e:
             raise Unavailable("unreachable", e.__class__.__name__) from None
         try:
-            sock.settimeout(max(timeout, 0.01))
+            sock.settimeout(_left(end))
             sock.sendall(f"POST {path} HTTP/1.1\r\n{head}\r\n".encode("latin-1") + data)
             chunks = []
             while True:
+                sock.settimeout(_left(end))
                 chunk = sock.recv(1 << 16)
                 if not chunk:
                     break
                 chunks.append(chunk)
+        except TimeoutError:
+            raise Unavailable("slow", f"no answer within {timeout:.3g} s") from None
         except OSError as e:
             raise Unavailable("broke", e.__class__.__name__) from None
         finally:
@@ -210,28 +209,40 @@ def _response(raw: bytes) -> tuple[int, bytes]:
     return status, body
 
 
-def _https(u: Any, path: str, data: bytes, headers: dict[str, str], timeout: float) -> tuple[int, bytes]:
+def _left(end: float) -> float:
+    """Seconds left until ``end`` (a ``perf_counter``); a socket timeout, so never 0 (that would not block)."""
+    left = end - time.perf_counter()
+    if left <= 0:
+        raise TimeoutError
+    return left
+
+
+def _https(u: Any, path: str, data: bytes, headers: dict[str, str], end: float) -> tuple[int, bytes]:
     import http.client
 
-    conn = http.client.HTTPSConnection(u.hostname, u.port or 443, timeout=min(CONNECT_TIMEOUT_S, max(timeout, 0.01)))
+    conn = http.client.HTTPSConnection(u.hostname, u.port or 443, timeout=min(CONNECT_TIMEOUT_S, _left(end)))
     try:
         try:
             conn.connect()
         except OSError as e:
             raise Unavailable("unreachable", e.__class__.__name__) from None
         assert conn.sock is not None
-        conn.sock.settimeout(max(timeout, 0.01))
         try:
+            conn.sock.settimeout(_left(end))
             conn.request("POST", path, body=data, headers=headers)
             resp = conn.getresponse()
-            return resp.status, resp.read()
+            return resp.status, resp.read()   # the answer is one small JSON object
+        except TimeoutError:
+            raise Unavailable("slow", "no answer in time") from None
         except (OSError, http.client.HTTPException) as e:
             raise Unavailable("broke", e.__class__.__name__) from None
     finally:
         conn.close()
 
 
-def request_body(args: Any, payload: dict[str, Any], cfg: Any) -> dict[str, Any]:
+def request_body(args: Any, payload: dict[str, Any], cfg: Any, wait_s: float) -> dict[str, Any]:
+    """What a hook sends: its event, agent, space, payload, ``hooks`` settings, database identity, when it
+    sent it and how long it waits for the answer."""
     import dataclasses
 
     from hela_cli.hooks.space import project_space
@@ -239,4 +250,4 @@ def request_body(args: Any, payload: dict[str, Any], cfg: Any) -> dict[str, Any]
     hooks = {k: v for k, v in dataclasses.asdict(cfg.hooks).items() if k != "server"}
     space = args.space or project_space(payload.get("cwd") or os.getcwd())   # this machine's view of the project
     return {"event": args.event, "agent": args.agent, "space": space, "payload": payload, "hooks": hooks,
-            "db": db_identity(cfg.db), "sent": time.time()}
+            "db": db_identity(cfg.db), "sent": time.time(), "wait_s": wait_s}

@@ -89,26 +89,28 @@ def is_trivial(prompt: str, cfg: Config) -> bool:
 PROMPT_SPARE = 4   # candidates retrieved beyond hooks.prompt_k: the filters (floor, session, injected) drop some
 
 
-def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, now: float | None = None
-                   ) -> tuple[str, dict[str, Any]]:
+def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, now: float | None = None,
+                   cfg: Config | None = None) -> tuple[str, dict[str, Any]]:
     """The memories relevant to ``prompt`` (score at or above ``hooks.prompt_min_score``; none of the current
     session, which the agent already has) within ``hooks.prompt_tokens``; learning from those injected.
     ``now``: what "yesterday" or "3 days ago" in the prompt count from (the hook passes the time of the
-    event). Returns the context ('' for none) and facts for the hook log."""
-    h = mem.config.hooks
+    event). ``cfg``: the hook's settings (default ``mem.config``; a server passes the client's). Returns the
+    context ('' for none) and facts for the hook log."""
+    cfg = cfg or mem.config
+    h = cfg.hooks
     t1 = time.perf_counter()
     res = mem.retrieve(prompt, space, k=h.prompt_k + PROMPT_SPARE, learn=False, now=now)
     t2 = time.perf_counter()
     limit = h.line_chars
-    shown = injected.already(session)
+    shown = injected.already(mem.config.db, space, session)
     candidates = [m for m in res.memories if m["score"] >= h.prompt_min_score and m.get("session") != session
                   and m["id"] not in shown and injectable(m)]
     header = "Memories from earlier sessions of this project (hela; `hela memories` / `hela delete ID` to see or remove):"
     lines = [memory_line(m, limit) for m in candidates[:h.prompt_k]]
     text, n = _fill(header, [("", lines)], h.prompt_tokens)
     used = candidates[:n]
-    injected.remember(session, [m["id"] for m in used])
-    recall_id = mem.learn_recall(space, prompt, res, used) if used and mem.config.retrieval.learn else None
+    injected.remember(mem.config.db, space, session, [m["id"] for m in used])
+    recall_id = mem.learn_recall(space, prompt, res, used) if used and cfg.retrieval.learn else None
     t3 = time.perf_counter()
     return text, {"memories": [m["id"] for m in used], "recall_id": recall_id, "injected": used,
                   "below_floor": sum(1 for m in res.memories if m["score"] < h.prompt_min_score),
@@ -137,17 +139,20 @@ def repository_query(root: Path) -> str:
     return " ".join([root.name, branch if branch != "HEAD" else "", *files[:40]]).strip()
 
 
-def start_context(mem: Memory, space: str, root: Path, session: str | None) -> tuple[str, dict[str, Any]]:
+def start_context(mem: Memory, space: str, root: Path, session: str | None, cfg: Config | None = None,
+                  ) -> tuple[str, dict[str, Any]]:
     """The brief: the gist of each of the last ``hooks.start_sessions`` sessions (the task asked, the files
     changed, the commands that failed then passed, the decisions stated, the commits: :mod:`hela_cli.hooks.gist`;
     an abstractive summary with an ``openai:`` chat endpoint) and the memories most relevant to the
-    repository, within ``hooks.start_tokens``. Read-only: a session start is not a use of memory."""
+    repository, within ``hooks.start_tokens``. Read-only: a session start is not a use of memory. ``cfg``: the
+    hook's settings (default ``mem.config``)."""
     from hela_cli.hooks.gist import abstractive, gist_lines, session_gist, wants_abstractive
 
-    h = mem.config.hooks
+    cfg = cfg or mem.config
+    h = cfg.hooks
     limit = h.line_chars
     injected.prune()
-    before = injected.already(session)
+    before = injected.already(mem.config.db, space, session)
     recent = mem.memories(space, limit=400)   # newest first
     by_session: dict[str, list[dict[str, Any]]] = {}
     for row in recent:
@@ -156,7 +161,7 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None) -> t
         by_session.setdefault(row.get("session") or "", []).append(row)
     gists = [session_gist(rows[::-1], name) for name, rows in list(by_session.items())[:h.start_sessions]]
     marks = Marks(mem.store.supersessions_for(i for g in gists for i in g.ids))   # a changed fact keeps its mark
-    blocks = abstractive(mem.config, gists, limit, marks) if gists and wants_abstractive(mem.config) else None
+    blocks = abstractive(cfg, gists, limit, marks) if gists and wants_abstractive(cfg) else None
     summarized = blocks is not None
     if blocks is None:
         blocks = [gist_lines(g, limit, marks) for g in gists]
@@ -177,7 +182,7 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None) -> t
     text, n = _fill(header, [("Recent sessions:", gist), ("Relevant to the repository now:", relevant)],
                     h.start_tokens)
     ids = sorted(i for i in shown | set(relevant_ids) if f"[#{i}]" in text or f"[#{i} " in text) if text else []
-    injected.remember(session, ids)
+    injected.remember(mem.config.db, space, session, ids)
     return text, {"sessions": len(gists), "lines": n, "memories": ids,
                   "summary": "abstractive" if summarized else "extractive", "at": round(time.time(), 3)}
 
@@ -230,8 +235,8 @@ def _shown_text(text: str, kind: str) -> str:
     return " ".join(decision_sentences(body, limit=3)) or body
 
 
-def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: str | None
-                 ) -> tuple[str, dict[str, Any]]:
+def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: str | None,
+                 cfg: Config | None = None) -> tuple[str, dict[str, Any]]:
     """What earlier sessions left about ``paths`` (the file an agent is about to edit): the decisions and
     reasons stated about it, the commands that failed there, the commits and the changes that touched it,
     newest first within ``hooks.path_tokens`` / ``hooks.path_k``; '' when none of these exists (reads and
@@ -239,14 +244,14 @@ def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: 
     paths relative to the agent's working directory: formats/agent.py), asked through
     ``Memory.memories(contains=...)`` and kept where the text names the file (:func:`mentions_path`): no
     model is loaded. ``root``: the project's directory, or a list (the project's, the agent's working
-    directory)."""
+    directory). ``cfg``: the hook's settings (default ``mem.config``)."""
     from hela_cli.text.coding import mentions_path, path_needles
 
-    h = mem.config.hooks
+    h = (cfg or mem.config).hooks
     if h.path_tokens <= 0 or not paths:
         return "", {"paths": len(paths)}
     t0 = time.perf_counter()
-    shown = injected.already(session)
+    shown = injected.already(mem.config.db, space, session)
     found: dict[int, dict[str, Any]] = {}
     rels = []
     for p in paths:
@@ -282,6 +287,6 @@ def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: 
     header = f"hela: what earlier sessions left about {rels[-1] if rels else paths[0]} (`hela memories --contains PATH`):"
     text, n = _fill(header, sections, h.path_tokens)
     ids = [m["id"] for _, m in picked if f"[#{m['id']} " in text]
-    injected.remember(session, ids)
+    injected.remember(mem.config.db, space, session, ids)
     return text, {"paths": len(paths), "found": len(found), "memories": ids,
                   "ms": round((time.perf_counter() - t0) * 1000, 1)}

@@ -94,21 +94,23 @@ def _has_space(mem: Any, space: str) -> bool:
 
 # ------------------------------------------------------------------------------------------ the four handlers
 def _start(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
+    from hela_cli.hooks import injected
     from hela_cli.hooks.context import start_context
 
     space, root = _space(args, payload)
+    session = payload.get("session_id")
     if payload.get("source") in ("compact", "clear"):   # what the session was shown is no longer in its context
-        from hela_cli.hooks import injected
-
-        injected.forget(payload.get("session_id"))
+        injected.forget(cfg.db, space, session)
     with _memory(cfg) as mem:
         if not _has_space(mem, space):
             return "", {"result": "empty", "space": space}
-        text, facts = start_context(mem, space, root, payload.get("session_id"))
+        with injected.held(mem.config.db, space, session):   # what was shown, then what is shown: at once
+            text, facts = start_context(mem, space, root, session, cfg)
     return text, {"result": "ok" if text else "empty", "space": space, **facts}
 
 
 def _prompt(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
+    from hela_cli.hooks import injected
     from hela_cli.hooks.context import is_trivial, prompt_context, user_prompt
 
     prompt = payload.get("prompt")
@@ -130,7 +132,9 @@ def _prompt(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[s
         if redacted is not None:
             prompt = redacted()
         t2 = time.perf_counter()
-        text, facts = prompt_context(mem, space, prompt, payload.get("session_id"), now=_event_time(payload))
+        with injected.held(mem.config.db, space, payload.get("session_id")):
+            text, facts = prompt_context(mem, space, prompt, payload.get("session_id"), now=_event_time(payload),
+                                         cfg=cfg)
         c3 = time.process_time()
         if cfg.hooks.feedback and facts.get("injected"):
             from hela_cli.hooks.feedback import remember_injected
@@ -244,6 +248,7 @@ def _background(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
 def _path(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str, dict[str, Any]]:
     """Before an edit or write (Claude Code / Codex ``PreToolUse``; Gemini CLI ``AfterTool`` of a read or an
     edit): what earlier sessions left about the file. SQL only: no model is loaded."""
+    from hela_cli.hooks import injected
     from hela_cli.hooks.context import path_context, tool_paths
 
     tool = payload.get("tool_name")
@@ -254,7 +259,9 @@ def _path(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[str
     with _memory(cfg) as mem:
         if not _has_space(mem, space):
             return "", {"result": "empty", "space": space}
-        text, facts = path_context(mem, space, paths, [root, payload.get("cwd")], payload.get("session_id"))
+        with injected.held(mem.config.db, space, payload.get("session_id")):
+            text, facts = path_context(mem, space, paths, [root, payload.get("cwd")], payload.get("session_id"),
+                                       cfg)
     return text, {"result": "ok" if text else "empty", "space": space, "tool": tool, **facts}
 
 
