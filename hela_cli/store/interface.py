@@ -77,6 +77,9 @@ class StoreAPI(Protocol):
 
     def ensure_space(self, name: str) -> Space: ...
 
+    def only_space(self) -> str | None:
+        """The name of the database's one space, or None when it has none or several."""
+
     def spaces(self) -> list[dict[str, Any]]:
         """Every space with its counts, by name (code point order on both engines: sorted here, not by the
         server's collation)."""
