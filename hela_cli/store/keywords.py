@@ -45,7 +45,7 @@ class Keywords:
         (:func:`~hela_cli.store.base.ordered_sum`): a space alone scores as FTS5's ``bm25()`` did to the last
         bit, and Postgres as SQLite (``tests/test_postgres.py``). The dialect gives the float type and the
         rows ``(term, pos)`` of the JSON array of query terms, ``pos`` from 0. Measured against
-        FTS5's ``bm25()`` and a Python scorer over FTS5 matches (BENCHMARKS.md, "Keyword statistics per
+        FTS5's ``bm25()`` and a Python scorer over FTS5 matches (docs/benchmarks/quality.md, "Keyword statistics per
         space")."""
         terms = [t for t in dict.fromkeys(terms) if t]
         if not terms or limit <= 0:
