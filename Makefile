@@ -92,22 +92,22 @@ bench-lme: setup
 		--variant full,no-spreading,cosine,bm25 --cache-dir bench-cache --out bench-lme.json
 
 bench-scale: setup
-	nice -n 5 $(BIN)/python benchmarks/scale.py --sizes 10000,100000 --json bench-scale.json
+	nice -n 5 $(BIN)/python benchmarks/speed/scale.py --sizes 10000,100000 --json bench-scale.json
 
 bench-ingest: setup
-	nice -n 5 $(BIN)/python benchmarks/scale.py --sizes "" --ingest-file $(DATA)/locomo_dev.json --json bench-ingest.json
+	nice -n 5 $(BIN)/python benchmarks/speed/scale.py --sizes "" --ingest-file $(DATA)/locomo_dev.json --json bench-ingest.json
 
 bench-mcp: setup
-	nice -n 5 $(BIN)/python benchmarks/mcp_latency.py --json bench-mcp.json
+	nice -n 5 $(BIN)/python benchmarks/speed/mcp_latency.py --json bench-mcp.json
 
 bench-hooks: setup
-	nice -n 5 $(BIN)/python benchmarks/hooks_bench.py latency --lme $(DATA)/longmemeval_s_dev30.json \
+	nice -n 5 $(BIN)/python benchmarks/agents/hooks_bench.py latency --lme $(DATA)/longmemeval_s_dev30.json \
 		--sizes 1000,10000 --queries 20 --capture-runs 5 --json bench-hooks-latency.json
-	nice -n 5 $(BIN)/python benchmarks/hooks_bench.py lme --lme $(DATA)/longmemeval_s_dev30.json \
+	nice -n 5 $(BIN)/python benchmarks/agents/hooks_bench.py lme --lme $(DATA)/longmemeval_s_dev30.json \
 		--json bench-hooks-lme.json
 
 bench-exports: setup
-	nice -n 5 $(BIN)/python benchmarks/exports.py --json bench-exports.json
+	nice -n 5 $(BIN)/python benchmarks/speed/exports.py --json bench-exports.json
 
 clean:
 	rm -rf $(VENV) demo/*.db* .pytest_cache dist build

@@ -28,6 +28,9 @@ from hela_cli.mechanics.retrieval import Retrieval, learn_from_retrieval, retrie
 from hela_cli.store import Space, Store
 from hela_cli.text.redact import redact as redact_secrets   # `redact` names the add/ingest argument
 
+#: the space a command without ``--space`` uses when the database has no space, or several
+DEFAULT_SPACE = "default"
+
 
 class Memory:
     def __init__(self, config: Config, store: Store | None = None, embedder: Embedder | None = None,
@@ -469,6 +472,22 @@ class Memory:
         missing), without creating an empty database as a side effect."""
         return self._open_store(must_exist=True).require_space(name)
 
+    def default_space(self, space: str | None = None) -> str:
+        """``space`` if given, else the database's only space when it has exactly one, else ``"default"``
+        (what a command without ``--space`` uses; no database file is created to find out)."""
+        if space is not None:
+            return space   # an empty or bad name is refused by the command with one line
+        if not self._database_exists():
+            return DEFAULT_SPACE
+        return self.store.only_space() or DEFAULT_SPACE
+
+    def _database_exists(self) -> bool:
+        from hela_cli.store.target import is_postgres
+
+        if self._store is not None or self.config.db == ":memory:" or is_postgres(self.config.db):
+            return True
+        return Path(self.config.db or default_db_path()).expanduser().exists()
+
     def space_of(self, node_ids: Sequence[int]) -> str | None:
         """The one space holding all of ``node_ids``, or None (unknown ids, several spaces, no database):
         commands that name memories by id need no ``--space``."""
@@ -480,12 +499,7 @@ class Memory:
     def spaces(self) -> list[dict[str, Any]]:
         """Every space with its counts (``Store.spaces``); an empty list, and no file created, when the
         database does not exist yet."""
-        from hela_cli.store.target import is_postgres
-
-        if self._store is None and self.config.db != ":memory:" and not is_postgres(self.config.db):
-            if not Path(self.config.db or default_db_path()).expanduser().exists():
-                return []
-        return self.store.spaces()
+        return self.store.spaces() if self._database_exists() else []
 
     def consolidate(self, space: str, *, dry_run: bool = False, auto: bool = False,
                     max_hubs: int | None = None, progress: Callable[[int, int, Any], None] | None = None) -> dict[str, Any]:

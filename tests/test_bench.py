@@ -296,7 +296,7 @@ def test_one_qa_item_with_the_default_chat_model(locomo_file, cfg, embedder, cha
 def test_semantic_split_table():
     import importlib.util
     from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "locomo_table.py"
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "quality" / "locomo_table.py"
     spec = importlib.util.spec_from_file_location("locomo_table", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

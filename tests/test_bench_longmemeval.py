@@ -296,7 +296,7 @@ def test_cli_errors(cli_env, tmp_path):
 def test_paper_longmemeval_config_maps_appendix_d():
     from hela_cli.config import load_config
 
-    c = load_config(Path(__file__).resolve().parents[1] / "benchmarks" / "configs" / "paper-longmemeval.yaml",
+    c = load_config(Path(__file__).resolve().parents[1] / "benchmarks" / "ablations" / "configs" / "paper-longmemeval.yaml",
                     env={})
     r = c.retrieval
     assert (r.k, r.m, r.semantic_k, r.theta, r.alpha) == (15, 3, 5, 0.4, 0.7)

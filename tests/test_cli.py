@@ -134,3 +134,38 @@ def test_link_adds_keyword_links_to_an_existing_space(cli_env):
     again = json.loads(run("link", "-s", "demo", "--min-score", "0", "--json").stdout)
     assert again["conversation_links"] == 0 and again["links_written"] == 0
     assert run("link", "-s", "nope", "--top-k", "2", ok=False).exit_code != 0
+
+
+def test_the_only_space_is_the_default(cli_env, monkeypatch):
+    """Without --space every command that takes one uses the database's only space, whatever its name; with
+    two spaces and no 'default' among them the error names them (issue 48)."""
+    run("ingest", str(SAMPLE / "conversation.json"))                       # one space: 'demo'
+    rows = json.loads(run("memories", "--json").stdout)
+    assert len(rows) == 83
+    assert len(json.loads(run("ask", "Who is Tofu?", "--no-llm", "--no-learn", "--json").stdout)["memories"]) == 13
+    assert json.loads(run("inspect", "--json").stdout)["space"] == "demo"
+    assert json.loads(run("inspect", "prune", "--json").stdout)["nodes"] == 83
+    assert json.loads(run("export", "--format", "json").stdout)["space"]["name"] == "demo"
+    assert json.loads(run("forget", "--json").stdout)["space"] == "demo"
+    assert json.loads(run("consolidate", "--dry-run", "--json").stdout)["space"] == "demo"
+    assert json.loads(run("link", "--json").stdout)["space"] == "demo"
+    added = json.loads(run("add", "Tofu now sleeps in the garden", "--json").stdout)
+    assert added["space"] == "demo"
+    run("add", "a note elsewhere", "--space", "notes")                       # now two spaces
+    res = run("memories", ok=False)
+    assert res.exit_code == 4 and "unknown space 'default' (spaces: demo, notes)" in res.output
+    monkeypatch.setenv("HELA_SPACE", "notes")                                # the variable still wins
+    assert [r["text"] for r in json.loads(run("memories", "--json").stdout)] == ["a note elsewhere"]
+
+
+def test_supersede_says_what_it_did(cli_env):
+    """Every write says in one line what it did: supersede and its undo as edit and delete do."""
+    run("add", "we pay with stripe", "--space", "shop")
+    run("add", "we moved payments to adyen", "--space", "shop")
+    out = run("supersede", "1", "2").stdout.strip()
+    assert len(out.splitlines()) == 1 and out.startswith("marked memory 1 as superseded by #2 from ")
+    assert out.endswith("in 'shop' (nothing deleted)")
+    out = run("supersede", "1", "2", "--undo").stdout.strip()
+    assert out == "removed the mark: memory 1 is no longer superseded by #2 in 'shop'"
+    out = run("supersede", "1", "2", "--possible").stdout.strip()
+    assert out.startswith("marked memory 1 as possibly superseded by #2 from ")

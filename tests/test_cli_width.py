@@ -82,3 +82,23 @@ def test_tables_at_80_columns_break_no_token(demo, width):
     assert all(len(x) <= 80 for x in out.splitlines())
     assert re.search(r"demo\s.*\s83\s", out)
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d", out)  # dates whole
+
+
+@pytest.mark.parametrize("width", [80], indirect=True)
+def test_spaces_keeps_a_hooks_space_whole_at_80_columns(cli_env, width):
+    """A hooks space's name (`<project>-<6 hex>`) and every column header whole at 80 columns (issue 48)."""
+    run("add", "we pay with stripe", "--space", "shop-api-payments-7d6a3b")
+    out = run("spaces").stdout
+    lines = out.splitlines()
+    assert all(len(x) <= 80 for x in lines) and "…" not in out, out
+    assert next(x for x in lines if x.startswith("space")).split() == ["space", "nodes", "edges", "semantic",
+                                                                         "recalls", "last"]
+    assert re.search(r"^shop-api-payments-7d6a3b\s+1\s+0\s+0\s+0\s+\d{4}-\d\d-\d\d$", out, re.M), out
+    long = "a-very-long-project-directory-name-for-the-service-that-pays-7d6a3b"
+    run("add", "x", "--space", long)
+    out = run("spaces").stdout
+    assert all(len(x) <= 80 for x in out.splitlines()) and "…" not in out, out
+    lines = out.splitlines()
+    head = next(x for x in lines if x.startswith("space"))
+    names = "".join(x[:head.index("nodes")].strip() for x in lines[lines.index(head) + 2:])
+    assert names == long + "shop-api-payments-7d6a3b"   # a name wider than its room continues on the next line

@@ -1,4 +1,4 @@
-"""``benchmarks/coding_memory.py`` on a tiny slice (the first 40 records of one real session, three
+"""``benchmarks/agents/coding_memory.py`` on a tiny slice (the first 40 records of one real session, three
 questions), with the keyword-hash embedder in the hooks' process: the replay goes through the capture hook,
 the prompt hook's context is mapped back to transcript records, the baselines stay within hela's budget and
 the table renders. The figures in BENCHMARKS.md come from the real default models, not from this."""
@@ -17,11 +17,11 @@ from hela_cli.hooks import handlers as hook_handlers
 from hela_cli.testing import HashEmbedder
 
 REPO = Path(__file__).resolve().parents[1]
-SESSION = REPO / "benchmarks" / "coding_memory" / "data" / "bookminder" / "bookminder-day003.jsonl"
+SESSION = REPO / "benchmarks" / "agents" / "coding_memory" / "data" / "bookminder" / "bookminder-day003.jsonl"
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("coding_memory_bench", REPO / "benchmarks" / "coding_memory.py")
+    spec = importlib.util.spec_from_file_location("coding_memory_bench", REPO / "benchmarks" / "agents" / "coding_memory.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod   # its dataclass looks its module up
     spec.loader.exec_module(mod)

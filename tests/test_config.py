@@ -9,7 +9,7 @@ def test_defaults():
     # the paper's values where they held up on LoCoMo ...
     assert (c.retrieval.k, c.retrieval.m) == (10, 3)
     assert (c.hebbian.eta, c.hebbian.decay, c.retrieval.tau_days) == (0.02, 0.995, 60.0)
-    # ... and the measured ones where they did not (BENCHMARKS.md, "Retrieval defaults")
+    # ... and the measured ones where they did not (docs/benchmarks/ablations.md, "Retrieval defaults")
     assert (c.retrieval.beta, c.retrieval.theta, c.retrieval.time_decay) == (1.0, 1.0, False)
 
 

@@ -80,7 +80,7 @@ def reference() -> dict:
 
 
 def test_conversion_is_private(converted):
-    # how long it takes is benchmarks/convert_speed.py's (a timing is no test on a busy machine)
+    # how long it takes is benchmarks/speed/convert_speed.py's (a timing is no test on a busy machine)
     if converted["seconds"] is None:
         return  # a pre-converted file was given
     assert stat.S_IMODE(converted["path"].stat().st_mode) == 0o600

@@ -128,7 +128,7 @@ def test_delete_is_complete_across_every_table(backend_db, tmp_path, hash_embedd
         data = Path(store.path).read_bytes() + (Path(store.path + "-wal").read_bytes()
                                                  if Path(store.path + "-wal").exists() else b"")
         assert b"31-07-99" not in data and b"zanzibar" not in data
-    else:   # VACUUMed; the server's bytes are not hela's to read (benchmarks/pg_delete_bytes.py measures them)
+    else:   # VACUUMed; the server's bytes are not hela's to read (benchmarks/quality/pg_delete_bytes.py measures them)
         assert rep["scrub"]["vacuumed"] and rep["scrub"]["verified"] is None and "VACUUM" in rep["scrub"]["note"]
         assert store.db.execute("SELECT count(*) FROM node_terms WHERE term = 'zanzibar'").fetchone()[0] == 0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -202,3 +203,29 @@ def test_status_says_whether_codex_trusts_the_hooks(homes):
                        "PreToolUse": False}
     res = runner.invoke(app, ["hooks", "status"], env={"COLUMNS": "250"})
     assert res.exit_code == 0 and "not trusted in Codex yet" in res.stdout
+
+
+def test_status_fits_80_columns(homes, monkeypatch):
+    """At 80 columns every header and every time of `hela hooks status` is whole (issue 48)."""
+    from hela_cli.cli.render import console
+
+    install("claude-code", "user", prefix=["/opt/hela/bin/hela"])
+    for i in range(3):
+        log.append({"agent": "claude-code", "event": "UserPromptSubmit", "role": "prompt", "result": "ok",
+                    "ms": 12, "session": "s1", "tokens": 120 * i})
+    log.append({"agent": "claude-code", "event": "SessionStart", "role": "start", "result": "ok", "ms": 80,
+                "session": "s1", "tokens": 900})
+    log.append({"agent": "claude-code", "event": "Stop", "role": "capture", "result": "error", "ms": 40,
+                "detail": "database is locked"})
+    monkeypatch.setattr(console, "width", 80)
+    res = runner.invoke(app, ["hooks", "status"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    paths = [i for i, x in enumerate(lines) if x.startswith("claude-code (user): ")]   # a path is printed whole
+    tables = [x for i, x in enumerate(lines) if not any(i in (p, p + 1) for p in paths)]
+    assert all(len(x) <= 80 for x in tables), res.stdout
+    assert "…" not in res.stdout, res.stdout
+    for head in (["agent", "scope", "event", "last run", "last failure"], ["agent", "sessions", "prompts"]):
+        assert any(all(h in x for h in head) for x in lines), (head, res.stdout)
+    assert "database is locked" in res.stdout
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", res.stdout)   # times whole

@@ -11,7 +11,7 @@ result must carry the memory stored beforehand with ``hela add``.
 * stdio: ``claude mcp add hela -- python -m hela_cli mcp --db DB``, Claude Code starting the server itself,
   with ``MCP_CONNECTION_NONBLOCKING=false`` (Claude Code then waits for its MCP servers before the first
   request; by default ``claude -p`` does not, and on a busy machine it sends the request before hela
-  answers: BENCHMARKS.md, "MCP start-up"). Even so a session on a very busy machine sometimes started
+  answers: docs/benchmarks/agents.md, "MCP start-up"). Even so a session on a very busy machine sometimes started
   without hela's tools (3 of 16 measured), so while they are not offered the fake model takes a turn with
   ``sleep 2`` (Bash, allowed for that command only) instead of failing: the test is about the server
   working under Claude Code, the timing is the benchmark's.

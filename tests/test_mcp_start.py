@@ -6,7 +6,7 @@ under a wrapper that writes the names of the modules the process imported when i
 client on its pipes initializes, lists the tools, and closes stdin. Before any tool call the process has
 imported neither numpy, llama.cpp, the SQLite extension nor hela's memory, store, models or HTTP module,
 and has not created the database; the first call that needs them imports them (which shows the check can
-fail). Start-up times are figures, not assertions: ``benchmarks/mcp_start.py``, BENCHMARKS.md.
+fail). Start-up times are figures, not assertions: ``benchmarks/speed/mcp_start.py``, BENCHMARKS.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""The store's declared interface (``hela_cli/store/interface.py``) and its two engines.
+"""The store's declared interface (``hela_cli/store/interface/``) and its two engines.
 
-* the shape: both engine classes implement every member of ``StoreAPI`` with its parameter names, supply
+* the shape: ``StoreAPI`` is its parts, each member declared in exactly one; ARCHITECTURE.md names, for
+  each mechanism, every part its ``store.`` calls reach; both engine classes implement every member of
+  ``StoreAPI`` (so of every part) with its parameter names, supply
   every engine hook ``StoreCore`` declares from their own package, and the shared modules hold no
   engine's SQL (no sqlite-utils table API, no engine-only table, no engine import);
 * the behaviour: one scenario through ``StoreAPI`` only, run on SQLite and on Postgres
@@ -70,6 +72,41 @@ def test_each_engine_supplies_every_hook_from_its_own_package(engine):
         assert owner.__module__.startswith(package), f"{engine.__name__}.{hook} comes from {owner.__module__}"
 
 
+def _members(part: type) -> set[str]:
+    return {n for n in part.__dict__ if not n.startswith("_") or n in ("__enter__", "__exit__")} | \
+        set(part.__dict__.get("__annotations__", {}))
+
+
+def test_storeapi_is_its_parts_each_member_in_one():
+    from hela_cli.store.interface import PARTS
+
+    seen: dict[str, str] = {}
+    for part in PARTS:
+        assert part.__module__.startswith("hela_cli.store.interface."), part
+        for name in _members(part):
+            assert name not in seen, f"{name} is declared in {seen[name]} and {part.__name__}"
+            seen[name] = part.__name__
+    assert set(API) <= set(seen) and StoreAPI.__bases__[:-1] == PARTS
+    assert not _members(StoreAPI) - {"__annotations__"}, "StoreAPI declares members of its own: put them in a part"
+
+
+def test_architecture_names_the_parts_each_mechanism_uses():
+    """The table between ``<!-- parts -->`` and ``<!-- /parts -->`` in ARCHITECTURE.md: every part a module's
+    ``store.NAME`` calls reach is in its row (a new call into another part adds that part to the row)."""
+    from hela_cli.store.interface import PARTS
+
+    part_of = {name: part.__name__.removesuffix("API") for part in PARTS for name in _members(part)}
+    doc = (STORE.parent.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([\w/]+\.py)` \| ([^|]+) \|$", doc.split("<!-- parts -->")[1].split("<!-- /parts -->")[0],
+                      re.M)
+    assert len(rows) >= 10
+    for module, listed in rows:
+        text = (STORE.parent / module).read_text(encoding="utf-8")
+        used = {part_of[n] for n in re.findall(r"\bstore\.(\w+)", text) if n in part_of}
+        named = set(re.findall(r"\w+", listed)) & set(part_of.values())
+        assert used <= named, f"ARCHITECTURE.md: {module} also uses {sorted(used - named)} of the store"
+
+
 # names that exist on one engine only: the shared modules must not write SQL that names them
 ENGINE_ONLY = ("node_vec", "semantic_vec", "node_fts", "sign_blocks", "sign_state", "vec0", "bm25(", " MATCH ",
                "semantic_emb", "json_each", "unnest", "pg_", "PRAGMA", "::", "sqlite_master")
@@ -104,7 +141,7 @@ def test_shared_modules_hold_no_engine_sql(path):
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert not {m for m in imported if m.startswith(("hela_cli.store.sqlite", "hela_cli.store.postgres"))}, \
         f"{path.name} imports an engine"
-    if path.name in ("dialect.py", "core.py", "interface.py"):
+    if path.name in ("dialect.py", "core.py"):
         return
     for fn, s in _strings_by_function(path):
         if (path.name, fn) in EXEMPT:

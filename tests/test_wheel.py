@@ -117,7 +117,7 @@ def installed(tmp_path_factory) -> dict:
     work = tmp / "elsewhere"       # not the repository, not the venv
     work.mkdir()
     env = {**env, "HELA_HOME": str(tmp / "home"), "HELA_MODELS_N_THREADS": "2", "COLUMNS": "200"}
-    return {"bin": venv / "bin", "env": env, "work": work, "tmp": tmp}
+    return {"bin": venv / "bin", "env": env, "work": work, "tmp": tmp, "wheel": wheels[0]}
 
 
 def test_the_wheel_holds_the_package_and_its_data(installed):
@@ -129,6 +129,21 @@ def test_the_wheel_holds_the_package_and_its_data(installed):
     meta = run([installed["bin"] / "python", "-c", "from importlib.metadata import metadata; m = metadata('hela'); "
                 "print(m['Summary']); print(m.get_all('Provides-Extra'))"], installed["work"], installed["env"])
     assert "Hebbian" in meta and all(x in meta for x in ("bench", "postgres", "ui", "test"))
+
+
+def test_the_wheel_holds_no_test_doubles(installed):
+    """The fake model APIs, the hash embedder and the private Postgres of ``hela_cli/testing/`` serve the tests
+    and benchmarks from the source tree; the wheel leaves them out (the editable install and a checkout
+    still import them: every test that uses them)."""
+    with zipfile.ZipFile(installed["wheel"]) as z:
+        names = z.namelist()
+    assert any(n.startswith("hela_cli/store/") for n in names)
+    assert not [n for n in names if n.startswith("hela_cli/testing")], names
+    res = subprocess.run([installed["bin"] / "python", "-c", "import hela_cli.testing"], cwd=installed["work"],
+                         env=installed["env"], capture_output=True, text=True, timeout=120)
+    assert res.returncode == 1 and "No module named 'hela_cli.testing'" in res.stderr, res.stderr
+    assert "hela_cli/testing" not in run([installed["bin"] / "python", "-m", "pip", "show", "-f", "hela"],
+                                         installed["work"], installed["env"])
 
 
 @pytest.fixture(scope="module")

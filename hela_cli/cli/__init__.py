@@ -36,7 +36,7 @@ def _mcp_stdio_options(args: list[str]) -> dict[str, str] | None:
 
 def _serve_mcp_stdio(options: dict[str, str]) -> bool:
     """Serve ``hela mcp`` on stdio without importing Typer, Rich or the command modules (~0.1 s of CPU
-    before an MCP client's ``initialize`` is answered: BENCHMARKS.md, "MCP start-up"); False when the config
+    before an MCP client's ``initialize`` is answered: docs/benchmarks/agents.md, "MCP start-up"); False when the config
     does not load, so that the Typer app reports it as every command does."""
     from hela_cli.config import load_config
     from hela_cli.errors import HelaError

@@ -25,9 +25,19 @@ def store_progress(line: str) -> None:
     print(f"hela: {line}", file=sys.stderr, flush=True)
 
 
-def space_option(help: str = "Memory space.", default: Optional[str] = "default") -> Any:
-    """``-s/--space NAME``: the flag, else ``HELA_SPACE``, else ``default`` (every command that takes a space)."""
-    return typer.Option(default, "--space", "-s", envvar="HELA_SPACE", help=help)
+#: ``--space`` help: what a command uses without the flag
+SPACE_HELP = "Memory space (default: HELA_SPACE, else the database's only space, else 'default')."
+
+
+def space_option(help: str = SPACE_HELP) -> Any:
+    """``-s/--space NAME``: the flag, else ``HELA_SPACE``, else None: the command then takes the database's
+    only space, else ``default`` (:func:`pick_space`; every command that takes a space)."""
+    return typer.Option(None, "--space", "-s", envvar="HELA_SPACE", help=help)
+
+
+def pick_space(mem: Any, space: Optional[str]) -> str:
+    """``--space`` / ``HELA_SPACE`` if given, else the database's only space, else 'default'."""
+    return mem.default_space(space)
 
 
 def state(ctx: typer.Context) -> Any:
@@ -58,10 +68,18 @@ def progress_bar(label: str = "loading", *, enabled: bool = True, elapsed: bool 
         yield update
 
 
-def space_options(ctx: typer.Context, space: Optional[str], json_out: bool) -> tuple[str, bool]:
-    """An ``inspect`` subcommand's --space / --json, falling back to the ones given to ``hela inspect``."""
+def space_options(ctx: typer.Context, space: Optional[str], json_out: bool) -> tuple[Optional[str], bool]:
+    """An ``inspect`` subcommand's --space / --json, falling back to the ones given to ``hela inspect`` (a
+    space of None: the database's only space, else 'default', once the store is open: :func:`store_space`)."""
     parent = ctx.meta.get("hela_inspect", {})
-    return space or parent.get("space") or "default", json_out or parent.get("json", False)
+    return space if space is not None else parent.get("space"), json_out or parent.get("json", False)
+
+
+def store_space(store: Any, space: Optional[str]) -> str:
+    """:func:`pick_space` for commands that open the store themselves (read-only, the database exists)."""
+    from hela_cli.memory import DEFAULT_SPACE
+
+    return space if space is not None else (store.only_space() or DEFAULT_SPACE)
 
 
 def open_store(ctx: typer.Context) -> tuple[Any, Any]:
@@ -81,6 +99,7 @@ def show_space(ctx: typer.Context, space: Optional[str], json_out: bool, read: C
     space, json_out = space_options(ctx, space, json_out)
     store, cfg = open_store(ctx)
     with store:
+        space = store_space(store, space)
         data = read(store, store.require_space(space), cfg)
     if json_out:
         print_json(data)
@@ -114,12 +133,14 @@ def write_out(path: Path, data: str, *, private: bool = True) -> None:
 
 # ----------------------------------------------------------------------------------- correcting memory
 #: ``--space`` help of the commands that take memory ids (``delete``, ``edit``, ``history``)
-ID_SPACE_HELP = "Memory space (default: the space of the ids given, else 'default')."
+ID_SPACE_HELP = ("Memory space (default: HELA_SPACE, else the space of the ids given, else the database's "
+                 "only space, else 'default').")
 
 
 def space_of_ids(mem: Any, space: Optional[str], ids: Any) -> str:
-    """``--space`` / ``HELA_SPACE`` if given, else the one space holding the memory ids, else 'default'."""
-    return space or (mem.space_of(ids) if ids else None) or "default"
+    """``--space`` / ``HELA_SPACE`` if given, else the one space holding the memory ids, else the database's
+    only space, else 'default'."""
+    return mem.default_space(space if space is not None else (mem.space_of(ids) if ids else None))
 
 
 def memory_line(m: dict[str, Any], width: int) -> str:

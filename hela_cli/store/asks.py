@@ -97,7 +97,7 @@ class AsksLog:
 
         Kept in memory per space (the newest :data:`TRACE_CACHE_SPACES` spaces) until the traces change: a
         recall over 5,000 traces took 35-42 ms p50 reading them each time, 9-10 ms with this cache (4.3-4.8 ms
-        with none; ``benchmarks/use_traces.py``, 2,000 memories).
+        with none; ``benchmarks/speed/use_traces.py``, 2,000 memories).
         Traces are only ever added (feedback sets ``used`` once, so their count grows) or deleted with a
         memory (which bumps the space's ``nodes_version``): the count, the newest id and ``nodes_version``
         tell when to read them again, from the partial index ``asks_traces`` alone."""

@@ -3,7 +3,7 @@
 ``Store.backup_to`` copies the database with ``VACUUM INTO`` run in one read transaction of this connection:
 the copy is a snapshot of one moment even while other processes write (WAL: readers never block
 writers, and they never see half a transaction). Measured against the online backup API
-(``Connection.backup``, ``pages=-1``, the same snapshot guarantee; ``benchmarks/backup_restore.py``): the
+(``Connection.backup``, ``pages=-1``, the same snapshot guarantee; ``benchmarks/speed/backup_restore.py``): the
 backup API copies every page as it is, free pages included - the text of a memory deleted since the last
 VACUUM was in its copy - while ``VACUUM INTO`` writes only live rows (and compacts). At 100k memories
 (409 MB) this backup, with the keyword-index merge and the integrity check of the copy, took 1.7 s CPU

@@ -195,6 +195,12 @@ class Connection:
             raise StoreError(f"space '{name}' vanished while being created")
         return sp
 
+    def only_space(self) -> str | None:
+        """The name of the database's one space, or None when it has none or several (commands without
+        ``--space`` use it: a single space is the default where there is one)."""
+        rows = self.db.execute("SELECT name FROM spaces ORDER BY id LIMIT 2").fetchall()
+        return rows[0][0] if len(rows) == 1 else None
+
     def spaces(self) -> list[dict[str, Any]]:
         """Every space with its counts, by name (code point order on both engines: sorted here, not by the
         server's collation)."""

@@ -45,8 +45,8 @@ class Keywords:
         (the dialect's ``ordered_sum``, plain ``+`` in ``pos`` order): a space alone scores as FTS5's
         ``bm25()`` did to the last bit, and Postgres as SQLite (``tests/test_postgres.py``). The dialect gives
         the float type and the rows ``(term, pos)`` of the JSON array of query terms, ``pos`` from 0. Measured
-        against FTS5's ``bm25()`` and a Python scorer over FTS5 matches (BENCHMARKS.md, "Keyword statistics
-        per space").
+        against FTS5's ``bm25()`` and a Python scorer over FTS5 matches (docs/benchmarks/quality.md,
+        "Keyword statistics per space").
 
         Bounded by construction (issue 44): the statement's text is the same for 1 term or 50,000 (the terms
         are one JSON parameter, the score one aggregate); before, each term added a ``CASE`` to the score and

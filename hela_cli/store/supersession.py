@@ -133,7 +133,7 @@ class Supersession:
 
     def has_supersessions(self, space_id: int) -> bool:
         """Whether the space has any mark: a recall reads the marks of its memories only then (5 us against
-        ~70 us for the marks of 200 memories, measured on SQLite: BENCHMARKS.md "Facts that change")."""
+        ~70 us for the marks of 200 memories, measured on SQLite: docs/benchmarks/quality.md "Facts that change")."""
         return bool(self.db.execute("SELECT EXISTS (SELECT 1 FROM supersessions WHERE space_id = ?)",
                                     (space_id,)).fetchone()[0])
 

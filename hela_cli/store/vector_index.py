@@ -8,7 +8,7 @@ process that answers many questions can instead keep the space's vectors in memo
   column at a time, then the best ``rescore`` (2000) candidates re-ranked from an int8 copy (per-row scale).
   ``Store.knn`` then recomputes the returned cosines from the stored float32 vectors, so scores stay
   exact; only the choice of the top k is approximate (recall@100 against the exact ranking is measured
-  by ``benchmarks/scale.py`` and recorded in BENCHMARKS.md).
+  by ``benchmarks/speed/scale.py`` and recorded in BENCHMARKS.md).
 
 The index is a cache: the database stays the source of truth. It is rebuilt when the space's
 ``nodes_version`` (bumped on every insert/delete) changes. No SQL here.

@@ -27,7 +27,7 @@ quoted words, which coding transcripts are full of):
 A reference instead of a value (``$PGPASSWORD``, ``${DB_PASS}``, ``<your key>``, ``YOUR-TOKEN``), a number
 alone and prose are left alone. Redaction is idempotent (``redact(redact(t)) == redact(t)``) and leaves text
 without secrets byte-identical. The shapes: ``tests/test_redact_corpus.py``; false positives:
-``benchmarks/redact_false_positives.py`` (BENCHMARKS.md).
+``benchmarks/quality/redact_false_positives.py`` (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -397,7 +397,7 @@ def _kind_of(secret_type: str) -> str:
 
 # every detect-secrets regex plugin above needs a run of 16+ token characters (keys, tokens, JWT parts, base64)
 # or a URL with a user (basic auth); text without either skips them, and their import (~0.2 s of CPU, a
-# third of a prompt hook's start-up: BENCHMARKS.md "Hooks") with it
+# third of a prompt hook's start-up: docs/benchmarks/agents.md "Hooks") with it
 _PLUGIN_CANDIDATE = re.compile(r"[A-Za-z0-9_-]{16,}|://[^\s/@]+@")
 
 

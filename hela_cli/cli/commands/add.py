@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import typer
 
-from hela_cli.cli.helpers import space_option, state
+from hela_cli.cli.helpers import pick_space, space_option, state
 from hela_cli.cli.render import console, err_console, print_json, text
 from hela_cli.errors import HelaError
 
@@ -51,7 +51,8 @@ def add(
     words: list[str] = typer.Argument(..., metavar="TEXT", help="The turn's text, or '-' to read JSON Lines "
                                       "from stdin ({\"speaker\"|\"role\", \"text\"|\"content\", \"time\"?, "
                                       "\"id\"?, \"session\"?} per line)."),
-    space: str = space_option("Memory space (created if needed)."),
+    space: Optional[str] = space_option("Memory space (default: HELA_SPACE, else the database's only space, "
+                                        "else 'default'; created if needed)."),
     speaker: Optional[str] = typer.Option(None, "--speaker", help="Who said it (default: user)."),
     when: Optional[str] = typer.Option(None, "--time", help="When it was said (default: now)."),
     session: Optional[str] = typer.Option(None, "--session", help="Session id (default: the newest turn's "
@@ -82,7 +83,7 @@ def add(
         marks = [supersedes or None]
     mem = state(ctx).memory()
     with mem:
-        rep = mem.add_batch(space, turns, redact=redact, supersedes=marks)   # all None: a plain add
+        rep = mem.add_batch(pick_space(mem, space), turns, redact=redact, supersedes=marks)   # all None: a plain add
     if json_out:
         print_json({"space": rep["space"], "added": rep["added"], "skipped": rep["skipped"]})
         return

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from hela_cli.cli.helpers import space_option, state
+from hela_cli.cli.helpers import pick_space, space_option, state
 from hela_cli.cli.render import citation_lines, console, err_console, print_json, text
 
 app = typer.Typer()
@@ -23,7 +23,7 @@ def parse_now(value: Optional[str]) -> Optional[float]:
 def ask(
     ctx: typer.Context,
     question: str = typer.Argument(..., help="The question."),
-    space: str = space_option(),
+    space: Optional[str] = space_option(),
     k: Optional[int] = typer.Option(None, "--k", min=1, max=200, help="Top-k by base activation (default 10)."),
     flip: Optional[int] = typer.Option(None, "--flip", min=0, max=100, help="Extra nodes by spread activation (default 3)."),
     now: Optional[str] = typer.Option(None, "--now", help="The present for time decay (default: the newest memory)."),
@@ -52,6 +52,7 @@ def ask(
 
     plain = not (json_out or quiet or explain or no_llm)
     with mem:
+        space = pick_space(mem, space)
         learn = mem.config.retrieval.learn and not no_learn
         res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=learn, speaker=speaker,
                       session=session, since=since, until=until, on_text=on_text if plain else None,

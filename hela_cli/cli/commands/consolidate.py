@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import typer
 
-from hela_cli.cli.helpers import space_option, state
+from hela_cli.cli.helpers import pick_space, space_option, state
 from hela_cli.cli.render import HUB_STYLE, console, err_console, print_json, table, text
 
 app = typer.Typer()
@@ -15,7 +15,7 @@ app = typer.Typer()
 @app.command("consolidate")
 def consolidate(
     ctx: typer.Context,
-    space: str = space_option(),
+    space: Optional[str] = space_option(),
     dry_run: bool = typer.Option(False, "--dry-run", help="List hubs and clusters; no model call, no write."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
@@ -29,7 +29,7 @@ def consolidate(
                               style="dim")
 
     with mem:
-        rep = mem.consolidate(space, dry_run=dry_run, progress=progress)
+        rep = mem.consolidate(pick_space(mem, space), dry_run=dry_run, progress=progress)
     if json_out:
         print_json(rep)
         return

@@ -19,7 +19,7 @@ app = typer.Typer()
 def delete(
     ctx: typer.Context,
     ids: Optional[list[int]] = typer.Argument(None, metavar="[ID]...", help="Memory ids to delete."),
-    space: Optional[str] = space_option(ID_SPACE_HELP, None),
+    space: Optional[str] = space_option(ID_SPACE_HELP),
     source_ids: Optional[list[str]] = typer.Option(None, "--source-id", help="Delete the memory with this "
                                                    "source id (repeatable)."),
     session: Optional[str] = typer.Option(None, "--session", help="Filter: every memory of this session."),

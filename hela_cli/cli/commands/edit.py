@@ -18,7 +18,7 @@ def edit(
     ctx: typer.Context,
     args: list[str] = typer.Argument(..., metavar="[ID] TEXT", help="The memory id and its new text (with "
                                      "--source-id: the text alone)."),
-    space: Optional[str] = space_option(ID_SPACE_HELP, None),
+    space: Optional[str] = space_option(ID_SPACE_HELP),
     source_id: Optional[str] = typer.Option(None, "--source-id", help="Edit the memory with this source id."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:

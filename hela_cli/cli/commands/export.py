@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from hela_cli.errors import InputError
-from hela_cli.cli.helpers import open_store, space_option, write_out
+from hela_cli.cli.helpers import open_store, space_option, store_space, write_out
 from hela_cli.cli.render import err_console, text
 
 app = typer.Typer()
@@ -19,7 +19,7 @@ app = typer.Typer()
 def export(
     ctx: typer.Context,
     fmt: str = typer.Option(..., "--format", "-f", help="json|graphml"),
-    space: str = space_option(),
+    space: Optional[str] = space_option(),
     out: Optional[Path] = typer.Option(None, "--output", "-o", metavar="FILE", help="Write here (default: stdout)."),
     vectors: bool = typer.Option(False, "--vectors", help="JSON: include the embedding vectors."),
 ) -> None:
@@ -34,6 +34,7 @@ def export(
         raise InputError("--vectors is only available with --format json")
     store, cfg = open_store(ctx)
     with store:
+        space = store_space(store, space)
         sp = store.require_space(space)
         if fmt == "json":
             data = json.dumps(exporting.export_json(store, sp, cfg, vectors=vectors), ensure_ascii=False,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
-from hela_cli.cli.helpers import space_option, state
+from hela_cli.cli.helpers import pick_space, space_option, state
 from hela_cli.cli.render import candidates_table, console, print_json, text
 
 app = typer.Typer()
@@ -13,14 +15,14 @@ app = typer.Typer()
 @app.command("forget")
 def forget(
     ctx: typer.Context,
-    space: str = space_option(),
+    space: Optional[str] = space_option(),
     apply: bool = typer.Option(False, "--apply", help="Remove the candidates (default: dry run)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Adaptive forgetting: memories that are weak, idle past delta_age and never accessed (dry run unless --apply)."""
     mem = state(ctx).memory()
     with mem:
-        rep = mem.forget(space, apply=apply)
+        rep = mem.forget(pick_space(mem, space), apply=apply)
     if json_out:
         print_json(rep)
         return

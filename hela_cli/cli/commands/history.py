@@ -17,7 +17,7 @@ app = typer.Typer()
 def history(
     ctx: typer.Context,
     node_id: Optional[int] = typer.Argument(None, metavar="[ID]", help="The memory id."),
-    space: Optional[str] = space_option(ID_SPACE_HELP, None),
+    space: Optional[str] = space_option(ID_SPACE_HELP),
     source_id: Optional[str] = typer.Option(None, "--source-id", help="The memory with this source id."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:

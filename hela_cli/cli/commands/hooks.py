@@ -109,11 +109,11 @@ def hooks_status(ctx: typer.Context, json_out: bool = typer.Option(False, "--jso
         console.print("no hela hooks installed (hela hooks install claude-code | codex | gemini)")
     if rep.get("tokens"):
         tt = table("tokens injected (estimated: characters / 4)",
-                   [("agent", "key"), ("sessions", "num"), ("per session p50 / p95", "num"), ("prompts", "num"),
-                    ("per prompt p50 / p95", "num"), ("total", "num")])
+                   [("agent", "key"), ("sessions", "num"), ("session p50/p95", "num"), ("prompts", "num"),
+                    ("prompt p50/p95", "num"), ("total", "num")])
         for agent, st in rep["tokens"].items():
-            tt.add_row(agent, str(st["sessions"]), f"{st['per_session']['p50']:g} / {st['per_session']['p95']:g}",
-                       str(st["prompts"]), f"{st['per_prompt']['p50']:g} / {st['per_prompt']['p95']:g}",
+            tt.add_row(agent, str(st["sessions"]), f"{st['per_session']['p50']:g}/{st['per_session']['p95']:g}",
+                       str(st["prompts"]), f"{st['per_prompt']['p50']:g}/{st['per_prompt']['p95']:g}",
                        str(st["total"]))
         console.print(tt)
     rows = [b for b in rep.get("agent_budget") or [] if b["configured"] or b["calls"] or b["stopped"]]

@@ -17,7 +17,8 @@ CTX = {"help_option_names": ["-h", "--help"]}
 app = typer.Typer(name="inspect", context_settings=CTX, help="Look inside a memory space: hubs, pruning candidates, "
                   "nodes, the edge-weight heatmap, semantic records. Without a subcommand: overview.")
 
-SPACE_HELP = "Memory space (default: the one given to `hela inspect`, else 'default')."
+SPACE_HELP = ("Memory space (default: the one given to `hela inspect`, else the database's only space, else "
+              "'default').")
 
 
 def _node_style(hub: bool, isolated: bool) -> str:
@@ -32,7 +33,7 @@ def _num(x: Optional[float], digits: int = 3) -> str:
 @app.callback(invoke_without_command=True)
 def inspect_main(
     ctx: typer.Context,
-    space: str = space_option(),
+    space: Optional[str] = space_option(),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Overview: nodes, edges, weight distribution, hubs, candidates, semantic records."""

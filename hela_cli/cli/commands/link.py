@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from hela_cli.cli.helpers import space_option, state
+from hela_cli.cli.helpers import pick_space, space_option, state
 from hela_cli.cli.render import console, print_json, text
 
 app = typer.Typer()
@@ -15,7 +15,7 @@ app = typer.Typer()
 @app.command("link")
 def link(
     ctx: typer.Context,
-    space: str = space_option(),
+    space: Optional[str] = space_option(),
     top_k: Optional[int] = typer.Option(None, "--top-k", min=1,
                                         help="Partners per memory (default: ingest.keyword_links)."),
     weight: Optional[float] = typer.Option(None, "--weight", min=0.0,
@@ -28,7 +28,7 @@ def link(
     """Ingest links for an existing space: fixed conversation links, and keyword links between sessions."""
     mem = state(ctx).memory()
     with mem:
-        rep = mem.link(space, top_k=top_k, weight=weight, min_score=min_score)
+        rep = mem.link(pick_space(mem, space), top_k=top_k, weight=weight, min_score=min_score)
     if json_out:
         print_json(rep)
         return

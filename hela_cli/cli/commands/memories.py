@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from hela_cli.cli.helpers import print_memories, space_option, state
+from hela_cli.cli.helpers import pick_space, print_memories, space_option, state
 from hela_cli.cli.render import err_console, print_json, text
 
 app = typer.Typer()
@@ -15,7 +15,7 @@ app = typer.Typer()
 @app.command("memories")
 def memories(
     ctx: typer.Context,
-    space: str = space_option(),
+    space: Optional[str] = space_option(),
     speaker: Optional[str] = typer.Option(None, "--speaker", help="Only what this speaker said."),
     session: Optional[str] = typer.Option(None, "--session", help="Only this session."),
     since: Optional[str] = typer.Option(None, "--since", help="Only memories at or after this time."),
@@ -27,6 +27,7 @@ def memories(
     """List memories, newest first, one line each (id, time, speaker: text)."""
     mem = state(ctx).memory()
     with mem:
+        space = pick_space(mem, space)
         rows = mem.memories(space, speaker=speaker, session=session, since=since, until=until, contains=contains,
                             limit=limit)
     if json_out:

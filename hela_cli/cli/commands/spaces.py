@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import sys
+from typing import Any, Callable, Optional
 
 import typer
 
 from hela_cli.cli.helpers import scrub_warning, state, store_progress
-from hela_cli.cli.render import console, err_console, fmt_ts, print_json, table, text
+from hela_cli.cli.render import console, err_console, fmt_ts, print_json, row_width, table, text
 from hela_cli.errors import InputError
 
 app = typer.Typer(name="spaces", context_settings={"help_option_names": ["-h", "--help"]},
@@ -29,12 +30,27 @@ def spaces(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", he
     if json_out:
         print_json(rows)
         return
-    t = table(str(path), [("space", "key"), ("nodes", "num"), ("edges", "num"), ("semantic", "num"),
-                          ("retrievals", "num"), ("first", "key"), ("last", "key")])
-    for r in rows:
-        t.add_row(text(r["name"]), str(r["nodes"]), str(r["edges"]), str(r["semantic"]), str(r["steps"]),
-                  fmt_ts(r["first_ts"]), fmt_ts(r["last_ts"]))
-    console.print(t)
+    console.print(_table(str(path), rows, console.width))
+
+
+def _table(title: str, rows: list[dict], width: int) -> Any:
+    """Every space on one line at 80 columns: the first and last memory to the minute when they fit, else
+    their days, else the last day alone; a name longer than the room left continues on the next line
+    (never cut)."""
+    def cells(stamp: Callable[[Optional[float]], str], first: bool) -> list[list[str]]:
+        return [["space", "nodes", "edges", "semantic", "recalls", *(["first"] if first else []), "last"]] + [
+            [r["name"], str(r["nodes"]), str(r["edges"]), str(r["semantic"]), str(r["steps"]),
+             *([stamp(r["first_ts"])] if first else []), stamp(r["last_ts"])] for r in rows]
+
+    for stamp, first in ((fmt_ts, True), (lambda ts: fmt_ts(ts)[:10], True), (lambda ts: fmt_ts(ts)[:10], False)):
+        grid = cells(stamp, first)
+        if row_width(grid) <= width:
+            break
+    kinds = {"space": "name", "first": "key", "last": "key"}
+    t = table(title, [(h, kinds.get(h, "num")) for h in grid[0]])
+    for r in grid[1:]:
+        t.add_row(text(r[0]), *r[1:])
+    return t
 
 
 @app.command("drop")
@@ -58,7 +74,8 @@ def drop(
     if json_out:
         print_json(rep)
         return
-    console.print(text(f"dropped space '{name}' ({len(rep['deleted'])} memories)"))
+    n = len(rep['deleted'])
+    console.print(text(f"dropped space '{name}' ({n} memor{'y' if n == 1 else 'ies'})"), soft_wrap=True)
     scrub_warning(rep.get("scrub"))
 
 

@@ -18,7 +18,7 @@ def supersede(
     ctx: typer.Context,
     old: int = typer.Argument(..., metavar="OLD", help="The memory that no longer holds."),
     new: int = typer.Argument(..., metavar="NEW", help="The later memory that replaces it."),
-    space: Optional[str] = space_option(ID_SPACE_HELP, None),
+    space: Optional[str] = space_option(ID_SPACE_HELP),
     undo: bool = typer.Option(False, "--undo", help="Remove the mark instead."),
     possible: bool = typer.Option(False, "--possible", help="Mark it as possibly superseded (shown, not hidden "
                                   "by --current-only)."),
@@ -32,10 +32,13 @@ def supersede(
     if json_out:
         print_json(rep)
     elif undo:
-        console.print(text(f"memory {old} is no longer marked as superseded by {new}"), soft_wrap=True)
+        console.print(text(f"removed the mark: memory {old} is no longer superseded by #{new} in "
+                           f"'{rep['space']}'"), soft_wrap=True)
     else:
-        from hela_cli.text.marks import supersession_mark
+        from hela_cli.text.dates import format_iso
 
-        mark = {"superseded_by": new, "invalid_at": rep["mark"]["invalid_at"],
-                "supersession_status": rep["mark"]["status"]}
-        console.print(text(f"memory {old} {supersession_mark(mark)}"), soft_wrap=True)
+        at = rep["mark"]["invalid_at"]
+        word = "possibly superseded" if rep["mark"]["status"] == "possible" else "superseded"
+        when = f" from {format_iso(at)[:10]}" if isinstance(at, (int, float)) else ""
+        console.print(text(f"marked memory {old} as {word} by #{new}{when} in '{rep['space']}' (nothing "
+                           f"deleted)"), soft_wrap=True)

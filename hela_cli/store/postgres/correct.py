@@ -11,7 +11,7 @@ differs. Everything else (``hela memories`` / ``delete`` / ``edit`` / ``history`
   deleted row stays in its heap page as a dead tuple until ``VACUUM`` frees it; hela runs a plain ``VACUUM
   (ANALYZE)`` of the tables that held the text right after the delete commits (not ``VACUUM FULL``: it
   takes an exclusive lock on a shared server); ANALYZE because the planner statistics (``pg_stats``,
-  readable by SQL) quoted the deleted text as a most common value. Measured (``benchmarks/pg_delete_bytes.py``, BENCHMARKS.md
+  readable by SQL) quoted the deleted text as a most common value. Measured (``benchmarks/quality/pg_delete_bytes.py``, docs/benchmarks/speed.md
   "Deleting on Postgres"): plain VACUUM frees the tuples but leaves their bytes in the page's free space
   until a later write reuses it, and the WAL keeps the inserted text until its segments are recycled; only a
   table rewrite (``VACUUM FULL``, ``pg_repack``) removes them from the table files. The server's files, WAL

@@ -1,8 +1,8 @@
 """Fewer round trips on Postgres: a retrieval's reads in one snapshot, and the Eq.1 write's bookkeeping.
 
 Every statement is a round trip to the server (on SQLite it is a function call), so the Postgres store
-folds what a retrieval asks again and again (counted per retrieval by ``benchmarks/pg_roundtrips.py``;
-BENCHMARKS.md, "Postgres: per-space write lock, round trips, latency at 10k / 100k / 1M"):
+folds what a retrieval asks again and again (counted per retrieval by ``benchmarks/speed/pg_roundtrips.py``;
+docs/benchmarks/speed.md, "Postgres: per-space write lock, round trips per recall, latency at 10k / 100k / 1M"):
 
 * :meth:`PgReads.reading` runs a retrieval's reads in one ``REPEATABLE READ`` read-only snapshot whose
   first statement also reads the space's state (``nodes_version``, the lazy-decay exponent

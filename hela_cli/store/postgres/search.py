@@ -7,7 +7,7 @@ almost identical vectors break by node id on both backends); a larger space gets
 built once with ``CREATE INDEX CONCURRENTLY`` the first time it is searched past the limit: right after that
 search when it ran in a retrieval's snapshot, ``read.py``), queried with
 the space id written into the statement so the planner can match the partial index. The limit is
-measured (BENCHMARKS.md, "Postgres backend").
+measured (docs/benchmarks/speed.md, "Postgres backend").
 
 Keywords: FTS5's BM25 (k1 1.2, b 0.75, IDF ``log((N - n + 0.5) / (n + 0.5))`` floored at 1e-6, N and
 the average length those of the searched space, ``spaces.fts_docs`` / ``fts_len``) computed in SQL from

@@ -12,7 +12,7 @@
   still holds). SQLite can still leave a stale copy of a cell in the unallocated gap of a page that a
   B-tree rebalance rebuilt (rebuildPage does not zero that gap); when a probe is found the file is
   rewritten with ``VACUUM`` (and checkpointed again) and searched once more. Measured in
-  tests/test_correct.py and BENCHMARKS.md ("Correcting memory").
+  tests/test_correct.py and docs/benchmarks/speed.md ("Correcting memory").
 * **Backup**: ``VACUUM INTO`` (:meth:`_write_copy`); **browsing**: ``PRAGMA query_only`` and the change
   token ``hela ui``'s strength cache keys on; **integrity**: ``PRAGMA integrity_check`` and the vec0 cross
   checks.

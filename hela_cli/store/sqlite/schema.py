@@ -266,7 +266,7 @@ def _m15_keyword_terms(db: "Database") -> None:
     # postings become a plain table, as on Postgres (store/postgres/schema.py): (space, term, node) with the term
     # frequency and the node's length, and each space's counts in `spaces`; BM25 is computed in SQL from
     # them (store/sqlite/search.py). A space alone in a file scores as FTS5 scored it. Measured against one FTS5
-    # table per space and a Python scorer over FTS5 matches: BENCHMARKS.md, "Keyword statistics per space".
+    # table per space and a Python scorer over FTS5 matches: docs/benchmarks/quality.md, "Keyword statistics per space".
     from hela_cli.store.base import term_rows
 
     db.execute("ALTER TABLE spaces ADD COLUMN fts_docs INTEGER NOT NULL DEFAULT 0")

@@ -85,7 +85,7 @@ class SqliteSearch:
         """``vector_cache_auto``: from its second search through this connection, a space of at most that
         many nodes is searched with the in-process index (kept current by :meth:`_vector_index`). A one-shot
         command searches once and never pays the load (~1 s at 100k nodes); a long-lived process (library,
-        MCP server) gets the faster search from its second question on (BENCHMARKS.md "Speed round 4")."""
+        MCP server) gets the faster search from its second question on (docs/benchmarks/speed.md "Speed round 4")."""
         seen = self._searches.get(space_id, 0)
         self._searches[space_id] = seen + 1
         if self.vector_cache_auto <= 0 or (seen == 0 and space_id not in self._indexes):
