@@ -162,6 +162,13 @@ def nested_processes() -> list[int]:
     return out
 
 
+def _cmdline(pid: int) -> str:
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
+    except OSError:
+        return "?"
+
+
 def _run(tmp_path: Path, agent: str, reply: str | Callable[[dict[str, Any]], str], **hela_vars: str) -> World:
     require_agent(BINARY[agent])
     with FAKES[agent][0](reply) as api:
@@ -175,10 +182,16 @@ def _run(tmp_path: Path, agent: str, reply: str | Callable[[dict[str, Any]], str
         assert res.returncode == 0 and "100 requests" in res.stdout, res.stdout
         assert not [r for r in w.log if r.get("model_child")]   # nothing earned a call yet
         transcript(w.transcript.with_name(f"{SID2}.jsonl"), TURNS[4:], start=4, sid=SID2)
-        res = w.stop(SID2)
+        res = w.stop(SID2)   # a hub and one pair: less than a full batch in the middle of a session, no call yet
+        assert res.returncode == 0 and res.stdout == "", res.stderr
+        assert not [r for r in w.log if r.get("model_child") or r.get("detached")], w.log
+        res = w.hook("SessionEnd", SID2)   # the session's end: what is pending earns the call
         assert res.returncode == 0 and res.stdout == "", res.stderr
         w.children = w.wait_child()
-        w.leftover = [p for p in nested_processes() if p not in before]
+        end = time.time() + 5   # a process killed as the child exited may still be tearing down
+        while [p for p in nested_processes() if p not in before] and time.time() < end:
+            time.sleep(0.2)
+        w.leftover = [(p, _cmdline(p)) for p in nested_processes() if p not in before]
         w.requests = api.messages()
     return w
 
@@ -187,8 +200,8 @@ def _run(tmp_path: Path, agent: str, reply: str | Callable[[dict[str, Any]], str
 def test_a_capture_makes_one_batched_call_and_stores_what_it_returns(tmp_path, agent):
     w = _run(tmp_path, agent, batch_answer)
     inline = [r for r in w.log if r.get("role") == "capture" and not r.get("detached")]
-    assert [r["result"] for r in inline] == ["ok", "ok"] and inline[1]["added"] == 2 and inline[1]["model_child"]
-    assert len(w.children) == 1, w.log
+    assert [r["result"] for r in inline] == ["ok", "ok", "detached"] and inline[1]["added"] == 2
+    assert len(w.children) == 1 and w.children[0]["event"] == "SessionEnd", w.log
     child = w.children[0]["model"]
     # ONE call for all the work: the hubs and the undecided change together
     assert child["calls"] == 1 and child["hubs"] >= 1 and child["changes"] >= 1 and not child["dropped"], child
@@ -208,8 +221,8 @@ def test_a_capture_makes_one_batched_call_and_stores_what_it_returns(tmp_path, a
     assert "100 requests" in texts[judged[0][0]] and "500 requests" in texts[judged[0][1]]
     assert not [m for m in marks if m[2] == "possible" and m[3] != "judge"]
     # the nested session: no hook of hela's fired in it, nothing of it stored, no process of it left
-    assert {(r.get("agent"), r.get("event")) for r in w.log} <= {("claude-code", "Stop"),
-                                                                   ("claude-code", "UserPromptSubmit")}, w.log
+    assert {(r.get("agent"), r.get("event")) for r in w.log} <= {
+        ("claude-code", "Stop"), ("claude-code", "UserPromptSubmit"), ("claude-code", "SessionEnd")}, w.log
     assert len(texts) == len(TURNS) and not [t for t in texts.values() if "CLUSTERS" in t or "Pair " in t]
     assert w.leftover == []
     # hela hooks status shows spent / cap
@@ -239,11 +252,11 @@ def test_the_budget_stops_the_next_call(tmp_path):
         for i, turn in enumerate([("user", "The API rate limit is 800 requests per minute for the public endpoints."),
                                   ("user", "The staging deploy target is the server osprey now.")]):
             transcript(w.transcript.with_name(f"{SID2}.jsonl"), [turn], start=6 + i, sid=SID2)
-            assert w.stop(SID2).returncode == 0
-        time.sleep(2)
-        assert api.messages() == []   # the budget stopped the next call
-    stops = [r for r in w.log if r.get("role") == "capture" and not r.get("detached")]
-    assert len(stops) == 4 and stops[-1]["added"] == 1 and not any(r.get("model_child") for r in stops[2:]), stops
+            assert w.hook("SessionEnd", SID2).returncode == 0
+            assert len(w.wait_child(2 + i)) == 2 + i
+        assert api.messages() == []   # the budget stopped the next calls
+    later = w.wait_child(3)[1:]
+    assert [r["added"] for r in later] == [1, 1] and all("budget is spent" in r["model"]["error"] for r in later)
     capped = [r for r in w.log if r.get("event") == "agent-budget"]
     assert len(capped) == 1 and capped[0]["result"] == "capped" and "1 of 1 calls" in capped[0]["detail"]
     st = subprocess.run([PY, "-m", "hela_cli", "hooks", "status"], env=w.env, capture_output=True, text=True,

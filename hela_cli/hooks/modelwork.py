@@ -4,7 +4,8 @@ The prompt hook, the session brief and recall by file never call a model. A capt
 found none new) asks :func:`wanted` whether the configured chat model may work from the hooks
 (``hooks.model_work``, :func:`hela_cli.mechanics.judge.batch_capable`) and :func:`has_work` whether anything
 earns a call today (the agent's budget not spent; a hub that passed Eq.2 and needs distillation, or a change
-candidate the rules left undecided). An inline capture then hands the session to a detached child (its own
+candidate the rules left undecided: :data:`BATCH_MIN` of them in the middle of a session, any at its end). An
+inline capture then hands the session to a detached child (its own
 process session, no stdin / stdout of the agent's); the child captures (nothing new, usually) and runs
 :func:`run`: :func:`hela_cli.mechanics.judge.run_batch`, ONE call for all of it.
 
@@ -55,14 +56,25 @@ def _capped_line(hook_agent: str | None, message: str) -> None:
                 "detail": message[:300]})
 
 
-def has_work(mem: Any, space: str, cfg: Any, hook_agent: str | None = None) -> bool:
-    """Something earns a model call in ``space`` now (reads only, no model), within today's budget."""
+#: a capture in the middle of a session starts the model work only for this many items (hubs and pairs) or
+#: more, so that a call carries a full batch; at the session's end (:data:`FINAL_EVENTS`) any item earns it
+BATCH_MIN = 8
+FINAL_EVENTS = ("SessionEnd", "PreCompact", "PreCompress")
+
+
+def has_work(mem: Any, space: str, cfg: Any, hook_agent: str | None = None, event: str | None = None) -> bool:
+    """Enough earns a model call in ``space`` now (reads only, no model), within today's budget: at least
+    :data:`BATCH_MIN` items, or any at the end of a session (``event`` in :data:`FINAL_EVENTS`)."""
     if not wanted(cfg):
         return False
     from hela_cli.mechanics.judge import pending
 
     sp = mem.store.get_space(space)
-    return sp is not None and not pending(mem.store, sp, cfg).empty and _budget_left(cfg, hook_agent)
+    if sp is None:
+        return False
+    work = pending(mem.store, sp, cfg)
+    items = len(work.hubs) + len(work.changes)
+    return items >= (1 if event in FINAL_EVENTS else BATCH_MIN) and _budget_left(cfg, hook_agent)
 
 
 def run(mem: Any, space: str, cfg: Any, agent: str | None = None) -> dict[str, Any]:

@@ -657,7 +657,7 @@ def _model_work(args: Any, raw: bytes, mem: Any, space: str, cfg: Any) -> dict[s
         return {}
     if args.detached:
         return modelwork.run(mem, space, cfg, args.agent)
-    if not modelwork.has_work(mem, space, cfg, args.agent):
+    if not modelwork.has_work(mem, space, cfg, args.agent, args.event):
         return {}
     job = _JOB.get()
     pid = _detach(args, raw)

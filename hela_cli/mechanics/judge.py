@@ -43,7 +43,7 @@ from hela_cli.mechanics.consolidate import (HubPlan, plan_consolidation, salvage
 from hela_cli.store import Space
 from hela_cli.text.dates import format_date
 
-MAX_CHANGES = 12            # undecided pairs per call
+MAX_CHANGES = 16            # undecided pairs per call
 TURN_CHARS = 600            # each memory's text is cut to this many characters in the prompt
 MAX_TOKENS = 2048           # the answer's budget (several clusters and pairs, each with its reasoning)
 VERDICTS = {"replaces": ("superseded", 0.9), "unsure": ("possible", 0.5), "no": (None, 0.0)}

@@ -292,6 +292,13 @@ def _kill_group(pgid: int, sig: int) -> bool:
         return False
 
 
+def _reap_group(pgid: int, wait_s: float = 3.0) -> None:
+    """SIGKILL the process group until no member is left (or ``wait_s`` passed)."""
+    end = time.monotonic() + wait_s
+    while _kill_group(pgid, signal.SIGKILL) and time.monotonic() < end:
+        time.sleep(0.05)
+
+
 def stop_all() -> None:
     """Kill every agent CLI this process started that still runs (the hook process calls it before it
     exits: a capture child stopped at its budget leaves no model process behind)."""
@@ -351,12 +358,12 @@ def run_cli(cmd: list[str], stdin: str, cwd: Path, env: dict[str, str], timeout:
                 _kill_group(proc.pid, signal.SIGKILL)
                 out, err = proc.communicate()
     finally:
-        _kill_group(proc.pid, signal.SIGKILL)   # what the CLI started and left running
-        with _RUNNING_LOCK:
-            _RUNNING.discard(proc.pid)
         if proc.poll() is None:   # pragma: no cover - an exception while communicating
             proc.kill()
             proc.wait()
+        _reap_group(proc.pid)   # what the CLI started and left running
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc.pid)
     return Run(proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")[-4000:],
                timed_out, round(time.monotonic() - t0, 3))
 
