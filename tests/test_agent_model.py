@@ -200,13 +200,17 @@ def _run(tmp_path: Path, agent: str, reply: str | Callable[[dict[str, Any]], str
 def test_a_capture_makes_one_batched_call_and_stores_what_it_returns(tmp_path, agent):
     w = _run(tmp_path, agent, batch_answer)
     inline = [r for r in w.log if r.get("role") == "capture" and not r.get("detached")]
-    assert [r["result"] for r in inline] == ["ok", "ok", "detached"] and inline[1]["added"] == 2
+    # SessionEnd: Claude Code allows it 1.5 s, so a child captures ("timeout" + child on a busy machine)
+    assert [r["result"] for r in inline][:2] == ["ok", "ok"] and inline[1]["added"] == 2
+    assert inline[2]["result"] in ("detached", "timeout") and inline[2]["child"], inline
     assert len(w.children) == 1 and w.children[0]["event"] == "SessionEnd", w.log
     child = w.children[0]["model"]
     # ONE call for all the work: the hubs and the undecided change together
     assert child["calls"] == 1 and child["hubs"] >= 1 and child["changes"] >= 1 and not child["dropped"], child
-    prompts = ["\n".join(_strings(b)) for b in w.requests if "Cluster hub=" in "\n".join(_strings(b))]
-    assert len(prompts) == 1 and "Pair " in prompts[0]
+    batch = [b for b in w.requests if "Cluster hub=" in "\n".join(_strings(b))]
+    assert len(batch) == 1 and "Pair " in "\n".join(_strings(batch[0]))
+    if agent == "claude-code":   # no tools at all, hela's system prompt instead of the agent's
+        assert not batch[0].get("tools") and "long-term memory" in json.dumps(batch[0]["system"])
     # the records, each with its evidence (the hub's own memory)
     recs = w.rows("SELECT s.id, s.text, group_concat(e.node_id) FROM semantic s JOIN semantic_evidence e "
                   "ON e.semantic_id = s.id GROUP BY s.id")

@@ -423,6 +423,23 @@ def _fail(agent: str, run: Run, what: str) -> ModelError:
     return ModelError(f"agent:{agent}: {what}" + (f" ({tail})" if tail else ""))
 
 
+def _codex_no_mcp() -> list[str]:
+    """``-c mcp_servers.NAME.enabled=false`` for each MCP server of ``$CODEX_HOME/config.toml`` (an empty
+    ``mcp_servers`` override is merged, not replaced: the servers would still start)."""
+    import tomllib
+
+    path = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
+    try:
+        servers = tomllib.loads(path.read_text(encoding="utf-8")).get("mcp_servers") or {}
+    except (OSError, ValueError):
+        return []
+    out: list[str] = []
+    for name in servers if isinstance(servers, dict) else []:
+        if re.fullmatch(r"[A-Za-z0-9_-]+", str(name)):
+            out += ["-c", f"mcp_servers.{name}.enabled=false"]
+    return out
+
+
 def _claude_reply(run: Run) -> Reply:
     try:
         data = json.loads(run.stdout.strip().splitlines()[-1]) if run.stdout.strip() else None
@@ -618,7 +635,8 @@ class AgentChat:
                 stdin = prompt
             elif self.agent == "codex":
                 cmd = [binary, "exec", *model, "--json", "--ephemeral", "--sandbox", "read-only", "--skip-git-repo-check",
-                       "--disable", "hooks", "-c", 'approval_policy="never"', "--color", "never", "-C", str(cwd),
+                       "--disable", "hooks", "-c", 'approval_policy="never"', *_codex_no_mcp(), "--color",
+                       "never", "-C", str(cwd),
                        "-"]
                 stdin = f"{system}\n\n{prompt}"
             else:
