@@ -347,6 +347,15 @@ class StoreAPI(Protocol):
     def undecided_supersessions(self, space_id: int, limit: int = 50) -> list[dict[str, Any]]:
         """The ``possible`` marks no judge has decided yet (the deferred change judge's questions)."""
 
+    # ---------------------------------------------------------------- session gists a model wrote
+    def set_session_gist(self, space_id: int, session: str, text: str, turns: int, model: str | None,
+                         evidence: Sequence[int]) -> None: ...
+
+    def session_gists(self, space_id: int, sessions: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """``{session: {"text", "turns", "model", "evidence", "created_at"}}`` of those that have one."""
+
+    def count_session(self, space_id: int, session: str) -> int: ...
+
     def stale_records(self, record_ids: Iterable[int], as_of: float | None = None) -> dict[int, list[int]]:
         """Semantic records whose evidence holds a superseded memory: ``{record id: [those memories]}``."""
 

@@ -17,6 +17,7 @@ database take turns) and is recorded in ``hela_migrations``.
 
 from __future__ import annotations
 
+from hela_cli.store.gists import SESSION_GISTS_SQL
 from hela_cli.store.supersession import SUPERSESSIONS_SQL
 
 PG_MIGRATIONS: list[tuple[str, str]] = [
@@ -189,4 +190,6 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
     ("0007_supersession", SUPERSESSIONS_SQL.format(int="BIGINT", real="DOUBLE PRECISION")),
     # the change judge's reason for its verdict (SQLite 0018_judge_reason)
     ("0008_judge_reason", "ALTER TABLE supersessions ADD COLUMN reason TEXT"),
+    # session gists a chat model wrote (SQLite 0019_session_gists)
+    ("0009_session_gists", SESSION_GISTS_SQL.format(int="BIGINT", real="DOUBLE PRECISION")),
 ]
