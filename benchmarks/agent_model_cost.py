@@ -16,7 +16,8 @@ waited for before the next prompt (so its CPU never overlaps a prompt hook's tim
 The fake API counts each request's tokens with a real BPE tokenizer (SmolLM2's, from the default chat model's
 GGUF: Claude's own tokenizer is not public, so the counts are an estimate of the same order) over everything
 the request carries (system prompt, messages, tools), and its answers are SCRIPTED (simulated: a fact per
-hub from the hub's own line, ``unsure`` with one sentence of reasoning per change pair), so the output token
+hub from the hub's own line, ``unsure`` with one sentence of reasoning per change pair, a two-line summary
+per session), so the output token
 counts stand for a terse model; ``max_output`` is the bound (calls x the batch's ``max_tokens``).
 
 ``--routes smollm2,agent:claude-code`` (the default) replays twice, on two databases: the default GGUF (no
@@ -103,7 +104,13 @@ def scripted_answer(text: str) -> str:
     changes = [{"pair": f"{a}>{b}", "reasoning": "The memories do not say whether the later one replaces it.",
                 "verdict": "unsure", "evidence": [int(a), int(b)]}
                for a, b in dict.fromkeys(re.findall(r"^Pair (\d+)>(\d+):", text, re.M))]
-    return json.dumps({"clusters": clusters, "changes": changes})
+    sessions = []
+    for name, notes in re.findall(r"^Session (\S+):\n((?:.+\n?)+)", text, re.M):
+        ids = [int(i) for i in re.findall(r"\[#(\d+)\]", notes)][:3]
+        sessions.append({"session": name, "summary": "Asked to work on the project as the first note says.\n"
+                         "Changed the files the notes list; the failing commands were fixed where they passed.",
+                         "evidence": ids})
+    return json.dumps({"clusters": clusters, "changes": changes, "sessions": sessions})
 
 
 def hook(event: str, payload: dict[str, Any]) -> dict[str, Any]:
