@@ -377,8 +377,9 @@ def find_binary(agent: str) -> str | None:
 def installed(timeout: float = 15.0) -> list[dict[str, Any]]:
     """For ``hela models list``: each agent, its executable on ``PATH`` and its ``--version`` line (None:
     not installed)."""
-    out = []
-    for agent in AGENTS:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(agent: str) -> dict[str, Any]:
         path = find_binary(agent)
         version = None
         if path:
@@ -388,9 +389,11 @@ def installed(timeout: float = 15.0) -> list[dict[str, Any]]:
                 version = (res.stdout.strip().splitlines() or [""])[-1][:80] or None
             except (OSError, subprocess.TimeoutExpired):
                 version = None
-        out.append({"agent": agent, "ref": f"{PREFIX}{agent}", "binary": path, "version": version,
-                    "installed": path is not None})
-    return out
+        return {"agent": agent, "ref": f"{PREFIX}{agent}", "binary": path, "version": version,
+                "installed": path is not None}
+
+    with ThreadPoolExecutor(len(AGENTS)) as pool:   # each CLI starts a node process: side by side
+        return list(pool.map(one, AGENTS))
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:
