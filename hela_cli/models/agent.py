@@ -374,15 +374,15 @@ def find_binary(agent: str) -> str | None:
     return shutil.which(AGENTS[agent])
 
 
-def installed(timeout: float = 15.0) -> list[dict[str, Any]]:
-    """For ``hela models list``: each agent, its executable on ``PATH`` and its ``--version`` line (None:
-    not installed)."""
+def installed(versions: bool = False, timeout: float = 15.0) -> list[dict[str, Any]]:
+    """For ``hela models list``: each agent and its executable on ``PATH`` (None: not installed); with
+    ``versions`` also its ``--version`` line (each CLI starts a node process: seconds on a busy machine)."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(agent: str) -> dict[str, Any]:
         path = find_binary(agent)
         version = None
-        if path:
+        if path and versions:
             try:
                 res = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=timeout,
                                      stdin=subprocess.DEVNULL, env={**os.environ, NESTED_ENV: "1"})
