@@ -278,3 +278,17 @@ def test_a_call_past_its_time_limit_is_killed_with_its_process_group(tmp_path):
     assert "no answer within 4 s" in child["error"], child
     assert w.leftover == []
     assert not w.rows("SELECT * FROM supersessions WHERE detector = 'judge'")
+
+
+def test_a_nested_session_runs_no_hook(tmp_path):
+    """``HELA_NESTED=1`` (set in every session hela starts for a model call): ``hela hook`` exits at once,
+    prints nothing, logs nothing, opens no database."""
+    path = transcript(tmp_path / "s.jsonl", TURNS)
+    env = hela_env(tmp_path, tmp_path / "hela.db", HELA_NESTED="1")
+    for event, extra in (("SessionStart", {}), ("UserPromptSubmit", {"prompt": "What is the API rate limit?"}),
+                         ("Stop", {}), ("SessionEnd", {})):
+        res = subprocess.run([PY, "-m", "hela_cli", "hook", event, "--agent", "claude-code"], env=env,
+                             input=json.dumps({"session_id": SID, "transcript_path": str(path), "cwd": str(tmp_path),
+                                               **extra}), capture_output=True, text=True, timeout=60)
+        assert (res.returncode, res.stdout, res.stderr) == (0, "", "")
+    assert not (tmp_path / "hela.db").exists() and hook_log(tmp_path / "home") == []
