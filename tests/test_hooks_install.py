@@ -229,3 +229,32 @@ def test_status_fits_80_columns(homes, monkeypatch):
         assert any(all(h in x for h in head) for x in lines), (head, res.stdout)
     assert "database is locked" in res.stdout
     assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", res.stdout)   # times whole
+
+
+def test_install_offers_and_sets_the_agents_own_model(homes, monkeypatch):
+    """``--chat agent:NAME`` goes into every hook command (the hook reads it as models.chat); without it the
+    install offers the route when the agent's CLI is on PATH; ``status`` shows the route's spent / cap."""
+    bin_dir = homes / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text("#!/bin/sh\necho 2.1.332\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    rep = install("claude-code", "project")
+    assert rep["model"]["installed"] and "--chat agent:claude-code" in rep["model"]["offer"]
+    assert all("--chat" not in c for c in rep["events"].values())
+    rep = install("claude-code", "project", chat="agent:claude-code@haiku")
+    assert rep["model"]["set"] and all(c.endswith("--chat agent:claude-code@haiku") for c in rep["events"].values())
+    row = next(b for b in status()["agent_budget"] if b["agent"] == "claude-code")
+    assert row["configured"] and (row["calls"], row["cap_calls"]) == (0, 24)
+    res = runner.invoke(app, ["hooks", "install", "claude-code", "--scope", "project", "--chat", "openai:m@http://x/v1"])
+    assert res.exit_code == 2 and "agent:NAME" in res.output
+    res = runner.invoke(app, ["hooks", "status"])
+    assert res.exit_code == 0 and "0 / 24" in res.output
+
+
+def test_the_hook_reads_its_chat_model_from_the_command_line():
+    from hela_cli.hooks.process import _config, _parse
+
+    args, rest = _parse(["Stop", "--agent", "claude-code", "--chat", "agent:gemini@flash"])
+    assert not rest and _config(args).models.chat == "agent:gemini@flash"

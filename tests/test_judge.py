@@ -5,6 +5,7 @@ agent CLIs: tests/test_agent_model.py."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -211,3 +212,51 @@ def test_the_explicit_command_refuses_an_in_process_model(make_memory, hash_embe
     mem, _ = _world(make_memory, hash_embedder)
     with pytest.raises(ModelError, match="in-process GGUF"):
         mem.judge("p")
+
+
+def test_a_session_gist_written_at_the_end_is_what_the_brief_shows(make_memory, hash_embedder, tmp_path, monkeypatch):
+    """At a session's end the batch carries the session's notes (its extractive gist, with ids); the summary
+    the model writes is stored, the next brief shows it without calling a model, and deleting a memory of the
+    session deletes it."""
+    from hela_cli.hooks import modelwork
+    from hela_cli.hooks.context import start_context
+
+    monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
+    turns = [{"text": "Refunds lose cents: fix billing/api.py", "speaker": "user", "role": "user"}]
+    for i in range(6):
+        turns += [{"text": f"[result] `pytest -x tests/test_refund.py` exit {1 if i < 5 else 0}: E AssertionError",
+                   "speaker": "tool", "role": "tool"},
+                  {"text": f"We store amounts as Decimal in billing/api.py, step {i}.", "speaker": "assistant",
+                   "role": "assistant"}]
+    seen = []
+
+    def answer(messages):
+        text = messages[-1]["content"]
+        seen.append(text)
+        ids = [int(i) for i in re.findall(r"\[#(\d+)\]", text)]
+        return json.dumps({"clusters": [], "changes": [], "sessions": [
+            {"session": "s1", "summary": "- Asked to fix refunds that lost cents.\n- billing/api.py now uses Decimal; "
+             "the refund test passes.", "evidence": ids[:2]}]})
+
+    mem = make_memory(embedder=hash_embedder, chat=Scripted(answer), models__chat="agent:claude-code",
+                      supersession__detect=False)
+    ids = mem.add_many("p", [{**t, "time": T0 + 60 * i, "session": "s1"} for i, t in enumerate(turns)])
+    assert modelwork.session_item(mem, "p", "s1") is not None
+    assert modelwork.run(mem, "p", mem.config, "claude-code", "s1", "Stop") == {}   # mid-session: no gist
+    rep = modelwork.run(mem, "p", mem.config, "claude-code", "s1", "SessionEnd")["model"]
+    assert rep["calls"] == 1 and rep["gists"] == 1 and "Session s1:" in seen[0] and "SESSIONS." in seen[0]
+    assert modelwork.session_item(mem, "p", "s1") is None      # written from all its memories: not asked again
+    text, facts = start_context(mem, "p", tmp_path, "s2")
+    assert facts["written"] == 1 and "summarized by scripted" in text and "now uses Decimal" in text
+    mem.delete("p", [ids[3]])
+    assert mem.store.session_gists(mem.space("p").id, ["s1"]) == {}
+
+
+def test_a_session_summary_citing_ids_outside_its_notes_is_not_stored(make_memory, hash_embedder):
+    mem, ids = _world(make_memory, hash_embedder)
+    sp = mem.space("p")
+    item = {"session": "x", "turns": 12, "notes": "- asked: something [#1]", "ids": [ids[0]]}
+    work = pending(mem.store, sp, mem.config, hubs=False, changes=False, sessions=[item])
+    rep = apply_batch(mem.store, work, {"sessions": [{"session": "x", "summary": "s", "evidence": [ids[0], 999]}]},
+                      hash_embedder, mem.config)
+    assert rep["gists"] == 0 and rep["skipped"] == 1 and mem.store.session_gists(sp.id, ["x"]) == {}

@@ -146,7 +146,7 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None, cfg:
     an abstractive summary with an ``openai:`` chat endpoint) and the memories most relevant to the
     repository, within ``hooks.start_tokens``. Read-only: a session start is not a use of memory. ``cfg``: the
     hook's settings (default ``mem.config``)."""
-    from hela_cli.hooks.gist import abstractive, gist_lines, session_gist, wants_abstractive
+    from hela_cli.hooks.gist import abstractive, gist_lines, session_gist, wants_abstractive, written_lines
 
     cfg = cfg or mem.config
     h = cfg.hooks
@@ -163,8 +163,12 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None, cfg:
     marks = Marks(mem.store.supersessions_for(i for g in gists for i in g.ids))   # a changed fact keeps its mark
     blocks = abstractive(cfg, gists, limit, marks) if gists and wants_abstractive(cfg) else None
     summarized = blocks is not None
-    if blocks is None:
-        blocks = [gist_lines(g, limit, marks) for g in gists]
+    written: dict[str, Any] = {}
+    if blocks is None:   # a gist a model wrote at the session's end (hooks/modelwork.py), else the extractive one
+        sp = mem.store.get_space(space) if gists else None
+        written = mem.store.session_gists(sp.id, [g.session for g in gists]) if sp is not None else {}
+        blocks = [written_lines(g, written[g.session], limit) if g.session in written else gist_lines(g, limit, marks)
+                  for g in gists]
     gist = [line for block in blocks for line in block]
     shown = {i for g in gists for i in g.ids}
     query = repository_query(root)
@@ -184,7 +188,8 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None, cfg:
     ids = sorted(i for i in shown | set(relevant_ids) if f"[#{i}]" in text or f"[#{i} " in text) if text else []
     injected.remember(mem.config.db, space, session, ids)
     return text, {"sessions": len(gists), "lines": n, "memories": ids,
-                  "summary": "abstractive" if summarized else "extractive", "at": round(time.time(), 3)}
+                  "summary": "abstractive" if summarized else "extractive", "written": len(written),
+                  "at": round(time.time(), 3)}
 
 
 # ------------------------------------------------------------------------------------------ recall by file

@@ -5,7 +5,9 @@ recent session (hooks/context.py ``start_context``).
 
 With an ``openai:`` chat endpoint configured (``models.chat``) and ``hooks.gist`` ``auto``, the brief asks
 it for an abstractive summary of each session instead (:func:`abstractive`), within
-``hooks.gist_timeout_s``; any fault (slow, down, refused) falls back to the extractive gist."""
+``hooks.gist_timeout_s``; any fault (slow, down, refused) falls back to the extractive gist. A gist a chat
+model wrote at the session's end, in the batched model work of a capture child (``hela_cli/hooks/modelwork.py``,
+an ``agent:`` route), is shown as it was stored (:func:`written_lines`): the brief never waits for it."""
 
 from __future__ import annotations
 
@@ -110,6 +112,14 @@ def gist_lines(g: Gist, limit: int = 400, marks: Any = None) -> list[str]:
     if g.commits:
         out.append("  committed: " + _cut("; ".join(g.commits[:3]), limit // 2))
     return out
+
+
+def written_lines(g: Gist, row: dict[str, Any], limit: int = 400) -> list[str]:
+    """The gist a chat model wrote at the session's end (``store.session_gists`` row) in the brief's shape:
+    the head line, then its lines (the brief never waits for a model: it was written by a capture child)."""
+    by = str(row.get("model") or "a model")
+    head = f"- {g.date} session {g.session[:12]} ({g.turns} memories, summarized by {by}):"
+    return [head] + [f"  {_cut(ln, limit)}" for ln in str(row.get("text") or "").splitlines() if ln.strip()][:3]
 
 
 # ------------------------------------------------------------------------------------------ abstractive

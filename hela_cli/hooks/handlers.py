@@ -164,7 +164,7 @@ def _capture(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[
         todo = new_turns(mem, space, turns)
         if not todo:
             return "", {"result": "empty", "space": space, "turns": len(turns),
-                        **_model_work(args, raw, mem, space, cfg)}
+                        **_model_work(args, raw, mem, space, cfg, payload.get("session_id"))}
         if len(todo) > cfg.hooks.capture_inline and not args.detached:
             if _HOSTED.get() is not None:   # a server starts no child: the hook process does
                 raise HandOff()
@@ -178,11 +178,11 @@ def _capture(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[
             fb = reinforce_echoed(mem, payload.get("session_id"), message if isinstance(message, str) else None)
             if fb is not None:
                 rep["feedback"] = fb
-        rep.update(_model_work(args, raw, mem, space, cfg))
+        rep.update(_model_work(args, raw, mem, space, cfg, payload.get("session_id")))
     return "", {"result": "ok", "space": space, "turns": len(turns), **rep}
 
 
-def _model_work(args: Any, raw: bytes, mem: Any, space: str, cfg: Any) -> dict[str, Any]:
+def _model_work(args: Any, raw: bytes, mem: Any, space: str, cfg: Any, session: Any) -> dict[str, Any]:
     """The chat model's one batched call (hooks/modelwork.py), never on the agent's path: a detached child
     makes it; an inline capture starts such a child (handing it the session) when something earns a call."""
     from hela_cli.hooks import modelwork
@@ -191,8 +191,8 @@ def _model_work(args: Any, raw: bytes, mem: Any, space: str, cfg: Any) -> dict[s
     if not modelwork.wanted(cfg):
         return {}
     if args.detached:
-        return modelwork.run(mem, space, cfg, args.agent)
-    if not modelwork.has_work(mem, space, cfg, args.agent):
+        return modelwork.run(mem, space, cfg, args.agent, session, args.event)
+    if not modelwork.has_work(mem, space, cfg, args.agent, args.event, session):
         return {}
     if _HOSTED.get() is not None:   # a server starts no child: the hook process does
         raise HandOff()

@@ -440,8 +440,13 @@ def status(cwd: Path | None = None, models: Any = None) -> dict[str, Any]:
                 events.append(row)
             out.append({"agent": ag.name, "scope": scope, "path": str(path), "exists": original is not None,
                         "installed": bool(events), "events": events, "problem": problem})
+    routes = {m.group(1) for inst in out for ev in inst["events"] if isinstance(ev["command"], str)
+              for m in [re.search(r"--chat[= ]agent:([\w-]+)", ev["command"])] if m}
+    budget = budget_status(models)
+    for row in budget:   # a route set by the hooks' command lines (install --chat) counts as configured
+        row["configured"] = row["configured"] or row["agent"] in routes
     return {"log": str(log.log_path()), "installs": out, "tokens": log.token_stats(),
-            "agent_budget": budget_status(models),
+            "agent_budget": budget,
             "unlisted_runs": [{"agent": a, "event": e, **v} for (a, e), v in sorted(runs.items())
                               if a not in AGENTS]}
 

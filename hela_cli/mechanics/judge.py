@@ -10,6 +10,8 @@ earns a model call (:func:`pending`):
   ``consolidation.max_hubs_per_run``, strongest first), with their clusters' turns;
 * **changes**: ``possible`` marks no judge has decided (``store.undecided_supersessions``, at most
   :data:`MAX_CHANGES`), each with the earlier and the later memory, when ``supersession.judge`` is on;
+* **sessions** the caller names (the hooks: the session that just ended, when it has enough content for a
+  gist), each as the notes its capture recorded (the extractive gist, with memory ids);
 
 and sends them as one prompt (:func:`batch_messages`) asking for one JSON object, each item with its
 **reasoning before its verdict** (Graphiti #1666: a small model judged 7/15 pairs right answering directly,
@@ -23,7 +25,9 @@ citing ids outside its cluster or pair, is skipped. What is kept (:func:`apply_b
   stored with their evidence as ``hela consolidate`` stores them; the hub's state becomes ``ok`` (or
   ``failed: ...``, not retried automatically);
 * a verdict is recorded as detector ``judge`` with its reason (``hela history`` shows it): ``replaces`` ->
-  ``superseded``; ``unsure`` -> stays ``possible`` (decided: not asked again); ``no`` -> the mark is removed.
+  ``superseded``; ``unsure`` -> stays ``possible`` (decided: not asked again); ``no`` -> the mark is removed;
+* a session's summary (at most three lines, evidence among the notes' ids) is stored as its gist
+  (``store.set_session_gist``), which the session brief shows instead of the extractive one.
 
 Never required: any model fault leaves the rules' marks and the hubs as they were.
 """
@@ -43,7 +47,7 @@ from hela_cli.mechanics.consolidate import (HubPlan, plan_consolidation, salvage
 from hela_cli.store import Space
 from hela_cli.text.dates import format_date
 
-MAX_CHANGES = 12            # undecided pairs per call
+MAX_CHANGES = 16            # undecided pairs per call
 TURN_CHARS = 600            # each memory's text is cut to this many characters in the prompt
 MAX_TOKENS = 2048           # the answer's budget (several clusters and pairs, each with its reasoning)
 VERDICTS = {"replaces": ("superseded", 0.9), "unsure": ("possible", 0.5), "no": (None, 0.0)}
@@ -67,10 +71,15 @@ Answer "no" when the later one adds to it, is about something or someone else, i
 hypothetical or a negation, or quotes the past; "unsure" when the memories do not say. First write
 "reasoning" (one or two sentences), then "verdict", then "evidence" (the ids you relied on)."""
 
+SESSION_TASK = """SESSIONS. Each session comes as the notes its capture recorded (ids in [#N]). For each,
+write "summary": at most three short lines for the developer who continues the work (what was asked, what
+was changed and why, what still fails), only what the notes say; then "evidence": the ids it rests on."""
+
 REPLY_SHAPE = """Reply with one JSON object and nothing else:
 {"clusters": [{"hub": ID, "reasoning": "...", "facts": [...], "traits": [...], "knowledge": [...]}],
- "changes": [{"pair": "EARLIER>LATER", "reasoning": "...", "verdict": "replaces|unsure|no", "evidence": [ID]}]}
-Give one entry for every cluster and every pair listed (an empty list when there is none)."""
+ "changes": [{"pair": "EARLIER>LATER", "reasoning": "...", "verdict": "replaces|unsure|no", "evidence": [ID]}],
+ "sessions": [{"session": "NAME", "summary": "...", "evidence": [ID]}]}
+Give one entry for every cluster, pair and session listed (an empty list when there is none)."""
 
 _ITEM = {"type": "object", "properties": {"subject": {"type": "string"}, "text": {"type": "string"},
                                           "date": {"type": "string"}, "confidence": {"type": "number"},
@@ -88,6 +97,10 @@ BATCH_SCHEMA: dict[str, Any] = {
             "verdict": {"type": "string", "enum": list(VERDICTS)},
             "evidence": {"type": "array", "items": {"type": "integer"}}},
             "required": ["pair", "reasoning", "verdict", "evidence"]}},
+        "sessions": {"type": "array", "items": {"type": "object", "properties": {
+            "session": {"type": "string"}, "summary": {"type": "string"},
+            "evidence": {"type": "array", "items": {"type": "integer"}}},
+            "required": ["session", "summary", "evidence"]}},
     },
     "required": ["clusters", "changes"],
 }
@@ -101,16 +114,25 @@ class Work:
     changes: list[dict[str, Any]] = field(default_factory=list)    # undecided supersession rows
     turns: dict[int, dict[str, Any]] = field(default_factory=dict)
     read_at: float = 0.0
+    #: sessions to summarise: ``{"session", "turns" (memories), "notes" (text with [#id]s), "ids"}``
+    sessions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not self.hubs and not self.changes
+        return not self.hubs and not self.changes and not self.sessions
+
+    @property
+    def items(self) -> int:
+        return len(self.hubs) + len(self.changes) + len(self.sessions)
 
 
 def pending(store: Any, space: Space, cfg: Config, *, hubs: bool = True, changes: bool | None = None,
-            max_hubs: int | None = None, max_changes: int = MAX_CHANGES) -> Work:
-    """The work that earns a call (no model, reads only). ``changes`` None: as ``supersession.judge`` says."""
-    work = Work(store.refresh_space(space), read_at=time.time())
+            max_hubs: int | None = None, max_changes: int = MAX_CHANGES,
+            sessions: list[dict[str, Any]] | None = None) -> Work:
+    """The work that earns a call (no model, reads only). ``changes`` None: as ``supersession.judge`` says;
+    ``sessions``: sessions to summarise, as the caller chose them (the hooks: a session with enough content
+    for a gist, at its end)."""
+    work = Work(store.refresh_space(space), read_at=time.time(), sessions=list(sessions or []))
     if hubs:
         limit = cfg.consolidation.max_hubs_per_run if max_hubs is None else max_hubs
         plans = [p for p in plan_consolidation(store, work.space, cfg, retry_failed=False) if p.needs_model]
@@ -145,6 +167,10 @@ def batch_messages(work: Work) -> list[dict[str, str]]:
         for r in work.changes:
             parts.append(f"Pair {r['old_id']}>{r['new_id']}:\nEARLIER {_line(work.turns[r['old_id']])}\n"
                          f"LATER {_line(work.turns[r['new_id']])}")
+    if work.sessions:
+        parts.append(SESSION_TASK)
+        for g in work.sessions:
+            parts.append(f"Session {g['session']}:\n{g['notes']}")
     parts.append(REPLY_SHAPE)
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
@@ -163,8 +189,8 @@ def parse_batch(raw: str) -> dict[str, Any] | None:
         start = text.find("{")
         text = text[start:] if start >= 0 else ""
     obj, _ = salvage_json(text) if text else (None, False)
-    if not isinstance(obj, dict) or not isinstance(obj.get("clusters", []), list) \
-            or not isinstance(obj.get("changes", []), list) or not ("clusters" in obj or "changes" in obj):
+    if not isinstance(obj, dict) or not all(isinstance(obj.get(k, []), list) for k in ("clusters", "changes", "sessions")) \
+            or not any(k in obj for k in ("clusters", "changes", "sessions")):
         return None
     return obj
 
@@ -181,12 +207,13 @@ def _ids(v: Any) -> list[int] | None:
     return out
 
 
-def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg: Config) -> dict[str, Any]:
+def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg: Config,
+                model: str | None = None) -> dict[str, Any]:
     """Store what the answer ``obj`` gives for ``work`` (see the module docstring). Returns counts:
     ``{"hubs_ok", "hubs_failed", "records", "merged", "rejected", "superseded", "possible", "not_changes",
-    "skipped"}``."""
+    "gists", "skipped"}``. ``model``: who wrote a session gist."""
     rep = {"hubs_ok": 0, "hubs_failed": 0, "records": 0, "merged": 0, "rejected": 0, "superseded": 0,
-           "possible": 0, "not_changes": 0, "skipped": 0}
+           "possible": 0, "not_changes": 0, "gists": 0, "skipped": 0}
     space = work.space
     asked_hubs = {p.node_id: p for p in work.hubs}
     answers: dict[int, dict[str, Any]] = {}
@@ -239,7 +266,23 @@ def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg:
             continue
         seen.add(pair)
         verdicts.append((pair, verdict, reason[:400]))
+    summaries = []
+    asked_sessions = {g["session"]: g for g in work.sessions}
+    for v in obj.get("sessions") or []:
+        name = str(v.get("session") or "") if isinstance(v, dict) else ""
+        g = asked_sessions.pop(name, None)
+        lines = [ln.strip().lstrip("-* ").strip() for ln in str(v.get("summary") or "").splitlines() if ln.strip()] \
+            if g is not None else []
+        evidence = _ids(v.get("evidence")) if g is not None else None
+        if g is None or not lines or evidence is None or not set(evidence) <= set(g["ids"]):
+            rep["skipped"] += 1
+            continue
+        summaries.append((g, "\n".join(ln[:300] for ln in lines[:3]), evidence))
     with store.transaction(space=space.id):
+        for g, text, evidence in summaries:
+            if not store.changed_since(g["ids"], work.read_at):
+                store.set_session_gist(space.id, g["session"], text, g["turns"], model, evidence)
+                rep["gists"] += 1
         for p, records, error in results:
             if store.changed_since(p.cluster, work.read_at):
                 continue   # a memory of the cluster was deleted or edited meanwhile: nothing distilled from it
@@ -276,7 +319,8 @@ def run_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, w
     "changes", "dropped", ...counts}``; a model fault propagates (a :class:`~hela_cli.errors.ModelError`:
     the caller's "no model now"), an answer that does not parse is ``dropped`` (nothing stored)."""
     work = work if work is not None else pending(store, space, cfg)
-    rep: dict[str, Any] = {"calls": 0, "hubs": len(work.hubs), "changes": len(work.changes), "dropped": False}
+    rep: dict[str, Any] = {"calls": 0, "hubs": len(work.hubs), "changes": len(work.changes),
+                           "sessions": len(work.sessions), "dropped": False}
     if work.empty:
         return rep
     raw = chat.generate(batch_messages(work), max_tokens=MAX_TOKENS, temperature=0.0, json_schema=BATCH_SCHEMA)
@@ -288,7 +332,7 @@ def run_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, w
         if counter is not None and getattr(chat, "agent", None):
             counter(chat.agent, "dropped")
         return rep
-    rep.update(apply_batch(store, work, obj, embedder, cfg))
+    rep.update(apply_batch(store, work, obj, embedder, cfg, getattr(chat, "model_id", None)))
     return rep
 
 

@@ -292,6 +292,13 @@ def _kill_group(pgid: int, sig: int) -> bool:
         return False
 
 
+def _reap_group(pgid: int, wait_s: float = 3.0) -> None:
+    """SIGKILL the process group until no member is left (or ``wait_s`` passed)."""
+    end = time.monotonic() + wait_s
+    while _kill_group(pgid, signal.SIGKILL) and time.monotonic() < end:
+        time.sleep(0.05)
+
+
 def stop_all() -> None:
     """Kill every agent CLI this process started that still runs (the hook process calls it before it
     exits: a capture child stopped at its budget leaves no model process behind)."""
@@ -351,12 +358,12 @@ def run_cli(cmd: list[str], stdin: str, cwd: Path, env: dict[str, str], timeout:
                 _kill_group(proc.pid, signal.SIGKILL)
                 out, err = proc.communicate()
     finally:
-        _kill_group(proc.pid, signal.SIGKILL)   # what the CLI started and left running
-        with _RUNNING_LOCK:
-            _RUNNING.discard(proc.pid)
         if proc.poll() is None:   # pragma: no cover - an exception while communicating
             proc.kill()
             proc.wait()
+        _reap_group(proc.pid)   # what the CLI started and left running
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc.pid)
     return Run(proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")[-4000:],
                timed_out, round(time.monotonic() - t0, 3))
 
@@ -367,23 +374,26 @@ def find_binary(agent: str) -> str | None:
     return shutil.which(AGENTS[agent])
 
 
-def installed(timeout: float = 15.0) -> list[dict[str, Any]]:
-    """For ``hela models list``: each agent, its executable on ``PATH`` and its ``--version`` line (None:
-    not installed)."""
-    out = []
-    for agent in AGENTS:
+def installed(versions: bool = False, timeout: float = 15.0) -> list[dict[str, Any]]:
+    """For ``hela models list``: each agent and its executable on ``PATH`` (None: not installed); with
+    ``versions`` also its ``--version`` line (each CLI starts a node process: seconds on a busy machine)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(agent: str) -> dict[str, Any]:
         path = find_binary(agent)
         version = None
-        if path:
+        if path and versions:
             try:
                 res = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=timeout,
                                      stdin=subprocess.DEVNULL, env={**os.environ, NESTED_ENV: "1"})
                 version = (res.stdout.strip().splitlines() or [""])[-1][:80] or None
             except (OSError, subprocess.TimeoutExpired):
                 version = None
-        out.append({"agent": agent, "ref": f"{PREFIX}{agent}", "binary": path, "version": version,
-                    "installed": path is not None})
-    return out
+        return {"agent": agent, "ref": f"{PREFIX}{agent}", "binary": path, "version": version,
+                "installed": path is not None}
+
+    with ThreadPoolExecutor(len(AGENTS)) as pool:   # each CLI starts a node process: side by side
+        return list(pool.map(one, AGENTS))
 
 
 def _env(extra: dict[str, str]) -> dict[str, str]:
@@ -414,6 +424,23 @@ class Reply:
 def _fail(agent: str, run: Run, what: str) -> ModelError:
     tail = " ".join((run.stderr or run.stdout).split())[-240:]
     return ModelError(f"agent:{agent}: {what}" + (f" ({tail})" if tail else ""))
+
+
+def _codex_no_mcp() -> list[str]:
+    """``-c mcp_servers.NAME.enabled=false`` for each MCP server of ``$CODEX_HOME/config.toml`` (an empty
+    ``mcp_servers`` override is merged, not replaced: the servers would still start)."""
+    import tomllib
+
+    path = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
+    try:
+        servers = tomllib.loads(path.read_text(encoding="utf-8")).get("mcp_servers") or {}
+    except (OSError, ValueError):
+        return []
+    out: list[str] = []
+    for name in servers if isinstance(servers, dict) else []:
+        if re.fullmatch(r"[A-Za-z0-9_-]+", str(name)):
+            out += ["-c", f"mcp_servers.{name}.enabled=false"]
+    return out
 
 
 def _claude_reply(run: Run) -> Reply:
@@ -611,7 +638,8 @@ class AgentChat:
                 stdin = prompt
             elif self.agent == "codex":
                 cmd = [binary, "exec", *model, "--json", "--ephemeral", "--sandbox", "read-only", "--skip-git-repo-check",
-                       "--disable", "hooks", "-c", 'approval_policy="never"', "--color", "never", "-C", str(cwd),
+                       "--disable", "hooks", "-c", 'approval_policy="never"', *_codex_no_mcp(), "--color",
+                       "never", "-C", str(cwd),
                        "-"]
                 stdin = f"{system}\n\n{prompt}"
             else:

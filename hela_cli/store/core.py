@@ -28,6 +28,7 @@ from hela_cli.store.browse import Browse
 from hela_cli.store.connection import Connection
 from hela_cli.store.correct import Correct, FilteredSearch
 from hela_cli.store.edges import Edges
+from hela_cli.store.gists import Gists
 from hela_cli.store.hubs import Hubs
 from hela_cli.store.integrity import Integrity
 from hela_cli.store.keywords import Keywords
@@ -40,7 +41,7 @@ from hela_cli.store.tokens import Tokens
 from hela_cli.store.transfer import Transfer
 
 
-class StoreCore(Correct, FilteredSearch, Transfer, Nodes, Keywords, Passages, Edges, Semantic, Supersession, Hubs,
+class StoreCore(Correct, FilteredSearch, Transfer, Nodes, Keywords, Passages, Edges, Semantic, Supersession, Gists, Hubs,
                 AsksLog, Reembed, Integrity, Backup, Browse, Tokens, Connection, abc.ABC):
     """The shared store; an engine's class is ``EnginePieces..., StoreCore``."""
 

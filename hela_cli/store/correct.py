@@ -313,6 +313,7 @@ class Correct:
             texts = [r[1] for r in rows]
             texts += [r[0] for r in self.db.execute("SELECT text FROM history WHERE space_id = ?", (space_id,))]
             texts += [r[0] for r in self.db.execute("SELECT text FROM semantic WHERE space_id = ?", (space_id,))]
+            texts += [r[0] for r in self.db.execute("SELECT text FROM session_gists WHERE space_id = ?", (space_id,))]
             rep = self.erase_nodes(space_id, [r[0] for r in rows], scrub=False)
             rest = [r[0] for r in self.db.execute("SELECT id FROM semantic WHERE space_id = ?", (space_id,))]
             for sql in ("DELETE FROM semantic_evidence WHERE semantic_id IN ({ids})",
@@ -320,7 +321,7 @@ class Correct:
                         "DELETE FROM semantic WHERE id IN ({ids})"):
                 _delete_in(self, sql, rest)
             for table in ("asks", "hubs", "edges", *self.dialect.space_index_tables, "history", "node_passage",
-                          "node_terms", "tombstones", "supersessions"):
+                          "node_terms", "tombstones", "supersessions", "session_gists"):
                 self.db.execute(f"DELETE FROM {table} WHERE space_id = ?", (space_id,))
             self.db.execute("DELETE FROM spaces WHERE id = ?", (space_id,))
         self._drop_process_caches(space_id)

@@ -175,7 +175,8 @@ class Nodes:
 
     # ---------------------------------------------------------------- deletion (forgetting)
     def delete_nodes(self, ids: Sequence[int]) -> None:
-        """Remove nodes with their vectors, keyword postings, passages, edges, supersession marks and hub rows; count the
+        """Remove nodes with their vectors, keyword postings, passages, edges, supersession marks, hub rows and the
+        model-written gists of their sessions; count the
         semantic evidence they leave behind. Call inside a transaction.
 
         Per space, after its ``nodes_version`` bump, the engine drops its own index rows of the nodes
@@ -187,6 +188,7 @@ class Nodes:
         by_space: dict[int, list[int]] = {}
         for nid, sid in self.select_in("SELECT id, space_id FROM nodes WHERE id IN ({ids})", ids):
             by_space.setdefault(sid, []).append(nid)
+        self._forget_session_gists(ids)   # derived text of their sessions (store/gists.py)
         for sid in sorted(by_space):
             self.db.execute("UPDATE spaces SET nodes_version = nodes_version + 1 WHERE id = ?", (sid,))
             self._forget_nodes(sid, by_space[sid])

@@ -82,7 +82,13 @@ def hooks_status(ctx: typer.Context, json_out: bool = typer.Option(False, "--jso
     agent models' calls and tokens spent today against models.agent_budget."""
     from hela_cli.hooks.install import status
 
-    rep = status(models=state(ctx).config().models)
+    from hela_cli.errors import HelaError
+
+    try:
+        models = state(ctx).config().models
+    except HelaError:   # a config that does not load: the hooks' state is still shown (the budget's default cap)
+        models = None
+    rep = status(models=models)
     if json_out:
         print_json(rep)
         return

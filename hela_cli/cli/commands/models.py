@@ -114,8 +114,8 @@ def list_models(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
                       style=None if e["answers"] else "red", soft_wrap=True)
     for a in out["agents"]:
         if a["installed"]:
-            console.print(text(f"agent {a['agent']}: {a['binary']} ({a['version'] or 'version unknown'}): "
-                               f"use: models.chat: {a['ref']}"), soft_wrap=True)
+            console.print(text(f"agent {a['agent']}: {a['binary']}: use: models.chat: {a['ref']} "
+                               f"(or hela hooks install {a['agent']} --chat {a['ref']})"), soft_wrap=True)
         else:
             console.print(text(f"agent {a['agent']}: not installed ({AGENT_BINARIES[a['agent']]} not on PATH)"),
                           style="dim", soft_wrap=True)

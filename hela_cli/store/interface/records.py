@@ -5,7 +5,7 @@ Semantic records distilled by consolidation, their evidence, and consolidation's
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -40,3 +40,12 @@ class RecordsAPI(Protocol):
         for a cluster holding a memory deleted meanwhile (``hela delete``)."""
 
     def set_consolidated_step(self, space_id: int, step: int) -> None: ...
+
+    # ---------------------------------------------------------------- session gists a model wrote
+    def set_session_gist(self, space_id: int, session: str, text: str, turns: int, model: str | None,
+                         evidence: Sequence[int]) -> None: ...
+
+    def session_gists(self, space_id: int, sessions: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """``{session: {"text", "turns", "model", "evidence", "created_at"}}`` of those that have one."""
+
+    def count_session(self, space_id: int, session: str) -> int: ...

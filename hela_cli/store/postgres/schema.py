@@ -17,6 +17,7 @@ database take turns) and is recorded in ``hela_migrations``.
 
 from __future__ import annotations
 
+from hela_cli.store.gists import SESSION_GISTS_SQL
 from hela_cli.store.supersession import SUPERSESSIONS_SQL
 from hela_cli.store.tokens import TOKENS_SQL
 
@@ -193,4 +194,6 @@ PG_MIGRATIONS: list[tuple[str, str]] = [
     # tokens per client of a shared server (SQLite 0019_tokens): the same table (store/tokens.py). Named in
     # this engine's own sequence: applied_migrations() reads the names back in name order
     ("0009_tokens", TOKENS_SQL.format(real="DOUBLE PRECISION")),
+    # session gists a chat model wrote (SQLite 0020_session_gists)
+    ("0010_session_gists", SESSION_GISTS_SQL.format(int="BIGINT", real="DOUBLE PRECISION")),
 ]

@@ -348,6 +348,13 @@ def _m19_tokens(db: "Database") -> None:
     _script(db, TOKENS_SQL.format(real="REAL"))
 
 
+def _m20_session_gists(db: "Database") -> None:
+    # session gists a chat model wrote at a session's end, read by the brief (store/gists.py; issue 46)
+    from hela_cli.store.gists import SESSION_GISTS_SQL
+
+    _script(db, SESSION_GISTS_SQL.format(int="INTEGER", real="REAL"))
+
+
 MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0001_core", _m1_core),
     ("0002_semantic", _m2_semantic),
@@ -368,6 +375,7 @@ MIGRATIONS: list[tuple[str, Callable[["Database"], None]]] = [
     ("0017_supersession", _m17_supersession),
     ("0018_judge_reason", _m18_judge_reason),
     ("0019_tokens", _m19_tokens),
+    ("0020_session_gists", _m20_session_gists),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
