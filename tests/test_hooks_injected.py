@@ -36,19 +36,20 @@ def _ids(text: str) -> list[int]:
 
 def test_parallel_hooks_of_one_session_never_inject_a_memory_twice(project, embedder):
     """Four ``PreToolUse`` hooks of one session, started together and given their payload at the same
-    moment (an agent running tools in parallel): what one hook alone shows is shown once in all."""
+    moment (an agent running tools in parallel): no memory is shown twice, and when all four finish, what
+    one hook alone shows is shown once in all. (On a machine so loaded that a hook reaches the agent's limit,
+    that hook prints nothing: it still may not show a memory another one showed.)"""
     _with_decisions(project, embedder)
     res, _ = hook(project, "PreToolUse", _edit(project, "sess-alone"))
     alone = _ids(context_of(res, "PreToolUse"))
     assert len(alone) >= 2
+    finished = []
     for round_ in range(3):   # each round a new session: three chances for the hooks to overlap
-        data = json.dumps(_edit(project, f"sess-parallel-{round_}")).encode()
-        # a budget no loaded machine reaches: six hooks starting at once must not fail open on time, or the
-        # test would see nothing shown and prove nothing
-        env = {**project["env"], "HELA_HOOKS_BUDGET_S": "120"}
+        session = f"sess-parallel-{round_}"
+        data = json.dumps(_edit(project, session)).encode()
         procs = [subprocess.Popen([PY, "-m", "hela_cli", "hook", "PreToolUse", "--agent", "claude-code"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  env=env, cwd=str(project["dir"])) for _ in range(4)]
+                                  env=project["env"], cwd=str(project["dir"])) for _ in range(4)]
         for p in procs:   # all started (each blocks on its stdin), then all given the payload at once
             p.stdin.write(data)
         for p in procs:
@@ -59,7 +60,14 @@ def test_parallel_hooks_of_one_session_never_inject_a_memory_twice(project, embe
             assert p.wait(timeout=120) == 0 and b"Traceback" not in err, err
             if out.strip():
                 shown += _ids(json.loads(out)["hookSpecificOutput"]["additionalContext"])
-        assert sorted(shown) == sorted(alone), (round_, shown, alone, (project["home"] / "hooks.log").read_text()[-2500:])
+        rows = [json.loads(line) for line in (project["home"] / "hooks.log").read_text().splitlines()]
+        results = [r["result"] for r in rows if r.get("session") == session]
+        assert len(results) == 4 and set(results) <= {"ok", "empty", "timeout"}, results
+        assert len(shown) == len(set(shown)) and set(shown) <= set(alone), (round_, shown, alone)
+        if "timeout" not in results:
+            assert sorted(shown) == sorted(alone), (round_, shown, alone)
+        finished.append(4 - results.count("timeout"))
+    assert max(finished) >= 2, f"hooks finished per round: {finished} (the machine is too loaded to overlap them)"
 
 
 def test_the_record_is_one_databases_and_one_spaces(project, embedder, tmp_path, monkeypatch):

@@ -319,7 +319,7 @@ class _HeldChat(BaseHTTPRequestHandler):
 
 
 def test_a_hook_is_answered_while_a_tool_call_holds_the_server(tmp_path, model_dir_path):
-    from hela_cli.hooks.client import db_identity
+    from hela_cli.paths import db_identity
 
     chat = ThreadingHTTPServer(("127.0.0.1", 0), _HeldChat)
     threading.Thread(target=chat.serve_forever, daemon=True).start()
