@@ -21,7 +21,8 @@ from hela_cli.hooks.capture import capture_file, transcript_turns
 from hela_cli.hooks.context import path_context, prompt_context, start_context
 from hela_cli.hooks.gist import gist_lines, session_gist
 from hela_cli.text.coding import commit_of, exit_status, first_error_line, is_decision, patch_paths
-from hela_cli.text.content import is_content_free, is_tool_line
+from hela_cli.text.content import is_content_free
+from hela_cli.text.session_lines import is_tool_line
 from tests.reliability import PY, hela_env
 
 ROOT = "/home/dev/shop"
@@ -417,9 +418,9 @@ def test_patch_through_the_shell_is_a_change(tmp_path):
     assert line == "[tool] exec_command: apply_patch billing/api.py"
     g = session_gist([{"id": i, "text": t.text, "speaker": t.speaker, "date": ""} for i, t in enumerate(conv.turns)])
     assert g.changed == ["billing/api.py"]
-    from hela_cli.hooks.context import _kind
+    from hela_cli.text.session_lines import file_memory_kind
 
-    assert _kind({"text": line}) == "change" and _kind({"text": "[tool] Read: billing/api.py"}) is None
+    assert file_memory_kind(line) == "change" and file_memory_kind("[tool] Read: billing/api.py") is None
 
 
 def test_path_needles_and_mentions():

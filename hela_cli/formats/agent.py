@@ -1,17 +1,19 @@
 """What the coding-agent transcript parsers share (``claude_code``, ``codex``, ``gemini``): a tool call as
 one short line, a tool's output cut to ``Source.tool_output_chars``, the time of a record, and what a
-session did, read without a model (:class:`SessionWork`):
+session did, read without a model (:class:`SessionWork`). The lines themselves are written, cut (redacted
+first) and read by :mod:`hela_cli.text.session_lines`:
 
-* a file tool's call names its file relative to the project (``[tool] Edit: billing/api.py``); reads are
-  kept as their line too (weak evidence: the recall by file never injects them);
-* a command's result becomes one ``[result]`` turn whatever ``tool_output_chars`` says:
-  ``[result] `pytest -x` exit 1: E   AssertionError: ...`` (the first error line) or ``... exit 0``;
-* a ``git commit`` that succeeded: ``[result] commit 1a2b3c4 "subject" (files: a.py, b.py)``, the files
-  being those edited since the previous commit of the session;
+* a file tool's call names its file relative to the project (the call's line names ``billing/api.py``);
+  reads are kept as their line too (weak evidence: the recall by file never injects them);
+* a command's result becomes one result line whatever ``tool_output_chars`` says: its exit status and, when
+  it failed, its first error line;
+* a ``git commit`` that succeeded: a commit line with its hash, subject and files, the files being those
+  edited since the previous commit of the session;
 * the user's answers to the agent's questions (Claude Code's ``AskUserQuestion`` arrives as a tool result):
-  ``[answer] ...``, a user turn (decisions are often made there);
+  an answer line, a user turn (decisions are often made there);
 * a turn that states a decision (``hela_cli.text.coding.is_decision``), answers the agent's question or is a
-  command that failed, and does not name the files edited in its exchange (a user's prompt and everything up to the next one) gets ``[files: ...]`` appended.
+  command that failed, and does not name the files edited in its exchange (a user's prompt and everything up
+  to the next one) gets the files tag appended.
 
 The text of the memories is the index from a path to them: the recall by file asks for the memories whose
 text holds the path (``Memory.memories(contains=...)``), so ``hela ingest``, ``hela copy``, export and
@@ -24,13 +26,14 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from hela_cli.formats.base import Turn, _Bad, _short
+from hela_cli.formats.base import Turn, _Bad
 from hela_cli.formats.chat_export import _time
-from hela_cli.text.coding import (commit_message, commit_of, exit_status, first_error_line, is_commit_command,
-                                  is_decision, patch_paths, relative_path)
-from hela_cli.text.content import TOOL_PREFIX
-
-TOOL_LINE_CHARS = 160   # a tool call's line: "[tool] NAME: its short input", at most this long
+from hela_cli.text.coding import (commit_message, commit_of, exit_status, is_commit_command, is_decision,
+                                  patch_paths, relative_path)
+from hela_cli.text.session_lines import (CHANGES, COMMAND_TOOLS, FILE_TOOLS, MAX_TAGGED_FILES,  # noqa: F401
+                                         QUESTION_TOOLS, SHELL_PATCH, TOOL_LINE_CHARS, answer_line, call_line,
+                                         commit_line, is_failed_command, is_tool_line, line_kind, result_line,
+                                         tool_output_line, with_files)
 
 # the argument that says what a call does, by the names the three agents give their tools' arguments
 _MAIN_ARGS = ("command", "cmd", "file_path", "path", "absolute_path", "pattern", "query", "url", "prompt",
@@ -39,8 +42,8 @@ _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 
 
 def tool_line(name: str, args: Any) -> str:
-    """``[tool] Bash: python3 --version``: the tool's name and its main argument (the first of
-    :data:`_MAIN_ARGS` it has, else its arguments as JSON), on one line of at most ``TOOL_LINE_CHARS``."""
+    """A call's line (:func:`hela_cli.text.session_lines.call_line`): the tool's name and its main argument
+    (the first of :data:`_MAIN_ARGS` it has, else its arguments as JSON)."""
     if isinstance(args, str):   # Codex gives arguments as a JSON string
         try:
             args = json.loads(args)
@@ -59,33 +62,13 @@ def tool_line(name: str, args: Any) -> str:
             shown = json.dumps(args, ensure_ascii=False) if args else ""
     elif args is not None:
         shown = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
-    head = f"{TOOL_PREFIX}{name}"
-    return _cut(f"{head}: {shown}" if shown.strip() else head, TOOL_LINE_CHARS)
-
-
-def _cut(text: str, limit: int) -> str:
-    """``text`` on one line, at most ``limit`` characters; a longer one is redacted before it is cut, whatever
-    the redaction setting: a cut can split a secret into a piece no pattern finds any more (the line as a
-    whole is redacted, or not, later like every turn)."""
-    one = " ".join(text.split())
-    if len(one) <= limit:
-        return one
-    from hela_cli.text.redact import redact
-
-    return _short(redact(one), limit)
+    return call_line(name, shown)
 
 
 def tool_output(text: str, limit: int) -> str:
-    """A tool's output kept as a turn (``ingest.tool_output_chars`` > 0): ``[tool output] ...`` cut at
-    ``limit`` characters; "" when outputs are dropped (``limit`` 0) or empty."""
-    text = text.strip()
-    if limit <= 0 or not text:
-        return ""
-    if len(text) <= limit:
-        return "[tool output] " + text
-    from hela_cli.text.redact import redact   # before the cut, as in _cut
-
-    return "[tool output] " + redact(text)[:limit].rstrip() + " …"
+    """A tool's output kept as a turn (``ingest.tool_output_chars`` > 0), cut at ``limit`` characters
+    (:func:`hela_cli.text.session_lines.tool_output_line`); "" when outputs are dropped (``limit`` 0) or empty."""
+    return tool_output_line(text, limit)
 
 
 def without_reminders(text: str) -> str:
@@ -106,21 +89,9 @@ def want_str(obj: dict, key: str, place: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ what a session did
-#: tool name -> what it does to a file (the three agents' names for their file tools)
-FILE_TOOLS = {"Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit", "replace": "edit", "edit": "edit",
-              "edit_file": "edit", "str_replace_based_edit_tool": "edit",
-              "Write": "write", "write_file": "write", "create_file": "write",
-              "apply_patch": "patch",
-              "Read": "read", "read_file": "read", "read_many_files": "read", "NotebookRead": "read", "view": "read"}
-COMMAND_TOOLS = frozenset({"Bash", "bash", "shell", "shell_command", "exec_command", "local_shell",
-                           "run_shell_command", "container.exec"})
-QUESTION_TOOLS = frozenset({"AskUserQuestion", "ask_user", "request_user_input"})
-CHANGES = ("edit", "write", "patch")
-RESULT_PREFIX, ANSWER_PREFIX, FILES_PREFIX = "[result] ", "[answer] ", "[files: "
+# the tool tables (FILE_TOOLS, COMMAND_TOOLS, QUESTION_TOOLS, CHANGES) live with the lines they classify
 _PATH_ARGS = ("file_path", "notebook_path", "absolute_path", "path")
 _LIST_ARGS = ("paths", "file_paths")
-ANSWER_CHARS = 400
-MAX_TAGGED_FILES = 6
 
 
 def _args_dict(args: Any) -> Any:
@@ -188,7 +159,7 @@ class SessionWork:
         return relative_path(path, self.root)
 
     def call(self, call_id: Any, name: str, args: Any) -> str:
-        """The call's one line (``[tool] NAME: main argument``, paths relative to the project)."""
+        """The call's one line (its name and main argument, paths relative to the project)."""
         args = _args_dict(args)
         if call_id is not None:
             self._calls[str(call_id)] = (name, args)
@@ -208,7 +179,7 @@ class SessionWork:
         if touched and FILE_TOOLS.get(name) == "patch":
             return tool_line(name, ", ".join(self.rel(p) for _, p in touched))
         if touched and name in COMMAND_TOOLS:   # a patch applied through the shell (Codex: apply_patch <<'EOF')
-            return tool_line(name, "apply_patch " + ", ".join(self.rel(p) for _, p in touched))
+            return tool_line(name, SHELL_PATCH + ", ".join(self.rel(p) for _, p in touched))
         return tool_line(name, args)
 
     def result(self, call_id: Any, output: Any, is_error: bool | None = None) -> str:
@@ -217,26 +188,19 @@ class SessionWork:
         name, args = self._calls.get(str(call_id), ("", None)) if call_id is not None else ("", None)
         text = output if isinstance(output, str) else ""
         if name in QUESTION_TOOLS:
-            answer = " ".join(text.split())
-            return ANSWER_PREFIX + _short(answer, ANSWER_CHARS) if answer else ""
+            return answer_line(text)
         command = command_of(name, args)
         if command is None:
             return ""
         code = exit_status(text, is_error)
         if code is None:
             return ""
-        shown = _short(command, 100)
         if code == 0 and is_commit_command(command):
             found = commit_of(text)
             subject = found[1] if found else commit_message(command)
-            files = ", ".join(self._uncommitted[:MAX_TAGGED_FILES]) + (" …" if len(self._uncommitted) > MAX_TAGGED_FILES else "")
-            self._uncommitted = []
-            head = f"{RESULT_PREFIX}commit {found[0][:7]}" if found else f"{RESULT_PREFIX}commit"
-            return head + (f' "{_short(subject, 120)}"' if subject else "") + (f" (files: {files})" if files else "")
-        if code == 0:
-            return f"{RESULT_PREFIX}`{shown}` exit 0"
-        err = first_error_line(text)
-        return f"{RESULT_PREFIX}`{shown}` exit {code}" + (f": {err}" if err else "")
+            files, self._uncommitted = self._uncommitted, []
+            return commit_line(found[0] if found else None, subject, files)
+        return result_line(command, code, text)
 
     def bind(self, source_id: str) -> None:
         """The files changed by the calls seen since the last bind belong to the turn ``source_id``."""
@@ -247,7 +211,7 @@ class SessionWork:
 
     def annotate(self, turns: list[Turn]) -> list[Turn]:
         """Each decision, answer or failed command that does not name the files changed in its exchange gets
-        ``[files: ...]``."""
+        them appended (:func:`hela_cli.text.session_lines.with_files`)."""
         out = list(turns)
         start = 0
         for end in [i for i, t in enumerate(out) if _starts_exchange(t)][1:] + [len(out)]:
@@ -257,18 +221,13 @@ class SessionWork:
             if files:
                 for i in range(start, end):
                     t = out[i]
-                    if (_is_statement(t) and (t.text.startswith(ANSWER_PREFIX) or is_decision(t.text))) \
-                            or _is_failure(t):
+                    if (_is_statement(t) and (line_kind(t.text) == "answer" or is_decision(t.text))) \
+                            or is_failed_command(t.text):
                         missing = [p for p in files if p not in t.text][:MAX_TAGGED_FILES]
                         if missing:
-                            out[i] = replace(t, text=f"{t.text}\n{FILES_PREFIX}{', '.join(missing)}]")
+                            out[i] = replace(t, text=with_files(t.text, missing))
             start = end
         return out
-
-
-def _is_failure(t: Turn) -> bool:
-    """A command's result that failed (``[result] `cmd` exit N``, N != 0)."""
-    return t.text.startswith(RESULT_PREFIX + "`") and not t.text.split("\n", 1)[0].endswith(" exit 0")
 
 
 def _starts_exchange(t: Turn) -> bool:
@@ -276,5 +235,6 @@ def _starts_exchange(t: Turn) -> bool:
 
 
 def _is_statement(t: Turn) -> bool:
-    """A turn of words (the user's or the assistant's), not a tool line or result."""
-    return (t.role or "").lower() in ("user", "assistant") and not t.text.startswith(("[tool]", RESULT_PREFIX))
+    """A turn of words (the user's or the assistant's), not a call's line or a command's result."""
+    return (t.role or "").lower() in ("user", "assistant") and not is_tool_line(t.text) \
+        and line_kind(t.text) not in ("result", "commit")

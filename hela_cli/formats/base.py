@@ -211,12 +211,6 @@ def _being_written(src: Source) -> bool:
     return src.text.lstrip().startswith("{") and "\n" not in src.text.strip() and not src.text.endswith("\n")
 
 
-def _short(text: str, limit: int) -> str:
-    """``text`` on one line, cut at ``limit`` characters (with an ellipsis)."""
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[:limit - 1].rstrip() + "…"
-
-
 # --------------------------------------------------------------------------- helpers
 
 

@@ -13,10 +13,10 @@ turns; a file without one whole record is an error.
 
 from __future__ import annotations
 
-from hela_cli.formats.agent import (RESULT_PREFIX, SessionWork, record_time, tool_output, want_str,
-                                    without_reminders)
+from hela_cli.formats.agent import SessionWork, record_time, tool_output, want_str, without_reminders
 from hela_cli.formats.base import (Conversation, Source, Turn, _Bad,
                                    _fill_times, _being_written, _jsonl_objects, _type_name)
+from hela_cli.text.session_lines import is_tool_result
 
 # a user "message" that is Claude Code's own bookkeeping: a slash command, its output, the caveat before them
 _COMMAND_PREFIXES = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
@@ -87,8 +87,8 @@ def parse(src: Source) -> list[Conversation]:
         text = _text(msg.get("content"), role, place, src.tool_output_chars, work)
         if not text or (role == "user" and (text.startswith(_COMMAND_PREFIXES) or text.startswith(_INTERRUPTED))):
             continue
-        if role == "user" and text.startswith(("[tool output]", RESULT_PREFIX)):
-            role = "tool"   # an answer to the agent's question ([answer]) stays the user's
+        if role == "user" and is_tool_result(text):
+            role = "tool"   # an answer to the agent's question stays the user's
         work.bind(uuid)
         session = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) and obj["sessionId"].strip() \
             else fallback_session

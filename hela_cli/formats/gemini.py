@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from typing import Any, Iterator
 
-from hela_cli.formats.agent import ANSWER_PREFIX, SessionWork, record_time, tool_output
+from hela_cli.formats.agent import SessionWork, record_time, tool_output
 from hela_cli.formats.base import (Conversation, Source, Turn, _Bad,
                                    _fill_times, _being_written, _jsonl_objects, _type_name)
+from hela_cli.text.session_lines import line_kind
 
 _HOOK_CONTEXT = re.compile(r"<hook_context>.*?</hook_context>\s*", re.S)   # what hooks (hela's own) added
 _CONTEXT_PREFIXES = ("<session_context>", "<hook_context>")
@@ -98,7 +99,7 @@ def _turns_of(msg: dict, place: str, keep: int, work: SessionWork, seen: set[str
         outcome = work.result(cid, out, failed)
         line = "\n".join(x for x in (outcome, tool_output(out, keep)) if x)
         if line:
-            yield f"{cid}:out", "user" if outcome.startswith(ANSWER_PREFIX) else "tool", line, mid
+            yield f"{cid}:out", "user" if line_kind(outcome) == "answer" else "tool", line, mid
 
 
 def _messages(src: Source) -> tuple[str | None, Iterator[tuple[str, dict]]]:

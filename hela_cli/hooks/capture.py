@@ -7,9 +7,9 @@
 * Session = the agent's session id; time = the transcript's timestamps.
 * Secrets are redacted (``hooks.redact``, on by default) before a turn is embedded or written.
 * Tool outputs are left out unless ``hooks.tool_outputs``; tool calls stay as their one short line unless
-  ``hooks.tool_calls`` is off. What the session did is kept whatever these say (formats/agent.py): a
-  command's outcome (``[result] `cmd` exit 1: first error line``), a commit with its files, the user's answers
-  to the agent's questions (``[answer] ...``), the files a decision is about (``[files: ...]``).
+  ``hooks.tool_calls`` is off. What the session did is kept whatever these say (formats/agent.py; the lines:
+  :mod:`hela_cli.text.session_lines`): a command's outcome with its first error line, a commit with its
+  files, the user's answers to the agent's questions, the files a decision is about.
 * :func:`capture_file` is the whole capture of one transcript file as a library call (what the hooks do,
   and what a benchmark replaying public transcripts calls).
 """
@@ -22,13 +22,11 @@ from typing import Any
 
 from hela_cli.errors import InputError
 from hela_cli.formats import Turn, parse_file
-from hela_cli.formats.agent import ANSWER_PREFIX, RESULT_PREFIX
 from hela_cli.memory import Memory
+from hela_cli.text.session_lines import capture_kind
 
 #: agent -> the ``hela ingest --format`` name of its transcripts
 TRANSCRIPT_FORMAT = {"claude-code": "claude_code", "codex": "codex", "gemini": "gemini"}
-TOOL_CALL_PREFIX = "[tool] "   # a tool call's one line, as the parsers write it (formats/agent.py)
-OUTCOME_PREFIXES = (RESULT_PREFIX, ANSWER_PREFIX)   # what a call did: kept even when tool outputs are not
 
 
 def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any) -> list[Turn]:
@@ -43,7 +41,7 @@ def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any
     out = []
     for conv in convs:
         for t in conv.turns:
-            kind = _kind(t)
+            kind = capture_kind(t.text, t.role)
             if (kind == "tool_output" and not cfg.hooks.tool_outputs) or (kind == "tool_call" and not cfg.hooks.tool_calls):
                 continue
             text = t.text
@@ -51,16 +49,6 @@ def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any
                 text = redact(text)
             out.append(replace(t, text=text, session=session or t.session))
     return out
-
-
-def _kind(t: Turn) -> str:
-    if t.text.startswith(OUTCOME_PREFIXES):
-        return "outcome"
-    if (t.role or "").lower() == "tool":
-        return "tool_output"
-    if t.text.startswith(TOOL_CALL_PREFIX) and "\n" not in t.text:
-        return "tool_call"
-    return "text"
 
 
 def _redactor() -> Any:

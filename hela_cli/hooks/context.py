@@ -5,7 +5,11 @@ characters / 4: the agent's tokenizer is not hela's; no padding, nothing when no
 Every path leaves out content-free turns ("Noted.", "Done.": :func:`hela_cli.text.content.is_content_free`)
 and the memories already injected in the same agent session (:mod:`hela_cli.hooks.injected`), and records
 what it injected there. The prompt recall and the brief leave out bare tool-call lines too
-(:func:`hela_cli.text.content.is_tool_line`): only the recall by file uses them."""
+(:func:`hela_cli.text.session_lines.is_tool_line`): only the recall by file uses them. A memory's text is cut
+to ``hooks.line_chars`` by :func:`hela_cli.text.session_lines.cut` as stored text: a marker whole, not
+redacted again (the store's redaction applied when it was written; a second one would cost about a
+millisecond of CPU a line on every prompt and edit: BENCHMARKS.md). The session gists, once per session
+start, cut through the redacting cut (:mod:`hela_cli.hooks.gist`)."""
 
 from __future__ import annotations
 
@@ -19,18 +23,20 @@ from hela_cli.config import Config
 from hela_cli.hooks import injected
 from hela_cli.facts.recall import Marks
 from hela_cli.memory import Memory
-from hela_cli.text.content import is_content_free, is_tool_line, one_line as _one_line
+from hela_cli.text.content import is_content_free
 from hela_cli.text.dates import format_iso
 from hela_cli.text.marks import with_mark
+from hela_cli.text.session_lines import (cut, file_memory_kind, is_passed_command, is_tool_line, line_kind,
+                                         plain_answer, without_files)
 
 
 def injectable(m: dict[str, Any]) -> bool:
     """May this memory be recalled by meaning (the prompt recall, the brief's relevant memories)? Not a
-    content-free turn ("Noted.", "Done."), nor a command that merely passed (``[result] `cmd` exit 0``: the
-    session gist counts it, alone it says nothing), nor a bare tool-call line (``[tool] Edit: a.py``: it says a
-    file was touched, not what happened there; the recall by file uses it, :func:`_kind`)."""
+    content-free turn ("Noted.", "Done."), nor a command that merely passed (the session gist counts it,
+    alone it says nothing), nor a bare tool-call line (it says a file was touched, not what happened there;
+    the recall by file uses it: :func:`hela_cli.text.session_lines.file_memory_kind`)."""
     text = str(m.get("text") or "")
-    if text.startswith("[result] `") and text.split("\n", 1)[0].endswith(" exit 0"):
+    if is_passed_command(text):
         return False
     return not is_tool_line(text) and not is_content_free(text)
 
@@ -45,7 +51,7 @@ def memory_line(m: dict[str, Any], limit: int) -> str:
     ts = m.get("timestamp")
     date = format_iso(ts)[:10] if isinstance(ts, (int, float)) else str(m.get("date") or "")[:10]
     who = m.get("speaker") or ""
-    return with_mark(f"- [#{m['id']} {date} {who}] {_one_line(m.get('text', ''), limit)}", m)
+    return with_mark(f"- [#{m['id']} {date} {who}] {cut(m.get('text', ''), limit, stored=True)}", m)
 
 
 def _fill(header: str, sections: list[tuple[str, list[str]]], budget: int) -> tuple[str, int]:
@@ -207,37 +213,17 @@ def tool_paths(tool_name: str, tool_input: Any) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def _kind(m: dict[str, Any]) -> str | None:
-    """What a memory about a file is: decision, failure, commit, change; None for reads and the rest."""
-    from hela_cli.formats.agent import CHANGES, FILE_TOOLS
-    from hela_cli.text.coding import is_decision
-
-    text = str(m.get("text") or "")
-    if text.startswith("[result] commit"):
-        return "commit"
-    if text.startswith("[result] "):
-        return None if text.rstrip().endswith(" exit 0") or " exit 0\n" in text else "failure"
-    if text.startswith("[answer] "):
-        return "decision"
-    if text.startswith("[tool] "):
-        name, _, rest = text[7:].partition(":")
-        return "change" if FILE_TOOLS.get(name.strip()) in CHANGES or rest.startswith(" apply_patch ") else None
-    if text.startswith("[tool output]") or is_content_free(text):
-        return None
-    return "decision" if is_decision(text) else None
-
-
 def _shown_text(text: str, kind: str) -> str:
-    """A memory as the recall by file shows it: without its ``[files: ...]`` tag (the header names the
-    file); a decision as its decision sentences; an answer without Claude Code's preamble."""
+    """A memory as the recall by file shows it: without its files tag (the header names the file); a
+    decision as its decision sentences; an answer without Claude Code's preamble."""
     from hela_cli.text.coding import decision_sentences
 
-    body = text.partition("\n[files: ")[0]
+    body = without_files(text)
     if kind != "decision":
         return body
-    if body.startswith("[answer] "):
-        return "[answer] " + body[len("[answer] "):].replace("User has answered your questions: ", "", 1)
-    return " ".join(decision_sentences(body, limit=3)) or body
+    if line_kind(body) == "answer":
+        return plain_answer(body)
+    return " ".join(decision_sentences(body, limit=3)) or body   # stored text, shown: not redacted again
 
 
 def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: str | None,
@@ -269,7 +255,7 @@ def path_context(mem: Memory, space: str, paths: list[str], root: Any, session: 
     for m in sorted(found.values(), key=lambda r: (-(r.get("ts") or r.get("timestamp") or 0), -r["id"])):
         if m["id"] in shown or (session and m.get("session") == session):
             continue
-        kind = _kind(m)
+        kind = file_memory_kind(str(m.get("text") or ""))
         if kind:
             groups[kind].append(m)
     if not any(groups.values()):

@@ -1,7 +1,8 @@
 """A session's gist, without a model: the task asked, the files changed, the commands that failed then
 passed (and those still failing), the decisions stated and the commits, in a few lines, read from the
-session's memories as the capture stored them (formats/agent.py). The session-start brief shows one per
-recent session (hooks/context.py ``start_context``).
+session's memories as the capture stored them (their lines read by :mod:`hela_cli.text.session_lines`). The
+session-start brief shows one per recent session (hooks/context.py ``start_context``). Each piece is cut by
+:func:`hela_cli.text.session_lines.cut` (redacted whole first).
 
 With an ``openai:`` chat endpoint configured (``models.chat``) and ``hooks.gist`` ``auto``, the brief asks
 it for an abstractive summary of each session instead (:func:`abstractive`), within
@@ -11,18 +12,13 @@ an ``agent:`` route), is shown as it was stored (:func:`written_lines`): the bri
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hela_cli.text.coding import decision_sentences, is_decision
-from hela_cli.text.content import is_content_free, one_line as _cut
-
-_CHANGE = re.compile(r"^\[tool\] (?:(?:Edit|MultiEdit|NotebookEdit|Write|replace|edit|edit_file|write_file|"
-                     r"create_file|str_replace_based_edit_tool|apply_patch): |[\w.]+: apply_patch )(.+)$")
-_RESULT = re.compile(r"^\[result\] `(.+)` exit (-?\d+)(?:: (.*))?$", re.S)
-_COMMIT = re.compile(r"^\[result\] commit\b(.*)$", re.S)
-_FILES_TAG = re.compile(r"\n\[files: [^\]]*\]$")
+from hela_cli.text.coding import is_decision
+from hela_cli.text.content import is_content_free
+from hela_cli.text.session_lines import (answer_text, changed_paths, command_result, commit_text, cut,
+                                         decisions_said, line_kind, without_files)
 
 
 @dataclass
@@ -51,22 +47,19 @@ def session_gist(rows: list[dict[str, Any]], session: str = "") -> Gist:
     last: dict[str, tuple[int, str, str]] = {}   # command key -> (exit, shown command, error)
     failed_before: set[str] = set()
     for r in rows:
-        text = _FILES_TAG.sub("", str(r.get("text") or ""))
+        text = without_files(str(r.get("text") or ""))
         who = (r.get("speaker") or r.get("role") or "").lower()
         if not g.asked and who == "user" and not text.startswith("[") and not is_content_free(text):
             g.asked, g.asked_id = text, r["id"]
-        if m := _CHANGE.match(text):
-            for p in m.group(1).split(", "):
-                p = p.strip()
-                if p and p not in g.changed:
-                    g.changed.append(p)
+        if changed := changed_paths(text):
+            g.changed += [p for p in dict.fromkeys(changed) if p not in g.changed]
             continue
-        if m := _COMMIT.match(text):
-            g.commits.append(m.group(1).strip())
+        if (commit := commit_text(text)) is not None:
+            g.commits.append(commit)
             g.ids.append(r["id"])
             continue
-        if m := _RESULT.match(text):
-            cmd, code, err = m.group(1), int(m.group(2)), (m.group(3) or "").strip()
+        if found := command_result(text):
+            cmd, code, err = found
             key = _cmd_key(cmd)
             if code != 0:
                 failed_before.add(key)
@@ -74,11 +67,11 @@ def session_gist(rows: list[dict[str, Any]], session: str = "") -> Gist:
                 g.fixed.append(cmd)
             last[key] = (code, cmd, err)
             continue
-        if text.startswith("[answer] "):
-            g.decisions.append((r["id"], text[len("[answer] "):]))
+        if line_kind(text) == "answer":
+            g.decisions.append((r["id"], answer_text(text)))
             continue
         if who in ("user", "assistant") and not text.startswith("[") and is_decision(text):
-            said = " ".join(decision_sentences(text, limit=2))
+            said = decisions_said(text, limit=2)
             if said:
                 g.decisions.append((r["id"], said))
     g.failing = [f"{cmd}: {err}" if err else cmd for code, cmd, err in last.values() if code != 0]
@@ -98,19 +91,19 @@ def gist_lines(g: Gist, limit: int = 400, marks: Any = None) -> list[str]:
 
     head = f"- {g.date} session {g.session[:12]} ({g.turns} memories)"
     if g.asked:
-        head += ": asked: " + mark(f"{_cut(g.asked, limit // 2)} [#{g.asked_id}]", g.asked_id)
+        head += ": asked: " + mark(f"{cut(g.asked, limit // 2)} [#{g.asked_id}]", g.asked_id)
     out = [head]
     if g.changed:
         more = f" (+{len(g.changed) - 8} more)" if len(g.changed) > 8 else ""
         out.append(f"  changed: {', '.join(g.changed[:8])}{more}")
     if g.fixed:
-        out.append("  failed then passed: " + _cut("; ".join(f"`{c}`" for c in g.fixed[:3]), limit // 2))
+        out.append("  failed then passed: " + cut("; ".join(f"`{c}`" for c in g.fixed[:3]), limit // 2))
     if g.failing:
-        out.append("  still failing: " + _cut("; ".join(g.failing[:2]), limit // 2))
+        out.append("  still failing: " + cut("; ".join(g.failing[:2]), limit // 2))
     for i, d in g.decisions[:3]:
-        out.append("  decided: " + mark(f"{_cut(d, limit // 2)} [#{i}]", i))
+        out.append("  decided: " + mark(f"{cut(d, limit // 2)} [#{i}]", i))
     if g.commits:
-        out.append("  committed: " + _cut("; ".join(g.commits[:3]), limit // 2))
+        out.append("  committed: " + cut("; ".join(g.commits[:3]), limit // 2))
     return out
 
 
@@ -156,7 +149,7 @@ def abstractive(cfg: Any, gists: list[Gist], limit: int = 400, marks: Any = None
             if not lines:
                 return None
             head = f"- {g.date} session {g.session[:12]} ({g.turns} memories, summarized by {m.chat.rpartition('@')[0]}):"
-            out.append([head] + [f"  {_cut(ln.lstrip('-* '), limit)}" for ln in lines])
+            out.append([head] + [f"  {cut(ln.lstrip('-* '), limit)}" for ln in lines])
     except (HelaError, OSError):
         return None
     finally:

@@ -57,16 +57,16 @@ def exit_status(output: str, is_error: bool | None = None) -> int | None:
     return 1 if is_error else 0
 
 
-def first_error_line(output: str, limit: int = 160) -> str:
-    """The first line of ``output`` that reads as an error (else its last non-empty line), one line, cut."""
+def first_error_line(output: str) -> str:
+    """The first line of ``output`` that reads as an error (else its last non-empty line), whole (the result
+    line cuts it: :func:`hela_cli.text.session_lines.error_line`)."""
     lines = [_OUTPUT_LABEL.sub("", ln.strip()) if not _NOISE.match(ln.strip()) else ln.strip()
              for ln in (output or "").splitlines()]
     lines = [ln for ln in lines if ln and not _NOISE.match(ln) and not _EXIT.fullmatch(ln)
              and not ln.lower().startswith(("exit code", "error: exit code"))]
     if not lines:
         return ""
-    line = next((ln for ln in lines if _ERROR_LINE.search(ln)), lines[-1])
-    return line if len(line) <= limit else line[:limit - 1].rstrip() + "…"
+    return next((ln for ln in lines if _ERROR_LINE.search(ln)), lines[-1])
 
 
 # ------------------------------------------------------------------------------------------ paths

@@ -2,8 +2,8 @@
 stored like any other (it is what was said) but never put in front of a model: every injection path (the
 prompt recall, the session-start brief, the recall by file) filters with :func:`is_content_free`.
 
-A bare tool-call line (``[tool] Edit: billing/api.py``, :func:`is_tool_line`) is stored too but left out of
-the recall by meaning (the prompt recall, the brief's relevant memories): it says that a file was touched, not
+A bare tool-call line (:func:`hela_cli.text.session_lines.is_tool_line`) is stored too but left out of the
+recall by meaning (the prompt recall, the brief's relevant memories): it says that a file was touched, not
 what was decided or what failed there, and a prompt naming a file would fill every slot with such lines. The
 recall by file uses it (a file's changes).
 
@@ -41,19 +41,3 @@ def is_content_free(text: str | None) -> bool:
     if len(flat) > MAX_CHARS or _SUBSTANCE.search(flat):
         return False
     return all(w.lower().replace("'", "") in _FILLER or w.lower() in _FILLER for w in _WORD.findall(flat))
-
-
-TOOL_PREFIX = "[tool] "   # formats/agent.py's tool-call line: "[tool] NAME: its short input"
-
-
-def is_tool_line(text: str | None) -> bool:
-    """True for a bare tool-call line, ``[tool] Edit: billing/api.py`` or ``[tool] Bash: pytest -x``;
-    False for a command's outcome (``[result] ...``), an answer (``[answer] ...``), a tool's output
-    (``[tool output] ...``) and every text turn."""
-    return text is not None and (str(text).lstrip().startswith(TOOL_PREFIX) or str(text).strip() == "[tool]")
-
-
-def one_line(text: str, limit: int) -> str:
-    """``text`` on one line (runs of whitespace as one space), cut to ``limit`` characters with an ellipsis."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
