@@ -30,7 +30,7 @@ from hela_cli.mechanics.dynamics import (base_activation, dual_path, hebbian_upd
                                spread_activation, time_factor, trace_bonus, trace_slot_cap, weighted_keyword_match,
                                window_factor)
 from hela_cli.mechanics.succession import Marks, blocked_targets, with_successors
-from hela_cli.text.keywords import keyword_match, keywords
+from hela_cli.text.keywords import keyword_match, keywords, query_text
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.text.query_time import only_time, question_window
 from hela_cli.store import Space, Store
@@ -97,6 +97,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     Postgres), the learning write after it."""
     learn = cfg.retrieval.learn if learn is None else learn
     t0 = time.perf_counter()
+    question = query_text(question)   # a question of any length is read in bounded time (issue 44)
     if as_of is not None:
         as_of = float(as_of)
         until = (filters or {}).get("until")
