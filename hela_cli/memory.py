@@ -654,6 +654,21 @@ class Memory:
     def rename_space(self, old: str, new: str) -> None:
         self._open_store(True).rename_space(old, new)
 
+    def space_decay(self, space: str, decay: float | None = None) -> dict[str, Any]:
+        """The space's Eq.1 decay (``hela spaces decay``); with ``decay``, changed to it: the space's learned
+        weights rebased, current weights unchanged, each later learning step decaying by ``decay``. Writers
+        configured with another ``hebbian.decay`` keep the space's (docs/retrieval.md)."""
+        if decay is None:
+            store = self._open_store(True)
+            return {"space": space, "decay": store.space_decay(store.require_space(space).id)}
+        store = self._open_store(True)
+        sp = store.require_space(space)
+        before = store.space_decay(sp.id)
+        if not (0.0 < decay <= 1.0):
+            raise InputError(f"hela spaces decay: {decay:g} is not in (0, 1]")
+        learned = store.set_space_decay(sp.id, float(decay))
+        return {"space": space, "decay": float(decay), "previous": before, "rebased_edges": learned}
+
 
 def _as_of(value: Any) -> float | None:
     """``as_of`` as UTC epoch seconds (any date ``hela add --time`` reads; None: now)."""

@@ -3,8 +3,9 @@
 An edge stores ``prior + amp`` with ``amp`` relative to the space's ``base_step``; its current weight is
 ``prior + amp * decay ** (step - base_step)``. Before, every reader used its own configuration's
 ``hebbian.decay``: a space learned under 0.9 and read under 0.995 showed weights of 8.7e11. Now the space's
-recorded decay governs reads; a process that learns under another decay rebases the space once (current
-weights unchanged) and says so in one line; export / import / copy / backup carry the decay.
+recorded decay governs reads; a process that learns under another decay learns under the space's and says
+so once (issue 44; before, it rebased the space, and two writers configured differently rebased it back and
+forth); ``hela spaces decay`` changes it; export / import / copy / backup carry the decay.
 """
 
 from __future__ import annotations
@@ -71,7 +72,9 @@ def test_learned_under_one_decay_read_the_same_under_any(backend_db, hash_embedd
         assert seen == learned, decay
 
 
-def test_learning_under_another_decay_rebases_the_space_once(backend_db, hash_embedder):
+def test_a_writer_under_another_decay_keeps_the_spaces_and_says_so_once(backend_db, hash_embedder):
+    """Issue 44: a writer configured with another decay learns under the space's (no rebase) and says so once;
+    only ``set_space_decay`` (``hela spaces decay``) rebases."""
     _learn(backend_db, hash_embedder, 0.9, 30)
     lines: list[str] = []
     with _memory(backend_db, hash_embedder, 0.995, progress=lines.append) as m:
@@ -82,23 +85,62 @@ def test_learning_under_another_decay_rebases_the_space_once(backend_db, hash_em
         assert decay == 0.9 and step > base and any(amp > 0 for *_, amp in raw)
         m.retrieve(QUESTIONS[0], "s", learn=False)   # a read writes nothing
         assert lines == [] and s.raw_edges(sp.id) == (step, base, decay, raw)
-        with s.transaction(space=sp.id):             # a write under 0.995: the rebase alone (no weights)
+        with s.transaction(space=sp.id):             # a write under 0.995: nothing rebased
             s.set_edges(sp, {}, 0.995)
         assert len(lines) == 1 and "0.9" in lines[0] and "0.995" in lines[0] and "'s'" in lines[0], lines
-        step2, base2, decay2, rebased = s.raw_edges(sp.id)
-        assert (step2, base2, decay2) == (step, step, 0.995)
-        assert _close(before, s.all_edges(sp))       # current weights unchanged
+        assert "hela spaces decay s 0.995" in lines[0]
+        assert s.raw_edges(sp.id) == (step, base, 0.9, raw)   # amplitudes, base step and decay as they were
         with s.transaction(space=sp.id):
-            s.set_edges(sp, {}, 0.995)
-            fresh = s.advance_step(sp.id, 0.995)     # from now on every step decays by 0.995
-        assert len(lines) == 1                        # once
-        assert _close([(a, b, prior + amp * 0.995) for a, b, prior, amp in rebased],
+            fresh = s.advance_step(sp.id, 0.995)     # the step decays by the space's 0.9
+        assert _close([(a, b, prior + amp * 0.9 ** (fresh.step - base)) for a, b, prior, amp in raw],
                       s.all_edges(fresh), rel=1e-9)
-    # a process that learns under 0.9 again rebases back, and says so
-    lines.clear()
-    with _memory(backend_db, hash_embedder, 0.9, progress=lines.append) as m:
-        m.retrieve(QUESTIONS[1], "s", learn=True)
-        assert len(lines) == 1 and m.store.space_decay(m.store.require_space("s").id) == 0.9
+        for q in QUESTIONS:
+            m.retrieve(q, "s", learn=True)
+        assert len(lines) == 1 and s.space_decay(sp.id) == 0.9   # said once
+        assert s.raw_edges(sp.id)[1] == base                      # never rebased
+        # the explicit command rebases: current weights unchanged, the new decay recorded
+        now = s.all_edges(sp)
+        assert s.set_space_decay(sp.id, 0.995) > 0
+        step3, base3, decay3, _ = s.raw_edges(sp.id)
+        assert (base3, decay3) == (step3, 0.995) and _close(now, s.all_edges(sp))
+    assert before   # the space had learned weights to keep
+
+
+def test_two_processes_with_different_decays_leave_the_space_as_it_is(backend_db, hash_embedder, tmp_path):
+    """Two real ``hela`` processes that learn in one space, one configured with 0.5 and one with the space's
+    0.9: the space keeps 0.9 and is never rebased; the 0.5 process says so once; ``hela spaces decay``
+    changes it."""
+    from tests.reliability import hela, hela_env
+
+    _learn(backend_db, hash_embedder, 0.9, 10)
+    with _memory(backend_db, hash_embedder, 0.9) as m:
+        recalls = [m.retrieve(q, "s", learn=True) for q in QUESTIONS[:3]]   # one feedback each
+        used = [[f"--recall={r.recall_id}", *(str(x["id"]) for x in r.memories[:3])] for r in recalls]
+        sid = m.store.require_space("s").id
+        _, base, decay, _ = m.store.raw_edges(sid)
+    assert decay == 0.9
+    half, same = tmp_path / "half.yaml", tmp_path / "same.yaml"
+    half.write_text("hebbian:\n  decay: 0.5\n")
+    same.write_text("hebbian:\n  decay: 0.9\n")
+    env = hela_env(tmp_path, backend_db)
+    for (config, says), ids in zip(((half, True), (same, False), (half, True)), used):
+        args = ["--config", str(config), "reinforce", "-s", "s", *ids]
+        res = hela(args, env)
+        assert res.returncode == 0, res.stderr
+        told = [x for x in res.stderr.splitlines() if "hebbian.decay" in x]
+        assert len(told) == (1 if says else 0), res.stderr
+        if says:
+            assert "0.9" in told[0] and "0.5" in told[0] and "hela spaces decay s 0.5" in told[0]
+        with Store(backend_db) as s:
+            step, base_now, decay_now, _ = s.raw_edges(sid)
+        assert (base_now, decay_now) == (base, 0.9), (config, step)
+    res = hela(["spaces", "decay", "s", "0.5"], env)
+    assert res.returncode == 0 and "0.9 -> 0.5" in res.stdout, res.stderr
+    res = hela(["spaces", "decay", "s", "--json"], env)
+    assert res.returncode == 0 and __import__("json").loads(res.stdout)["decay"] == 0.5
+    with Store(backend_db) as s:
+        step, base_now, decay_now, _ = s.raw_edges(sid)
+    assert (base_now, decay_now) == (step, 0.5)
 
 
 def test_an_export_learned_under_09_imported_under_0995_keeps_its_weights(backend_db, tmp_path, hash_embedder):
@@ -138,11 +180,14 @@ def test_copy_and_backup_carry_the_decay(backend_db, tmp_path, hash_embedder):
         assert seen["decay"] == 0.9 and _close(learned["edges"], seen["edges"]) and seen["hubs"] == learned["hubs"]
 
 
-def test_a_new_space_takes_the_first_learning_writers_decay_silently(tmp_path, hash_embedder):
+def test_a_new_space_takes_its_creators_decay_silently(tmp_path, hash_embedder):
     lines: list[str] = []
     with _memory(tmp_path / "n.db", hash_embedder, 0.8, progress=lines.append) as m:
         m.ingest([str(SAMPLE)], space="s")
-        sp = m.store.require_space("s")
-        assert m.store.space_decay(sp.id) == DEFAULT_DECAY   # nothing learned yet: the default
+        m.add("t", "a turn added to a new space")
+        for name in ("s", "t"):
+            assert m.store.space_decay(m.store.require_space(name).id) == 0.8
         m.retrieve(QUESTIONS[0], "s", learn=True)
-        assert m.store.space_decay(sp.id) == 0.8 and not any("rebased" in x for x in lines)
+        assert m.store.space_decay(m.store.require_space("s").id) == 0.8 and lines == []
+    with Store(tmp_path / "n.db") as s:   # created by the store alone (no configuration): the default
+        assert s.space_decay(s.ensure_space("u").id) == DEFAULT_DECAY

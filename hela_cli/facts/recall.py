@@ -9,7 +9,9 @@ recallable (most questions about the past need the old memory) but never serves 
   rule is applied where ``retrieval._spreading`` applies Eq.4);
 * :func:`with_successors`: a recalled memory's successor (and its successor, ...) joins the result, placed
   above it, and every memory carries its marks: ``superseded_by``, ``invalid_at``, ``supersession_status``
-  and ``supersedes``.
+  and ``supersedes``; only a ``superseded`` mark brings a successor in, and the recall keeps its budget
+  (``retrieval._successors``: a successor brought in takes the last memory's place; with ``current_only``
+  the successor of a superseded memory Eq.5 chose stands in for it).
 
 With no supersession row among the scored memories nothing changes: the same memories, order and
 scores as before (LoCoMo dev: BENCHMARKS.md).
@@ -71,14 +73,17 @@ def blocked_targets(marks: Marks, ids: Iterable[int]) -> set[int]:
 def with_successors(memories: list[dict[str, Any]], marks: Marks, load: Callable[[set[int]], list[dict[str, Any]]],
                     more: Callable[[set[int]], dict[int, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
     """The recalled ``memories`` with each superseded one's successor placed right above it (a successor
-    already ranked higher stays where it is; one ranked lower moves up; one not recalled joins), following
-    chains up to :data:`MAX_CHAIN` steps, and every memory's marks set (:meth:`Marks.fields`). ``load(ids)``
+    already ranked higher stays where it is; one ranked lower moves up; one not recalled joins, only for a
+    ``superseded`` mark: a ``possible`` one brings nothing in), following chains up to :data:`MAX_CHAIN`
+    steps, and every memory's marks set (:meth:`Marks.fields`). The caller keeps the budget (the result may
+    be longer than ``memories``: ``retrieval._successors`` cuts it, the last ones leaving). ``load(ids)``
     returns the rows of successors not recalled (``path`` ``"successor"``; those outside the recall's
     filters or time left out), ``more(ids)`` their supersession rows. A successor's ``score`` is raised to
     that of the memory it replaces, so an order by score keeps it above."""
     by_id = {m["id"]: m for m in memories}
-    for _ in range(MAX_CHAIN):
-        want = {row["new_id"] for nid in list(by_id) if (row := marks.successor(nid))} - set(by_id)
+    for _ in range(MAX_CHAIN):   # only a certain mark brings a successor in: a possible one takes no slot
+        want = {row["new_id"] for nid in list(by_id)
+                if (row := marks.successor(nid)) and row["status"] == "superseded"} - set(by_id)
         if not want:
             break
         for m in load(want):

@@ -86,10 +86,10 @@ def user_prompt(prompt: str) -> str:
 
 
 def is_trivial(prompt: str, cfg: Config) -> bool:
-    from hela_cli.text.keywords import keywords
+    from hela_cli.text.keywords import keywords, query_text
 
     text = prompt.strip()
-    return len(text) < cfg.hooks.prompt_min_chars or not keywords(text)
+    return len(text) < cfg.hooks.prompt_min_chars or not keywords(query_text(text))   # what recall reads
 
 
 PROMPT_SPARE = 4   # candidates retrieved beyond hooks.prompt_k: the filters (floor, session, injected) drop some

@@ -84,7 +84,7 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
     new_ids: dict[str, list[int]] = {}   # space -> nodes added (cold-start keyword links after the last batch)
     for conv in convs:
         name = space or conv.name or "default"
-        sp = store.ensure_space(name)
+        sp = store.ensure_space(name, cfg.hebbian.decay)
         hashes = [source_hash(t.source_id) if conv.keyed and t.source_id else turn_hash(t, i)
                   for i, t in enumerate(conv.turns)]
         existing = store.existing_hashes(sp.id, hashes)

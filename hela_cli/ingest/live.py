@@ -143,7 +143,7 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
     added: list[int] = []
     known_space = store.get_space(space)   # a new space: its first write is database-wide
     with store.transaction(space=known_space.id if known_space is not None else None):
-        sp = store.ensure_space(space)
+        sp = store.ensure_space(space, cfg.hebbian.decay)
         store.bind_embedder(embedder.model_id, embedder.dim)
         raced = store.ids_by_source(sp.id, [resolved[i].source_id for i in new if resolved[i].source_id])
         write = [i for i in new if resolved[i].source_id not in raced]

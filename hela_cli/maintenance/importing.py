@@ -11,8 +11,8 @@ Then everything is written in one transaction into a new or empty space:
 * edges with their stored ``prior`` and ``amp`` and the space's ``step`` / ``base_step`` /
   ``consolidated_step`` and the exported ``hebbian.decay``, which the space keeps, so every current weight
   ``prior + amp * decay ** (step - base_step)`` is what it was, bit for bit, whatever the importing or
-  reading process's own ``hebbian.decay`` (a process that later learns under another decay rebases the
-  space once, current weights unchanged). An export written before ``prior`` / ``amp`` were exported gives
+  reading process's own ``hebbian.decay`` (a process configured with another decay learns under the
+  space's; ``hela spaces decay`` changes it, current weights unchanged). An export written before ``prior`` / ``amp`` were exported gives
   each edge its current weight as a learned amplitude;
 * semantic records with their times, evidence (mapped ids), forgotten-evidence counts and vectors, and the
   hubs' consolidation bookkeeping (cluster ids mapped; ids of memories forgotten before the export, which
@@ -363,8 +363,8 @@ def import_export(store: Callable[[], Store], exp: dict[str, Any], cfg: Config, 
         reembed_export(exp, emb, cfg)
     step, base_step = exp["step"], exp["base_step"]
     # the amplitudes as exported, with the decay they were stored under (issue 41): the space keeps it, so
-    # every reader computes the exported weights whatever its own hebbian.decay; the first process that
-    # learns in the space under another decay rebases it once (store/edges.py)
+    # every reader computes the exported weights whatever its own hebbian.decay, and every writer learns
+    # under it (store/edges.py; `hela spaces decay` changes it)
     decay: float | None = exp["decay"]
     edge_rows: list[tuple[tuple[int, int], float, float]]
     if exp["raw_edges"]:

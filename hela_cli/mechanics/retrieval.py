@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from hela_cli.mechanics.dynamics import (base_activation, dual_path, hebbian_upd
                                spread_activation, time_factor, trace_bonus, trace_slot_cap, weighted_keyword_match,
                                window_factor)
 from hela_cli.facts.recall import Marks, blocked_targets, with_successors
-from hela_cli.text.keywords import keyword_match, keywords
+from hela_cli.text.keywords import keyword_match, keywords, query_text
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.text.query_time import only_time, question_window
 from hela_cli.store import Space, Store
@@ -97,6 +97,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     Postgres), the learning write after it."""
     learn = cfg.retrieval.learn if learn is None else learn
     t0 = time.perf_counter()
+    question = query_text(question)   # a question of any length is read in bounded time (issue 44)
     if as_of is not None:
         as_of = float(as_of)
         until = (filters or {}).get("until")
@@ -176,16 +177,19 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
     for v, b in traced.items():
         s_final[v] = s_final.get(v, s_base[v]) + b
-    if changes.current_only and marks:   # superseded memories leave before Eq.5 fills its slots
-        gone = blocked_targets(marks, s_base)
-        s_base = {v: s for v, s in s_base.items() if v not in gone}
-        s_final = {v: s for v, s in s_final.items() if v not in gone}
     chosen = dual_path(s_base, s_final, r.k, r.m)
+    fill: list[tuple[int, str]] = []
+    if changes.current_only and marks:   # the slots superseded memories leave: Eq.5's next memories fill them
+        gone = blocked_targets(marks, s_base)
+        if gone:
+            fill = dual_path({v: s for v, s in s_base.items() if v not in gone},
+                             {v: s for v, s in s_final.items() if v not in gone}, r.k, r.m)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
     memories = _memory_rows(store, chosen, base, s_final, spreads, traced, edge_w)
     if marks:
-        memories = _successors(store, base, memories, marks, changes)
+        memories = _successors(store, base, memories, marks, changes, len(chosen), fill,
+                               lambda ids: _memory_rows(store, ids, base, s_final, spreads, traced, edge_w))
     semantic = _semantic(store, space, q, r, changes, changed) if r.semantic_k > 0 else []
     return Retrieval(memories=memories, semantic=semantic, query_keywords=q_kw, now=cands.now, step=space.step,
                      timings_ms=timings, query_vector=q)
@@ -350,11 +354,18 @@ def _memory_rows(store: Store, chosen: list[tuple[int, str]], base: _BaseScores,
 
 
 def _successors(store: Store, base: _BaseScores, memories: list[dict[str, Any]], marks: Marks,
-                changes: _Changes) -> list[dict[str, Any]]:
-    """Stage 5b: each recalled superseded memory's successor joins the result above it, every memory with its
-    marks (:func:`hela_cli.facts.recall.with_successors`); with ``current_only`` the ones superseded
-    for certain leave. A successor joins whatever the recall filters (speaker, session, a time window: the
-    old memory is never shown without it), except one after ``as_of``, which did not exist then."""
+                changes: _Changes, budget: int, fill: list[tuple[int, str]],
+                rows: Callable[[list[tuple[int, str]]], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Stage 5b: each recalled memory superseded for certain brings its successor into the result, above it,
+    every memory with its marks (:func:`hela_cli.facts.recall.with_successors`); with
+    ``current_only`` the ones superseded for certain then leave. A successor joins whatever the recall
+    filters (speaker, session, a time window: the old memory is never shown without it), except one after
+    ``as_of``, which did not exist then.
+
+    The budget holds (issue 45): the result has at most ``budget`` memories (Eq.5's k + m); a successor
+    brought in takes a place within it (the last memory leaves), never one past it, and a ``possible`` mark
+    brings nothing in. With ``current_only``, slots left free by the superseded memories go to ``fill``
+    (Eq.5 over the memories not superseded), in its order, after the others."""
     until = changes.as_of
 
     def load(ids: set[int]) -> list[dict[str, Any]]:
@@ -365,7 +376,15 @@ def _successors(store: Store, base: _BaseScores, memories: list[dict[str, Any]],
     out = with_successors(memories, marks, load, store.supersessions_for)
     if changes.current_only:
         out = [m for m in out if not marks.superseded(m["id"])]
-    return out
+        have = {m["id"] for m in out}
+        extra = [(nid, path) for nid, path in fill if nid not in have][:max(0, budget - len(out))]
+        if extra:
+            more = rows(extra)
+            marks.add(store.supersessions_for([m["id"] for m in more]))
+            for m in more:
+                m.update(marks.fields(m["id"]))
+            out += more
+    return out[:budget]
 
 
 def _semantic(store: Store, space: Space, q: np.ndarray, r: Any, changes: _Changes,

@@ -183,13 +183,19 @@ class Connection:
             shown = repr(name) if len(repr(name)) <= 60 else repr(name)[:57] + "..."
             raise StoreError(f"invalid space name {shown} (1-200 characters, no control characters)")
 
-    def ensure_space(self, name: str) -> Space:
+    def ensure_space(self, name: str, decay: float | None = None) -> Space:
+        """The space ``name``, created if needed; a new one records ``decay`` (its creator's ``hebbian.decay``,
+        the one its weights will be learned under; None: the default) as its Eq.1 decay."""
         self.check_space_name(name)
         sp = self.get_space(name)
         if sp is None:
             with self.transaction():
-                self.db.execute("INSERT INTO spaces(name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
-                                (name, time.time()))
+                if decay is None:
+                    self.db.execute("INSERT INTO spaces(name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+                                    (name, time.time()))
+                else:
+                    self.db.execute("INSERT INTO spaces(name, created_at, decay) VALUES (?, ?, ?) "
+                                    "ON CONFLICT(name) DO NOTHING", (name, time.time(), float(decay)))
             sp = self.get_space(name)
         if sp is None:  # pragma: no cover - a concurrent delete of the space
             raise StoreError(f"space '{name}' vanished while being created")

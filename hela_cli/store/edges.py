@@ -6,10 +6,11 @@ the ingest links too, decaying like learned weight as in the paper).
 
 Invariants kept here:
 
-* ``decay`` is the space's own (``spaces.decay``, migration 0016; issue 41), never a reader's: the read
-  methods take none. A write that learns names the writer's configured decay; a space stored under another
-  is first rebased to it (current weights computed with the stored decay, stored again at ``base_step =
-  step``: unchanged), once, with one line to the progress callback;
+* ``decay`` is the space's own (``spaces.decay``, migration 0016; issue 41), never a reader's or a writer's:
+  the read methods take none. A write that learns names the writer's configured decay, which only a space
+  with none recorded takes; a space that has one keeps learning under it, and the writer says so once
+  (issue 44). Only :meth:`Edges.set_space_decay` (``hela spaces decay``) changes it, by a rebase (current
+  weights computed with the stored decay, stored again at ``base_step = step``: unchanged);
 * the factor ``decay ** (step - base_step)`` never falls below ``REBASE_BELOW``: every write path
   (:meth:`Edges.advance_step`, :meth:`Edges.set_edges`) rebases first when it would, so amplitudes stay
   finite and no write divides by an underflowed 0;
@@ -52,26 +53,51 @@ class Edges:
         return self._scale(*self._decay_state(space_id))
 
     def _write_factor(self, space_id: int, decay: float) -> float:
-        """The factor for a write that learns under ``decay`` (the writer's ``hebbian.decay``), inside a
-        transaction. A space whose stored decay differs is rebased to ``decay`` first (current weights
-        computed with the stored decay, stored again as amplitudes at ``base_step = step``: unchanged), once,
-        with one line to the progress callback; a space with no decay recorded takes ``decay``. Rebases also
-        when the factor is below ``REBASE_BELOW``."""
+        """The factor for a write that learns (inside a transaction), under the space's own decay. ``decay``
+        is the writer's ``hebbian.decay``: a space with no decay recorded, or no learned weight yet, takes it; a
+        space that has both keeps its own (issue 44: two writers configured differently, a server and a hook, rebased the whole space on each
+        other's writes, back and forth), and the writer says so once per space (one line to the progress
+        callback). Changing a space's decay is an explicit step (:meth:`set_space_decay`, ``hela spaces
+        decay``). Rebases (under the space's decay) when the factor is below ``REBASE_BELOW``."""
         exponent, stored = self._decay_state(space_id)
-        if stored is None:   # not recorded (a space older than migration 0016): this writer's decay is its own
+        # not recorded (a space older than migration 0016): this writer's decay is its own; nothing learned
+        # yet (no amplitude depends on a decay: a space created without one): it takes the writer's, silently
+        if stored is None or (stored != decay and self.db.execute(
+                "SELECT 1 FROM edges WHERE space_id=? AND amp > 0 LIMIT 1", (space_id,)).fetchone() is None):
             self.db.execute("UPDATE spaces SET decay=? WHERE id=?", (decay, space_id))
+            self._recorded_decay(space_id, decay)
+            stored = decay
         elif stored != decay:
-            learned = self._rebase(space_id, self._scale(exponent, stored), decay)
-            if learned:
-                name = self.db.execute("SELECT name FROM spaces WHERE id=?", (space_id,)).fetchone()[0]
-                self._report(f"space '{name}': its learned weights were stored under hebbian.decay {stored:g}; "
-                             f"rebased once to {decay:g} ({learned} edges, current weights unchanged)")
-            return 1.0
-        factor = self._scale(exponent, decay)
+            self._tell_decay(space_id, stored, decay)
+        factor = self._scale(exponent, stored)
         if factor >= REBASE_BELOW:
             return factor
-        self._rebase(space_id, factor, decay)
+        self._rebase(space_id, factor, stored)
         return 1.0
+
+    def _recorded_decay(self, space_id: int, decay: float) -> None:
+        """A hook for an engine that keeps the space's decay for the open transaction (Postgres)."""
+
+    def _tell_decay(self, space_id: int, stored: float, configured: float) -> None:
+        """One line, once per space and connection: the space keeps its decay, not the configured one."""
+        told = self.__dict__.setdefault("_decay_told", set())
+        if space_id in told:
+            return
+        told.add(space_id)
+        name = self.db.execute("SELECT name FROM spaces WHERE id=?", (space_id,)).fetchone()[0]
+        self._report(f"space '{name}' learns under its own hebbian.decay {stored:g}, not this configuration's "
+                     f"{configured:g} (to change the space's: hela spaces decay {name} {configured:g})")
+
+    def set_space_decay(self, space_id: int, decay: float) -> int:
+        """Change the space's Eq.1 decay to ``decay`` (``hela spaces decay``), in its own transaction: the
+        current weights are computed with the stored decay and stored again as amplitudes at ``base_step =
+        step`` (unchanged for every reader); from then on each learning step decays by ``decay``. Returns how
+        many edges hold learned weight. Raises :class:`StoreError` for a decay outside (0, 1]."""
+        if not (0.0 < decay <= 1.0) or not math.isfinite(decay):
+            raise StoreError(f"hebbian.decay must be in (0, 1], got {decay!r}")
+        with self.transaction(space=space_id):
+            exponent, stored = self._decay_state(space_id)
+            return self._rebase(space_id, self._scale(exponent, stored), decay)
 
     def _rebase(self, space_id: int, factor: float, decay: float) -> int:
         """``amp *= factor``, ``base_step = step`` and the stored decay set to ``decay`` (inside a

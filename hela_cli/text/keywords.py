@@ -63,6 +63,23 @@ def _is_content(t: str, raw: str, shouting: bool) -> bool:
     return len(t) == 2 and not shouting and raw.partition("'")[0].isupper()
 
 
+#: what recall reads of a question at most (characters): its first and its last half (issue 44). Every
+#: benchmark question is far shorter (LoCoMo dev: 131 characters at most; LongMemEval-S dev30: 190)
+QUERY_CHARS = 16_000
+
+
+def query_text(text: str, limit: int = QUERY_CHARS) -> str:
+    """What recall reads of a question (a recall's query, a hook's prompt): the text itself up to ``limit``
+    characters; of a longer one (a pasted log or document, the question often after it) the first and the
+    last ``limit // 2`` characters. The embedder reads the first few hundred tokens of a query anyway; the
+    keywords, the time expressions and the search stay bounded: a 50,000-word prompt is read in the time of
+    a 2,500-word one."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n...\n{text[-half:]}"
+
+
 def keywords(text: str) -> list[str]:
     """Distinct stemmed content words of ``text``, in first-seen order."""
     seen: dict[str, None] = {}

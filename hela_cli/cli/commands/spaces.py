@@ -1,4 +1,4 @@
-"""``hela spaces`` (list) and ``hela spaces drop`` / ``rename``."""
+"""``hela spaces`` (list) and ``hela spaces drop`` / ``rename`` / ``decay``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hela_cli.cli.render import console, err_console, fmt_ts, print_json, row_wi
 from hela_cli.errors import InputError
 
 app = typer.Typer(name="spaces", context_settings={"help_option_names": ["-h", "--help"]},
-                  help="List memory spaces (drop and rename them with the subcommands).")
+                  help="List memory spaces (drop, rename them or change their decay with the subcommands).")
 
 
 @app.callback(invoke_without_command=True)
@@ -90,3 +90,27 @@ def rename(
     with mem:
         mem.rename_space(old, new)
     console.print(text(f"renamed space '{old}' to '{new}'"))
+
+
+@app.command("decay")
+def decay(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="The space."),
+    value: Optional[float] = typer.Argument(None, help="Its new Eq.1 decay, in (0, 1]; without it, print the "
+                                                      "current one."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Show or change a space's Eq.1 decay (how fast learned weights fade per retrieval). A space keeps its
+    own: processes configured with another hebbian.decay learn under the space's and say so once. Changing
+    it rebases the space's learned weights (current weights unchanged); each later step decays by VALUE."""
+    mem = state(ctx).memory()
+    with mem:
+        rep = mem.space_decay(name, value)
+    if json_out:
+        print_json(rep)
+        return
+    if value is None:
+        console.print(text(f"space '{name}': hebbian.decay {rep['decay']:g}"))
+    else:
+        console.print(text(f"space '{name}': hebbian.decay {rep['previous']:g} -> {rep['decay']:g} "
+                           f"({rep['rebased_edges']} learned edges rebased, current weights unchanged)"))

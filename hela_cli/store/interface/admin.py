@@ -69,7 +69,8 @@ class AdminAPI(Protocol):
     def check_space_name(name: str) -> None:
         """Raise :class:`StoreError` for a name :meth:`ensure_space` would refuse (check before writing)."""
 
-    def ensure_space(self, name: str) -> Space: ...
+    def ensure_space(self, name: str, decay: float | None = None) -> Space:
+        """The space, created if needed (a new one records ``decay``, its creator's ``hebbian.decay``)."""
 
     def only_space(self) -> str | None:
         """The name of the database's one space, or None when it has none or several."""

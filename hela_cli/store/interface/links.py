@@ -17,14 +17,18 @@ class LinksAPI(Protocol):
 
     # ---------------------------------------------------------------- edges (Eq.1, Eq.2)
     # Every read scales the stored amplitudes with the space's own recorded decay (``spaces.decay``, issue 41),
-    # never with a caller's: a write that learns passes its configured ``hebbian.decay``, and a space stored
-    # under another one is rebased to it once, current weights unchanged (``edges.py``, docs/retrieval.md).
+    # never with a caller's: a write that learns passes its configured ``hebbian.decay``, which only a space
+    # with none recorded takes; a space keeps its own until ``set_space_decay`` (``edges.py``, docs/retrieval.md).
     def advance_step(self, space_id: int, decay: float) -> Space:
-        """Bump the space's retrieval counter (every edge decays once), inside a transaction; ``decay``: the
-        writer's ``hebbian.decay`` (a space stored under another is rebased to it first)."""
+        """Bump the space's retrieval counter (every edge decays once, by the space's decay), inside a
+        transaction; ``decay``: the writer's ``hebbian.decay`` (recorded only for a space that has none)."""
 
     def space_decay(self, space_id: int) -> float:
         """The decay the space's stored weights are read with (its recorded one, else the default)."""
+
+    def set_space_decay(self, space_id: int, decay: float) -> int:
+        """Change the space's decay (a rebase in its own transaction: current weights unchanged); returns how
+        many edges hold learned weight."""
 
     def record_decay(self, decay: float) -> int:
         """Spaces with no decay recorded yet take ``decay`` (the opening process's); returns how many."""

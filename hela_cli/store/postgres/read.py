@@ -157,12 +157,10 @@ class PgReads:
                 return super()._decay_state(space_id)  # type: ignore[misc]
         return state
 
-    def _write_factor(self, space_id: int, decay: float) -> float:
-        factor = super()._write_factor(space_id, decay)  # type: ignore[misc]
+    def _recorded_decay(self, space_id: int, decay: float) -> None:
         state = self._tx_exponents().get(int(space_id))
-        if state is not None:   # either way the space's decay is now ``decay`` (a rebase: see _rebase)
+        if state is not None:   # a space without a decay (or a learned weight) took the writer's
             self._tx_exponents()[int(space_id)] = (state[0], decay)
-        return factor
 
     def _rebase(self, space_id: int, factor: float, decay: float) -> int:
         learned = super()._rebase(space_id, factor, decay)  # type: ignore[misc]
