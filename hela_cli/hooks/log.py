@@ -39,8 +39,9 @@ def safe(msg: str) -> str:
     line = " ".join(str(msg)[:_SAFE_IN].split())
     try:
         from hela_cli.text.redact import redact
+        from hela_cli.text.session_lines import cut
 
-        return redact(line)[:300]
+        return cut(redact(line), 300, stored=True)   # a [REDACTED:kind] marker the limit falls inside goes whole
     except Exception as e:  # noqa: BLE001 - the log line must still be written, without the message
         return f"(detail withheld: redaction failed with {e.__class__.__name__})"
 

@@ -21,6 +21,7 @@ import time
 from typing import Any
 
 from hela_cli.errors import HelaError
+from hela_cli.hooks.log import safe
 
 
 def wanted(cfg: Any) -> bool:
@@ -54,7 +55,7 @@ def _capped_line(hook_agent: str | None, message: str) -> None:
     from hela_cli.hooks import log
 
     log.append({"agent": hook_agent, "event": "agent-budget", "role": "model", "result": "capped",
-                "detail": message[:300]})
+                "detail": safe(message)})
 
 
 #: a capture in the middle of a session starts the model work only for this many items (hubs and pairs) or
@@ -131,7 +132,7 @@ def run(mem: Any, space: str, cfg: Any, agent: str | None = None, session: Any =
         rep = run_batch(mem.store, sp, cfg, mem.chat, mem.embedder, work)
     except HelaError as e:
         out: dict[str, Any] = {"hubs": len(work.hubs), "changes": len(work.changes), "sessions": len(work.sessions),
-                               "error": e.message[:300]}
+                               "error": safe(e.message)}
         if getattr(e, "first", False):
             _capped_line(agent, e.message)
         return {"model": out}
