@@ -23,6 +23,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from hela_cli.facts.vocab import (EXCLUSIVE, LIFE_ANCHORS, LIFE_EXCLUSIVE, VOCAB, life_changes, life_states,
+                                  other_subject, typed_values, vocab_values)
 from hela_cli.text.keywords import STOP_WORDS, keywords, stem, tokens
 
 # ----------------------------------------------------------------------------------------------- cues
@@ -42,26 +44,46 @@ _LINKED = [
     ("from_to", re.compile(r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|upgrad(?:ed|ing)|"
                            r"downgrad(?:ed|ing)|went|go(?:ne)?|transition(?:ed|ing)|port(?:ed|ing)|bump(?:ed|ing)|"
                            r"relocat(?:ed|ing)|renam(?:ed|ing)|convert(?:ed|ing)|rewr(?:ote|itten)|shift(?:ed|ing)|"
-                           r"transferr(?:ed|ing))\b(?:\s+[\w'-]+){0,4}?\s+from\s+(?P<old>" + _VAL + r")\s+"
+                           r"transferr(?:ed|ing)|lower(?:ed|ing)|rais(?:ed|ing)|reduc(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|"
+                           r"cut|dropp(?:ed|ing)|extend(?:ed|ing)|shorten(?:ed|ing)|doubl(?:ed|ing)|halv(?:ed|ing)|"
+                           r"updat(?:ed|ing)|tun(?:ed|ing)|adjust(?:ed|ing)|rerout(?:ed|ing)|redirect(?:ed|ing))\b"
+                           r"(?:\s+[\w'-]+){0,4}?\s+from\s+(?P<old>" + _VAL + r")\s+"
                            r"(?:to|over\s+to|into)\s+" + _NEW, re.I)),
-    ("instead", re.compile(r"(?P<new>[\w@.+:/#-]+)(?:\s+now)?\s+instead\s+of\s+(?P<old>" + _VAL + r")" + _END_OBJ,
+    ("instead", re.compile(r"(?P<new>[\w@.+:/#-]+)(?:\s+now)?\s+(?:instead\s+of|rather\s+than)\s+(?P<old>" + _VAL + r")" + _END_OBJ,
                            re.I)),
     ("instead", re.compile(r"\binstead\s+of\s+(?P<old>" + _VAL + r")\s*,\s*(?:we|i)\b", re.I)),
     ("no_longer", re.compile(r"\b(?:no\s+longer|not\s+(?:anymore|any\s+more))\s+(?P<old>" + _VAL + r")" + _END, re.I)),
     ("no_longer", re.compile(r"\b(?:don't|do\s+not|doesn't|does\s+not|aren't|isn't|am\s+not|'m\s+not|are\s+not|"
                              r"is\s+not|stopped|quit)\s+(?P<old>" + _VAL + r")\s+(?:anymore|any\s+more)\b", re.I)),
     ("retire", re.compile(r"\b(?:retired|decommissioned|deprecated|removed|killed|dropped|shut\s+down|"
-                          r"got\s+rid\s+of|left|quit|sold|reverted|rolled\s+back|backed\s+out)\s+(?:of\s+)?"
+                          r"got\s+rid\s+of|left|quit|sold|reverted|rolled\s+back|backed\s+out|switched\s+off|"
+                          r"turned\s+off|shut\s+off|archived|sunset(?:ted)?|disabled|scrapp(?:ed)?|scrap|ditched|"
+                          r"abandoned|phased\s+out|ripped\s+out|stopped\s+using|moved\s+(?:off|away\s+from)|"
+                          r"migrated\s+(?:off|away\s+from)|forget\s+about|gave\s+up|"
+                          r"let's\s+not\s+(?:use|do|keep|go\s+with)|(?:^|\W\s)(?:drop|remove|ditch|kill|scrap|revert|"
+                          r"rip\s+out|get\s+rid\s+of)|(?:don't|do\s+not|stop)\s+(?:use|using)|"
+                          r"no\s+longer\s+(?:use|using|need|want))\s+(?:of\s+|on\s+)?"
                           r"(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
     ("retire", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:is|was|has\s+been|got|gets|are|were)\s+"
                           r"(?:now\s+)?(?:gone|retired|cancell?ed|deprecated|removed|shut\s+down|decommissioned|"
-                          r"dropped)\b", re.I)),
+                          r"dropped|read[\s-]only|switched\s+off|turned\s+off|shut\s+off|archived|sunset(?:ted)?|"
+                          r"frozen|disabled|deleted|offline|end[\s-]of[\s-]lifed?|being\s+(?:retired|decommissioned|"
+                          r"shut\s+down|turned\s+off)|going\s+away)\b", re.I)),
+    ("replace", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:was|is|has\s+been|got|were|are|have\s+been)\s+"
+                           r"(?:now\s+)?(?:replaced|swapped\s+out|superseded|succeeded)\s+(?:by|with|for)\s+" + _NEW, re.I)),
+    ("reverse", re.compile(r"\b(?:scratch|scrap|drop|forget|revers(?:e|ed|ing)|undo|overturn(?:ed)?|revisit(?:ed)?|"
+                           r"back\s+out\s+of|walk(?:ed|ing)?\s+back)\s+(?:the\s+|our\s+|that\s+|my\s+|your\s+)?"
+                           r"(?P<old>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:decision|plan|idea|rule|approach|choice|design)\b", re.I)),
+    ("reverse", re.compile(r"\bthe\s+(?P<old>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:decision|plan|idea|rule|approach|choice)\s+"
+                           r"(?:no\s+longer\s+(?:holds|applies|stands)|is\s+(?:off|reversed|dead|void|cancell?ed|withdrawn))",
+                           re.I)),
     ("handover", re.compile(r"\b(?P<old>[A-Z][a-z]+)\s+(?:stepped\s+down|left|moved\s+on|is\s+on\s+leave|had\s+to\s+leave|"
                             r"retired|quit|handed|passed|died|moved\s+to\s+(?:the\s+)?\w+\s+team)\b")),
     ("no_longer", re.compile(r"\bno\s+more\s+(?P<old>" + _VAL + r")" + _END, re.I)),
     ("moved_to", re.compile(r"\b(?:switch(?:ed)?|mov(?:ed)|migrat(?:ed)|chang(?:ed)|upgrad(?:ed)|downgrad(?:ed)|"
                             r"bump(?:ed)|pinn(?:ed)|renam(?:ed)|relocat(?:ed)|point(?:ed)|repoint(?:ed)|raised|lowered|increased|"
-                            r"transferr(?:ed)|handed|reassign(?:ed))\s+(?P<obj>(?:[\w'.-]+\s+){0,4}?)"
+                            r"transferr(?:ed)|handed|reassign(?:ed)|ported|set|rewr(?:ote|itten)|converted|rebuilt|"
+                            r"cut\s+over|reduced|decreased|shortened|extended)\s+(?P<obj>(?:[\w'.-]+\s+){0,4}?)"
                             r"(?:over\s+)?to\s+" + _NEW, re.I)),
 ]
 
@@ -72,7 +94,17 @@ _PLAIN = re.compile(   # strong: a change said outright
     r"(?:got|started|accepted|landed|took)\s+(?:a\s+|my\s+)?new\s+(?:job|role|position)|"
     r"promoted\s+to|updated\s+to|bumped\s+to|pinned\s+to|reverted|rolled\s+back|"
     r"(?:is|are|was)\s+gone|retired|stepped\s+down|handed\s+over|took\s+it\s+over|reversal|"
-    r"scratch\s+that|update:)\b", re.I)
+    r"scratch\s+that|update:|going\s+forward|from\s+(?:today|monday|this\s+\w+)\s+on|"
+    r"starting\s+(?:today|now|this\s+week|(?:this\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    r"effective\s+(?:today|immediately|now)|cut\s*-?\s*over|cutover|went\s+live|is\s+live|"
+    r"switched\s+off|turned\s+off|shut\s+off|read[\s-]only|sunset(?:ted)?|decommissioned|"
+    r"new\s+(?:rule|policy|process|convention)|(?:everyone|everybody|all\s+of\s+us|the\s+whole\s+team)\s+(?:is|are)\s+"
+    r"(?:now\s+)?(?:on|using)|since\s+(?:last\s+\w+|yesterday|this\s+morning|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"the\s+(?:migration|upgrade|move|switch|switchover|cutover|cut-over|rename|merger|relaunch|redesign|release|"
+    r"reorg|outage|incident|rewrite|launch))|rewrite\s+(?:is\s+)?(?:done|finished|complete|shipped|merged|live)|"
+    r"finished\s+(?:the\s+)?(?:migration|rewrite|port|move|switch)|migration\s+(?:is\s+)?(?:done|finished|complete)|"
+    r"fully\s+(?:on|migrated|moved)|all\s+(?:moved|migrated)|(?:quit|left)\s+my\s+job|laid\s+off|broke\s+up|"
+    r"split\s+up|went\s+(?:vegan|vegetarian)|moved\s+out)\b", re.I)
 _WEAK = re.compile(   # weak: change words that chat uses for much else; they only tie a differing slot value
     r"\b(?:anymore|any\s+more|these\s+days|nowadays|moved|changed|raised|lowered|no\s+more|instead\s+of|"
     r"new\s+(?:job|role|position|address|apartment|house|home|place|team|owner|lead|host|port|version|"
@@ -92,11 +124,11 @@ _NOW_STATE = re.compile(r"\b(?:is|are|am|'s|'re|'m|was|were|runs?|lives?|uses?|u
 # ----------------------------------------------------------------------------------------------- vetoes
 
 _HEDGE = re.compile(
-    r"\b(?:if|whether|would|could|might|may|maybe|perhaps|should|shall|consider(?:ing|ed)?|thinking\s+(?:about|of)|"
+    r"\b(?:if|whether|would|could|might|(?-i:may)|maybe|perhaps|should|shall|consider(?:ing|ed)?|thinking\s+(?:about|of)|"
     r"think\s+about|(?:we|i|they)(?:'re|\s+are|\s+am|'m)?\s+plan(?:ning)?\s+to|going\s+to|gonna|want\s+to|wanna|wish|hope|what\s+if|in\s+case|"
     r"suppose|imagine|unless|you\s+can|you\s+could|try\s+(?:to|using)|let\s+me\s+know|"
     r"someday|some\s+day|eventually|propos(?:e|ed|al)|suggest(?:ed|ion)?|idea|"
-    r"evaluat(?:e|ing)|experiment(?:ing)?|trying\s+out|try\s+out|tempted|debating|will\s+we|let's\s+not|"
+    r"evaluat(?:e|ing)|experiment(?:ing)?|trying\s+out|try\s+out|tempted|debating|will\s+we|"
     r"proof\s+of\s+concept|poc|prototype|spike|next\s+(?:week|month|year|quarter|sprint))\b", re.I)
 _QUOTE = re.compile(
     r"(?:^\s*>|\b(?:you\s+said|i\s+said|he\s+said|she\s+said|they\s+said|wrote|quote|quoting|remember\s+when|"
@@ -104,13 +136,16 @@ _QUOTE = re.compile(
     r"in\s+the\s+old\s+docs|the\s+old\s+(?:readme|wiki|docs?|runbook)|changelog|change\s+log|years?\s+ago)\b|\"[^\"]{0,200}\")",
     re.I)
 _OTHER = re.compile(
-    r"\b(?:he|she|his|her|him|my\s+(?:friend|sister|brother|mom|mum|dad|mother|father|colleague|coworker|"
-    r"co-worker|boss|buddy|cousin|partner|wife|husband|son|daughter|kid|kids|neighbou?r|aunt|uncle|"
-    r"grandma|grandpa|roommate|teammate|friend's)|a\s+(?:friend|buddy|colleague|coworker)|"
+    r"\b(?:he|she|his|her|him|my\s+(?:(?:best|old|close)\s+)?(?:friend|friends|sister|brother|mom|mum|dad|mother|father|"
+    r"parents|colleague|coworker|co-worker|boss|buddy|cousin|partner|wife|husband|son|daughter|kid|kids|neighbou?rs?|"
+    r"aunt|uncle|grandma|grandpa|grandmother|grandfather|grandparents|roommate|flatmate|housemate|teammate|"
+    r"friend's|boyfriend|girlfriend|fianc[eé]e?|niece|nephew|in-laws|sibling|siblings|twin|stepmom|stepdad|"
+    r"stepmother|stepfather|manager|landlord|classmate)|a\s+(?:friend|buddy|colleague|coworker|former\s+colleague)|"
     r"(?:another|other|their|a\s+different|the\s+other)\s+(?:team|company|project|customer|client|repo)|"
-    r"upstream|some\s+people|everyone|somebody|someone|contributor(?:'s)?|fork|competitor(?:'s)?|partner(?:'s)?|"
+    r"the\s+(?!whole\b|entire\b|same\b|core\b|dev\b|product\b)[a-z]+\s+team\b(?!\s+(?:chat|channel|meeting|call))|"
+    r"upstream|some\s+people|everyone\s+else|somebody|someone|contributor(?:'s)?|fork|competitor(?:'s)?|partner(?:'s)?|"
     r"a\s+paper|other\s+(?:studios|teams|companies|people)|vendor(?:'s)?)\b", re.I)
-_ADDITIVE = re.compile(r"\b(?:another|second|also|too|as\s+well|in\s+addition|one\s+more|additional|extra|"
+_ADDITIVE = re.compile(r"\b(?:another|second|also|too(?=\s*[.!,]?\s*$)|as\s+well|in\s+addition|one\s+more|additional|extra|"
                        r"both|alongside|besides|added|adding|next\s+to)\b", re.I)
 _CONTINUITY = re.compile(r"\b(?:still|nothing\s+(?:has\s+)?changed|unchanged|same\s+as\s+before|as\s+before|"
                          r"stays?|remains?)\b", re.I)
@@ -241,6 +276,11 @@ def slots(text: str) -> frozenset[Slot]:
             purpose = " ".join(stem(w) for w in m.group("k").split() if w not in STOP_WORDS)
             if purpose and m.group("v").lower() not in STOP_WORDS:
                 out.add(Slot(("tool", purpose), m.group("v").lower()))
+    out.update(Slot(("vocab", cls), name) for cls, name in vocab_values(text))   # Slack, Teams: one chat tool
+    out.update(Slot((kind, ""), v) for kind, v in typed_values(text))             # weekday, time of day, size
+    for sent in sentences(text):   # the speaker's own life, sentence by sentence (not a relative's)
+        if not _OTHER.search(sent):
+            out.update(Slot(("life", cat), v) for cat, v in life_states(sent) if v)
     return frozenset(out)
 
 
@@ -284,7 +324,9 @@ def differing_slots(old: frozenset[Slot], new: frozenset[Slot]) -> list[tuple[Sl
         ovals = old_by.get(key)
         if not ovals or ovals & nvals:
             continue
-        if len(nvals) > 1 and key[0] in ("count", "port", "host"):
+        if key[0] == "host" and {v.split(".")[0] for v in ovals} & {v.split(".")[0] for v in nvals}:
+            continue   # "db1" and "db1.internal": one host
+        if len(nvals) > 1 and key[0] in ("count", "port", "host", "vocab", "weekday", "time", "size", "life"):
             continue   # several values at once: a list, not a replacement
         out.append((Slot(key, sorted(ovals)[0]), Slot(key, sorted(nvals)[0])))
     return out
@@ -368,9 +410,24 @@ def cues(text: str) -> tuple[Cue, ...]:
     return tuple(out)
 
 
+def anchors(text: str) -> set[str]:
+    """The keywords to look up the earlier memories a change in ``text`` may replace without naming them: the
+    other names of a vocabulary class it names ("everyone is on Teams": slack, discord, ...) and the words of a
+    part of life it tells a change of ("I quit my job": work, company, ...). Empty without a change cue."""
+    if not cues(text) and not life_changes(text):
+        return set()
+    words: set[str] = set()
+    for cls, _ in vocab_values(text):
+        if cls in EXCLUSIVE:   # a team has one chat tool; it may have several databases
+            words.update(keywords(" ".join(VOCAB[cls])))
+    for cat, *_ in life_changes(text):
+        words.update(keywords(" ".join(LIFE_ANCHORS[cat])))
+    return words
+
+
 def has_signal(text: str) -> bool:
     """Cheap gate before any candidate search: does ``text`` hold a change cue or a slot value at all?"""
-    return bool(cues(text)) or bool(slots(text))
+    return bool(cues(text)) or bool(slots(text)) or bool(life_changes(text))
 
 
 # ----------------------------------------------------------------------------------------------- decision
@@ -386,12 +443,18 @@ class Verdict:
 
 NO_CHANGE = Verdict(None, 0.0, "", "")
 #: cue kinds that name the old value
-LINKED_KINDS = ("replace", "from_to", "instead", "no_longer", "retire", "handover")
+LINKED_KINDS = ("replace", "from_to", "instead", "no_longer", "retire", "handover", "reverse")
+
+
+#: words that name what kind of thing a value is, not which: "the old Jenkins box", "the Redis instance"
+_KIND_WORDS = frozenset("""old legacy former previous current instance instances box server servers host machine
+cluster bucket service repo account setup stack one""".split())
 
 
 def _head(value: str | None, n: int = 1) -> list[str]:
     """The first ``n`` content words of a cue's value (stems)."""
-    return [stem(x) for x in tokens(value or "") if x not in STOP_WORDS and x not in _GENERIC][:n]
+    return [stem(x) for x in tokens(value or "") if x not in STOP_WORDS and x not in _GENERIC
+            and x not in _KIND_WORDS][:n]
 
 
 def _names_in(value: str | None, old_toks: set[str], n: int = 2, any_of: bool = False) -> bool:
@@ -407,8 +470,9 @@ def _same_sentence_subject(old_text: str, new_text: str, o: Slot, n: Slot, value
     besides the values (a version of a named thing carries its subject in the slot). In a long answer a
     price, a count or a port of something else is there by chance ("$109,000" for an IRA, "$15" for a set
     of coasters)."""
-    if o.key[0] == "version" and o.key[1]:
-        return True
+    if (o.key[0] == "version" and o.key[1]) or (o.key[0] == "vocab" and o.key[1] in EXCLUSIVE) \
+            or (o.key[0] == "life" and o.key[1] in LIFE_EXCLUSIVE):
+        return True   # the subject is in the slot: a version of a named thing, the team's one chat tool, my home
     olds = [x for x in sentences(old_text) if o in slots(x)] or [old_text]
     news = [x for x in sentences(new_text) if n in slots(x)] or [new_text]
     return any(_shared_beyond(a, b, values) for a in olds for b in news)
@@ -420,9 +484,86 @@ def _shared_beyond(old_text: str, new_text: str, values: set[str]) -> bool:
     return bool((set(keywords(old_text)) & set(keywords(new_text))) - skip)
 
 
+_PASSING = re.compile(r"\b(?:for|been|past|last|ago|over|almost|nearly|already|about|old|since)\b", re.I)
+
+
+def _setting_duration(n: Slot, sentence: str) -> bool:
+    """A duration that is a setting ("retention is 90 days now", "tokens expire after 8 hours"), not time
+    passing ("I've been running for five years now"): hours, days, weeks, not said with "for", "been", "ago"."""
+    return n.key[1] in ("second", "minut", "hour", "day", "week", "min", "sec", "hr", "ms") \
+        and not _PASSING.search(sentence)
+
+
 def _slot_change(o: Slot, n: Slot) -> str:
     """A verdict's reason for a differing slot: ``version postgr: 14 -> 16``."""
     return f"{o.key[0]}{' ' + o.key[1] if o.key[1] else ''}: {o.value} -> {n.value}"
+
+
+_CLAUSE = re.compile(r"[,;:()]|\s(?:and|but|while|whereas|except)\s", re.I)
+
+
+def _clauses_with(text: str, words: list[str]) -> list[str]:
+    """The clauses of ``text`` that say one of ``words`` (stems or values; all of ``text`` if none does)."""
+    out = []
+    for sent in sentences(text):
+        for cl in _CLAUSE.split(sent):
+            low = cl.lower()
+            if any(w and (w in low or w in content_tokens(cl)) for w in words):
+                out.append(cl)
+    return out or [text]
+
+
+def _elsewhere(old_text: str, new_sentence: str, words: list[str]) -> bool:
+    """Is the old text's statement of ``words`` about another thing than the new sentence (another
+    environment, region, database role, part of the system; a personal machine)? Precision first: the
+    JDK of the Android build is not the backend's."""
+    return all(other_subject(cl, new_sentence) for cl in _clauses_with(old_text, words))
+
+
+def _slot_elsewhere(old_text: str, new_text: str, o: Slot, n: Slot) -> bool:
+    news = [x for x in sentences(new_text) if n in slots(x)] or [new_text]
+    return all(_elsewhere(old_text, x, [o.value]) for x in news)
+
+
+_LIFE_CLAUSE = re.compile(r"[,;:()]|\s(?:and|but|so|because|while|whereas)\s", re.I)
+
+
+def _life_of(text: str) -> set[tuple[str, str]]:
+    """The speaker's own life facts in ``text``, clause by clause: a clause about someone else says nothing
+    of the speaker's but who their partner is ("my dad is a butcher"; "my boyfriend Dev")."""
+    out = set()
+    for sent in sentences(text):
+        for cl in _LIFE_CLAUSE.split(sent):
+            other = bool(_OTHER.search(cl))
+            out.update(cs for cs in life_states(cl) if not other or cs[0] == "partner")
+    return out
+
+
+def _life_change(old_text: str, new_text: str) -> Verdict | None:
+    """A life change told by its own words ("quit my job", "moved out of", "sold my car", "went vegan",
+    "broke up", "gave up tennis") against an earlier fact of the same part of the speaker's life: superseded
+    when the old value is named, or the part is one a person has one of (a job, a home) and the earlier
+    fact names it; possible otherwise."""
+    olds = _life_of(old_text)
+    if not olds:
+        return None
+    low = old_text.lower()
+    best: Verdict | None = None
+    for sent in sentences(new_text):
+        if _vetoed(sent, 0) or _ADDITIVE.search(sent):
+            continue
+        for cat, old_v, new_v, at in life_changes(sent):
+            if _OTHER.search(sent[:at]):
+                continue   # "my sister quit her job"
+            vals = {v for c, v in olds if c == cat}
+            if not vals or (new_v and (new_v in vals or new_v in low)):
+                continue   # nothing of this part of life before, or the old text already says the new value
+            if old_v and (old_v in vals or re.search(r"\b" + re.escape(old_v) + r"\b", low)):
+                return Verdict("superseded", 0.85, "life", f"{cat}: '{old_v}' ended")
+            if cat in LIFE_EXCLUSIVE and vals - {""}:
+                return Verdict("superseded", 0.75, "life", f"{cat}: {sorted(vals - {''})[0]} -> {new_v or '?'}")
+            best = best or Verdict("possible", 0.5, "life", f"{cat} changed")
+    return best
 
 
 def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
@@ -444,18 +585,29 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
             if c.new and _names_in(c.new, old_toks, 1) and c.kind not in ("no_longer", "from_to") \
                     and not _names_in(c.new, content_tokens(c.old or ""), 1):
                 continue   # the old text already names the new value too: a comparison, not this change
+            if _elsewhere(old_text, c.sentence, _head(c.old)):
+                continue   # the same name, another thing: the EU region's, the Android build's
+            said = [x for x in sentences(old_text) if set(_head(c.old)) & content_tokens(x)]
+            if said and all(x.rstrip().endswith("?") or _HEDGE.search(x) for x in said):
+                continue   # the old text only asked or wondered about it ("What if we replaced Amplitude?")
             return Verdict("superseded", 0.9, "cue", f"{c.kind}: '{c.old}' -> '{c.new or ''}'".strip())
     sold, snew = slots(old_text), slots(new_text)
-    values = {s.value for s in sold | snew}
+    # the values that differ are not the shared subject (a name of a vocabulary is: "Postgres moved to db2")
+    values = {s.value for s in sold | snew if s.key[0] not in ("vocab", "life", "weekday", "time", "size")}
     shared = _shared_beyond(old_text, new_text, values)
     diffs = [(o, n) for o, n in differing_slots(sold, snew)
-             if (shared or o.key[1]) and _same_sentence_subject(old_text, new_text, o, n, values)]
+             if (shared or o.key[1]) and _same_sentence_subject(old_text, new_text, o, n, values)
+             and not _slot_elsewhere(old_text, new_text, o, n)]
     strong = [c for c in found if c.kind not in ("now", "weak")]
     for o, n in diffs:
         what = _slot_change(o, n)
-        tied = [c for c in (strong if o.key[0] == "duration" else found) if n in slots(c.sentence)]
+        tied = [c for c in found if n in slots(c.sentence)
+                and (o.key[0] != "duration" or c in strong or _setting_duration(n, c.sentence))
+                and (c.kind not in ("now", "weak", "plain") or not _ADDITIVE.search(c.sentence))]
         if tied:   # a duration ("five years" -> "seven years now") changes by itself: only a strong cue ties it
             return Verdict("superseded", 0.8, "slot", what + f" ({tied[0].kind})")
+    if (v := _life_change(old_text, new_text)) is not None:
+        return v
     for o, n in diffs:
         if o.key[0] == "duration":
             continue   # "three months" -> "four months": time passing, not a change, unless a cue says so
