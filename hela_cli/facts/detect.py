@@ -136,7 +136,7 @@ def detect(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg:
         by_words = [o for o, _ in store.keyword_search(space_id, sorted(mine), sc.candidates + len(new_ids) + 1)
                     if o != nid and o not in hits]
         anchor = anchors(node["text"])   # "everyone is on Teams": the earlier memories that name a chat tool
-        by_class = [o for o, _ in store.keyword_search(space_id, sorted(anchor), sc.candidates + len(new_ids) + 1)
+        by_class = [o for o, _ in store.keyword_search(space_id, sorted(anchor), 2 * sc.candidates + len(new_ids) + 1)
                     if o != nid and o not in hits] if anchor else []
         by_words += [o for o in by_class if o not in by_words]
         if by_words:   # the same subject named: "webpack", "CONFIG_FREERTOS_HZ" (their cosine for the record)

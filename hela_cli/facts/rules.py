@@ -41,7 +41,8 @@ _LINKED = [
     ("replace", re.compile(r"\b(?:replac(?:ed|ing)|swap(?:ped|ping)(?:\s+out)?|ditch(?:ed|ing)|dropp(?:ed|ing)|"
                            r"trad(?:ed|ing)(?:\s+in)?)\s+(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")\s+"
                            r"(?:with|for|by)\s+" + _NEW, re.I)),
-    ("from_to", re.compile(r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|upgrad(?:ed|ing)|"
+    ("from_to", re.compile(r"\b(?:switch(?:over)?|move|migration|transition|upgrade|port|rewrite|cut-?over|jump|"
+                           r"switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|upgrad(?:ed|ing)|"
                            r"downgrad(?:ed|ing)|went|go(?:ne)?|transition(?:ed|ing)|port(?:ed|ing)|bump(?:ed|ing)|"
                            r"relocat(?:ed|ing)|renam(?:ed|ing)|convert(?:ed|ing)|rewr(?:ote|itten)|shift(?:ed|ing)|"
                            r"transferr(?:ed|ing)|lower(?:ed|ing)|rais(?:ed|ing)|reduc(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|"
@@ -49,9 +50,18 @@ _LINKED = [
                            r"updat(?:ed|ing)|tun(?:ed|ing)|adjust(?:ed|ing)|rerout(?:ed|ing)|redirect(?:ed|ing))\b"
                            r"(?:\s+[\w'-]+){0,4}?\s+from\s+(?P<old>" + _VAL + r")\s+"
                            r"(?:to|over\s+to|into)\s+" + _NEW, re.I)),
-    ("instead", re.compile(r"(?P<new>[\w@.+:/#-]+)(?:\s+now)?\s+(?:instead\s+of|rather\s+than)\s+(?P<old>" + _VAL + r")" + _END_OBJ,
+    ("from_to", re.compile(r"(?P<old>\b[\w@.+:/#$€£-]+(?:\s+[\w@.+:/#$€£-]+)?)\s*(?:->|→|=>|⇒)\s*" + _NEW, re.I)),
+    ("from_to", re.compile(r"(?P<new>[\w@.+:/#$€£-]+)\s*,?\s*\(?(?:up|down)\s+from\s+(?P<old>" + _VAL + r")" + _END_OBJ,
                            re.I)),
-    ("instead", re.compile(r"\binstead\s+of\s+(?P<old>" + _VAL + r")\s*,\s*(?:we|i)\b", re.I)),
+    ("from_to", re.compile(r"\((?:was|previously|formerly|before:?|used\s+to\s+be)\s+(?P<old>[^()]{1,40})\)", re.I)),
+    ("replace", re.compile(r"\brenam(?:ed|ing)\s+(?:the\s+|our\s+)?(?P<old>" + _VAL + r")\s+(?:to|as)\s+" + _NEW, re.I)),
+    ("replace", re.compile(r"(?P<new>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:now\s+)?(?:replaces|replaced|supersedes|superseded|"
+                           r"took\s+over\s+from|takes\s+over\s+from|succeeds|succeeded)\s+(?:our\s+|the\s+|my\s+)?"
+                           r"(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
+    ("instead", re.compile(r"(?P<new>[\w@.+:/#-]+)(?:\s+now)?\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<old>" + _VAL + r")" + _END_OBJ,
+                           re.I)),
+    ("instead", re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<old>" + _VAL + r")\s*,\s*"
+                           r"(?:we|i|use|let's|go|just)\b", re.I)),
     ("no_longer", re.compile(r"\b(?:no\s+longer|not\s+(?:anymore|any\s+more))\s+(?P<old>" + _VAL + r")" + _END, re.I)),
     ("no_longer", re.compile(r"\b(?:don't|do\s+not|doesn't|does\s+not|aren't|isn't|am\s+not|'m\s+not|are\s+not|"
                              r"is\s+not|stopped|quit)\s+(?P<old>" + _VAL + r")\s+(?:anymore|any\s+more)\b", re.I)),
@@ -60,20 +70,27 @@ _LINKED = [
                           r"turned\s+off|shut\s+off|archived|sunset(?:ted)?|disabled|scrapp(?:ed)?|scrap|ditched|"
                           r"abandoned|phased\s+out|ripped\s+out|stopped\s+using|moved\s+(?:off|away\s+from)|"
                           r"migrated\s+(?:off|away\s+from)|forget\s+about|gave\s+up|"
-                          r"let's\s+not\s+(?:use|do|keep|go\s+with)|(?:^|\W\s)(?:drop|remove|ditch|kill|scrap|revert|"
-                          r"rip\s+out|get\s+rid\s+of)|(?:don't|do\s+not|stop)\s+(?:use|using)|"
-                          r"no\s+longer\s+(?:use|using|need|want))\s+(?:of\s+|on\s+)?"
+                          r"let's\s+not\s+(?:use|do|keep|go\s+with)|(?:^|[^\w\s]\s*|\b(?:please|just|and|then|so|actually|ok|"
+                          r"okay|now|let's|we\s+should|you\s+can)\s+)(?:drop|remove|ditch|kill|scrap|revert|rip\s+out|"
+                          r"get\s+rid\s+of|undo|delete|disable|turn\s+off|skip)|(?:don't|do\s+not)\s+(?:want|need)\s+"
+                          r"(?:to\s+use\s+)?|(?:don't|do\s+not|stop)\s+(?:use|using)|"
+                          r"no\s+longer\s+(?:use|using|need|want)|(?:won't|will\s+not|aren't|are\s+not|not)\s+(?:be\s+)?"
+                          r"(?:using|going\s+with|keeping)|moved\s+on\s+from)\s+(?:of\s+|on\s+)?"
                           r"(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
     ("retire", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:is|was|has\s+been|got|gets|are|were)\s+"
                           r"(?:now\s+)?(?:gone|retired|cancell?ed|deprecated|removed|shut\s+down|decommissioned|"
                           r"dropped|read[\s-]only|switched\s+off|turned\s+off|shut\s+off|archived|sunset(?:ted)?|"
-                          r"frozen|disabled|deleted|offline|end[\s-]of[\s-]lifed?|being\s+(?:retired|decommissioned|"
+                          r"frozen|disabled|deleted|offline|obsolete|unnecessary|off\s+the\s+table|a\s+no-go|not\s+an\s+option|"
+                          r"out\s+of\s+scope|not\s+happening|(?:no\s+longer\s+|not\s+)needed|end[\s-]of[\s-]lifed?|"
+                          r"being\s+(?:retired|decommissioned|"
                           r"shut\s+down|turned\s+off)|going\s+away)\b", re.I)),
     ("replace", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:was|is|has\s+been|got|were|are|have\s+been)\s+"
                            r"(?:now\s+)?(?:replaced|swapped\s+out|superseded|succeeded)\s+(?:by|with|for)\s+" + _NEW, re.I)),
     ("reverse", re.compile(r"\b(?:scratch|scrap|drop|forget|revers(?:e|ed|ing)|undo|overturn(?:ed)?|revisit(?:ed)?|"
                            r"back\s+out\s+of|walk(?:ed|ing)?\s+back)\s+(?:the\s+|our\s+|that\s+|my\s+|your\s+)?"
                            r"(?P<old>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:decision|plan|idea|rule|approach|choice|design)\b", re.I)),
+    ("reverse", re.compile(r"\b(?:changed\s+my\s+mind|second\s+thoughts|reconsidered)\s+(?:about|on)?\s*(?:the\s+|our\s+)?"
+                           r"(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
     ("reverse", re.compile(r"\bthe\s+(?P<old>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:decision|plan|idea|rule|approach|choice)\s+"
                            r"(?:no\s+longer\s+(?:holds|applies|stands)|is\s+(?:off|reversed|dead|void|cancell?ed|withdrawn))",
                            re.I)),
@@ -94,7 +111,8 @@ _PLAIN = re.compile(   # strong: a change said outright
     r"(?:got|started|accepted|landed|took)\s+(?:a\s+|my\s+)?new\s+(?:job|role|position)|"
     r"promoted\s+to|updated\s+to|bumped\s+to|pinned\s+to|reverted|rolled\s+back|"
     r"(?:is|are|was)\s+gone|retired|stepped\s+down|handed\s+over|took\s+it\s+over|reversal|"
-    r"scratch\s+that|update:|going\s+forward|from\s+(?:today|monday|this\s+\w+)\s+on|"
+    r"scratch\s+that|update:|going\s+forward|change\s+of\s+plans?|changed\s+my\s+mind|on\s+second\s+thought|"
+    r"rewr(?:ote|itten)|ported|rebuilt|from\s+(?:today|monday|this\s+\w+)\s+on|"
     r"starting\s+(?:today|now|this\s+week|(?:this\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
     r"effective\s+(?:today|immediately|now)|cut\s*-?\s*over|cutover|went\s+live|is\s+live|"
     r"switched\s+off|turned\s+off|shut\s+off|read[\s-]only|sunset(?:ted)?|decommissioned|"
@@ -108,7 +126,8 @@ _PLAIN = re.compile(   # strong: a change said outright
 _WEAK = re.compile(   # weak: change words that chat uses for much else; they only tie a differing slot value
     r"\b(?:anymore|any\s+more|these\s+days|nowadays|moved|changed|raised|lowered|no\s+more|instead\s+of|"
     r"new\s+(?:job|role|position|address|apartment|house|home|place|team|owner|lead|host|port|version|"
-    r"name|url|endpoint|domain|manager|boss|default)|correction|actually,|after\s+all|used\s+to)\b", re.I)
+    r"name|url|endpoint|domain|manager|boss|default)|correction|actually,|after\s+all|used\s+to|instead|"
+    r"rather\s+than)\b", re.I)
 
 #: "now" as a state change: "now uses", "is now", "we're now on"; not "right now", "now that", "just now"
 _NOW = re.compile(r"(?<!right\s)(?<!just\s)(?<!for\s)(?<!by\s)(?<!until\s)(?<!till\s)\bnow\b(?!\s+that\b)"
@@ -155,6 +174,19 @@ _NEGATED_CHANGE = re.compile(r"\b(?:didn't|did\s+not|haven't|have\s+not|never|no
                              r"changing|replacing|upgrading|changed|moved|switched|replaced|upgraded|quit|quitting|"
                              r"leave|leaving|drop|give\s+up|giving\s+up|stop|stopping)\b|"
                              r"\b(?:don't|do\s+not|never|won't)\s+(?:\w+\s+){0,2}?quit\b", re.I)
+
+_ME = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|we've)\b", re.I)
+
+
+def _own(text: str) -> bool:
+    """Is ``text`` about the speaker: no one else named, or the speaker named first ("I live with my parents";
+    not "my sister works at a bank")?"""
+    o = _OTHER.search(text)
+    if not o:
+        return True
+    me = _ME.search(text)
+    return bool(me) and me.start() < o.start()
+
 
 _SENT = re.compile(r"(?<=[.!?;])\s+|\n+")
 
@@ -279,7 +311,7 @@ def slots(text: str) -> frozenset[Slot]:
     out.update(Slot(("vocab", cls), name) for cls, name in vocab_values(text))   # Slack, Teams: one chat tool
     out.update(Slot((kind, ""), v) for kind, v in typed_values(text))             # weekday, time of day, size
     for sent in sentences(text):   # the speaker's own life, sentence by sentence (not a relative's)
-        if not _OTHER.search(sent):
+        if _own(sent):
             out.update(Slot(("life", cat), v) for cat, v in life_states(sent) if v)
     return frozenset(out)
 
@@ -448,7 +480,8 @@ LINKED_KINDS = ("replace", "from_to", "instead", "no_longer", "retire", "handove
 
 #: words that name what kind of thing a value is, not which: "the old Jenkins box", "the Redis instance"
 _KIND_WORDS = frozenset("""old legacy former previous current instance instances box server servers host machine
-cluster bucket service repo account setup stack one""".split())
+cluster bucket service repo account setup stack one logic approach thing stuff step part code layer feature support
+option mode idea plan decision bit piece handling integration config configuration module whole entire""".split())
 
 
 def _head(value: str | None, n: int = 1) -> list[str]:
@@ -534,8 +567,7 @@ def _life_of(text: str) -> set[tuple[str, str]]:
     out = set()
     for sent in sentences(text):
         for cl in _LIFE_CLAUSE.split(sent):
-            other = bool(_OTHER.search(cl))
-            out.update(cs for cs in life_states(cl) if not other or cs[0] == "partner")
+            out.update(cs for cs in life_states(cl) if _own(cl) or cs[0] == "partner")
     return out
 
 
