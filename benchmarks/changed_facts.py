@@ -398,6 +398,66 @@ def lme(path: str, which: str, emb: Any, tmp: Path, records: list[dict[str, Any]
     return out
 
 
+BOOKMINDER = Path(__file__).resolve().parent / "coding_memory"
+
+
+def bookminder(emb: Any, tmp: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The real BookMinder Claude Code sessions (benchmarks/coding_memory/) imported into one space with
+    detection on (agent sessions: the user and the assistant speak for one project); for each question of kind
+    ``changed`` (a decision later changed; its evidence is the later state): does a mark name an evidence
+    record as the successor of an earlier record, and does the evidence come out above the records it
+    replaced? The question asked with the marks (after) and again with every mark removed (before)."""
+    qs = [q for q in json.loads((BOOKMINDER / "questions.json").read_text(encoding="utf-8"))["questions"]
+          if q["kind"] == "changed"]
+    convs = [c for p in sorted((BOOKMINDER / "data" / "bookminder").glob("*.jsonl"))
+             for c in parse_file(str(p), "claude_code", tool_output_chars=400)]
+    convs.sort(key=lambda c: min(t.timestamp for t in c.turns))
+    cfg = Config()
+    cfg.db = str(tmp / "bookminder.db")
+    mem = Memory(cfg, store=Store(cfg.db), embedder=emb)
+    c0 = time.process_time()
+    for c in convs:
+        ingest_conversations(mem.store, emb, [c], cfg, space="bookminder")
+    sp = mem.store.require_space("bookminder")
+    rows = mem.store.space_supersessions(sp.id)
+    n_nodes = mem.store.count_nodes(sp.id)
+    nodes = mem.store.get_nodes({r[k] for r in rows for k in ("old_id", "new_id")})
+    out: dict[str, Any] = {"memories": n_nodes, "marks": len(rows),
+                           "marks_superseded": sum(r["status"] == "superseded" for r in rows),
+                           "marked_share": round(100.0 * len({r["old_id"] for r in rows}) / n_nodes, 2),
+                           "cpu_s_ingest": round(time.process_time() - c0, 1), "changed_questions": len(qs),
+                           "evidence_marked_as_successor": 0, "current_first": {"before": 0, "after": 0},
+                           "evidence_recalled": {"before": 0, "after": 0}}
+    for r in rows:
+        records.append({"kind": "bookminder-mark", "status": r["status"], "detector": r["detector"],
+                        "old": nodes[r["old_id"]]["source_id"], "new": nodes[r["new_id"]]["source_id"],
+                        "old_text": nodes[r["old_id"]]["text"][:300], "new_text": nodes[r["new_id"]]["text"][:300]})
+    by_new: dict[str, list[str]] = {}
+    for r in rows:
+        by_new.setdefault(nodes[r["new_id"]]["source_id"], []).append(nodes[r["old_id"]]["source_id"])
+    per_q = []
+    for q in qs:
+        olds = sorted({o for e in q["evidence"] for o in by_new.get(e, [])})
+        out["evidence_marked_as_successor"] += bool(olds)
+        per_q.append({"kind": "bookminder-question", "id": q["id"], "prompt": q["prompt"], "replaced": olds})
+    for side in ("after", "before"):
+        if side == "before":
+            for r in rows:
+                mem.store.unmark_superseded(sp.id, r["old_id"], r["new_id"])
+        for rec, q in zip(per_q, qs):
+            res = mem.retrieve(q["prompt"], "bookminder", learn=False)
+            ranks = {m.get("source_id"): i for i, m in enumerate(res.memories)}
+            rg = min((ranks[e] for e in q["evidence"] if e in ranks), default=None)
+            ro = min((ranks[o] for o in rec["replaced"] if o in ranks), default=None)
+            out["evidence_recalled"][side] += rg is not None
+            first = rg is not None and (ro is None or rg < ro)
+            out["current_first"][side] += first and bool(rec["replaced"])
+            rec[side] = {"evidence_rank": rg, "replaced_rank": ro}
+    records.extend(per_q)
+    mem.close()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--locomo", help="LoCoMo dev file (the five conversations): annotated changes + over-invalidation")
@@ -411,6 +471,8 @@ def main() -> None:
                     "the test half changed_facts/test); repeatable")
     ap.add_argument("--no-ab", action="store_true", help="no detection-off ingest (no throughput A/B)")
     ap.add_argument("--no-recall", action="store_true", help="no recall before / after")
+    ap.add_argument("--bookminder", action="store_true", help="the real BookMinder sessions (coding_memory/): "
+                    "reversed decisions marked, and current-first")
     ap.add_argument("--ab", type=int, default=1, help="LoCoMo conversations also ingested with detection off "
                     "for the throughput A/B (the coding suite always is; default 1)")
     a = ap.parse_args()
@@ -443,6 +505,9 @@ def main() -> None:
             print(f"\n{kind_table(name, summary[name]['detection'])}", flush=True)
         mem_a.close()
         mem_b.close()
+        if a.bookminder:
+            summary["bookminder"] = bookminder(emb, tmp, records)
+            print(json.dumps({"bookminder": summary["bookminder"]}, indent=1), flush=True)
         if a.lme:
             summary["lme"] = lme(a.lme, a.lme_items, emb, tmp, records)
             print(json.dumps({"lme": summary["lme"]}, indent=1), flush=True)

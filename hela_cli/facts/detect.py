@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from hela_cli.config import Config
+from hela_cli.formats.agent import RESULT_PREFIX
+from hela_cli.text.content import TOOL_PREFIX
 from hela_cli.facts.rules import NO_CHANGE, Verdict, anchors, decide, has_signal, sentences
 from hela_cli.text.keywords import keywords
 
@@ -70,7 +72,9 @@ def agent_turn(node: dict[str, Any]) -> bool:
 
 def _statement(node: dict[str, Any]) -> bool:
     """A turn that can state a fact of its speaker's: any turn but a chat assistant's long answer (an
-    agent's long answer, a plan or a summary, is read sentence by sentence)."""
+    agent's long answer, a plan or a summary, is read sentence by sentence); a tool call or its result is not."""
+    if (node.get("text") or "").startswith((TOOL_PREFIX, RESULT_PREFIX)):
+        return False
     return _voice(node) != "assistant" or len(node.get("text") or "") <= ASSISTANT_STATEMENT_CHARS \
         or agent_turn(node)
 

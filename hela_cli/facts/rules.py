@@ -517,7 +517,7 @@ def _shared_beyond(old_text: str, new_text: str, values: set[str]) -> bool:
     return bool((set(keywords(old_text)) & set(keywords(new_text))) - skip)
 
 
-_PASSING = re.compile(r"\b(?:for|been|past|last|ago|over|almost|nearly|already|about|old|since)\b", re.I)
+_PASSING = re.compile(r"\b(?:been|past|last|ago|almost|nearly|already|old|since)\b", re.I)
 
 
 def _setting_duration(n: Slot, sentence: str) -> bool:
