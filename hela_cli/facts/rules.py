@@ -38,11 +38,11 @@ _END_OBJ = r"(?=\s*(?:[,;:!?)]|\.(?:\s|$)|$)|\s(?:because|since|after|last|this|
 
 #: explicit changes that name the old value (group ``old``) and often the new one (``new``)
 _LINKED = [
-    ("replace", re.compile(r"\b(?:replac(?:ed|ing)|swap(?:ped|ping)(?:\s+out)?|ditch(?:ed|ing)|dropp(?:ed|ing)|"
+    ("replace", re.compile(r"\b(?:replac(?:e|ed|ing)|swap(?:ped|ping)?(?:\s+out)?|ditch(?:ed|ing)?|dropp(?:ed|ing)|"
                            r"trad(?:ed|ing)(?:\s+in)?)\s+(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")\s+"
                            r"(?:with|for|by)\s+" + _NEW, re.I)),
     ("from_to", re.compile(r"\b(?:switch(?:over)?|move|migration|transition|upgrade|port|rewrite|cut-?over|jump|"
-                           r"switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|upgrad(?:ed|ing)|"
+                           r"switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|ed|ing)|chang(?:e|ed|ing)|upgrad(?:ed|ing)|"
                            r"downgrad(?:ed|ing)|went|go(?:ne)?|transition(?:ed|ing)|port(?:ed|ing)|bump(?:ed|ing)|"
                            r"relocat(?:ed|ing)|renam(?:ed|ing)|convert(?:ed|ing)|rewr(?:ote|itten)|shift(?:ed|ing)|"
                            r"transferr(?:ed|ing)|lower(?:ed|ing)|rais(?:ed|ing)|reduc(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|"
@@ -61,7 +61,11 @@ _LINKED = [
     ("instead", re.compile(r"(?P<new>[\w@.+:/#-]+)(?:\s+now)?\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<old>" + _VAL + r")" + _END_OBJ,
                            re.I)),
     ("instead", re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<old>" + _VAL + r")\s*,\s*"
-                           r"(?:we|i|use|let's|go|just)\b", re.I)),
+                           r"[a-z]+\b", re.I)),
+    ("instead", re.compile(r"(?P<new>[\w@.+:/#-]+)\s*,\s*not\s+(?P<old>" + _VAL + r")\s*(?:[,;.!]|$)", re.I)),
+    ("retire", re.compile(r"(?:^|[,:;.!]\s*|\b(?:actually|so|ok|okay|then|and)\s*,?\s+)no\s+(?:more\s+)?(?P<old>"
+                          r"[\w@.+-]+(?:\s+[\w@.+-]+)??)\s*(?:please|at\s+all|after\s+all|anymore|for\s+now)?\s*"
+                          r"(?:[,;.!]|$)", re.I)),
     ("no_longer", re.compile(r"\b(?:no\s+longer|not\s+(?:anymore|any\s+more))\s+(?P<old>" + _VAL + r")" + _END, re.I)),
     ("no_longer", re.compile(r"\b(?:don't|do\s+not|doesn't|does\s+not|aren't|isn't|am\s+not|'m\s+not|are\s+not|"
                              r"is\s+not|stopped|quit)\s+(?P<old>" + _VAL + r")\s+(?:anymore|any\s+more)\b", re.I)),
@@ -70,7 +74,7 @@ _LINKED = [
                           r"turned\s+off|shut\s+off|archived|sunset(?:ted)?|disabled|scrapp(?:ed)?|scrap|ditched|"
                           r"abandoned|phased\s+out|ripped\s+out|stopped\s+using|moved\s+(?:off|away\s+from)|"
                           r"migrated\s+(?:off|away\s+from)|forget\s+about|gave\s+up|"
-                          r"let's\s+not\s+(?:use|do|keep|go\s+with)|(?:^|[^\w\s]\s*|\b(?:please|just|and|then|so|actually|ok|"
+                          r"(?:let's|let\s+us)\s+not\s+(?:use|do|keep|go\s+with)|(?:^|[^\w\s]\s*|\b(?:please|just|and|then|so|actually|ok|"
                           r"okay|now|let's|we\s+should|you\s+can)\s+)(?:drop|remove|ditch|kill|scrap|revert|rip\s+out|"
                           r"get\s+rid\s+of|undo|delete|disable|turn\s+off|skip)|(?:don't|do\s+not)\s+(?:want|need)\s+"
                           r"(?:to\s+use\s+)?|(?:don't|do\s+not|stop)\s+(?:use|using)|"
@@ -120,7 +124,9 @@ _PLAIN = re.compile(   # strong: a change said outright
     r"(?:now\s+)?(?:on|using)|since\s+(?:last\s+\w+|yesterday|this\s+morning|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
     r"the\s+(?:migration|upgrade|move|switch|switchover|cutover|cut-over|rename|merger|relaunch|redesign|release|"
     r"reorg|outage|incident|rewrite|launch))|rewrite\s+(?:is\s+)?(?:done|finished|complete|shipped|merged|live)|"
-    r"finished\s+(?:the\s+)?(?:migration|rewrite|port|move|switch)|migration\s+(?:is\s+)?(?:done|finished|complete)|"
+    r"(?:finished|completed|done\s+with|wrapped\s+up)\s+(?:the\s+|our\s+)?(?:migration|rewrite|port|move|switch|cut-?over)|"
+    r"(?:migration|rewrite|port|move|switch|cut-?over)\b[^.;!?]{0,40}\b(?:is|was|are)\s+(?:now\s+)?(?:done|finished|complete|"
+    r"completed|live|over)|migration\s+to|"
     r"fully\s+(?:on|migrated|moved)|all\s+(?:moved|migrated)|(?:quit|left)\s+my\s+job|laid\s+off|broke\s+up|"
     r"split\s+up|went\s+(?:vegan|vegetarian)|moved\s+out)\b", re.I)
 _WEAK = re.compile(   # weak: change words that chat uses for much else; they only tie a differing slot value
@@ -481,7 +487,8 @@ LINKED_KINDS = ("replace", "from_to", "instead", "no_longer", "retire", "handove
 #: words that name what kind of thing a value is, not which: "the old Jenkins box", "the Redis instance"
 _KIND_WORDS = frozenset("""old legacy former previous current instance instances box server servers host machine
 cluster bucket service repo account setup stack one logic approach thing stuff step part code layer feature support
-option mode idea plan decision bit piece handling integration config configuration module whole entire""".split())
+option mode idea plan decision bit piece handling integration config configuration module whole entire workspace
+org organisation organization tenant project""".split())
 
 
 def _head(value: str | None, n: int = 1) -> list[str]:
@@ -505,7 +512,9 @@ def _same_sentence_subject(old_text: str, new_text: str, o: Slot, n: Slot, value
     of coasters)."""
     if (o.key[0] == "version" and o.key[1]) or (o.key[0] == "vocab" and o.key[1] in EXCLUSIVE) \
             or (o.key[0] == "life" and o.key[1] in LIFE_EXCLUSIVE):
-        return True   # the subject is in the slot: a version of a named thing, the team's one chat tool, my home
+        return True
+    if o.key[0] == "vocab" and any(_MOVE.search(x) for x in sentences(new_text) if n in slots(x)):
+        return True   # "the migration to Postgres is done": a database a project has several of, moved off   # the subject is in the slot: a version of a named thing, the team's one chat tool, my home
     olds = [x for x in sentences(old_text) if o in slots(x)] or [old_text]
     news = [x for x in sentences(new_text) if n in slots(x)] or [new_text]
     return any(_shared_beyond(a, b, values) for a in olds for b in news)
@@ -517,6 +526,10 @@ def _shared_beyond(old_text: str, new_text: str, values: set[str]) -> bool:
     return bool((set(keywords(old_text)) & set(keywords(new_text))) - skip)
 
 
+#: the words of a move from one thing to another of its kind (a migration, a cut-over, a rewrite, a port)
+_MOVE = re.compile(r"\b(?:migrat\w*|cut\s*-?\s*over|cutover|switch(?:ed|ing)?\s+(?:over\s+)?to|switchover|moved?\s+to|"
+                   r"moving\s+to|the\s+move|port(?:ed|ing)?\s+to|rewr(?:ote|itten)|rewrite|rebuil[dt]|"
+                   r"transition(?:ed)?\s+to)\b", re.I)
 _PASSING = re.compile(r"\b(?:been|past|last|ago|almost|nearly|already|old|since)\b", re.I)
 
 
