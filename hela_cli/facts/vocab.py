@@ -221,7 +221,7 @@ _LIFE_STATE: dict[str, re.Pattern[str]] = {
                       r"\b(?:i|we)\s+(?:now\s+)?(?:work|am\s+working|'m\s+working)\s+(?:at|for|in)\s+(?P<v>[\w&'.-]+(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})|"
                       r"\b(?:i'm|i\s+am|im)\s+(?:now\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?:engineer|developer|nurse|teacher|"
                       r"manager|designer|analyst|consultant|accountant|doctor|lawyer|chef|barista|writer|scientist|"
-                      r"student|intern|assistant|officer|technician|mechanic|librarian|pharmacist|architect|"
+                      r"intern|assistant|officer|technician|mechanic|librarian|pharmacist|architect|"
                       r"freelancer|cashier|driver|electrician|plumber|researcher|lead|director)\b(?:\s+(?:at|for)\s+"
                       r"(?P<v2>[\w&'.-]+(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3}))?|"
                       r"\bmy\s+(?:job|employer|company|office|workplace|boss|manager|team\s+lead|coworkers?|colleagues?)\b|"
@@ -232,6 +232,9 @@ _LIFE_STATE: dict[str, re.Pattern[str]] = {
                        r"am\s+based|'m\s+based|rent|'re\s+renting|'m\s+renting)\s+(?:with\s+[\w\s]{0,20}?\s+)?"
                        r"(?:in|at|near|on)\s+"
                        r"(?P<v>(?:the\s+)?[\w'.-]+(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})|"
+                       r"\b(?:i|we)\s+(?:now\s+)?(?:live|rent|own|have|share)\s+(?:a|an|the|our|my)\s+(?:[\w-]+\s+){0,2}?"
+                       r"(?:apartment|flat|house|place|condo|two-bedroom|one-bedroom|studio|loft|bungalow)\b|"
+                       r"\b(?:i|we)\s+live\s+(?P<v5>downtown|uptown|nearby|in\s+town|out\s+of\s+town|by\s+the\s+\w+)\b|"
                        r"\b(?:my|our)\s+(?:apartment|flat|house|place|home|neighbou?rhood|landlord|roommates?|flatmates?|"
                        r"commute)\b|\b(?:new|old)\s+(?:apartment|flat|house|place|neighbou?rhood)\b", re.I),
     "vehicle": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:drive|ride|own|have)\s+(?:a|an|my|our)\s+(?P<v>(?:[\w-]+\s+){0,2}?"
@@ -245,7 +248,8 @@ _LIFE_STATE: dict[str, re.Pattern[str]] = {
                           r"\b(?:i|we)\s+(?:now\s+)?(?:have|got)\s+a\s+(?:new\s+)?(?P<v3>boyfriend|girlfriend|partner|"
                           r"husband|wife)\b|"
                           r"\b(?:i'm|i\s+am|im)\s+(?P<v2>single|married|engaged|divorced|dating)\b", re.I),
-    "study": re.compile(r"\b(?:i|i'm|i\s+am|im)\s+(?:now\s+)?(?:study(?:ing)?|major(?:ing)?\s+in|doing\s+(?:a|my)\s+"
+    "study": re.compile(r"\b(?:i'm|i\s+am|im)\s+(?:now\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?P<v3>[\w-]+)\s+"
+                        r"(?:student|major)\b|\b(?:i|i'm|i\s+am|im)\s+(?:now\s+)?(?:study(?:ing)?|major(?:ing)?\s+in|doing\s+(?:a|my)\s+"
                         r"(?:degree|masters?|phd|bachelor'?s?)\s+in|enrolled\s+in)\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)|"
                         r"\bmy\s+(?:major|degree|course|program(?:me)?|thesis|classes|studies)\b", re.I),
     "sport": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:play|do|practice|practise|train|go)\s+(?:(?:a\s+lot\s+of|some)\s+)?"
@@ -257,10 +261,12 @@ _LIFE_STATE: dict[str, re.Pattern[str]] = {
                         r"swimming|running|cycling|yoga|boxing)\s+(?:club|team|league|coach|class|group|practice)\b|"
                         r"\b(?:i|we)\s+(?P<v3>run|swim|climb|cycle|box|row|ski|surf|skate)\b", re.I),
     "commute": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:usually\s+)?(?P<v>drive|bike|cycle|walk|ride\s+(?:my|a|the)\s+\w+|"
-                          r"take\s+the\s+\w+|get\s+the\s+\w+)\s+(?:\w+\s+)?(?:to|into)\s+(?:work|the\s+office|campus|school)\b|"
+                          r"take\s+the\s+\w+|get\s+the\s+\w+)\s+(?:\w+\s+)?(?:to|into)\s+(?:work|the\s+office|campus|school|the\s+city|"
+                          r"town|downtown)\b|"
                           r"\bcommute\s+(?:\w+\s+){0,3}?by\s+(?P<v2>car|bike|bicycle|train|bus|tram|subway|metro|ferry|"
                           r"scooter|motorbike)\b|\bmy\s+commute\b|\b(?:i|we)\s+(?:now\s+)?(?:work|am\s+working|'m\s+working)\s+"
-                          r"(?P<v3>from\s+home|remotely|remote|fully\s+remote|hybrid)\b", re.I),
+                          r"(?P<v3>from\s+home|remotely|remote|fully\s+remote|hybrid)\b|\b(?:i|we)(?:'ve|\s+have)\s+been\s+working\s+"
+                          r"(?P<v4>from\s+home|remotely|remote)\b", re.I),
 }
 
 #: category -> what ends or changes it (group ``v``: the value named, if any)
@@ -271,11 +277,16 @@ _LIFE_CHANGE: dict[str, re.Pattern[str]] = {
                       r"(?:new\s+)?(?:job|position|role|gig|offer|contract)\b(?:\s+(?:at|with|as|from)\s+(?P<v>[\w&'.-]+(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3}))?|"
                       r"\b(?:joined|started\s+at|now\s+(?:work(?:ing)?\s+)?at|hired\s+(?:at|by))\s+"
                       r"(?P<v2>(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})|\b(?:retired|unemployed|between\s+jobs|"
-                      r"job\s+hunting|first\s+day\s+at)\b|\bpromoted\s+to\b", re.I),
+                      r"job\s+hunting|first\s+day\s+at)\b|\bpromoted\s+to\b|\bgot\s+hired\b|\b(?:my\s+)?last\s+day\s+(?:at|was)\b|"
+                      r"\bleft\s+(?:teaching|nursing|academia|retail|consulting|the\s+company|my\s+company|the\s+firm|"
+                      r"the\s+agency|the\s+startup|my\s+old\s+job|the\s+industry)\b|\bjoined\s+(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+"
+                      r"(?:company|startup|firm|agency|team|studio|lab)\b", re.I),
     "home": re.compile(r"\b(?:moved|moving|relocated|relocating)\s+(?:out\s+of|away\s+from|from)\s+(?:my\s+|our\s+|the\s+)?"
                        r"(?P<old>[\w'.-]+(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})|\b(?:moved|relocated|move|moved\s+back|settled)\s+(?:in\s+)?(?:to|into|in)\s+"
                        r"(?P<v>(?:a\s+|the\s+|my\s+)?[\w'.-]+(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})|"
-                       r"\b(?:new|bought\s+a|signed\s+a\s+lease\s+on\s+a|our\s+new|my\s+new)\s+(?:apartment|flat|house|place|condo|home)\b|"
+                       r"\b(?:new|bought\s+a|closed\s+on\s+a|signed\s+a\s+lease\s+on\s+a|our\s+new|my\s+new)\s+(?:apartment|flat|house|"
+                       r"place|condo|home)\b|\bmoved\s+(?:out|away|back|abroad|upstate|downstate|overseas|house|"
+                       r"across\s+(?:town|the\s+country)|in\s+with)\b|"
                        r"\b(?:sold|left)\s+(?:my|our|the)\s+(?:apartment|flat|house|place|condo)\b", re.I),
     "vehicle": re.compile(r"\b(?:sold|sell|selling|traded\s+in|totaled|totalled|scrapped|got\s+rid\s+of|gave\s+away)\s+"
                           r"(?:my|our|the)\s+(?:old\s+)?(?P<old>[\w-]+(?:\s+[\w-]+)?)|"
@@ -286,12 +297,15 @@ _LIFE_CHANGE: dict[str, re.Pattern[str]] = {
                        r"strictly\s+)?(?P<v>vegan|vegetarian|"
                        r"pescatarian|keto|paleo|gluten[\s-]free|plant[\s-]based)\b|\b(?:gave\s+up|quit|stopped\s+eating|"
                        r"cut\s+out|no\s+more|don't\s+eat|do\s+not\s+eat)\s+(?P<old>meat|dairy|fish|sugar|gluten|"
-                       r"red\s+meat|carbs|alcohol|eggs)\b", re.I),
+                       r"red\s+meat|carbs|alcohol|eggs)\b|\b(?:started|start)\s+eating\s+(?P<v2>meat|fish|dairy|eggs)\b|"
+                       r"\beating\s+(?:meat|fish)\s+again\b|\b(?:no\s+longer|not)\s+(?:vegan|vegetarian)(?:\s+anymore)?\b", re.I),
     "partner": re.compile(r"\b(?:broke\s+up|split\s+up|we\s+split|separated|divorced|got\s+divorced|ended\s+things|"
                           r"called\s+it\s+off|got\s+engaged|got\s+married|new\s+(?:boyfriend|girlfriend|partner)|my\s+ex\b|"
-                          r"seeing\s+someone|single\s+again|"
+                          r"seeing\s+someone|single\s+again|(?:not|no\s+longer)\s+together|ended\s+(?:it|things)|we're\s+done|"
+                          r"dumped|getting\s+divorced|"
                           r"started\s+dating|moved\s+in\s+together)\b", re.I),
-    "study": re.compile(r"\b(?:switched|changed|transferred)\s+(?:my\s+)?(?:major|degree|course|program(?:me)?|studies)"
+    "study": re.compile(r"\b(?:switched|changed|moved)\s+to\s+(?:a|an)\s+(?P<v3>[\w-]+)\s+(?:degree|major|course|program(?:me)?)\b|"
+                        r"\b(?:switched|changed|transferred)\s+(?:my\s+)?(?:major|degree|course|program(?:me)?|studies)"
                         r"(?:\s+(?:from\s+[\w-]+(?:\s+[\w-]+)?\s+)?to\s+(?P<v>[\w-]+(?:\s+[\w-]+)?))?|"
                         r"\b(?:dropped\s+out|graduated|deferred|withdrew)\b|\b(?:dropped|quit)\s+(?:my\s+)?"
                         r"(?:the\s+)?(?P<old>[\w-]+)\s+(?:degree|course|major|program|classes)\b|"
@@ -345,7 +359,7 @@ def life_states(text: str) -> frozenset[tuple[str, str]]:
     out = set()
     for cat, rx in _LIFE_STATE.items():
         for m in rx.finditer(text):
-            out.add((cat, _value(m, "v", "v2", "v3", "v4")))
+            out.add((cat, _value(m, "v", "v2", "v3", "v4", "v5")))
     return frozenset(out)
 
 
@@ -359,7 +373,7 @@ def life_changes(text: str) -> frozenset[tuple[str, str, str, int]]:
     out = set()
     for cat, rx in _LIFE_CHANGE.items():
         for m in rx.finditer(text):
-            out.add((cat, _value(m, "old"), _value(m, "v", "v2"), m.start()))
+            out.add((cat, _value(m, "old"), _value(m, "v", "v2", "v3"), m.start()))
     return frozenset(out)
 
 
