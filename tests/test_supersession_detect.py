@@ -293,3 +293,15 @@ def test_a_tool_line_is_no_statement(make_memory, hash_embedder):
     mem.add_many("agent", [_agent("[result] `python --version` exit 0: Python 3.11.4", "user", 1, 0),
                            _agent("We require Python 3.12 now.", "user", 2, 1)])
     assert _marks(mem, "agent") == []
+
+
+def test_a_team_speaks_for_its_project_a_person_for_their_life(make_memory, hash_embedder):
+    """Issue 45: in a team's space another member's change of a project fact (a version, a tool) replaces it;
+    a person's own life is never replaced by what someone else says of theirs (LoCoMo's friends)."""
+    mem = make_memory(embedder=hash_embedder, supersession__min_similarity=-1.0)
+    ids = mem.add_many("team", [
+        {"text": "The worker image is built on Python 3.11.", "speaker": "lena", "time": T0},
+        {"text": "I work at the bank downtown.", "speaker": "omar", "time": T0 + DAY},
+        {"text": "Bumped the worker image from Python 3.11 to 3.12 this morning.", "speaker": "kofi", "time": T0 + 2 * DAY},
+        {"text": "I no longer work at the bank, I quit my job.", "speaker": "kofi", "time": T0 + 3 * DAY}])
+    assert [(o, n) for o, n, _, _ in _marks(mem, "team")] == [(ids[0], ids[2])]

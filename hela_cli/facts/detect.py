@@ -89,6 +89,15 @@ def _same_subject(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return (bool(a) and a == b) or (agent_turn(old) and agent_turn(new))
 
 
+def _team(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Two named speakers of one space (not a chat's or an agent's user and assistant: a chat assistant's
+    answer is general knowledge, an agent's is handled by :func:`_same_subject`): a team speaks for its project,
+    so another member's change of a project fact replaces it (the verdict must be about a project's fact, see
+    :attr:`~hela_cli.facts.rules.Verdict.project`); a person's life stays their own."""
+    a, b = (old.get("speaker") or "").strip().lower(), (new.get("speaker") or "").strip().lower()
+    return bool(a) and bool(b) and a != b and _statement(old) and a not in _VOICES and b not in _VOICES
+
+
 #: a long text is compared by these parts (lines, then sentences), at most this many of each side
 MAX_PARTS = 24
 
@@ -151,11 +160,14 @@ def detect(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg:
         found: list[Found] = []
         for o, sim in hits:
             old = olds.get(o)
-            if old is None or not _earlier(old, node) or not _same_subject(old, node) \
+            if old is None or not _earlier(old, node) \
                     or not (mine & set(old["keywords"]) or (anchor & set(old["keywords"]))):
                 continue
+            same = _same_subject(old, node)
+            if not same and not _team(old, node):
+                continue
             v = decide_long(old["text"], node["text"], similarity=sim)
-            if v.status is None:
+            if v.status is None or (not same and not v.project):
                 continue
             f = Found(o, nid, v.confidence, v.status, v.detector, v.reason, round(float(sim), 4))
             if judge is not None:

@@ -477,9 +477,24 @@ class Verdict:
     confidence: float
     detector: str           # "cue" (a change word tied to the old text) or "slot" (a differing value)
     reason: str
+    project: bool = False   # a fact of a project (a tool, a version, a port, a setting), not of a person's life:
+                            # a team's members speak for it (another member's change replaces it)
 
 
 NO_CHANGE = Verdict(None, 0.0, "", "")
+#: the slots that hold a project's facts (a person's counts, durations, ordinals and life are their own)
+PROJECT_SLOTS = frozenset({"version", "port", "host", "path", "setting", "channel", "owner", "vocab", "tool", "time",
+                           "weekday", "size", "price"})
+_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine)\b", re.I)
+_CODE_LIKE = re.compile(r"\d|[a-z][A-Z]|\w[._/:-]\w|^[A-Z]{2,}")
+
+
+def _techish(value: str | None) -> bool:
+    """Does a cue's old value name a thing of a project: a tool of the vocabularies, a technical name, a
+    version, a path or a setting ("vLLM", "Postgres 14", "/v1", "ingress-nginx"); not "the bank"."""
+    v = (value or "").strip()
+    return bool(v) and (bool(vocab_values(v)) or any(t in _TECH for t in tokens(v.lower())) or
+                        any(_CODE_LIKE.search(w) for w in v.split()))
 #: cue kinds that name the old value
 LINKED_KINDS = ("replace", "from_to", "instead", "no_longer", "retire", "handover", "reverse")
 
@@ -497,12 +512,20 @@ def _head(value: str | None, n: int = 1) -> list[str]:
             and x not in _KIND_WORDS][:n]
 
 
-def _names_in(value: str | None, old_toks: set[str], n: int = 2, any_of: bool = False) -> bool:
+_VERSION_TOKEN = re.compile(r"\d+(?:\.\d+)+")
+
+
+def _names_in(value: str | None, old_toks: set[str], n: int = 2, any_of: bool = False,
+              old_text: str | None = None) -> bool:
     """The old text has the value's first content words (its first ``n``; all of them, or one with
     ``any_of``): "vLLM" in "we replaced vLLM with SGLang"; not "docs" in "no longer reviewing docs"
     against "we moved the docs", not "GitHub Pages" against "GitHub Discussions"."""
     head = _head(value, n)
-    return bool(head) and (any if any_of else all)(t in old_toks for t in head)
+    if not head or not (any if any_of else all)(t in old_toks for t in head):
+        return False
+    versions = _VERSION_TOKEN.findall(value or "")   # "Python 3.11" is not "Python 3.13"
+    return not versions or old_text is None or all(re.search(r"(?<![\w.])" + re.escape(v) + r"(?![\w.]*\d)", old_text)
+                                                   for v in versions)
 
 
 def _same_sentence_subject(old_text: str, new_text: str, o: Slot, n: Slot, values: set[str]) -> bool:
@@ -626,7 +649,7 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
     old_toks = content_tokens(old_text)
     found = cues(new_text)
     for c in found:
-        if c.kind in LINKED_KINDS and _names_in(c.old, old_toks):
+        if c.kind in LINKED_KINDS and _names_in(c.old, old_toks, old_text=old_text):
             if c.new and _names_in(c.new, old_toks, 1) and c.kind not in ("no_longer", "from_to") \
                     and not _names_in(c.new, content_tokens(c.old or ""), 1):
                 continue   # the old text already names the new value too: a comparison, not this change
@@ -635,7 +658,8 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
             said = [x for x in sentences(old_text) if set(_head(c.old)) & content_tokens(x)]
             if said and all(x.rstrip().endswith("?") or _HEDGE.search(x) for x in said):
                 continue   # the old text only asked or wondered about it ("What if we replaced Amplitude?")
-            return Verdict("superseded", 0.9, "cue", f"{c.kind}: '{c.old}' -> '{c.new or ''}'".strip())
+            return Verdict("superseded", 0.9, "cue", f"{c.kind}: '{c.old}' -> '{c.new or ''}'".strip(),
+                           _techish(c.old))
     sold, snew = slots(old_text), slots(new_text)
     # the values that differ are not the shared subject (a name of a vocabulary is: "Postgres moved to db2")
     values = {s.value for s in sold | snew if s.key[0] not in ("vocab", "life", "weekday", "time", "size")}
@@ -650,7 +674,8 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
                 and (o.key[0] != "duration" or c in strong or _setting_duration(n, c.sentence))
                 and (c.kind not in ("now", "weak", "plain") or not _ADDITIVE.search(c.sentence))]
         if tied:   # a duration ("five years" -> "seven years now") changes by itself: only a strong cue ties it
-            return Verdict("superseded", 0.8, "slot", what + f" ({tied[0].kind})")
+            return Verdict("superseded", 0.8, "slot", what + f" ({tied[0].kind})", o.key[0] in PROJECT_SLOTS or (
+                o.key[0] == "count" and not _SINGULAR.search(old_text) and not _SINGULAR.search(new_text)))
     if (v := _life_change(old_text, new_text)) is not None:
         return v
     for o, n in diffs:
@@ -659,7 +684,7 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
         what = _slot_change(o, n)
         if (o.key[0] == "ordinal" or not _ADDITIVE.search(new_text)) and not any(_vetoed(s) for s in sentences(new_text)
                                                       if n.value in s.lower()):
-            return Verdict("possible", 0.5, "slot", what)
+            return Verdict("possible", 0.5, "slot", what, o.key[0] in PROJECT_SLOTS)
     for c in strong:
         if c.kind == "moved_to" and c.obj and _names_in(c.obj, old_toks) and c.new \
                 and not _names_in(c.new, old_toks):

@@ -34,7 +34,8 @@ _PART = {w: w for w in """android ios web backend frontend desktop mobile worker
 dashboard admin website firmware""".split()}
 _PART["workers"] = "worker"
 _MACHINE = re.compile(r"\b(?:my|our\s+own|his|her)\s+(?:own\s+)?(?:laptop|machine|mac|macbook|pc|desktop|computer|"
-                      r"workstation|dev\s+box|home\s+server)\b|\bpersonal\s+(?:laptop|machine|computer|setup)\b|"
+                      r"workstation|dev\s+box|home\s+server|side\s+project|pet\s+project|hobby\s+project|"
+                      r"personal\s+project|homelab)\b|\bpersonal\s+(?:laptop|machine|computer|setup)\b|"
                       r"\bat\s+home\b|\blocally\b", re.I)
 _REGION = re.compile(r"\b(?P<r>EU|US|UK|APAC|EMEA|LATAM|Europe|Asia|[a-z]{2}-(?:east|west|north|south|central|"
                      r"northeast|southeast|northwest|southwest)-\d)\b|\b(?P<r2>eu|us|uk|asia)[-\s](?:region|cluster|"
