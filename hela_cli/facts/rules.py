@@ -51,7 +51,7 @@ _LINKED = [
                            r"(?:\s+[\w'-]+){0,4}?\s+from\s+(?P<old>" + _VAL + r")\s+"
                            r"(?:to|over\s+to|into)\s+" + _NEW, re.I)),
     ("from_to", re.compile(r"(?P<old>\b[\w@.+:/#$€£-]+(?:\s+[\w@.+:/#$€£-]+)?)\s*(?:->|→|=>|⇒)\s*" + _NEW, re.I)),
-    ("from_to", re.compile(r"(?P<new>[\w@.+:/#$€£-]+)\s*,?\s*\(?(?:up|down)\s+from\s+(?P<old>" + _VAL + r")" + _END_OBJ,
+    ("from_to", re.compile(r"(?P<new>[\w@.+:/#$€£-]+)\s*,?\s*\(?\b(?:up|down)\s+from\s+(?P<old>" + _VAL + r")" + _END_OBJ,
                            re.I)),
     ("from_to", re.compile(r"\((?:was|previously|formerly|before:?|used\s+to\s+be)\s+(?P<old>[^()]{1,40})\)", re.I)),
     ("replace", re.compile(r"\brenam(?:ed|ing)\s+(?:the\s+|our\s+)?(?P<old>" + _VAL + r")\s+(?:to|as)\s+" + _NEW, re.I)),
@@ -71,7 +71,7 @@ _LINKED = [
                              r"is\s+not|stopped|quit)\s+(?P<old>" + _VAL + r")\s+(?:anymore|any\s+more)\b", re.I)),
     ("retire", re.compile(r"\b(?:retired|decommissioned|deprecated|removed|killed|dropped|shut\s+down|"
                           r"got\s+rid\s+of|left|quit|sold|reverted|rolled\s+back|backed\s+out|switched\s+off|"
-                          r"turned\s+off|shut\s+off|archived|sunset(?:ted)?|disabled|scrapp(?:ed)?|scrap|ditched|"
+                          r"turned\s+off|shut\s+off|archived|sunsett(?:ed|ing)|disabled|scrapp(?:ed)?|scrap|ditched|"
                           r"abandoned|phased\s+out|ripped\s+out|stopped\s+using|moved\s+(?:off|away\s+from)|"
                           r"migrated\s+(?:off|away\s+from)|forget\s+about|gave\s+up|"
                           r"(?:let's|let\s+us)\s+not\s+(?:use|do|keep|go\s+with)|(?:^|[^\w\s]\s*|\b(?:please|just|and|then|so|actually|ok|"
@@ -119,7 +119,7 @@ _PLAIN = re.compile(   # strong: a change said outright
     r"rewr(?:ote|itten)|ported|rebuilt|from\s+(?:today|monday|this\s+\w+)\s+on|"
     r"starting\s+(?:today|now|this\s+week|(?:this\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
     r"effective\s+(?:today|immediately|now)|cut\s*-?\s*over|cutover|went\s+live|is\s+live|"
-    r"switched\s+off|turned\s+off|shut\s+off|read[\s-]only|sunset(?:ted)?|decommissioned|"
+    r"switched\s+off|turned\s+off|shut\s+off|read[\s-]only|sunsett(?:ed|ing)|decommissioned|"
     r"new\s+(?:rule|policy|process|convention)|(?:everyone|everybody|all\s+of\s+us|the\s+whole\s+team)\s+(?:is|are)\s+"
     r"(?:now\s+)?(?:on|using)|since\s+(?:last\s+\w+|yesterday|this\s+morning|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
     r"the\s+(?:migration|upgrade|move|switch|switchover|cutover|cut-over|rename|merger|relaunch|redesign|release|"
@@ -623,6 +623,8 @@ def _life_change(old_text: str, new_text: str) -> Verdict | None:
         for cat, old_v, new_v, at in life_changes(sent):
             if _OTHER.search(sent[:at]):
                 continue   # "my sister quit her job"
+            if any(c == cat for c, *_ in life_changes(old_text)):
+                continue   # the old text tells the same change ("since I lost my job"): nothing new
             vals = {v for c, v in olds if c == cat}
             if not vals or (new_v and (new_v in vals or new_v in low)):
                 continue   # nothing of this part of life before, or the old text already says the new value

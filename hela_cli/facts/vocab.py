@@ -182,6 +182,9 @@ _WEEKDAY = re.compile(r"\b(?P<d>mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?
 _WEEKDAY_FULL = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.I)
 _TIME = re.compile(r"\b(?P<h>[01]?\d|2[0-3])(?::(?P<m>[0-5]\d))?\s*(?P<ap>a\.?m\.?|p\.?m\.?)(?!\w)|"
                    r"\b(?P<h2>[01]?\d|2[0-3]):(?P<m2>[0-5]\d)\b(?!:)|\b(?P<noon>noon|midnight)\b", re.I)
+#: a weekday said as a schedule: "on Mondays", "every Tuesday", "moved to Thursday"
+_RECURRING = re.compile(r"\b(?:every|each|to|until|till|from)\s+$", re.I)
+_EVENT = re.compile(r"\b(?:last|yesterday|ago|tonight|tomorrow|this\s+past|next)\b", re.I)
 _SIZE = re.compile(r"\b(?P<n>\d+(?:\.\d+)?)\s?(?P<u>[kmgt]i?b|gigs?|megs?|terabytes?|gigabytes?|megabytes?)\b", re.I)
 
 
@@ -199,10 +202,12 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
     """(kind, value) of the weekdays, times of day and sizes ``text`` says: ``("weekday", "mon")``,
     ``("time", "09:30")``, ``("size", "16gb")``."""
     out: set[tuple[str, str]] = set()
-    if _WEEKDAY_FULL.search(text):
+    event = bool(_EVENT.search(text))   # "last Friday at 7pm": when something happened, not a schedule
+    if _WEEKDAY_FULL.search(text) and not event:
         for m in _WEEKDAY_FULL.finditer(text):
-            out.add(("weekday", m.group(0).lower()[:3]))
-    if any(c.isdigit() for c in text) or "noon" in text or "midnight" in text:
+            if m.group(0).lower().endswith("s") or _RECURRING.search(text[max(0, m.start() - 12):m.start()]):
+                out.add(("weekday", m.group(0).lower()[:3]))
+    if (any(c.isdigit() for c in text) or "noon" in text or "midnight" in text) and not event:
         for m in _TIME.finditer(text):
             out.add(("time", _time_value(m)))
         for m in _SIZE.finditer(text):
@@ -242,8 +247,10 @@ _LIFE_STATE: dict[str, re.Pattern[str]] = {
                           r"(?:car|truck|van|suv|motorcycle|motorbike|scooter|bike|e-bike|(?-i:[A-Z])[\w-]+))\b|"
                           r"\bmy\s+(?:old\s+|new\s+)?(?P<v2>car|truck|van|suv|motorcycle|motorbike|scooter|"
                           r"(?:civic|corolla|prius|tesla|jeep|golf|camry|accord|mustang|beetle|model\s+\w))\b", re.I),
-    "diet": re.compile(r"\b(?P<v>vegan|vegetarian|pescatarian|keto|paleo|gluten[\s-]free|dairy[\s-]free|"
-                       r"plant[\s-]based|carnivore|omnivore)\b|\b(?:i|we)\s+(?:eat|love|cook)\s+(?P<v2>meat|fish|steak|"
+    "diet": re.compile(r"\b(?:i'm|i\s+am|im|i've\s+been|i\s+have\s+been|we're|we\s+are|i\s+went|i\s+eat|i\s+stay|"
+                       r"i\s+keep|i\s+follow\s+a|(?:on|follow)\s+a|my)\s+(?:a\s+|an\s+|strict\s+|fully\s+|mostly\s+)?"
+                       r"(?P<v>vegan|vegetarian|pescatarian|keto|paleo|gluten[\s-]free|dairy[\s-]free|plant[\s-]based|"
+                       r"carnivore|omnivore)\b|\b(?:i|we)\s+(?:eat|love|cook)\s+(?P<v2>meat|fish|steak|"
                        r"chicken|burgers?)\b", re.I),
     "partner": re.compile(r"\bmy\s+(?P<v>boyfriend|girlfriend|partner|husband|wife|fianc[eé]e?|spouse|bf|gf)\b|"
                           r"\b(?:i|we)\s+(?:now\s+)?(?:have|got)\s+a\s+(?:new\s+)?(?P<v3>boyfriend|girlfriend|partner|"
