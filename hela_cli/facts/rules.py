@@ -465,7 +465,11 @@ def anchors(text: str) -> set[str]:
 
 def has_signal(text: str) -> bool:
     """Cheap gate before any candidate search: does ``text`` hold a change cue or a slot value at all?"""
-    return bool(cues(text)) or bool(slots(text)) or bool(life_changes(text))
+    if cues(text) or life_changes(text):
+        return True
+    # a vocabulary name, a weekday, a time or a life fact alone is no sign of a change (most chat turns
+    # have one: "I live in Boston", "on Zoom"); with a change word they are (the cues above)
+    return any(sl.key[0] not in ("vocab", "weekday", "time", "size", "life") for sl in slots(text))
 
 
 # ----------------------------------------------------------------------------------------------- decision
