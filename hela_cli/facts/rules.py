@@ -449,12 +449,16 @@ def cues(text: str) -> tuple[Cue, ...]:
 
 
 def anchors(text: str) -> set[str]:
-    """The keywords to look up the earlier memories a change in ``text`` may replace without naming them: the
+    """The keywords to look up the earlier memories a change in ``text`` may replace: the words of the old
+    value a cue names (a long plan that says it ranks low by vector and by all of the turn's words), the
     other names of a vocabulary class it names ("everyone is on Teams": slack, discord, ...) and the words of a
     part of life it tells a change of ("I quit my job": work, company, ...). Empty without a change cue."""
     if not cues(text) and not life_changes(text):
         return set()
     words: set[str] = set()
+    for c in cues(text):   # "drop the header versioning": the memories that say "header", "version"
+        if c.kind in LINKED_KINDS and c.old:
+            words.update(keywords(c.old))
     for cls, _ in vocab_values(text):
         if cls in EXCLUSIVE:   # a team has one chat tool; it may have several databases
             words.update(keywords(" ".join(VOCAB[cls])))
