@@ -291,8 +291,23 @@ def test_a_tool_line_is_no_statement(make_memory, hash_embedder):
     """A tool call or its result in an agent session states no decision: never a candidate, never a change."""
     mem = make_memory(embedder=hash_embedder, supersession__min_similarity=-1.0)
     mem.add_many("agent", [_agent("[result] `python --version` exit 0: Python 3.11.4", "user", 1, 0),
-                           _agent("We require Python 3.12 now.", "user", 2, 1)])
+                           _agent("We require Python 3.12 now.", "user", 2, 1),
+                           _agent("[tool output] Updated README.md: python 3.10 required", "tool", 3, 2),
+                           _agent("[tool output] Updated README.md: python 3.13 required now", "tool", 4, 3)])
     assert _marks(mem, "agent") == []
+
+
+def test_the_assistant_narrating_its_work_reverses_nothing(make_memory, hash_embedder):
+    """"Let's remove the old virtual environment" from the assistant describes what it does next; the same words
+    from the user are a decision."""
+    mem = make_memory(embedder=hash_embedder, supersession__min_similarity=-1.0)
+    old = "Let me activate the virtual environment first and then run the tests."
+    ids = mem.add_many("agent", [_agent(old, "assistant", 1, 0),
+                                 _agent("Let's remove the old virtual environment and the pip artifacts.", "assistant", 2, 1)])
+    assert len(ids) == 2 and _marks(mem, "agent") == []
+    ids = mem.add_many("agent2", [_agent(old, "assistant", 1, 0),
+                                  _agent("Let's remove the old virtual environment and the pip artifacts.", "user", 2, 1)])
+    assert [(o, n) for o, n, _, _ in _marks(mem, "agent2")] == [(ids[0], ids[1])]
 
 
 def test_a_team_speaks_for_its_project_a_person_for_their_life(make_memory, hash_embedder):

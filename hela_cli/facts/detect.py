@@ -73,7 +73,7 @@ def agent_turn(node: dict[str, Any]) -> bool:
 def _statement(node: dict[str, Any]) -> bool:
     """A turn that can state a fact of its speaker's: any turn but a chat assistant's long answer (an
     agent's long answer, a plan or a summary, is read sentence by sentence); a tool call or its result is not."""
-    if (node.get("text") or "").startswith((TOOL_PREFIX, RESULT_PREFIX)):
+    if (node.get("text") or "").startswith((TOOL_PREFIX, RESULT_PREFIX, "[tool output]")) or _voice(node) == "tool":
         return False
     return _voice(node) != "assistant" or len(node.get("text") or "") <= ASSISTANT_STATEMENT_CHARS \
         or agent_turn(node)
@@ -169,6 +169,8 @@ def detect(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg:
             v = decide_long(old["text"], node["text"], similarity=sim)
             if v.status is None or (not same and not v.project):
                 continue
+            if v.reason.startswith("drop:") and _voice(node) == "assistant":
+                continue   # "Let's remove the old venv": the assistant narrating its work, not a decision reversed
             f = Found(o, nid, v.confidence, v.status, v.detector, v.reason, round(float(sim), 4))
             if judge is not None:
                 f = _judged(judge, old["text"], node["text"], f)

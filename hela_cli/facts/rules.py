@@ -74,13 +74,15 @@ _LINKED = [
                           r"turned\s+off|shut\s+off|archived|sunsett(?:ed|ing)|disabled|scrapp(?:ed)?|scrap|ditched|"
                           r"abandoned|phased\s+out|ripped\s+out|stopped\s+using|moved\s+(?:off|away\s+from)|"
                           r"migrated\s+(?:off|away\s+from)|forget\s+about|gave\s+up|"
-                          r"(?:let's|let\s+us)\s+not\s+(?:use|do|keep|go\s+with)|(?:^|[^\w\s]\s*|\b(?:please|just|and|then|so|actually|ok|"
-                          r"okay|now|let's|we\s+should|you\s+can)\s+)(?:drop|remove|ditch|kill|scrap|revert|rip\s+out|"
-                          r"get\s+rid\s+of|undo|delete|disable|turn\s+off|skip)|(?:don't|do\s+not)\s+(?:want|need)\s+"
-                          r"(?:to\s+use\s+)?|(?:don't|do\s+not|stop)\s+(?:use|using)|"
+                          r"(?:don't|do\s+not|stop)\s+(?:use|using)|"
                           r"no\s+longer\s+(?:use|using|need|want)|(?:won't|will\s+not|aren't|are\s+not|not)\s+(?:be\s+)?"
                           r"(?:using|going\s+with|keeping)|moved\s+on\s+from)\s+(?:of\s+|on\s+)?"
                           r"(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
+    # what a person tells an agent to do (kind "drop": a decision only when the user says it)
+    ("drop", re.compile(r"(?:(?:let's|let\s+us)\s+not\s+(?:use|do|keep|go\s+with)|(?:^|[^\w\s]\s*|\b(?:please|just|and|then|"
+                        r"so|actually|ok|okay|now|let's|we\s+should|you\s+can)\s+)(?:drop|remove|ditch|kill|scrap|revert|"
+                        r"rip\s+out|get\s+rid\s+of|undo|delete|disable|turn\s+off|skip)|(?:don't|do\s+not)\s+(?:want|need)\s+"
+                        r"(?:to\s+use\s+)?)\s+(?:of\s+|on\s+)?(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
     ("retire", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:is|was|has\s+been|got|gets|are|were)\s+"
                           r"(?:now\s+)?(?:gone|retired|cancell?ed|deprecated|removed|shut\s+down|decommissioned|"
                           r"dropped|read[\s-]only|switched\s+off|turned\s+off|shut\s+off|archived|sunset(?:ted)?|"
@@ -504,7 +506,7 @@ def _techish(value: str | None) -> bool:
     return bool(v) and (bool(vocab_values(v)) or any(t in _TECH for t in tokens(v.lower())) or
                         any(_CODE_LIKE.search(w) for w in v.split()))
 #: cue kinds that name the old value
-LINKED_KINDS = ("replace", "from_to", "instead", "no_longer", "retire", "handover", "reverse")
+LINKED_KINDS = ("replace", "from_to", "instead", "no_longer", "retire", "handover", "reverse", "drop")
 
 
 #: words that name what kind of thing a value is, not which: "the old Jenkins box", "the Redis instance"
