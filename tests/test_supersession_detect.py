@@ -320,3 +320,13 @@ def test_a_team_speaks_for_its_project_a_person_for_their_life(make_memory, hash
         {"text": "Bumped the worker image from Python 3.11 to 3.12 this morning.", "speaker": "kofi", "time": T0 + 2 * DAY},
         {"text": "I no longer work at the bank, I quit my job.", "speaker": "kofi", "time": T0 + 3 * DAY}])
     assert [(o, n) for o, n, _, _ in _marks(mem, "team")] == [(ids[0], ids[2])]
+
+
+def test_chat_pleasantries_are_no_orders(make_memory, hash_embedder):
+    """"No worries, John!" twice in a chat (LoCoMo) replaces nothing: a short order ("no X", "Y, not X", "drop X")
+    counts only as what a user tells an agent."""
+    mem = make_memory(embedder=hash_embedder, supersession__min_similarity=-1.0)
+    mem.add_many("chat", [{"text": "No worries, John! You got this, keep it up.", "speaker": "Gina", "time": T0},
+                          {"text": "No worries, John! Keep it up, not just for the prize.", "speaker": "Gina",
+                           "time": T0 + DAY}])
+    assert _marks(mem, "chat") == []

@@ -111,15 +111,15 @@ def _parts(text: str, other_keywords: set[str]) -> list[str]:
     return [u for u in units if other_keywords & set(keywords(u))][:MAX_PARTS] or []
 
 
-def decide_long(old_text: str, new_text: str, similarity: float = 0.0) -> Verdict:
+def decide_long(old_text: str, new_text: str, similarity: float = 0.0, told: bool = True) -> Verdict:
     """:func:`~hela_cli.facts.rules.decide` for texts of any length: a long one is read by line and sentence
     (a summary holds many facts), the surest verdict of the parts is kept."""
     if len(old_text) <= ASSISTANT_STATEMENT_CHARS and len(new_text) <= ASSISTANT_STATEMENT_CHARS:
-        return decide(old_text, new_text, similarity=similarity)
+        return decide(old_text, new_text, similarity=similarity, told=told)
     best = NO_CHANGE
     for o in _parts(old_text, set(keywords(new_text))):
         for n in _parts(new_text, set(keywords(o))):
-            v = decide(o, n, similarity=similarity)
+            v = decide(o, n, similarity=similarity, told=told)
             if v.status and (best.status is None or (v.status == "superseded", v.confidence)
                              > (best.status == "superseded", best.confidence)):
                 best = v
@@ -144,6 +144,7 @@ def detect(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg:
         if node is None or not _statement(node) or not has_signal(node["text"]):
             continue
         mine = set(node["keywords"]) - speaker_kw
+        told = agent_turn(node) and _voice(node) == "user"
         hits = dict((o, s) for o, s in store.knn(space_id, vec, sc.candidates + len(new_ids) + 1)
                     if o != nid and s >= sc.min_similarity)
         by_words = [o for o, _ in store.keyword_search(space_id, sorted(mine), sc.candidates + len(new_ids) + 1)
@@ -166,11 +167,11 @@ def detect(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg:
             same = _same_subject(old, node)
             if not same and not _team(old, node):
                 continue
-            v = decide_long(old["text"], node["text"], similarity=sim)
+            # a user's short orders to an agent count; "No worries, John!" in chat and the assistant's
+            # "Let's remove the old venv" (narrating its next step) do not
+            v = decide_long(old["text"], node["text"], similarity=sim, told=told)
             if v.status is None or (not same and not v.project):
                 continue
-            if v.reason.startswith("drop:") and _voice(node) == "assistant":
-                continue   # "Let's remove the old venv": the assistant narrating its work, not a decision reversed
             f = Found(o, nid, v.confidence, v.status, v.detector, v.reason, round(float(sim), 4))
             if judge is not None:
                 f = _judged(judge, old["text"], node["text"], f)

@@ -62,8 +62,10 @@ _LINKED = [
                            re.I)),
     ("instead", re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<old>" + _VAL + r")\s*,\s*"
                            r"[a-z]+\b", re.I)),
-    ("instead", re.compile(r"(?P<new>[\w@.+:/#-]+)\s*,\s*not\s+(?P<old>" + _VAL + r")\s*(?:[,;.!]|$)", re.I)),
-    ("retire", re.compile(r"(?:^|[,:;.!]\s*|\b(?:actually|so|ok|okay|then|and)\s*,?\s+)no\s+(?:more\s+)?(?P<old>"
+    ("drop", re.compile(r"(?P<new>[\w@.+:/#-]+)\s*,\s*not\s+(?P<old>" + _VAL + r")\s*(?:[,;.!]|$)", re.I)),
+    ("drop", re.compile(r"(?:^|[,:;.!]\s*|\b(?:actually|so|ok|okay|then|and)\s*,?\s+)no\s+(?!(?:worries|worry|problems?|prob|idea|way|thanks|need|"
+                        r"doubt|rush|pressure|big\s+deal|clue|offen[cs]e|kidding|sweat|matter|one|time|wonder|luck|chance|"
+                        r"longer|change|changes)\b)(?:more\s+)?(?P<old>"
                           r"[\w@.+-]+(?:\s+[\w@.+-]+)??)\s*(?:please|at\s+all|after\s+all|anymore|for\s+now)?\s*"
                           r"(?:[,;.!]|$)", re.I)),
     ("no_longer", re.compile(r"\b(?:no\s+longer|not\s+(?:anymore|any\s+more))\s+(?P<old>" + _VAL + r")" + _END, re.I)),
@@ -646,7 +648,7 @@ def _life_change(old_text: str, new_text: str) -> Verdict | None:
     return best
 
 
-def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
+def decide(old_text: str, new_text: str, *, similarity: float = 0.0, told: bool = True) -> Verdict:
     """Does ``new_text`` (said later, by the same speaker) replace ``old_text``?
 
     * superseded 0.9 (cue): a change cue names something the old text says ("replaced vLLM ...", "from
@@ -655,12 +657,18 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
     * possible 0.5 (slot): the same slot has another value, no cue (unless an additive word: a second pet);
     * possible 0.4 (cue): "moved X to Y" with X in the old text and Y not;
     * else no change (a change word alone, however similar the texts, ties nothing: on LoCoMo that rule
-      marked 2.5 % of all memories, nearly all wrongly). ``similarity`` is kept for the record."""
+      marked 2.5 % of all memories, nearly all wrongly). ``similarity`` is kept for the record.
+
+    ``told``: the new text is what a user tells an agent, so its short orders count ("drop the header
+    versioning", "no Redis", "Postgres, not SQLite"; cue kind ``drop``); in chat ("No worries, John!") and
+    in the assistant's narration ("Let's remove the old venv") they do not."""
     if all(x.rstrip().endswith("?") for x in sentences(old_text)):
         return NO_CHANGE   # a question states no fact to replace
     old_toks = content_tokens(old_text)
     found = cues(new_text)
     for c in found:
+        if c.kind == "drop" and not told:
+            continue
         if c.kind in LINKED_KINDS and _names_in(c.old, old_toks, old_text=old_text):
             if c.new and _names_in(c.new, old_toks, 1) and c.kind not in ("no_longer", "from_to") \
                     and not _names_in(c.new, content_tokens(c.old or ""), 1):
