@@ -405,3 +405,63 @@ def test_three_sessions_the_change_is_detected_at_capture(setup):
     texts, _, _ = _third_session(setup, new)
     assert not [line for line in _lines(texts) if "GitHub Actions" in line and "superseded" in line]
     assert _marks(setup["db"]) == [(old, new, "cue", "superseded")]   # the question marks nothing
+
+
+# ------------------------------------------------------------ facts that change, said the way people say them
+UNNAMED_OLD = "Context for later: our team standup is at 9:30 every weekday, on Zoom."
+UNNAMED_NEW = "From now on the standup is at 10:15 instead, same Zoom link."
+UNNAMED_QUESTION = "What time is our team standup?"
+
+PLAN_PROMPT = "Plan the export API of the reading app, in three short steps."
+PLAN = ("Plan: 1. Version the export API with an Accept-Version header. 2. Keep the finished exports in S3 "
+        "for 7 days. 3. Run the export jobs on Celery.")
+REVERSAL = "Actually, drop the header versioning: put the version in the path, /v1/exports."
+REVERSAL_QUESTION = "How is the export API versioned?"
+
+
+def _node(db, needle: str, role: str) -> int:
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT id, text FROM nodes WHERE role = ? OR speaker = ?", (role, role)).fetchall()
+    finally:
+        con.close()
+    return next(i for i, t in rows if needle in t)
+
+
+def _three_sessions_marked(setup: dict[str, Any], first: tuple[str, str], second: tuple[str, str], old_words: str,
+                           old_role: str, new_words: str, question: str) -> None:
+    """Session 1 (prompt, the model's reply), session 2 (prompt, reply), both captured: the capture of session 2
+    marks the memory holding ``old_words`` (said by ``old_role``) superseded by the user's turn holding
+    ``new_words``; session 3 asks ``question`` and every line of its request holding ``old_words`` carries the
+    mark ``(superseded by #new, DATE)``."""
+    with fake_messages_api(first[1]) as api:
+        _, sid1 = session(setup, api, first[0])
+    wait_for(setup, captured(sid1))
+    with fake_messages_api(second[1]) as api:
+        _, sid2 = session(setup, api, second[0])
+    wait_for(setup, captured(sid2))
+    old, new = _node(setup["db"], old_words, old_role), _node(setup["db"], new_words, "user")
+    assert [m for m in _marks(setup["db"]) if m[:2] == (old, new) and m[3] == "superseded"], _marks(setup["db"])
+    with fake_messages_api("Noted.") as api:
+        session(setup, api, question)
+        texts = api.texts()
+    assert [t for t in texts if question in t], texts[:1]
+    lines = [line for line in _lines(texts) if old_words in line]
+    assert lines, texts[-1][:3000]                   # the old fact is recalled (history stays) ...
+    mark = re.compile(rf"\(superseded by #{new}, \d{{4}}-\d{{2}}-\d{{2}}\)")
+    assert all(mark.search(line) for line in lines), lines   # ... and only with its mark
+
+
+def test_a_change_that_does_not_name_the_old_value_reaches_the_next_session_marked(setup):
+    """Issue 45: "from now on ... instead" names only the new time; the capture of session 2 marks the standup
+    time of session 1 superseded (a time-of-day slot tied to the change words), and session 3 sees it marked."""
+    _three_sessions_marked(setup, (UNNAMED_OLD, "Noted."), (UNNAMED_NEW, "Noted."), "9:30", "user", "10:15",
+                           UNNAMED_QUESTION)
+
+
+def test_the_users_reversal_of_the_assistants_plan_reaches_the_next_session_marked(setup):
+    """Issue 45: in an agent session the user and the assistant speak for one project. The assistant's plan
+    (session 1, a long answer read by sentence) decided header versioning; the user drops it in session 2: the
+    plan is marked superseded by the user's turn and session 3 sees it marked."""
+    _three_sessions_marked(setup, (PLAN_PROMPT, PLAN), (REVERSAL, "Done: the version is in the path now."),
+                           "Accept-Version header", "assistant", "drop the header versioning", REVERSAL_QUESTION)

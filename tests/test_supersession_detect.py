@@ -188,3 +188,133 @@ def test_hook_capture_marks_through_its_write(make_memory, hash_embedder):
     assert first == {"added": 1, "skipped": 0}
     store_turns(mem, "repo", [Turn("user", "We replaced vLLM with SGLang last week.", T0 + DAY, "", "s2", "u2", "user")])
     assert [(m[2], m[3]) for m in _marks(mem, "repo")] == [("superseded", "cue")]
+
+
+# ------------------------------------------------------------ issue 45: precision first, changes as people say them
+
+@pytest.mark.parametrize("old, new, status", [
+    # the old value not named: a vocabulary of interchangeable things, a typed slot, a status of the old thing
+    ("Team chat happens in Slack.", "Since Monday everyone is on Microsoft Teams.", "superseded"),
+    ("Planning is every Monday at 11:00.", "From now on planning is on Thursdays instead.", "superseded"),
+    ("Standup is at 9:30.", "Standup moved to 10:15 for everyone.", "superseded"),
+    ("The old Jenkins box builds every branch.", "The Jenkins instance is read-only until we delete it.", "superseded"),
+    ("Merges to main are squash merges.", "Going forward we use rebase and merge on main.", "superseded"),
+    ("Retention for raw events is 30 days.", "Retention for raw events is 90 days now.", "superseded"),
+    # a reversal said as people say it to an agent
+    ("Plan: version the API with an Accept-Version header, store exports in S3.",
+     "Actually, drop the header versioning and put the version in the path.", "superseded"),
+    ("Decision: we keep the monolith for now.", "Scratch the monolith decision, we split out billing.", "superseded"),
+    ("The search index is built by Elasticsearch.", "Elasticsearch was replaced by OpenSearch last sprint.", "superseded"),
+    ("The request timeout is 30 seconds.", "We lowered the timeout from 30 to 10 seconds.", "superseded"),
+])
+def test_changes_said_the_way_people_say_them(old, new, status):
+    assert decide(old, new).status == status, decide(old, new)
+
+
+@pytest.mark.parametrize("old, new, status", [
+    ("I work as a nurse at the county hospital.", "I handed in my notice and got laid off the same week, long story.",
+     "superseded"),
+    ("I live in Leeds, in a flat near the station.", "We moved to Bristol in the spring.", "superseded"),
+    ("I drive an old Fiesta.", "I finally sold the Fiesta.", "superseded"),
+    ("I eat meat most days.", "I went vegetarian in January.", "superseded"),
+    ("My girlfriend Ana and I cook every Sunday.", "Ana and I broke up last month.", "superseded"),
+    ("I'm studying accounting at night school.", "I dropped the accounting course.", "superseded"),
+    ("I play hockey on Sundays.", "I gave up hockey after the knee injury.", "superseded"),
+    ("I take the bus to work.", "I work from home full time now.", "superseded"),
+])
+def test_life_changes_told_as_stories(old, new, status):
+    assert decide(old, new).status == status, decide(old, new)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("The Android build uses JDK 17.", "We upgraded the backend to JDK 21."),                  # another component
+    ("The US region runs Postgres 14.", "We upgraded the EU region to Postgres 16."),          # another environment
+    ("The read replica runs on db2.internal.", "The primary moved to db3.internal."),          # replica vs primary
+    ("The staging API listens on port 8080.", "The prod API listens on port 9090 now."),
+    ("The project needs Node 18.", "I upgraded my laptop to Node 22."),                        # a personal machine
+    ("I work at a bank downtown.", "My sister started a new job at a bank in York."),          # another person
+    ("I live in Leeds.", "My brother moved to Manchester last week."),
+    ("We use Slack for team chat.", "We also added Discord for the community now."),           # additive
+    ("I play hockey on Sundays.", "I haven't quit hockey, whatever Tom says."),                # negated
+    ("I live in Leeds.", "If I ever moved to London I'd have to sell the car."),               # hypothetical
+    ("Team chat happens in Slack.", "The growth team uses Teams rather than Slack."),           # another team
+])
+def test_another_subject_is_not_replaced(old, new):
+    assert decide(old, new).status is None, decide(old, new)
+
+
+def test_vocabularies_typed_and_life_slots():
+    from hela_cli.facts.vocab import life_changes, other_subject, typed_values, vocab_values
+    assert vocab_values("We moved CI from Jenkins to GitHub Actions") == {("ci", "jenkins"), ("ci", "github actions")}
+    assert ("language", "go") not in vocab_values("let's go with it")           # a common word is not a name
+    assert typed_values("every Tuesday at 3pm, 16 GB") == {("weekday", "tue"), ("time", "15:00"), ("size", "16gb")}
+    assert {c for c, *_ in life_changes("I quit my job and moved to Porto")} == {"job", "home"}
+    assert not life_changes("she quit her job")                                  # not the speaker's
+    assert other_subject("The EU region runs Postgres 14", "the US region is on Postgres 16")
+    assert not other_subject("The staging API is on port 8080", "the staging API moved to port 9090")
+
+
+def _agent(text: str, role: str, i: int, day: float) -> dict:
+    return {"text": text, "speaker": role, "role": role, "id": f"msg-{i}", "time": T0 + day * DAY}
+
+
+def test_in_an_agent_session_the_user_reverses_the_assistants_plan(make_memory, hash_embedder):
+    """Issue 45: turns with an agent's ids (a captured or imported session) speak with one voice: the user's
+    reversal replaces the plan the assistant wrote, a long answer read by sentence. The same texts in a chat
+    (no ids: LongMemEval, an export) are two speakers: nothing is marked."""
+    plan = ("Here is the plan for the export feature. " + "We keep the code small and tested. " * 10 +
+            "The API is versioned with an Accept-Version header. Exports are kept in S3 for 7 days.")
+    assert len(plan) > 400
+    reversal = "Actually, drop the header versioning: put the version in the path, /v1/exports."
+    mem = make_memory(embedder=hash_embedder, supersession__min_similarity=-1.0)
+    ids = mem.add_many("agent", [_agent("Plan the export feature.", "user", 1, 0), _agent(plan, "assistant", 2, 0),
+                                 _agent(reversal, "user", 3, 2)])
+    assert [(o, n, s) for o, n, s, _ in _marks(mem, "agent")] == [(ids[1], ids[2], "superseded")]
+    chat = mem.add_many("chat", [{"text": plan, "speaker": "assistant", "role": "assistant", "time": T0},
+                                 {"text": reversal, "speaker": "user", "role": "user", "time": T0 + DAY}])
+    assert len(chat) == 2 and _marks(mem, "chat") == []
+
+
+def test_a_tool_line_is_no_statement(make_memory, hash_embedder):
+    """A tool call or its result in an agent session states no decision: never a candidate, never a change."""
+    mem = make_memory(embedder=hash_embedder, supersession__min_similarity=-1.0)
+    mem.add_many("agent", [_agent("[result] `python --version` exit 0: Python 3.11.4", "user", 1, 0),
+                           _agent("We require Python 3.12 now.", "user", 2, 1),
+                           _agent("[tool output] Updated README.md: python 3.10 required", "tool", 3, 2),
+                           _agent("[tool output] Updated README.md: python 3.13 required now", "tool", 4, 3)])
+    assert _marks(mem, "agent") == []
+
+
+def test_the_assistant_narrating_its_work_reverses_nothing(make_memory, hash_embedder):
+    """"Let's remove the old virtual environment" from the assistant describes what it does next; the same words
+    from the user are a decision."""
+    mem = make_memory(embedder=hash_embedder, supersession__min_similarity=-1.0)
+    old = "Let me activate the virtual environment first and then run the tests."
+    ids = mem.add_many("agent", [_agent(old, "assistant", 1, 0),
+                                 _agent("Let's remove the old virtual environment and the pip artifacts.", "assistant", 2, 1)])
+    assert len(ids) == 2 and _marks(mem, "agent") == []
+    ids = mem.add_many("agent2", [_agent(old, "assistant", 1, 0),
+                                  _agent("Let's remove the old virtual environment and the pip artifacts.", "user", 2, 1)])
+    assert [(o, n) for o, n, _, _ in _marks(mem, "agent2")] == [(ids[0], ids[1])]
+
+
+def test_a_team_speaks_for_its_project_a_person_for_their_life(make_memory, hash_embedder):
+    """Issue 45: in a team's space another member's change of a project fact (a version, a tool) replaces it;
+    a person's own life is never replaced by what someone else says of theirs (LoCoMo's friends)."""
+    mem = make_memory(embedder=hash_embedder, supersession__min_similarity=-1.0)
+    ids = mem.add_many("team", [
+        {"text": "The worker image is built on Python 3.11.", "speaker": "lena", "time": T0},
+        {"text": "I work at the bank downtown.", "speaker": "omar", "time": T0 + DAY},
+        {"text": "Bumped the worker image from Python 3.11 to 3.12 this morning.", "speaker": "kofi", "time": T0 + 2 * DAY},
+        {"text": "I no longer work at the bank, I quit my job.", "speaker": "kofi", "time": T0 + 3 * DAY}])
+    assert [(o, n) for o, n, _, _ in _marks(mem, "team")] == [(ids[0], ids[2])]
+
+
+def test_chat_pleasantries_are_no_orders(make_memory, hash_embedder):
+    """"No worries, John!" twice in a chat (LoCoMo) replaces nothing: a short order ("no X", "Y, not X", "drop X")
+    counts only as what a user tells an agent."""
+    mem = make_memory(embedder=hash_embedder, supersession__min_similarity=-1.0)
+    mem.add_many("chat", [{"text": "No worries, John! You got this, keep it up.", "speaker": "Gina", "time": T0},
+                          {"text": "No worries, John! Keep it up, not just for the prize.", "speaker": "Gina",
+                           "time": T0 + DAY}])
+    assert _marks(mem, "chat") == []

@@ -2,7 +2,8 @@
 memories marked) and recall before / after (is the newest value's evidence recalled, above the old one?).
 
     python benchmarks/quality/changed_facts.py [--locomo FILE] [--lme FILE] [--lme-items ku|all|ID,...]
-                                       [--records F] [--json F]
+                                               [--suite DIR ...] [--no-coding] [--no-ab] [--no-recall]
+                                               [--records F] [--json F]
 
 * The suite (benchmarks/quality/changed_facts/README.md): the coding-project sessions of ``changed_facts/coding/``
   (one space each) and, with ``--locomo``, the five LoCoMo dev conversations (one space each) with the
@@ -11,6 +12,11 @@ memories marked) and recall before / after (is the newest value's evidence recal
   run: the coding suite and the first ``--ab`` LoCoMo conversations are also ingested with detection off,
   conversation by conversation in alternating order (ingest CPU seconds, ``time.process_time`` of this
   process: the embedder runs in it); and the CPU seconds spent inside detection are counted on every ingest.
+* ``--suite DIR``: another folder of project files in the same format, scored the same way (the held-out test
+  half, ``changed_facts/test/``); ``--no-coding`` leaves the dev half out.
+* Per kind (the first word of a case's annotation, ``CHANGE_KINDS`` and ``DISTRACTOR_KINDS``): how many
+  changes are marked superseded / marked at all, how many distractors carry a superseded mark / any mark;
+  printed as a table at the end (no sentence of the suite is printed: a test half can be scored unread).
 * Detection is scored against the annotations: precision = marks naming an annotated (old, new) pair /
   all marks of the corpus, recall = annotated pairs marked / all annotated pairs; for "superseded" marks
   and for any mark. Marks on an annotated distractor pair are counted by kind. The share of memories
@@ -84,9 +90,21 @@ def parse_project(path: Path) -> tuple[Conversation, list[tuple[str, str, str]],
     return Conversation(f"cf-{path.stem}", turns, str(path), keyed=True), changes, distractors
 
 
-def coding_suite() -> tuple[list[Conversation], dict[str, list], dict[str, list]]:
+#: the kinds a case is reported by (the first word of its annotation's kind): changes, then distractors
+CHANGE_KINDS = ("outright", "unnamed", "life", "agent")
+DISTRACTOR_KINDS = ("other-component", "other-environment", "other-person", "additive", "hypothetical", "plan",
+                    "question", "negated", "quoted", "now-other-sense")
+
+
+def kind_of(label: str) -> str:
+    """The kind a case is reported by: the first word of its annotation (``unnamed version`` -> ``unnamed``)."""
+    return (label.split() or ["?"])[0].lower()
+
+
+def coding_suite(folder: Path | None = None) -> tuple[list[Conversation], dict[str, list], dict[str, list]]:
+    """The project files (``*.txt``) of ``folder`` (default: the dev half, ``changed_facts/coding/``)."""
     convs, gold, dis = [], {}, {}
-    for p in sorted((SUITE / "coding").glob("*.txt")):
+    for p in sorted((folder or SUITE / "coding").glob("*.txt")):
         conv, ch, di = parse_project(p)
         convs.append(conv)
         gold[conv.name], dis[conv.name] = ch, di
@@ -167,6 +185,7 @@ def score(corpus: str, store: Store, convs: list[Conversation], gold: dict[str, 
     n_marks = {"superseded": 0, "any": 0}
     n_gold = found_s = found_any = 0
     distractor_hits: dict[str, int] = {}
+    by_kind: dict[str, dict[str, int]] = {}
     by_detector: dict[str, dict[str, int]] = {}
     marked_old = {"superseded": 0, "possible": 0}
     nodes = 0
@@ -209,6 +228,18 @@ def score(corpus: str, store: Store, convs: list[Conversation], gold: dict[str, 
                 records.append({"kind": "missed", "corpus": corpus, "space": conv.name, "old": o, "new": n,
                                 "change": k, "cosine": round(float(vec[ids[o]] @ vec[ids[n]]), 3),
                                 "old_text": nodes_on[ids[o]]["text"][:300], "new_text": nodes_on[ids[n]]["text"][:300]})
+        dis_s = {(m["old"], m["new"]) for m in marks if m["status"] == "superseded"}
+        dis_any = {(m["old"], m["new"]) for m in marks}
+        for o, n, k in gold.get(conv.name, []):
+            c = by_kind.setdefault(kind_of(k), {"what": "change", "cases": 0, "superseded": 0, "any": 0})
+            c["cases"] += 1
+            c["superseded"] += (o, n) in hit_s
+            c["any"] += (o, n) in hit_any
+        for (o, n), k in dpairs.items():
+            c = by_kind.setdefault(kind_of(k), {"what": "distractor", "cases": 0, "superseded": 0, "any": 0})
+            c["cases"] += 1
+            c["superseded"] += (o, n) in dis_s
+            c["any"] += (o, n) in dis_any
         found_s += len(hit_s)
         found_any += len(hit_any)
         marked_old["superseded"] += len(olds["superseded"])
@@ -224,9 +255,37 @@ def score(corpus: str, store: Store, convs: list[Conversation], gold: dict[str, 
             "recall_superseded": ratio(found_s, n_gold), "recall_any": ratio(found_any, n_gold),
             "distractors": sum(len(v) for v in dis.values()), "distractor_marks": distractor_hits,
             "by_detector": by_detector,
+            "by_kind": {k: {**v, "superseded_pct": ratio(v["superseded"], v["cases"]),
+                            "any_pct": ratio(v["any"], v["cases"])}
+                        for k, v in sorted(by_kind.items(), key=lambda kv: _kind_order(kv[0]))},
             "marked_share_superseded": ratio(marked_old["superseded"], nodes),
             "marked_share_possible": ratio(marked_old["possible"], nodes),
             "marked_share_any": ratio(marked_old["superseded"] + marked_old["possible"], nodes)}
+
+
+def _kind_order(kind: str) -> tuple[int, str]:
+    known = [*CHANGE_KINDS, *DISTRACTOR_KINDS]
+    return (known.index(kind) if kind in known else len(known), kind)
+
+
+def kind_table(name: str, det: dict[str, Any]) -> str:
+    """The per-kind figures of one corpus as a Markdown table: changes marked superseded / marked at all
+    (recall), distractors marked superseded / marked at all (false marks), and the distractors together."""
+    rows = [f"| {name}: kind | cases | marked superseded | marked at all |", "| --- | --- | --- | --- |"]
+    tot = {"cases": 0, "superseded": 0, "any": 0}
+    for k, v in det["by_kind"].items():
+        rows.append(f"| {v['what']}: {k} | {v['cases']} | {v['superseded']} ({v['superseded_pct']} %) | "
+                    f"{v['any']} ({v['any_pct']} %) |")
+        if v["what"] == "distractor":
+            for f in tot:
+                tot[f] += v[f]
+    if tot["cases"]:
+        pct = {f: round(100.0 * tot[f] / tot["cases"], 1) for f in ("superseded", "any")}
+        rows.append(f"| distractors, all | {tot['cases']} | {tot['superseded']} ({pct['superseded']} %) | "
+                    f"{tot['any']} ({pct['any']} %) |")
+    rows.append(f"| precision of the marks in these files: superseded / any | | {det['precision_superseded']} % "
+                f"| {det['precision_any']} % |")
+    return "\n".join(rows)
 
 
 def _ranks(mem: Memory, space: str, question: str, now: float | None = None) -> dict[str, int]:
@@ -339,6 +398,66 @@ def lme(path: str, which: str, emb: Any, tmp: Path, records: list[dict[str, Any]
     return out
 
 
+BOOKMINDER = Path(__file__).resolve().parent.parent / "agents" / "coding_memory"
+
+
+def bookminder(emb: Any, tmp: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The real BookMinder Claude Code sessions (benchmarks/coding_memory/) imported into one space with
+    detection on (agent sessions: the user and the assistant speak for one project); for each question of kind
+    ``changed`` (a decision later changed; its evidence is the later state): does a mark name an evidence
+    record as the successor of an earlier record, and does the evidence come out above the records it
+    replaced? The question asked with the marks (after) and again with every mark removed (before)."""
+    qs = [q for q in json.loads((BOOKMINDER / "questions.json").read_text(encoding="utf-8"))["questions"]
+          if q["kind"] == "changed"]
+    convs = [c for p in sorted((BOOKMINDER / "data" / "bookminder").glob("*.jsonl"))
+             for c in parse_file(str(p), "claude_code", tool_output_chars=400)]
+    convs.sort(key=lambda c: min(t.timestamp for t in c.turns))
+    cfg = Config()
+    cfg.db = str(tmp / "bookminder.db")
+    mem = Memory(cfg, store=Store(cfg.db), embedder=emb)
+    c0 = time.process_time()
+    for c in convs:
+        ingest_conversations(mem.store, emb, [c], cfg, space="bookminder")
+    sp = mem.store.require_space("bookminder")
+    rows = mem.store.space_supersessions(sp.id)
+    n_nodes = mem.store.count_nodes(sp.id)
+    nodes = mem.store.get_nodes({r[k] for r in rows for k in ("old_id", "new_id")})
+    out: dict[str, Any] = {"memories": n_nodes, "marks": len(rows),
+                           "marks_superseded": sum(r["status"] == "superseded" for r in rows),
+                           "marked_share": round(100.0 * len({r["old_id"] for r in rows}) / n_nodes, 2),
+                           "cpu_s_ingest": round(time.process_time() - c0, 1), "changed_questions": len(qs),
+                           "evidence_marked_as_successor": 0, "current_first": {"before": 0, "after": 0},
+                           "evidence_recalled": {"before": 0, "after": 0}}
+    for r in rows:
+        records.append({"kind": "bookminder-mark", "status": r["status"], "detector": r["detector"],
+                        "old": nodes[r["old_id"]]["source_id"], "new": nodes[r["new_id"]]["source_id"],
+                        "old_text": nodes[r["old_id"]]["text"][:300], "new_text": nodes[r["new_id"]]["text"][:300]})
+    by_new: dict[str, list[str]] = {}
+    for r in rows:
+        by_new.setdefault(nodes[r["new_id"]]["source_id"], []).append(nodes[r["old_id"]]["source_id"])
+    per_q = []
+    for q in qs:
+        olds = sorted({o for e in q["evidence"] for o in by_new.get(e, [])})
+        out["evidence_marked_as_successor"] += bool(olds)
+        per_q.append({"kind": "bookminder-question", "id": q["id"], "prompt": q["prompt"], "replaced": olds})
+    for side in ("after", "before"):
+        if side == "before":
+            for r in rows:
+                mem.store.unmark_superseded(sp.id, r["old_id"], r["new_id"])
+        for rec, q in zip(per_q, qs):
+            res = mem.retrieve(q["prompt"], "bookminder", learn=False)
+            ranks = {m.get("source_id"): i for i, m in enumerate(res.memories)}
+            rg = min((ranks[e] for e in q["evidence"] if e in ranks), default=None)
+            ro = min((ranks[o] for o in rec["replaced"] if o in ranks), default=None)
+            out["evidence_recalled"][side] += rg is not None
+            first = rg is not None and (ro is None or rg < ro)
+            out["current_first"][side] += first and bool(rec["replaced"])
+            rec[side] = {"evidence_rank": rg, "replaced_rank": ro}
+    records.extend(per_q)
+    mem.close()
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--locomo", help="LoCoMo dev file (the five conversations): annotated changes + over-invalidation")
@@ -346,7 +465,14 @@ def main() -> None:
     ap.add_argument("--lme-items", default="ku", help="ku (knowledge-update items), all, or ids")
     ap.add_argument("--records", help="write every mark, miss and recall record here (JSON lines)")
     ap.add_argument("--json", help="write the summary here")
-    ap.add_argument("--no-coding", action="store_true", help="skip the coding-project sessions")
+    ap.add_argument("--no-coding", action="store_true", help="skip the coding-project sessions (the dev half)")
+    ap.add_argument("--suite", action="append", default=[], metavar="DIR",
+                    help="also score the project files of DIR (the same format as changed_facts/coding/; e.g. "
+                    "the test half changed_facts/test); repeatable")
+    ap.add_argument("--no-ab", action="store_true", help="no detection-off ingest (no throughput A/B)")
+    ap.add_argument("--no-recall", action="store_true", help="no recall before / after")
+    ap.add_argument("--bookminder", action="store_true", help="the real BookMinder sessions (coding_memory/): "
+                    "reversed decisions marked, and current-first")
     ap.add_argument("--ab", type=int, default=1, help="LoCoMo conversations also ingested with detection off "
                     "for the throughput A/B (the coding suite always is; default 1)")
     a = ap.parse_args()
@@ -364,17 +490,24 @@ def main() -> None:
         corpora = []
         if not a.no_coding:
             corpora.append(("coding", *coding_suite()))
+        for folder in a.suite:
+            corpora.append((Path(folder).name, *coding_suite(Path(folder))))
         if a.locomo:
             corpora.append(("locomo", *locomo_suite(a.locomo)))
         _timed_detection()
         for name, convs, gold, dis in corpora:
-            timing = ingest_ab(convs, mem_a, mem_b, emb, None if name == "coding" else a.ab)
+            timing = ingest_ab(convs, mem_a, mem_b, emb, 0 if a.no_ab else None if name != "locomo" else a.ab)
             det = score(name, mem_b.store, convs, gold, dis, records)
-            rec = recall_ab(name, mem_b, convs, gold, records)
+            rec = None if a.no_recall else recall_ab(name, mem_b, convs, gold, records)
             summary[name] = {"ingest": timing, "detection": det, "recall": rec}
             print(json.dumps({name: summary[name]}, indent=1), flush=True)
+        for name, *_ in corpora:
+            print(f"\n{kind_table(name, summary[name]['detection'])}", flush=True)
         mem_a.close()
         mem_b.close()
+        if a.bookminder:
+            summary["bookminder"] = bookminder(emb, tmp, records)
+            print(json.dumps({"bookminder": summary["bookminder"]}, indent=1), flush=True)
         if a.lme:
             summary["lme"] = lme(a.lme, a.lme_items, emb, tmp, records)
             print(json.dumps({"lme": summary["lme"]}, indent=1), flush=True)

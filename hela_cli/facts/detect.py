@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from hela_cli.config import Config
-from hela_cli.facts.rules import decide, has_signal
+from hela_cli.text.session_lines import line_kind
+from hela_cli.facts.rules import NO_CHANGE, Verdict, anchors, decide, has_signal, sentences
 from hela_cli.text.keywords import keywords
 
 #: a chat function for the judge: prompt -> reply text (None: no judge)
@@ -51,16 +52,77 @@ class Found:
 ASSISTANT_STATEMENT_CHARS = 400
 
 
+_VOICES = ("user", "assistant")
+
+
+def _voice(node: dict[str, Any]) -> str:
+    return (node.get("role") or node.get("speaker") or "").strip().lower()
+
+
+def agent_turn(node: dict[str, Any]) -> bool:
+    """A turn of a coding agent's session (captured by a hook, imported from a transcript, or added with its
+    own id): the user or the assistant, stored under the id the agent gave it (its content hash is the id's).
+    A chat's turns (LongMemEval, a ChatGPT export) are stored by position and are not."""
+    from hela_cli.ingest.nodes import source_hash   # here: hela_cli.ingest imports this module
+
+    sid = node.get("source_id")
+    return _voice(node) in _VOICES and bool(sid) and node.get("hash") == source_hash(sid)
+
+
 def _statement(node: dict[str, Any]) -> bool:
-    """A turn that can state a fact of its speaker's: any turn but a long assistant answer."""
-    return (node.get("role") or node.get("speaker") or "").strip().lower() != "assistant" \
-        or len(node.get("text") or "") <= ASSISTANT_STATEMENT_CHARS
+    """A turn that can state a fact of its speaker's: any turn but a chat assistant's long answer (an
+    agent's long answer, a plan or a summary, is read sentence by sentence); a tool call or its result is not."""
+    if line_kind(node.get("text")) in ("tool", "result", "commit", "tool_output") or _voice(node) == "tool":
+        return False
+    return _voice(node) != "assistant" or len(node.get("text") or "") <= ASSISTANT_STATEMENT_CHARS \
+        or agent_turn(node)
 
 
 def _same_subject(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """The same speaker says both (a person's own facts; the user's facts about their project)."""
+    """The same speaker says both (a person's own facts; the user's facts about their project); in an agent
+    session the user and the assistant speak for one project (the user's reversal replaces what the assistant
+    decided or recorded)."""
     a, b = (old.get("speaker") or "").strip().lower(), (new.get("speaker") or "").strip().lower()
-    return bool(a) and a == b and _statement(old)
+    if not _statement(old):
+        return False
+    return (bool(a) and a == b) or (agent_turn(old) and agent_turn(new))
+
+
+def _team(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Two named speakers of one space (not a chat's or an agent's user and assistant: a chat assistant's
+    answer is general knowledge, an agent's is handled by :func:`_same_subject`): a team speaks for its project,
+    so another member's change of a project fact replaces it (the verdict must be about a project's fact, see
+    :attr:`~hela_cli.facts.rules.Verdict.project`); a person's life stays their own."""
+    a, b = (old.get("speaker") or "").strip().lower(), (new.get("speaker") or "").strip().lower()
+    return bool(a) and bool(b) and a != b and _statement(old) and a not in _VOICES and b not in _VOICES
+
+
+#: a long text is compared by these parts (lines, then sentences), at most this many of each side
+MAX_PARTS = 24
+
+
+def _parts(text: str, other_keywords: set[str]) -> list[str]:
+    """A long text (an agent's plan or summary) as the lines or sentences that share a keyword with the other
+    text; a short one as itself."""
+    if len(text) <= ASSISTANT_STATEMENT_CHARS:
+        return [text]
+    units = [u for line in text.splitlines() for u in sentences(line) if u.strip()]
+    return [u for u in units if other_keywords & set(keywords(u))][:MAX_PARTS] or []
+
+
+def decide_long(old_text: str, new_text: str, similarity: float = 0.0, told: bool = True) -> Verdict:
+    """:func:`~hela_cli.facts.rules.decide` for texts of any length: a long one is read by line and sentence
+    (a summary holds many facts), the surest verdict of the parts is kept."""
+    if len(old_text) <= ASSISTANT_STATEMENT_CHARS and len(new_text) <= ASSISTANT_STATEMENT_CHARS:
+        return decide(old_text, new_text, similarity=similarity, told=told)
+    best = NO_CHANGE
+    for o in _parts(old_text, set(keywords(new_text))):
+        for n in _parts(new_text, set(keywords(o))):
+            v = decide(o, n, similarity=similarity, told=told)
+            if v.status and (best.status is None or (v.status == "superseded", v.confidence)
+                             > (best.status == "superseded", best.confidence)):
+                best = v
+    return best
 
 
 def _earlier(old: dict[str, Any], new: dict[str, Any]) -> bool:
@@ -81,10 +143,15 @@ def detect(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg:
         if node is None or not _statement(node) or not has_signal(node["text"]):
             continue
         mine = set(node["keywords"]) - speaker_kw
+        told = agent_turn(node) and _voice(node) == "user"
         hits = dict((o, s) for o, s in store.knn(space_id, vec, sc.candidates + len(new_ids) + 1)
                     if o != nid and s >= sc.min_similarity)
         by_words = [o for o, _ in store.keyword_search(space_id, sorted(mine), sc.candidates + len(new_ids) + 1)
                     if o != nid and o not in hits]
+        anchor = anchors(node["text"])   # "everyone is on Teams": the earlier memories that name a chat tool
+        by_class = [o for o, _ in store.keyword_search(space_id, sorted(anchor), 2 * sc.candidates + len(new_ids) + 1)
+                    if o != nid and o not in hits] if anchor else []
+        by_words += [o for o in by_class if o not in by_words]
         if by_words:   # the same subject named: "webpack", "CONFIG_FREERTOS_HZ" (their cosine for the record)
             vecs = store.node_vectors(by_words)
             hits.update((o, float(vecs[o] @ vec)) for o in by_words if o in vecs)
@@ -93,11 +160,16 @@ def detect(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg:
         found: list[Found] = []
         for o, sim in hits:
             old = olds.get(o)
-            if old is None or not _earlier(old, node) or not _same_subject(old, node) \
-                    or not (mine & set(old["keywords"])):
+            if old is None or not _earlier(old, node) \
+                    or not (mine & set(old["keywords"]) or (anchor & set(old["keywords"]))):
                 continue
-            v = decide(old["text"], node["text"], similarity=sim)
-            if v.status is None:
+            same = _same_subject(old, node)
+            if not same and not _team(old, node):
+                continue
+            # a user's short orders to an agent count; "No worries, John!" in chat and the assistant's
+            # "Let's remove the old venv" (narrating its next step) do not
+            v = decide_long(old["text"], node["text"], similarity=sim, told=told)
+            if v.status is None or (not same and not v.project):
                 continue
             f = Found(o, nid, v.confidence, v.status, v.detector, v.reason, round(float(sim), 4))
             if judge is not None:

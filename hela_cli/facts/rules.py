@@ -23,6 +23,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from hela_cli.facts.vocab import (EXCLUSIVE, LIFE_ANCHORS, LIFE_EXCLUSIVE, VOCAB, life_changes, life_states,
+                                  other_subject, typed_values, vocab_values)
 from hela_cli.text.keywords import STOP_WORDS, keywords, stem, tokens
 
 # ----------------------------------------------------------------------------------------------- cues
@@ -36,32 +38,77 @@ _END_OBJ = r"(?=\s*(?:[,;:!?)]|\.(?:\s|$)|$)|\s(?:because|since|after|last|this|
 
 #: explicit changes that name the old value (group ``old``) and often the new one (``new``)
 _LINKED = [
-    ("replace", re.compile(r"\b(?:replac(?:ed|ing)|swap(?:ped|ping)(?:\s+out)?|ditch(?:ed|ing)|dropp(?:ed|ing)|"
+    ("replace", re.compile(r"\b(?:replac(?:e|ed|ing)|swap(?:ped|ping)?(?:\s+out)?|ditch(?:ed|ing)?|dropp(?:ed|ing)|"
                            r"trad(?:ed|ing)(?:\s+in)?)\s+(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")\s+"
                            r"(?:with|for|by)\s+" + _NEW, re.I)),
-    ("from_to", re.compile(r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|chang(?:ed|ing)|upgrad(?:ed|ing)|"
+    ("from_to", re.compile(r"\b(?:switch(?:over)?|move|migration|transition|upgrade|port|rewrite|cut-?over|jump|"
+                           r"switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|ed|ing)|chang(?:e|ed|ing)|upgrad(?:ed|ing)|"
                            r"downgrad(?:ed|ing)|went|go(?:ne)?|transition(?:ed|ing)|port(?:ed|ing)|bump(?:ed|ing)|"
                            r"relocat(?:ed|ing)|renam(?:ed|ing)|convert(?:ed|ing)|rewr(?:ote|itten)|shift(?:ed|ing)|"
-                           r"transferr(?:ed|ing))\b(?:\s+[\w'-]+){0,4}?\s+from\s+(?P<old>" + _VAL + r")\s+"
+                           r"transferr(?:ed|ing)|lower(?:ed|ing)|rais(?:ed|ing)|reduc(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|"
+                           r"cut|dropp(?:ed|ing)|extend(?:ed|ing)|shorten(?:ed|ing)|doubl(?:ed|ing)|halv(?:ed|ing)|"
+                           r"updat(?:ed|ing)|tun(?:ed|ing)|adjust(?:ed|ing)|rerout(?:ed|ing)|redirect(?:ed|ing))\b"
+                           r"(?:\s+[\w'-]+){0,4}?\s+from\s+(?P<old>" + _VAL + r")\s+"
                            r"(?:to|over\s+to|into)\s+" + _NEW, re.I)),
-    ("instead", re.compile(r"(?P<new>[\w@.+:/#-]+)(?:\s+now)?\s+instead\s+of\s+(?P<old>" + _VAL + r")" + _END_OBJ,
+    ("from_to", re.compile(r"(?P<old>\b[\w@.+:/#$€£-]+(?:\s+[\w@.+:/#$€£-]+)?)\s*(?:->|→|=>|⇒)\s*" + _NEW, re.I)),
+    ("from_to", re.compile(r"(?P<new>[\w@.+:/#$€£-]+)\s*,?\s*\(?\b(?:up|down)\s+from\s+(?P<old>" + _VAL + r")" + _END_OBJ,
                            re.I)),
-    ("instead", re.compile(r"\binstead\s+of\s+(?P<old>" + _VAL + r")\s*,\s*(?:we|i)\b", re.I)),
+    ("from_to", re.compile(r"\((?:was|previously|formerly|before:?|used\s+to\s+be)\s+(?P<old>[^()]{1,40})\)", re.I)),
+    ("replace", re.compile(r"\brenam(?:ed|ing)\s+(?:the\s+|our\s+)?(?P<old>" + _VAL + r")\s+(?:to|as)\s+" + _NEW, re.I)),
+    ("replace", re.compile(r"(?P<new>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:now\s+)?(?:replaces|replaced|supersedes|superseded|"
+                           r"took\s+over\s+from|takes\s+over\s+from|succeeds|succeeded)\s+(?:our\s+|the\s+|my\s+)?"
+                           r"(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
+    ("instead", re.compile(r"(?P<new>[\w@.+:/#-]+)(?:\s+now)?\s+(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<old>" + _VAL + r")" + _END_OBJ,
+                           re.I)),
+    ("instead", re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of)\s+(?P<old>" + _VAL + r")\s*,\s*"
+                           r"[a-z]+\b", re.I)),
+    ("drop", re.compile(r"(?P<new>[\w@.+:/#-]+)\s*,\s*not\s+(?P<old>" + _VAL + r")\s*(?:[,;.!]|$)", re.I)),
+    ("drop", re.compile(r"(?:^|[,:;.!]\s*|\b(?:actually|so|ok|okay|then|and)\s*,?\s+)no\s+(?!(?:worries|worry|problems?|prob|idea|way|thanks|need|"
+                        r"doubt|rush|pressure|big\s+deal|clue|offen[cs]e|kidding|sweat|matter|one|time|wonder|luck|chance|"
+                        r"longer|change|changes)\b)(?:more\s+)?(?P<old>"
+                          r"[\w@.+-]+(?:\s+[\w@.+-]+)??)\s*(?:please|at\s+all|after\s+all|anymore|for\s+now)?\s*"
+                          r"(?:[,;.!]|$)", re.I)),
     ("no_longer", re.compile(r"\b(?:no\s+longer|not\s+(?:anymore|any\s+more))\s+(?P<old>" + _VAL + r")" + _END, re.I)),
     ("no_longer", re.compile(r"\b(?:don't|do\s+not|doesn't|does\s+not|aren't|isn't|am\s+not|'m\s+not|are\s+not|"
                              r"is\s+not|stopped|quit)\s+(?P<old>" + _VAL + r")\s+(?:anymore|any\s+more)\b", re.I)),
     ("retire", re.compile(r"\b(?:retired|decommissioned|deprecated|removed|killed|dropped|shut\s+down|"
-                          r"got\s+rid\s+of|left|quit|sold|reverted|rolled\s+back|backed\s+out)\s+(?:of\s+)?"
+                          r"got\s+rid\s+of|left|quit|sold|reverted|rolled\s+back|backed\s+out|switched\s+off|"
+                          r"turned\s+off|shut\s+off|archived|sunsett(?:ed|ing)|disabled|scrapp(?:ed)?|scrap|ditched|"
+                          r"abandoned|phased\s+out|ripped\s+out|stopped\s+using|moved\s+(?:off|away\s+from)|"
+                          r"migrated\s+(?:off|away\s+from)|forget\s+about|gave\s+up|"
+                          r"(?:don't|do\s+not|stop)\s+(?:use|using)|"
+                          r"no\s+longer\s+(?:use|using|need|want)|(?:won't|will\s+not|aren't|are\s+not|not)\s+(?:be\s+)?"
+                          r"(?:using|going\s+with|keeping)|moved\s+on\s+from)\s+(?:of\s+|on\s+)?"
                           r"(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
+    # what a person tells an agent to do (kind "drop": a decision only when the user says it)
+    ("drop", re.compile(r"(?:(?:let's|let\s+us)\s+not\s+(?:use|do|keep|go\s+with)|(?:^|[^\w\s]\s*|\b(?:please|just|and|then|"
+                        r"so|actually|ok|okay|now|let's|we\s+should|you\s+can)\s+)(?:drop|remove|ditch|kill|scrap|revert|"
+                        r"rip\s+out|get\s+rid\s+of|undo|delete|disable|turn\s+off|skip)|(?:don't|do\s+not)\s+(?:want|need)\s+"
+                        r"(?:to\s+use\s+)?)\s+(?:of\s+|on\s+)?(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
     ("retire", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:is|was|has\s+been|got|gets|are|were)\s+"
                           r"(?:now\s+)?(?:gone|retired|cancell?ed|deprecated|removed|shut\s+down|decommissioned|"
-                          r"dropped)\b", re.I)),
+                          r"dropped|read[\s-]only|switched\s+off|turned\s+off|shut\s+off|archived|sunset(?:ted)?|"
+                          r"frozen|disabled|deleted|offline|obsolete|unnecessary|off\s+the\s+table|a\s+no-go|not\s+an\s+option|"
+                          r"out\s+of\s+scope|not\s+happening|(?:no\s+longer\s+|not\s+)needed|end[\s-]of[\s-]lifed?|"
+                          r"being\s+(?:retired|decommissioned|"
+                          r"shut\s+down|turned\s+off)|going\s+away)\b", re.I)),
+    ("replace", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:was|is|has\s+been|got|were|are|have\s+been)\s+"
+                           r"(?:now\s+)?(?:replaced|swapped\s+out|superseded|succeeded)\s+(?:by|with|for)\s+" + _NEW, re.I)),
+    ("reverse", re.compile(r"\b(?:scratch|scrap|drop|forget|revers(?:e|ed|ing)|undo|overturn(?:ed)?|revisit(?:ed)?|"
+                           r"back\s+out\s+of|walk(?:ed|ing)?\s+back)\s+(?:the\s+|our\s+|that\s+|my\s+|your\s+)?"
+                           r"(?P<old>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:decision|plan|idea|rule|approach|choice|design)\b", re.I)),
+    ("reverse", re.compile(r"\b(?:changed\s+my\s+mind|second\s+thoughts|reconsidered)\s+(?:about|on)?\s*(?:the\s+|our\s+)?"
+                           r"(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
+    ("reverse", re.compile(r"\bthe\s+(?P<old>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:decision|plan|idea|rule|approach|choice)\s+"
+                           r"(?:no\s+longer\s+(?:holds|applies|stands)|is\s+(?:off|reversed|dead|void|cancell?ed|withdrawn))",
+                           re.I)),
     ("handover", re.compile(r"\b(?P<old>[A-Z][a-z]+)\s+(?:stepped\s+down|left|moved\s+on|is\s+on\s+leave|had\s+to\s+leave|"
                             r"retired|quit|handed|passed|died|moved\s+to\s+(?:the\s+)?\w+\s+team)\b")),
     ("no_longer", re.compile(r"\bno\s+more\s+(?P<old>" + _VAL + r")" + _END, re.I)),
     ("moved_to", re.compile(r"\b(?:switch(?:ed)?|mov(?:ed)|migrat(?:ed)|chang(?:ed)|upgrad(?:ed)|downgrad(?:ed)|"
                             r"bump(?:ed)|pinn(?:ed)|renam(?:ed)|relocat(?:ed)|point(?:ed)|repoint(?:ed)|raised|lowered|increased|"
-                            r"transferr(?:ed)|handed|reassign(?:ed))\s+(?P<obj>(?:[\w'.-]+\s+){0,4}?)"
+                            r"transferr(?:ed)|handed|reassign(?:ed)|ported|set|rewr(?:ote|itten)|converted|rebuilt|"
+                            r"cut\s+over|reduced|decreased|shortened|extended)\s+(?P<obj>(?:[\w'.-]+\s+){0,4}?)"
                             r"(?:over\s+)?to\s+" + _NEW, re.I)),
 ]
 
@@ -72,11 +119,25 @@ _PLAIN = re.compile(   # strong: a change said outright
     r"(?:got|started|accepted|landed|took)\s+(?:a\s+|my\s+)?new\s+(?:job|role|position)|"
     r"promoted\s+to|updated\s+to|bumped\s+to|pinned\s+to|reverted|rolled\s+back|"
     r"(?:is|are|was)\s+gone|retired|stepped\s+down|handed\s+over|took\s+it\s+over|reversal|"
-    r"scratch\s+that|update:)\b", re.I)
+    r"scratch\s+that|update:|going\s+forward|change\s+of\s+plans?|changed\s+my\s+mind|on\s+second\s+thought|"
+    r"rewr(?:ote|itten)|ported|rebuilt|from\s+(?:today|monday|this\s+\w+)\s+on|"
+    r"starting\s+(?:today|now|this\s+week|(?:this\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+    r"effective\s+(?:today|immediately|now)|cut\s*-?\s*over|cutover|went\s+live|is\s+live|"
+    r"switched\s+off|turned\s+off|shut\s+off|read[\s-]only|sunsett(?:ed|ing)|decommissioned|"
+    r"new\s+(?:rule|policy|process|convention)|(?:everyone|everybody|all\s+of\s+us|the\s+whole\s+team)\s+(?:is|are)\s+"
+    r"(?:now\s+)?(?:on|using)|since\s+(?:last\s+\w+|yesterday|this\s+morning|(?:mon|tues|wednes|thurs|fri|satur|sun)day|"
+    r"the\s+(?:migration|upgrade|move|switch|switchover|cutover|cut-over|rename|merger|relaunch|redesign|release|"
+    r"reorg|outage|incident|rewrite|launch))|rewrite\s+(?:is\s+)?(?:done|finished|complete|shipped|merged|live)|"
+    r"(?:finished|completed|done\s+with|wrapped\s+up)\s+(?:the\s+|our\s+)?(?:migration|rewrite|port|move|switch|cut-?over)|"
+    r"(?:migration|rewrite|port|move|switch|cut-?over)\b[^.;!?]{0,40}\b(?:is|was|are)\s+(?:now\s+)?(?:done|finished|complete|"
+    r"completed|live|over)|migration\s+to|"
+    r"fully\s+(?:on|migrated|moved)|all\s+(?:moved|migrated)|(?:quit|left)\s+my\s+job|laid\s+off|broke\s+up|"
+    r"split\s+up|went\s+(?:vegan|vegetarian)|moved\s+out)\b", re.I)
 _WEAK = re.compile(   # weak: change words that chat uses for much else; they only tie a differing slot value
     r"\b(?:anymore|any\s+more|these\s+days|nowadays|moved|changed|raised|lowered|no\s+more|instead\s+of|"
     r"new\s+(?:job|role|position|address|apartment|house|home|place|team|owner|lead|host|port|version|"
-    r"name|url|endpoint|domain|manager|boss|default)|correction|actually,|after\s+all|used\s+to)\b", re.I)
+    r"name|url|endpoint|domain|manager|boss|default)|correction|actually,|after\s+all|used\s+to|instead|"
+    r"rather\s+than)\b", re.I)
 
 #: "now" as a state change: "now uses", "is now", "we're now on"; not "right now", "now that", "just now"
 _NOW = re.compile(r"(?<!right\s)(?<!just\s)(?<!for\s)(?<!by\s)(?<!until\s)(?<!till\s)\bnow\b(?!\s+that\b)"
@@ -92,11 +153,11 @@ _NOW_STATE = re.compile(r"\b(?:is|are|am|'s|'re|'m|was|were|runs?|lives?|uses?|u
 # ----------------------------------------------------------------------------------------------- vetoes
 
 _HEDGE = re.compile(
-    r"\b(?:if|whether|would|could|might|may|maybe|perhaps|should|shall|consider(?:ing|ed)?|thinking\s+(?:about|of)|"
+    r"\b(?:if|whether|would|could|might|(?-i:may)|maybe|perhaps|should|shall|consider(?:ing|ed)?|thinking\s+(?:about|of)|"
     r"think\s+about|(?:we|i|they)(?:'re|\s+are|\s+am|'m)?\s+plan(?:ning)?\s+to|going\s+to|gonna|want\s+to|wanna|wish|hope|what\s+if|in\s+case|"
     r"suppose|imagine|unless|you\s+can|you\s+could|try\s+(?:to|using)|let\s+me\s+know|"
     r"someday|some\s+day|eventually|propos(?:e|ed|al)|suggest(?:ed|ion)?|idea|"
-    r"evaluat(?:e|ing)|experiment(?:ing)?|trying\s+out|try\s+out|tempted|debating|will\s+we|let's\s+not|"
+    r"evaluat(?:e|ing)|experiment(?:ing)?|trying\s+out|try\s+out|tempted|debating|will\s+we|"
     r"proof\s+of\s+concept|poc|prototype|spike|next\s+(?:week|month|year|quarter|sprint))\b", re.I)
 _QUOTE = re.compile(
     r"(?:^\s*>|\b(?:you\s+said|i\s+said|he\s+said|she\s+said|they\s+said|wrote|quote|quoting|remember\s+when|"
@@ -104,13 +165,16 @@ _QUOTE = re.compile(
     r"in\s+the\s+old\s+docs|the\s+old\s+(?:readme|wiki|docs?|runbook)|changelog|change\s+log|years?\s+ago)\b|\"[^\"]{0,200}\")",
     re.I)
 _OTHER = re.compile(
-    r"\b(?:he|she|his|her|him|my\s+(?:friend|sister|brother|mom|mum|dad|mother|father|colleague|coworker|"
-    r"co-worker|boss|buddy|cousin|partner|wife|husband|son|daughter|kid|kids|neighbou?r|aunt|uncle|"
-    r"grandma|grandpa|roommate|teammate|friend's)|a\s+(?:friend|buddy|colleague|coworker)|"
+    r"\b(?:he|she|his|her|him|my\s+(?:(?:best|old|close)\s+)?(?:friend|friends|sister|brother|mom|mum|dad|mother|father|"
+    r"parents|colleague|coworker|co-worker|boss|buddy|cousin|partner|wife|husband|son|daughter|kid|kids|neighbou?rs?|"
+    r"aunt|uncle|grandma|grandpa|grandmother|grandfather|grandparents|roommate|flatmate|housemate|teammate|"
+    r"friend's|boyfriend|girlfriend|fianc[eé]e?|niece|nephew|in-laws|sibling|siblings|twin|stepmom|stepdad|"
+    r"stepmother|stepfather|manager|landlord|classmate)|a\s+(?:friend|buddy|colleague|coworker|former\s+colleague)|"
     r"(?:another|other|their|a\s+different|the\s+other)\s+(?:team|company|project|customer|client|repo)|"
-    r"upstream|some\s+people|everyone|somebody|someone|contributor(?:'s)?|fork|competitor(?:'s)?|partner(?:'s)?|"
+    r"the\s+(?!whole\b|entire\b|same\b|core\b|dev\b|product\b)[a-z]+\s+team\b(?!\s+(?:chat|channel|meeting|call))|"
+    r"upstream|some\s+people|everyone\s+else|somebody|someone|contributor(?:'s)?|fork|competitor(?:'s)?|partner(?:'s)?|"
     r"a\s+paper|other\s+(?:studios|teams|companies|people)|vendor(?:'s)?)\b", re.I)
-_ADDITIVE = re.compile(r"\b(?:another|second|also|too|as\s+well|in\s+addition|one\s+more|additional|extra|"
+_ADDITIVE = re.compile(r"\b(?:another|second|also|too(?=\s*[.!,]?\s*$)|as\s+well|in\s+addition|one\s+more|additional|extra|"
                        r"both|alongside|besides|added|adding|next\s+to)\b", re.I)
 _CONTINUITY = re.compile(r"\b(?:still|nothing\s+(?:has\s+)?changed|unchanged|same\s+as\s+before|as\s+before|"
                          r"stays?|remains?)\b", re.I)
@@ -120,6 +184,19 @@ _NEGATED_CHANGE = re.compile(r"\b(?:didn't|did\s+not|haven't|have\s+not|never|no
                              r"changing|replacing|upgrading|changed|moved|switched|replaced|upgraded|quit|quitting|"
                              r"leave|leaving|drop|give\s+up|giving\s+up|stop|stopping)\b|"
                              r"\b(?:don't|do\s+not|never|won't)\s+(?:\w+\s+){0,2}?quit\b", re.I)
+
+_ME = re.compile(r"\b(?:i|i'm|i've|i'd|we|we're|we've)\b", re.I)
+
+
+def _own(text: str) -> bool:
+    """Is ``text`` about the speaker: no one else named, or the speaker named first ("I live with my parents";
+    not "my sister works at a bank")?"""
+    o = _OTHER.search(text)
+    if not o:
+        return True
+    me = _ME.search(text)
+    return bool(me) and me.start() < o.start()
+
 
 _SENT = re.compile(r"(?<=[.!?;])\s+|\n+")
 
@@ -241,6 +318,11 @@ def slots(text: str) -> frozenset[Slot]:
             purpose = " ".join(stem(w) for w in m.group("k").split() if w not in STOP_WORDS)
             if purpose and m.group("v").lower() not in STOP_WORDS:
                 out.add(Slot(("tool", purpose), m.group("v").lower()))
+    out.update(Slot(("vocab", cls), name) for cls, name in vocab_values(text))   # Slack, Teams: one chat tool
+    out.update(Slot((kind, ""), v) for kind, v in typed_values(text))             # weekday, time of day, size
+    for sent in sentences(text):   # the speaker's own life, sentence by sentence (not a relative's)
+        if _own(sent):
+            out.update(Slot(("life", cat), v) for cat, v in life_states(sent) if v)
     return frozenset(out)
 
 
@@ -284,7 +366,9 @@ def differing_slots(old: frozenset[Slot], new: frozenset[Slot]) -> list[tuple[Sl
         ovals = old_by.get(key)
         if not ovals or ovals & nvals:
             continue
-        if len(nvals) > 1 and key[0] in ("count", "port", "host"):
+        if key[0] == "host" and {v.split(".")[0] for v in ovals} & {v.split(".")[0] for v in nvals}:
+            continue   # "db1" and "db1.internal": one host
+        if len(nvals) > 1 and key[0] in ("count", "port", "host", "vocab", "weekday", "time", "size", "life"):
             continue   # several values at once: a list, not a replacement
         out.append((Slot(key, sorted(ovals)[0]), Slot(key, sorted(nvals)[0])))
     return out
@@ -368,9 +452,32 @@ def cues(text: str) -> tuple[Cue, ...]:
     return tuple(out)
 
 
+def anchors(text: str) -> set[str]:
+    """The keywords to look up the earlier memories a change in ``text`` may replace: the words of the old
+    value a cue names (a long plan that says it ranks low by vector and by all of the turn's words), the
+    other names of a vocabulary class it names ("everyone is on Teams": slack, discord, ...) and the words of a
+    part of life it tells a change of ("I quit my job": work, company, ...). Empty without a change cue."""
+    if not cues(text) and not life_changes(text):
+        return set()
+    words: set[str] = set()
+    for c in cues(text):   # "drop the header versioning": the memories that say "header", "version"
+        if c.kind in LINKED_KINDS and c.old:
+            words.update(keywords(c.old))
+    for cls, _ in vocab_values(text):
+        if cls in EXCLUSIVE:   # a team has one chat tool; it may have several databases
+            words.update(keywords(" ".join(VOCAB[cls])))
+    for cat, *_ in life_changes(text):
+        words.update(keywords(" ".join(LIFE_ANCHORS[cat])))
+    return words
+
+
 def has_signal(text: str) -> bool:
     """Cheap gate before any candidate search: does ``text`` hold a change cue or a slot value at all?"""
-    return bool(cues(text)) or bool(slots(text))
+    if cues(text) or life_changes(text):
+        return True
+    # a vocabulary name, a weekday, a time or a life fact alone is no sign of a change (most chat turns
+    # have one: "I live in Boston", "on Zoom"); with a change word they are (the cues above)
+    return any(sl.key[0] not in ("vocab", "weekday", "time", "size", "life") for sl in slots(text))
 
 
 # ----------------------------------------------------------------------------------------------- decision
@@ -382,24 +489,55 @@ class Verdict:
     confidence: float
     detector: str           # "cue" (a change word tied to the old text) or "slot" (a differing value)
     reason: str
+    project: bool = False   # a fact of a project (a tool, a version, a port, a setting), not of a person's life:
+                            # a team's members speak for it (another member's change replaces it)
 
 
 NO_CHANGE = Verdict(None, 0.0, "", "")
+#: the slots that hold a project's facts (a person's counts, durations, ordinals and life are their own)
+PROJECT_SLOTS = frozenset({"version", "port", "host", "path", "setting", "channel", "owner", "vocab", "tool", "time",
+                           "weekday", "size", "price"})
+_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine)\b", re.I)
+_CODE_LIKE = re.compile(r"\d|[a-z][A-Z]|\w[._/:-]\w|^[A-Z]{2,}")
+
+
+def _techish(value: str | None) -> bool:
+    """Does a cue's old value name a thing of a project: a tool of the vocabularies, a technical name, a
+    version, a path or a setting ("vLLM", "Postgres 14", "/v1", "ingress-nginx"); not "the bank"."""
+    v = (value or "").strip()
+    return bool(v) and (bool(vocab_values(v)) or any(t in _TECH for t in tokens(v.lower())) or
+                        any(_CODE_LIKE.search(w) for w in v.split()))
 #: cue kinds that name the old value
-LINKED_KINDS = ("replace", "from_to", "instead", "no_longer", "retire", "handover")
+LINKED_KINDS = ("replace", "from_to", "instead", "no_longer", "retire", "handover", "reverse", "drop")
+
+
+#: words that name what kind of thing a value is, not which: "the old Jenkins box", "the Redis instance"
+_KIND_WORDS = frozenset("""old legacy former previous current instance instances box server servers host machine
+cluster bucket service repo account setup stack one logic approach thing stuff step part code layer feature support
+option mode idea plan decision bit piece handling integration config configuration module whole entire workspace
+org organisation organization tenant project""".split())
 
 
 def _head(value: str | None, n: int = 1) -> list[str]:
     """The first ``n`` content words of a cue's value (stems)."""
-    return [stem(x) for x in tokens(value or "") if x not in STOP_WORDS and x not in _GENERIC][:n]
+    return [stem(x) for x in tokens(value or "") if x not in STOP_WORDS and x not in _GENERIC
+            and x not in _KIND_WORDS][:n]
 
 
-def _names_in(value: str | None, old_toks: set[str], n: int = 2, any_of: bool = False) -> bool:
+_VERSION_TOKEN = re.compile(r"\d+(?:\.\d+)+")
+
+
+def _names_in(value: str | None, old_toks: set[str], n: int = 2, any_of: bool = False,
+              old_text: str | None = None) -> bool:
     """The old text has the value's first content words (its first ``n``; all of them, or one with
     ``any_of``): "vLLM" in "we replaced vLLM with SGLang"; not "docs" in "no longer reviewing docs"
     against "we moved the docs", not "GitHub Pages" against "GitHub Discussions"."""
     head = _head(value, n)
-    return bool(head) and (any if any_of else all)(t in old_toks for t in head)
+    if not head or not (any if any_of else all)(t in old_toks for t in head):
+        return False
+    versions = _VERSION_TOKEN.findall(value or "")   # "Python 3.11" is not "Python 3.13"
+    return not versions or old_text is None or all(re.search(r"(?<![\w.])" + re.escape(v) + r"(?![\w.]*\d)", old_text)
+                                                   for v in versions)
 
 
 def _same_sentence_subject(old_text: str, new_text: str, o: Slot, n: Slot, values: set[str]) -> bool:
@@ -407,8 +545,11 @@ def _same_sentence_subject(old_text: str, new_text: str, o: Slot, n: Slot, value
     besides the values (a version of a named thing carries its subject in the slot). In a long answer a
     price, a count or a port of something else is there by chance ("$109,000" for an IRA, "$15" for a set
     of coasters)."""
-    if o.key[0] == "version" and o.key[1]:
+    if (o.key[0] == "version" and o.key[1]) or (o.key[0] == "vocab" and o.key[1] in EXCLUSIVE) \
+            or (o.key[0] == "life" and o.key[1] in LIFE_EXCLUSIVE):
         return True
+    if o.key[0] == "vocab" and any(_MOVE.search(x) for x in sentences(new_text) if n in slots(x)):
+        return True   # "the migration to Postgres is done": a database a project has several of, moved off   # the subject is in the slot: a version of a named thing, the team's one chat tool, my home
     olds = [x for x in sentences(old_text) if o in slots(x)] or [old_text]
     news = [x for x in sentences(new_text) if n in slots(x)] or [new_text]
     return any(_shared_beyond(a, b, values) for a in olds for b in news)
@@ -420,12 +561,94 @@ def _shared_beyond(old_text: str, new_text: str, values: set[str]) -> bool:
     return bool((set(keywords(old_text)) & set(keywords(new_text))) - skip)
 
 
+#: the words of a move from one thing to another of its kind (a migration, a cut-over, a rewrite, a port)
+_MOVE = re.compile(r"\b(?:migrat\w*|cut\s*-?\s*over|cutover|switch(?:ed|ing)?\s+(?:over\s+)?to|switchover|moved?\s+to|"
+                   r"moving\s+to|the\s+move|port(?:ed|ing)?\s+to|rewr(?:ote|itten)|rewrite|rebuil[dt]|"
+                   r"transition(?:ed)?\s+to)\b", re.I)
+_PASSING = re.compile(r"\b(?:been|past|last|ago|almost|nearly|already|old|since)\b", re.I)
+
+
+def _setting_duration(n: Slot, sentence: str) -> bool:
+    """A duration that is a setting ("retention is 90 days now", "tokens expire after 8 hours"), not time
+    passing ("I've been running for five years now"): hours, days, weeks, not said with "for", "been", "ago"."""
+    return n.key[1] in ("second", "minut", "hour", "day", "week", "min", "sec", "hr", "ms") \
+        and not _PASSING.search(sentence)
+
+
 def _slot_change(o: Slot, n: Slot) -> str:
     """A verdict's reason for a differing slot: ``version postgr: 14 -> 16``."""
     return f"{o.key[0]}{' ' + o.key[1] if o.key[1] else ''}: {o.value} -> {n.value}"
 
 
-def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
+_CLAUSE = re.compile(r"[,;:()]|\s(?:and|but|while|whereas|except)\s", re.I)
+
+
+def _clauses_with(text: str, words: list[str]) -> list[str]:
+    """The clauses of ``text`` that say one of ``words`` (stems or values; all of ``text`` if none does)."""
+    out = []
+    for sent in sentences(text):
+        for cl in _CLAUSE.split(sent):
+            low = cl.lower()
+            if any(w and (w in low or w in content_tokens(cl)) for w in words):
+                out.append(cl)
+    return out or [text]
+
+
+def _elsewhere(old_text: str, new_sentence: str, words: list[str]) -> bool:
+    """Is the old text's statement of ``words`` about another thing than the new sentence (another
+    environment, region, database role, part of the system; a personal machine)? Precision first: the
+    JDK of the Android build is not the backend's."""
+    return all(other_subject(cl, new_sentence) for cl in _clauses_with(old_text, words))
+
+
+def _slot_elsewhere(old_text: str, new_text: str, o: Slot, n: Slot) -> bool:
+    news = [x for x in sentences(new_text) if n in slots(x)] or [new_text]
+    return all(_elsewhere(old_text, x, [o.value]) for x in news)
+
+
+_LIFE_CLAUSE = re.compile(r"[,;:()]|\s(?:and|but|so|because|while|whereas)\s", re.I)
+
+
+def _life_of(text: str) -> set[tuple[str, str]]:
+    """The speaker's own life facts in ``text``, clause by clause: a clause about someone else says nothing
+    of the speaker's but who their partner is ("my dad is a butcher"; "my boyfriend Dev")."""
+    out = set()
+    for sent in sentences(text):
+        for cl in _LIFE_CLAUSE.split(sent):
+            out.update(cs for cs in life_states(cl) if _own(cl) or cs[0] == "partner")
+    return out
+
+
+def _life_change(old_text: str, new_text: str) -> Verdict | None:
+    """A life change told by its own words ("quit my job", "moved out of", "sold my car", "went vegan",
+    "broke up", "gave up tennis") against an earlier fact of the same part of the speaker's life: superseded
+    when the old value is named, or the part is one a person has one of (a job, a home) and the earlier
+    fact names it; possible otherwise."""
+    olds = _life_of(old_text)
+    if not olds:
+        return None
+    low = old_text.lower()
+    best: Verdict | None = None
+    for sent in sentences(new_text):
+        if _vetoed(sent, 0) or _ADDITIVE.search(sent):
+            continue
+        for cat, old_v, new_v, at in life_changes(sent):
+            if _OTHER.search(sent[:at]):
+                continue   # "my sister quit her job"
+            if any(c == cat for c, *_ in life_changes(old_text)):
+                continue   # the old text tells the same change ("since I lost my job"): nothing new
+            vals = {v for c, v in olds if c == cat}
+            if not vals or (new_v and (new_v in vals or new_v in low)):
+                continue   # nothing of this part of life before, or the old text already says the new value
+            if old_v and (old_v in vals or re.search(r"\b" + re.escape(old_v) + r"\b", low)):
+                return Verdict("superseded", 0.85, "life", f"{cat}: '{old_v}' ended")
+            if cat in LIFE_EXCLUSIVE and vals - {""}:
+                return Verdict("superseded", 0.75, "life", f"{cat}: {sorted(vals - {''})[0]} -> {new_v or '?'}")
+            best = best or Verdict("possible", 0.5, "life", f"{cat} changed")
+    return best
+
+
+def decide(old_text: str, new_text: str, *, similarity: float = 0.0, told: bool = True) -> Verdict:
     """Does ``new_text`` (said later, by the same speaker) replace ``old_text``?
 
     * superseded 0.9 (cue): a change cue names something the old text says ("replaced vLLM ...", "from
@@ -434,35 +657,54 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0) -> Verdict:
     * possible 0.5 (slot): the same slot has another value, no cue (unless an additive word: a second pet);
     * possible 0.4 (cue): "moved X to Y" with X in the old text and Y not;
     * else no change (a change word alone, however similar the texts, ties nothing: on LoCoMo that rule
-      marked 2.5 % of all memories, nearly all wrongly). ``similarity`` is kept for the record."""
+      marked 2.5 % of all memories, nearly all wrongly). ``similarity`` is kept for the record.
+
+    ``told``: the new text is what a user tells an agent, so its short orders count ("drop the header
+    versioning", "no Redis", "Postgres, not SQLite"; cue kind ``drop``); in chat ("No worries, John!") and
+    in the assistant's narration ("Let's remove the old venv") they do not."""
     if all(x.rstrip().endswith("?") for x in sentences(old_text)):
         return NO_CHANGE   # a question states no fact to replace
     old_toks = content_tokens(old_text)
     found = cues(new_text)
     for c in found:
-        if c.kind in LINKED_KINDS and _names_in(c.old, old_toks):
+        if c.kind == "drop" and not told:
+            continue
+        if c.kind in LINKED_KINDS and _names_in(c.old, old_toks, old_text=old_text):
             if c.new and _names_in(c.new, old_toks, 1) and c.kind not in ("no_longer", "from_to") \
                     and not _names_in(c.new, content_tokens(c.old or ""), 1):
                 continue   # the old text already names the new value too: a comparison, not this change
-            return Verdict("superseded", 0.9, "cue", f"{c.kind}: '{c.old}' -> '{c.new or ''}'".strip())
+            if _elsewhere(old_text, c.sentence, _head(c.old)):
+                continue   # the same name, another thing: the EU region's, the Android build's
+            said = [x for x in sentences(old_text) if set(_head(c.old)) & content_tokens(x)]
+            if said and all(x.rstrip().endswith("?") or _HEDGE.search(x) for x in said):
+                continue   # the old text only asked or wondered about it ("What if we replaced Amplitude?")
+            return Verdict("superseded", 0.9, "cue", f"{c.kind}: '{c.old}' -> '{c.new or ''}'".strip(),
+                           _techish(c.old))
     sold, snew = slots(old_text), slots(new_text)
-    values = {s.value for s in sold | snew}
+    # the values that differ are not the shared subject (a name of a vocabulary is: "Postgres moved to db2")
+    values = {s.value for s in sold | snew if s.key[0] not in ("vocab", "life", "weekday", "time", "size")}
     shared = _shared_beyond(old_text, new_text, values)
     diffs = [(o, n) for o, n in differing_slots(sold, snew)
-             if (shared or o.key[1]) and _same_sentence_subject(old_text, new_text, o, n, values)]
+             if (shared or o.key[1]) and _same_sentence_subject(old_text, new_text, o, n, values)
+             and not _slot_elsewhere(old_text, new_text, o, n)]
     strong = [c for c in found if c.kind not in ("now", "weak")]
     for o, n in diffs:
         what = _slot_change(o, n)
-        tied = [c for c in (strong if o.key[0] == "duration" else found) if n in slots(c.sentence)]
+        tied = [c for c in found if n in slots(c.sentence)
+                and (o.key[0] != "duration" or c in strong or _setting_duration(n, c.sentence))
+                and (c.kind not in ("now", "weak", "plain") or not _ADDITIVE.search(c.sentence))]
         if tied:   # a duration ("five years" -> "seven years now") changes by itself: only a strong cue ties it
-            return Verdict("superseded", 0.8, "slot", what + f" ({tied[0].kind})")
+            return Verdict("superseded", 0.8, "slot", what + f" ({tied[0].kind})", o.key[0] in PROJECT_SLOTS or (
+                o.key[0] == "count" and not _SINGULAR.search(old_text) and not _SINGULAR.search(new_text)))
+    if (v := _life_change(old_text, new_text)) is not None:
+        return v
     for o, n in diffs:
         if o.key[0] == "duration":
             continue   # "three months" -> "four months": time passing, not a change, unless a cue says so
         what = _slot_change(o, n)
         if (o.key[0] == "ordinal" or not _ADDITIVE.search(new_text)) and not any(_vetoed(s) for s in sentences(new_text)
                                                       if n.value in s.lower()):
-            return Verdict("possible", 0.5, "slot", what)
+            return Verdict("possible", 0.5, "slot", what, o.key[0] in PROJECT_SLOTS)
     for c in strong:
         if c.kind == "moved_to" and c.obj and _names_in(c.obj, old_toks) and c.new \
                 and not _names_in(c.new, old_toks):

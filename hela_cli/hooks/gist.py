@@ -112,7 +112,7 @@ def written_lines(g: Gist, row: dict[str, Any], limit: int = 400) -> list[str]:
     the head line, then its lines (the brief never waits for a model: it was written by a capture child)."""
     by = str(row.get("model") or "a model")
     head = f"- {g.date} session {g.session[:12]} ({g.turns} memories, summarized by {by}):"
-    return [head] + [f"  {_cut(ln, limit)}" for ln in str(row.get("text") or "").splitlines() if ln.strip()][:3]
+    return [head] + [f"  {cut(ln, limit)}" for ln in str(row.get("text") or "").splitlines() if ln.strip()][:3]
 
 
 # ------------------------------------------------------------------------------------------ abstractive

@@ -1,0 +1,408 @@
+"""The vocabularies a change is read with (pure): what a fact is about and which values take one place.
+
+* **Subjects** (:func:`qualifiers`): the words that say which thing a statement is about when a project or a
+  life has several of them: an environment (staging, prod), a region (EU, ``us-east-1``), a database role
+  (primary, read replica), a part of the system (the Android build, the backend, "the billing service") or a
+  personal machine ("my laptop"). Two statements whose qualifiers of one kind differ, and neither names the
+  other's, are about two things: a change of one replaces nothing of the other.
+* **Things that take one place** (:func:`vocab_slots`): small vocabularies of interchangeable products
+  (chat tools, CI systems, databases, clouds, languages, frameworks, package managers, model providers,
+  trackers, meeting tools, code hosts, merge strategies, mail services). A project that says "everyone is on
+  Teams now" replaces the chat tool it named before, without naming it. ``EXCLUSIVE`` classes hold one value
+  at a time; the others (a project runs several databases) need the same subject named besides.
+* **Typed slots** (:func:`typed_slots`): weekday, time of day, size.
+* **Life slots** (:func:`life_slots`): what a person says of themself: employer and job, home, vehicle, diet,
+  partner, course of study, sport, commute; with the words people use when one of them ends or changes
+  ("quit", "moved out of", "sold", "went vegan", "broke up", "dropped", "gave up").
+
+Written from general knowledge and the dev half of the changed-facts suite only (benchmarks/quality/changed_facts/).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+# ----------------------------------------------------------------------------------------------- subjects
+
+_ENV = {"prod": "prod", "production": "prod", "staging": "staging", "stage": "staging", "preprod": "preprod",
+        "pre-prod": "preprod", "uat": "uat", "qa": "qa", "sandbox": "sandbox", "dev": "dev", "development": "dev"}
+_ROLE = {"primary": "primary", "replica": "replica", "replicas": "replica", "standby": "standby",
+         "secondary": "secondary", "follower": "replica", "leader": "primary", "writer": "primary",
+         "reader": "replica"}
+_PART = {w: w for w in """android ios web backend frontend desktop mobile worker workers scheduler gateway cli sdk
+dashboard admin website firmware""".split()}
+_PART["workers"] = "worker"
+_MACHINE = re.compile(r"\b(?:my|our\s+own|his|her)\s+(?:own\s+)?(?:laptop|machine|mac|macbook|pc|desktop|computer|"
+                      r"workstation|dev\s+box|home\s+server|side\s+project|pet\s+project|hobby\s+project|"
+                      r"personal\s+project|homelab)\b|\bpersonal\s+(?:laptop|machine|computer|setup)\b|"
+                      r"\bat\s+home\b|\blocally\b", re.I)
+_REGION = re.compile(r"\b(?P<r>EU|US|UK|APAC|EMEA|LATAM|Europe|Asia|[a-z]{2}-(?:east|west|north|south|central|"
+                     r"northeast|southeast|northwest|southwest)-\d)\b|\b(?P<r2>eu|us|uk|asia)[-\s](?:region|cluster|"
+                     r"datacenter|data\s+center|dc|zone)\b")
+_NAMED_PART = re.compile(r"\b(?P<n>[A-Za-z][\w-]*)[\s-](?:service|svc|microservice|server|cluster|bucket|queue|"
+                         r"instance|pipeline|app|bot|site|build)\b", re.I)
+_NOT_A_NAME = frozenset("""the a an our my your their its this that these those old new main same other another second
+first third one two own whole entire each every any some all which what model build api app web main default
+shared single separate current previous former legacy existing internal external public private local remote
+big small test""".split())
+_WORD = re.compile(r"[a-z][a-z0-9-]*", re.I)
+
+
+@functools.lru_cache(maxsize=8192)
+def qualifiers(text: str) -> dict[str, frozenset[str]]:
+    """What ``text`` says its subject is, by kind: ``{"env": {"staging"}, "part": {"android"}, ...}``."""
+    out: dict[str, set[str]] = {}
+    words = [w.lower() for w in _WORD.findall(text)]
+    for i, w in enumerate(words):
+        if w in _ENV and not (w == "dev" and i + 1 < len(words) and words[i + 1] in ("server", "dependencies",
+                                                                                     "dependency", "mode")):
+            out.setdefault("env", set()).add(_ENV[w])
+        if w in _ROLE:
+            out.setdefault("role", set()).add(_ROLE[w])
+        if w in _PART:
+            out.setdefault("part", set()).add(_PART[w])
+    for m in _REGION.finditer(text):
+        out.setdefault("region", set()).add((m.group("r") or m.group("r2")).lower())
+    for m in _NAMED_PART.finditer(text):
+        n = m.group("n").lower()
+        if n not in _NOT_A_NAME and not n.isdigit() and n not in _ENV:
+            out.setdefault("part", set()).add(n)
+    if _MACHINE.search(text):
+        out["machine"] = {"personal"}
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def other_subject(old: str, new: str) -> bool:
+    """Are ``old`` and ``new`` (a sentence or a clause each) about different things? Yes when a kind of
+    qualifier is named on both sides with different values and neither side names the other's (the EU region
+    against the US one; the Android build against the backend); or when one of them is about a personal
+    machine and the other is not (a laptop's Node is not the project's)."""
+    qo, qn = qualifiers(old), qualifiers(new)
+    if ("machine" in qo) != ("machine" in qn):
+        return True
+    lo, ln = old.lower(), new.lower()
+    for kind in ("env", "region", "role", "part"):
+        a, b = qo.get(kind), qn.get(kind)
+        if a and b and not (a & b) and not any(_mentions(ln, x) for x in a) and not any(_mentions(lo, x) for x in b):
+            return True
+    return False
+
+
+def _mentions(text: str, word: str) -> bool:
+    return re.search(r"\b" + re.escape(word) + r"(?:s|es)?\b", text) is not None
+
+
+# ----------------------------------------------------------------------------------------------- vocabularies
+
+#: class -> canonical name -> the ways it is written (regex alternatives, matched case-insensitively unless
+#: the class lists it in _CASED)
+VOCAB: dict[str, dict[str, str]] = {
+    "chat tool": {"slack": r"slack", "teams": r"(?:microsoft\s+|ms\s+)?Teams", "discord": r"discord",
+                  "mattermost": r"mattermost", "zulip": r"zulip", "rocket.chat": r"rocket\.?chat",
+                  "google chat": r"google\s+chat", "element": r"element(?:\s+chat)?|matrix"},
+    "ci": {"jenkins": r"jenkins", "travis": r"travis(?:\s+ci)?", "circleci": r"circle\s?ci",
+           "github actions": r"github\s+actions|gh\s+actions", "gitlab ci": r"gitlab\s+ci(?:/cd)?",
+           "buildkite": r"buildkite", "drone": r"drone(?:\s+ci)?", "teamcity": r"teamcity",
+           "azure pipelines": r"azure\s+(?:pipelines|devops)", "bitbucket pipelines": r"bitbucket\s+pipelines",
+           "woodpecker": r"woodpecker"},
+    "database": {"postgres": r"postgres(?:ql)?", "mysql": r"mysql", "mariadb": r"mariadb", "sqlite": r"sqlite",
+                 "mongodb": r"mongo(?:db)?", "cockroachdb": r"cockroach(?:db)?", "dynamodb": r"dynamo(?:db)?",
+                 "cassandra": r"cassandra", "sql server": r"sql\s+server|mssql", "oracle": r"oracle\s+db",
+                 "planetscale": r"planetscale", "firestore": r"firestore", "couchdb": r"couchdb",
+                 "supabase": r"supabase", "neon": r"neon\s+(?:postgres|db)"},
+    "cloud": {"aws": r"aws|amazon\s+web\s+services", "gcp": r"gcp|google\s+cloud", "azure": r"azure",
+              "digitalocean": r"digital\s?ocean", "hetzner": r"hetzner", "linode": r"linode|akamai\s+cloud",
+              "ovh": r"ovh(?:cloud)?", "fly.io": r"fly\.io", "heroku": r"heroku", "render": r"render\.com",
+              "vercel": r"vercel", "netlify": r"netlify"},
+    "language": {"python": r"python", "go": r"golang|Go", "rust": r"rust", "java": r"java", "kotlin": r"kotlin",
+                 "typescript": r"typescript", "javascript": r"javascript", "ruby": r"ruby", "php": r"php",
+                 "c#": r"c#", "elixir": r"elixir", "scala": r"scala", "swift": r"swift", "c++": r"c\+\+"},
+    "framework": {"django": r"django", "flask": r"flask", "fastapi": r"fastapi", "rails": r"rails",
+                  "express": r"express(?:\.js)?", "nestjs": r"nest(?:\.?js)", "spring": r"spring(?:\s+boot)?",
+                  "laravel": r"laravel", "react": r"react(?!\s+native)", "react native": r"react\s+native",
+                  "vue": r"vue(?:\.js)?", "angular": r"angular", "svelte": r"svelte(?:kit)?",
+                  "next.js": r"next\.?js", "nuxt": r"nuxt", "remix": r"remix", "gin": r"gin", "phoenix": r"phoenix",
+                  "flutter": r"flutter", "htmx": r"htmx"},
+    "package manager": {"npm": r"npm", "yarn": r"yarn", "pnpm": r"pnpm", "bun": r"bun", "pip": r"pip",
+                        "poetry": r"poetry", "uv": r"uv", "conda": r"conda", "pipenv": r"pipenv", "pdm": r"pdm"},
+    "provider": {"openai": r"openai|gpt-?[345][\w.-]*", "anthropic": r"anthropic|claude(?:\s+[\d.]+)?",
+                 "gemini": r"gemini", "mistral": r"mistral", "cohere": r"cohere", "groq": r"groq",
+                 "bedrock": r"bedrock", "together": r"together\s+ai", "ollama": r"ollama",
+                 "openrouter": r"openrouter"},
+    "tracker": {"jira": r"jira", "linear": r"Linear", "asana": r"asana", "trello": r"trello",
+                "github issues": r"github\s+issues", "clickup": r"clickup", "shortcut": r"Shortcut",
+                "youtrack": r"youtrack"},
+    "meeting tool": {"zoom": r"zoom", "google meet": r"google\s+meet|g\s?meet", "webex": r"webex",
+                     "jitsi": r"jitsi", "whereby": r"whereby"},
+    "code host": {"github": r"github(?!\s+(?:actions|issues|pages|discussions))", "gitlab": r"gitlab(?!\s+ci)",
+                  "bitbucket": r"bitbucket(?!\s+pipelines)", "gitea": r"gitea|forgejo", "codeberg": r"codeberg"},
+    "merge strategy": {"squash": r"squash(?:[\s-]+(?:and\s+)?merg\w*|ing)|squash", "rebase": r"rebase[\s-]+(?:and\s+)?merg\w*",
+                       "merge commit": r"merge\s+commits?", "fast-forward": r"fast[\s-]forward(?:\s+only)?"},
+    "mail service": {"mailchimp": r"mailchimp", "sendgrid": r"sendgrid", "postmark": r"postmark",
+                     "mailgun": r"mailgun", "ses": r"amazon\s+ses|aws\s+ses", "buttondown": r"buttondown",
+                     "resend": r"Resend"},
+}
+#: the classes a project (or a team) has one of at a time
+EXCLUSIVE = frozenset({"chat tool", "ci", "package manager", "tracker", "meeting tool", "code host", "merge strategy",
+                       "mail service"})
+#: the classes whose names are also common words: matched only as written (capitalized)
+_CASED = {("language", "go"), ("tracker", "linear"), ("tracker", "shortcut"), ("chat tool", "teams"),
+          ("mail service", "resend")}
+
+
+def _vocab_regex() -> re.Pattern[str]:
+    alts = []
+    for cls, names in VOCAB.items():
+        for name, rx in names.items():
+            g = f"v{len(alts)}"
+            body = f"(?-i:{rx})" if (cls, name) in _CASED else rx
+            alts.append((g, cls, name, rf"(?P<{g}>(?<![\w.-]){body}(?![\w-]))"))
+    _VOCAB_NAMES.update({g: (cls, name) for g, cls, name, _ in alts})
+    return re.compile("|".join(a[3] for a in alts), re.I)
+
+
+_VOCAB_NAMES: dict[str, tuple[str, str]] = {}
+_VOCAB_RX = _vocab_regex()
+#: the words the names are spelled with: a text with none of them names nothing (most chat turns; a cheap
+#: set intersection before the long expression)
+_VOCAB_WORDS = frozenset(w for names in VOCAB.values() for rx in names.values()
+                         for w in re.findall(r"[a-z][a-z0-9]+", re.sub(r"\\[a-z]", " ", rx.lower()))) - frozenset(
+    "and chat cloud com db ai cd ci commits boot io js ql services ms actions issues pipelines pages discussions "
+    "ing only forward fast native web digital devops".split())   # words of a name that are no name alone
+
+
+@functools.lru_cache(maxsize=8192)
+def vocab_values(text: str) -> frozenset[tuple[str, str]]:
+    """(class, canonical name) of every vocabulary name ``text`` says."""
+    if not _VOCAB_WORDS.intersection(re.findall(r"[a-z][a-z0-9]+", text.lower())) and "#" not in text \
+            and "+" not in text:
+        return frozenset()
+    out = set()
+    for m in _VOCAB_RX.finditer(text):
+        if m.lastgroup:
+            out.add(_VOCAB_NAMES[m.lastgroup])
+    return frozenset(out)
+
+
+# ----------------------------------------------------------------------------------------------- typed slots
+
+_WEEKDAY = re.compile(r"\b(?P<d>mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?s?\b", re.I)
+_WEEKDAY_FULL = re.compile(r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.I)
+_TIME = re.compile(r"\b(?P<h>[01]?\d|2[0-3])(?::(?P<m>[0-5]\d))?\s*(?P<ap>a\.?m\.?|p\.?m\.?)(?!\w)|"
+                   r"\b(?P<h2>[01]?\d|2[0-3]):(?P<m2>[0-5]\d)\b(?!:)|\b(?P<noon>noon|midnight)\b", re.I)
+#: a weekday said as a schedule: "on Mondays", "every Tuesday", "moved to Thursday"
+_RECURRING = re.compile(r"\b(?:every|each|to|until|till|from)\s+$", re.I)
+_EVENT = re.compile(r"\b(?:last|yesterday|ago|tonight|tomorrow|this\s+past|next)\b", re.I)
+_SIZE = re.compile(r"\b(?P<n>\d+(?:\.\d+)?)\s?(?P<u>[kmgt]i?b|gigs?|megs?|terabytes?|gigabytes?|megabytes?)\b", re.I)
+
+
+def _time_value(m: re.Match[str]) -> str:
+    if m.group("noon"):
+        return "12:00" if m.group("noon").lower() == "noon" else "00:00"
+    if m.group("h2") is not None:
+        return f"{int(m.group('h2')):02d}:{m.group('m2')}"
+    h = int(m.group("h")) % 12 + (12 if m.group("ap").lower().startswith("p") else 0)
+    return f"{h:02d}:{m.group('m') or '00'}"
+
+
+@functools.lru_cache(maxsize=8192)
+def typed_values(text: str) -> frozenset[tuple[str, str]]:
+    """(kind, value) of the weekdays, times of day and sizes ``text`` says: ``("weekday", "mon")``,
+    ``("time", "09:30")``, ``("size", "16gb")``."""
+    out: set[tuple[str, str]] = set()
+    event = bool(_EVENT.search(text))   # "last Friday at 7pm": when something happened, not a schedule
+    if _WEEKDAY_FULL.search(text) and not event:
+        for m in _WEEKDAY_FULL.finditer(text):
+            if m.group(0).lower().endswith("s") or _RECURRING.search(text[max(0, m.start() - 12):m.start()]):
+                out.add(("weekday", m.group(0).lower()[:3]))
+    if (any(c.isdigit() for c in text) or "noon" in text or "midnight" in text) and not event:
+        for m in _TIME.finditer(text):
+            out.add(("time", _time_value(m)))
+        for m in _SIZE.finditer(text):
+            u = m.group("u").lower()
+            unit = {"gig": "gb", "meg": "mb", "tera": "tb", "giga": "gb", "mega": "mb"}.get(u[:4].rstrip("absy"), u)
+            unit = unit[0] + "b" if unit[0] in "kmgt" else unit
+            out.add(("size", f"{m.group('n')}{unit}"))
+    return frozenset(out)
+
+
+# ----------------------------------------------------------------------------------------------- life
+
+#: category -> what states it (group ``v``: the value, when the pattern has one)
+_LIFE_STATE: dict[str, re.Pattern[str]] = {
+    "job": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:work|am\s+working|'m\s+working)\s+as\s+(?:a|an)\s+"
+                      r"(?P<v3>[\w-]+(?:\s+[\w-]+)?)|"
+                      r"\b(?:i|we)\s+(?:now\s+)?(?:work|am\s+working|'m\s+working)\s+(?:at|for|in)\s+(?P<v>[\w&'.-]+(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})|"
+                      r"\b(?:i'm|i\s+am|im)\s+(?:now\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?:engineer|developer|nurse|teacher|"
+                      r"manager|designer|analyst|consultant|accountant|doctor|lawyer|chef|barista|writer|scientist|"
+                      r"intern|assistant|officer|technician|mechanic|librarian|pharmacist|architect|"
+                      r"freelancer|cashier|driver|electrician|plumber|researcher|lead|director)\b(?:\s+(?:at|for)\s+"
+                      r"(?P<v2>[\w&'.-]+(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3}))?|"
+                      r"\bmy\s+(?:job|employer|company|office|workplace|boss|manager|team\s+lead|coworkers?|colleagues?)\b|"
+                      r"\b(?:new|old|current|first|day)\s+job\b|\bjob\s+(?:at|as)\b|\bi\s+(?:teach|nurse|code)\b|"
+                      r"\bi(?:'ve|\s+have)\s+been\s+(?:working\s+)?at\s+(?P<v4>(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})",
+                      re.I),
+    "home": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:live|am\s+living|'m\s+living|'re\s+living|are\s+living|"
+                       r"am\s+based|'m\s+based|rent|'re\s+renting|'m\s+renting)\s+(?:with\s+[\w\s]{0,20}?\s+)?"
+                       r"(?:in|at|near|on)\s+"
+                       r"(?P<v>(?:the\s+)?[\w'.-]+(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})|"
+                       r"\b(?:i|we)\s+(?:now\s+)?(?:live|rent|own|have|share)\s+(?:a|an|the|our|my)\s+(?:[\w-]+\s+){0,2}?"
+                       r"(?:apartment|flat|house|place|condo|two-bedroom|one-bedroom|studio|loft|bungalow)\b|"
+                       r"\b(?:i|we)\s+live\s+(?P<v5>downtown|uptown|nearby|in\s+town|out\s+of\s+town|by\s+the\s+\w+)\b|"
+                       r"\b(?:my|our)\s+(?:apartment|flat|house|place|home|neighbou?rhood|landlord|roommates?|flatmates?|"
+                       r"commute)\b|\b(?:new|old)\s+(?:apartment|flat|house|place|neighbou?rhood)\b", re.I),
+    "vehicle": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:drive|ride|own|have)\s+(?:a|an|my|our)\s+(?P<v>(?:[\w-]+\s+){0,2}?"
+                          r"(?:car|truck|van|suv|motorcycle|motorbike|scooter|bike|e-bike|(?-i:[A-Z])[\w-]+))\b|"
+                          r"\bmy\s+(?:old\s+|new\s+)?(?P<v2>car|truck|van|suv|motorcycle|motorbike|scooter|"
+                          r"(?:civic|corolla|prius|tesla|jeep|golf|camry|accord|mustang|beetle|model\s+\w))\b", re.I),
+    "diet": re.compile(r"\b(?:i'm|i\s+am|im|i've\s+been|i\s+have\s+been|we're|we\s+are|i\s+went|i\s+eat|i\s+stay|"
+                       r"i\s+keep|i\s+follow\s+a|(?:on|follow)\s+a|my)\s+(?:a\s+|an\s+|strict\s+|fully\s+|mostly\s+)?"
+                       r"(?P<v>vegan|vegetarian|pescatarian|keto|paleo|gluten[\s-]free|dairy[\s-]free|plant[\s-]based|"
+                       r"carnivore|omnivore)\b|\b(?:i|we)\s+(?:eat|love|cook)\s+(?P<v2>meat|fish|steak|"
+                       r"chicken|burgers?)\b", re.I),
+    "partner": re.compile(r"\bmy\s+(?P<v>boyfriend|girlfriend|partner|husband|wife|fianc[eé]e?|spouse|bf|gf)\b|"
+                          r"\b(?:i|we)\s+(?:now\s+)?(?:have|got)\s+a\s+(?:new\s+)?(?P<v3>boyfriend|girlfriend|partner|"
+                          r"husband|wife)\b|"
+                          r"\b(?:i'm|i\s+am|im)\s+(?P<v2>single|married|engaged|divorced|dating)\b", re.I),
+    "study": re.compile(r"\b(?:i'm|i\s+am|im)\s+(?:now\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?P<v3>[\w-]+)\s+"
+                        r"(?:student|major)\b|\b(?:i|i'm|i\s+am|im)\s+(?:now\s+)?(?:study(?:ing)?|major(?:ing)?\s+in|doing\s+(?:a|my)\s+"
+                        r"(?:degree|masters?|phd|bachelor'?s?)\s+in|enrolled\s+in)\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)|"
+                        r"\bmy\s+(?:major|degree|course|program(?:me)?|thesis|classes|studies)\b", re.I),
+    "sport": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:play|do|practice|practise|train|go)\s+(?:(?:a\s+lot\s+of|some)\s+)?"
+                        r"(?P<v>tennis|soccer|football|basketball|volleyball|badminton|hockey|rugby|golf|squash|"
+                        r"pickleball|cricket|baseball|handball|climbing|bouldering|swimming|running|cycling|yoga|"
+                        r"pilates|crossfit|boxing|judo|karate|jiu[\s-]?jitsu|fencing|rowing|skiing|surfing|"
+                        r"skating|dancing|hiking|table\s+tennis|ping\s+pong|martial\s+arts|triathlons?|marathons?)\b|"
+                        r"\bmy\s+(?P<v2>tennis|soccer|football|basketball|volleyball|hockey|rugby|golf|climbing|"
+                        r"swimming|running|cycling|yoga|boxing)\s+(?:club|team|league|coach|class|group|practice)\b|"
+                        r"\b(?:i|we)\s+(?P<v3>run|swim|climb|cycle|box|row|ski|surf|skate)\b", re.I),
+    "commute": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:usually\s+)?(?P<v>drive|bike|cycle|walk|ride\s+(?:my|a|the)\s+\w+|"
+                          r"take\s+the\s+\w+|get\s+the\s+\w+)\s+(?:\w+\s+)?(?:to|into)\s+(?:work|the\s+office|campus|school|the\s+city|"
+                          r"town|downtown)\b|"
+                          r"\bcommute\s+(?:\w+\s+){0,3}?by\s+(?P<v2>car|bike|bicycle|train|bus|tram|subway|metro|ferry|"
+                          r"scooter|motorbike)\b|\bmy\s+commute\b|\b(?:i|we)\s+(?:now\s+)?(?:work|am\s+working|'m\s+working)\s+"
+                          r"(?P<v3>from\s+home|remotely|remote|fully\s+remote|hybrid)\b|\b(?:i|we)(?:'ve|\s+have)\s+been\s+working\s+"
+                          r"(?P<v4>from\s+home|remotely|remote)\b", re.I),
+}
+
+#: category -> what ends or changes it (group ``v``: the value named, if any)
+_LIFE_CHANGE: dict[str, re.Pattern[str]] = {
+    "job": re.compile(r"\b(?:quit|left|resigned\s+from|lost|leaving|handed\s+in\s+my\s+notice\s+at)\s+(?:my\s+)?"
+                      r"(?:job|position|role|work|gig)\b|\b(?:got|was|been|were)\s+(?:laid\s+off|let\s+go|fired|made\s+redundant)\b|"
+                      r"\b(?:started|start|starting|landed|got|accepted|took|begin|began|signed)\s+(?:a\s+|my\s+|the\s+|an\s+)?"
+                      r"(?:new\s+)?(?:job|position|role|gig|offer|contract)\b(?:\s+(?:at|with|as|from)\s+(?P<v>[\w&'.-]+(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3}))?|"
+                      r"\b(?:joined|started\s+at|now\s+(?:work(?:ing)?\s+)?at|hired\s+(?:at|by))\s+"
+                      r"(?P<v2>(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})|\b(?:retired|unemployed|between\s+jobs|"
+                      r"job\s+hunting|first\s+day\s+at)\b|\bpromoted\s+to\b|\bgot\s+hired\b|\b(?:my\s+)?last\s+day\s+(?:at|was)\b|"
+                      r"\bleft\s+(?:teaching|nursing|academia|retail|consulting|the\s+company|my\s+company|the\s+firm|"
+                      r"the\s+agency|the\s+startup|my\s+old\s+job|the\s+industry)\b|\bjoined\s+(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+"
+                      r"(?:company|startup|firm|agency|team|studio|lab)\b", re.I),
+    "home": re.compile(r"\b(?:moved|moving|relocated|relocating)\s+(?:out\s+of|away\s+from|from)\s+(?:my\s+|our\s+|the\s+)?"
+                       r"(?P<old>[\w'.-]+(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})|\b(?:moved|relocated|move|moved\s+back|settled)\s+(?:in\s+)?(?:to|into|in)\s+"
+                       r"(?P<v>(?:a\s+|the\s+|my\s+)?[\w'.-]+(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})|"
+                       r"\b(?:new|bought\s+a|closed\s+on\s+a|signed\s+a\s+lease\s+on\s+a|our\s+new|my\s+new)\s+(?:apartment|flat|house|"
+                       r"place|condo|home)\b|\bmoved\s+(?:out|away|back|abroad|upstate|downstate|overseas|house|"
+                       r"across\s+(?:town|the\s+country)|in\s+with)\b|"
+                       r"\b(?:sold|left)\s+(?:my|our|the)\s+(?:apartment|flat|house|place|condo)\b", re.I),
+    "vehicle": re.compile(r"\b(?:sold|sell|selling|traded\s+in|totaled|totalled|scrapped|got\s+rid\s+of|gave\s+away)\s+"
+                          r"(?:my|our|the)\s+(?:old\s+)?(?P<old>[\w-]+(?:\s+[\w-]+)?)|"
+                          r"\b(?:bought|got|leased|picked\s+up)\s+(?:a|an|my|our)\s+(?:new\s+|used\s+)?(?P<v>(?:[\w-]+\s+){0,2}?"
+                          r"(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-bike|(?-i:[A-Z])[\w-]+))\b|"
+                          r"\b(?:(?:no\s+longer|don't|do\s+not)\s+(?:have|own)\s+a\s+car|car[\s-]free|without\s+a\s+car)\b", re.I),
+    "diet": re.compile(r"\b(?:went|gone|going|turned|became|become|been|am|'m|i\s+am|now)\s+(?:fully\s+|completely\s+|"
+                       r"strictly\s+)?(?P<v>vegan|vegetarian|"
+                       r"pescatarian|keto|paleo|gluten[\s-]free|plant[\s-]based)\b|\b(?:gave\s+up|quit|stopped\s+eating|"
+                       r"cut\s+out|no\s+more|don't\s+eat|do\s+not\s+eat)\s+(?P<old>meat|dairy|fish|sugar|gluten|"
+                       r"red\s+meat|carbs|alcohol|eggs)\b|\b(?:started|start)\s+eating\s+(?P<v2>meat|fish|dairy|eggs)\b|"
+                       r"\beating\s+(?:meat|fish)\s+again\b|\b(?:no\s+longer|not)\s+(?:vegan|vegetarian)(?:\s+anymore)?\b", re.I),
+    "partner": re.compile(r"\b(?:broke\s+up|split\s+up|we\s+split|separated|divorced|got\s+divorced|ended\s+things|"
+                          r"called\s+it\s+off|got\s+engaged|got\s+married|new\s+(?:boyfriend|girlfriend|partner)|my\s+ex\b|"
+                          r"seeing\s+someone|single\s+again|(?:not|no\s+longer)\s+together|ended\s+(?:it|things)|we're\s+done|"
+                          r"dumped|getting\s+divorced|"
+                          r"started\s+dating|moved\s+in\s+together)\b", re.I),
+    "study": re.compile(r"\b(?:switched|changed|moved)\s+to\s+(?:a|an)\s+(?P<v3>[\w-]+)\s+(?:degree|major|course|program(?:me)?)\b|"
+                        r"\b(?:switched|changed|transferred)\s+(?:my\s+)?(?:major|degree|course|program(?:me)?|studies)"
+                        r"(?:\s+(?:from\s+[\w-]+(?:\s+[\w-]+)?\s+)?to\s+(?P<v>[\w-]+(?:\s+[\w-]+)?))?|"
+                        r"\b(?:dropped\s+out|graduated|deferred|withdrew)\b|\b(?:dropped|quit)\s+(?:my\s+)?"
+                        r"(?:the\s+)?(?P<old>[\w-]+)\s+(?:degree|course|major|program|classes)\b|"
+                        r"\b(?:now|started)\s+(?:studying|majoring\s+in)\s+(?P<v2>[\w-]+(?:\s+[\w-]+)?)", re.I),
+    "sport": re.compile(r"\b(?:gave\s+up|quit|stopped|dropped|retired\s+from|hung\s+up)\s+(?:on\s+|playing\s+|doing\s+|my\s+)?"
+                        r"(?P<old>tennis|soccer|football|basketball|volleyball|badminton|hockey|rugby|golf|squash|"
+                        r"pickleball|cricket|baseball|climbing|bouldering|swimming|running|cycling|yoga|pilates|"
+                        r"crossfit|boxing|judo|karate|fencing|rowing|skiing|surfing|skating|dancing|hiking|"
+                        r"(?:my\s+)?(?:boots|racket|cleats|gloves))\b|\b(?:took\s+up|picked\s+up|started|switched\s+to|"
+                        r"got\s+into)\s+(?:playing\s+|doing\s+)?(?P<v>tennis|soccer|football|basketball|volleyball|"
+                        r"badminton|hockey|rugby|golf|squash|pickleball|cricket|climbing|bouldering|swimming|running|"
+                        r"cycling|yoga|pilates|crossfit|boxing|judo|karate|fencing|rowing|skiing|surfing|skating)\b",
+                        re.I),
+    "commute": re.compile(r"\b(?:now|these\s+days|nowadays)\s+(?:i\s+)?(?P<v>bike|cycle|walk|drive|take\s+the\s+\w+|ride|"
+                          r"work\s+from\s+home|work\s+remotely)\b|\b(?:started|switched\s+to)\s+(?:biking|cycling|"
+                          r"walking|driving|taking\s+the\s+\w+|commuting\s+by\s+\w+|working\s+from\s+home)\b|"
+                          r"\bonly\s+(?:go|come|commute)\s+(?:in(?:to)?\s+)?(?:the\s+office\s+)?(?:on\s+)?\w+\b|"
+                          r"\bno\s+(?:more|longer)\s+(?:driving|commuting|the\s+\w+\s+commute)\b|"
+                          r"\b(?:i|we)\s+(?:bike|cycle|walk|ride\s+my\s+bike|drive)\s+everywhere\b", re.I),
+}
+#: life categories a person has one of at a time (a change of one replaces the earlier without naming it)
+LIFE_EXCLUSIVE = frozenset({"job", "home", "diet", "partner", "study", "commute"})
+#: who the sentence is about: first person (a life slot is the speaker's own)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|me|my|mine|myself|we|we're|we've|our|us)\b", re.I)
+
+
+_VALUE_NORM = {"cycle": "bike", "bicycle": "bike", "take the": "", "get the": "", "ride my": "", "ride a": "",
+               "ride the": "", "remotely": "home", "remote": "home", "fully remote": "home", "from home": "home"}
+
+
+def _value(m: re.Match[str], *groups: str) -> str:
+    for g in groups:
+        try:
+            v = m.group(g)
+        except IndexError:
+            continue
+        if v:
+            v = " ".join(v.lower().split()).strip(".,;:!?'\"")
+            for a, b in _VALUE_NORM.items():
+                v = b if v == a else (b + v[len(a):]).strip() if v.startswith(a + " ") else v
+            return v
+    return ""
+
+
+@functools.lru_cache(maxsize=8192)
+def life_states(text: str) -> frozenset[tuple[str, str]]:
+    """(category, value) of what a first-person ``text`` says of the speaker's life (value "" when the
+    category is named without one: "my boss")."""
+    if not _FIRST_PERSON.search(text):
+        return frozenset()
+    out = set()
+    for cat, rx in _LIFE_STATE.items():
+        for m in rx.finditer(text):
+            out.add((cat, _value(m, "v", "v2", "v3", "v4", "v5")))
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=8192)
+def life_changes(text: str) -> frozenset[tuple[str, str, str, int]]:
+    """(category, old value, new value, where) of the changes a first-person ``text`` tells ("quit my job",
+    "moved out of Leeds", "sold my Civic", "went vegan"); values "" when not named; ``where``: the offset of
+    the words that tell it."""
+    if not _FIRST_PERSON.search(text):
+        return frozenset()
+    out = set()
+    for cat, rx in _LIFE_CHANGE.items():
+        for m in rx.finditer(text):
+            out.add((cat, _value(m, "old"), _value(m, "v", "v2", "v3"), m.start()))
+    return frozenset(out)
+
+
+#: the words to look up earlier memories of a category by (a keyword search, besides the vector search)
+LIFE_ANCHORS: dict[str, tuple[str, ...]] = {
+    "job": ("work", "job", "company", "office", "boss", "manager", "engineer", "employer", "colleague", "nurse",
+            "teacher", "developer", "designer", "analyst", "consultant", "shift", "team", "career", "startup"),
+    "home": ("live", "apartment", "flat", "house", "place", "neighborhood", "rent", "city"),
+    "vehicle": ("car", "drive", "truck", "bike", "motorcycle"),
+    "diet": ("eat", "vegan", "vegetarian", "meat", "diet", "food"),
+    "partner": ("boyfriend", "girlfriend", "partner", "husband", "wife", "date", "relationship"),
+    "study": ("study", "major", "degree", "course", "class", "university", "college"),
+    "sport": ("play", "tennis", "football", "soccer", "climbing", "running", "team", "club", "yoga"),
+    "commute": ("commute", "drive", "train", "bus", "bike", "office", "remote"),
+}
