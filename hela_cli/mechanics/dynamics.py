@@ -329,6 +329,13 @@ def weighted_keyword_match(query_keywords: Sequence[str], node_keywords: Iterabl
     return sum(weights.get(t, 1.0) for t in q if t in have) / total
 
 
+def person_factor(about_named: bool, weight: float) -> float:
+    """Soft person prior of a question that names some, not all, of a space's speakers, a factor on Eq.3 like
+    :func:`window_factor`: 1 for a memory spoken by a person the question names or mentioning one, else
+    ``1 - weight``. No named person, or weight 0: 1 (the caller passes ``about_named`` True)."""
+    return 1.0 if about_named or weight <= 0 else 1.0 - weight
+
+
 def window_factor(ts: float, window: Sequence[float] | None, weight: float, slack_days: float = 14.0) -> float:
     """Soft time prior of a question that names a time (:func:`hela_cli.text.query_time.question_window`), a
     factor on Eq.3 in place of the global ``exp(-dt/tau)``: ``(1 - weight) + weight * match`` where match is

@@ -124,6 +124,9 @@ class StoreAPI(Protocol):
 
     def node_sessions(self, ids: Iterable[int]) -> dict[int, str | None]: ...
 
+    def next_turns(self, space_id: int, ids: Iterable[int]) -> dict[int, int]:
+        """``{node: the next turn of its session}`` for the given nodes that have one (the reply to a turn)."""
+
     def consecutive_pairs(self, space_id: int) -> list[tuple[int, int]]:
         """``(earlier, next)`` node ids of consecutive turns of each session, in ``ord`` order (the conversation
         links ingest makes)."""

@@ -152,6 +152,17 @@ class Nodes:
         return {nid: session for nid, session in self.select_in("SELECT id, session FROM nodes WHERE id IN ({ids})",
                                                                  list(ids))}
 
+    def next_turns(self, space_id: int, ids: Iterable[int]) -> dict[int, int]:
+        """``{node: the next turn of its session}`` (by ``ord``) for the given nodes that have one: the reply
+        to a recalled turn (a node without a session has none). Cached per space like
+        :meth:`node_features` (the order of a space's turns changes only when its nodes do)."""
+        found = self._cached_read(space_id, "next_turn", ids, lambda missing: {
+            nid: nxt for nid, nxt in self.select_in(
+                "SELECT n.id, (SELECT m.id FROM nodes m WHERE m.space_id = n.space_id AND m.session = n.session "
+                "AND (m.ord > n.ord OR (m.ord = n.ord AND m.id > n.id)) ORDER BY m.ord, m.id LIMIT 1) "
+                "FROM nodes n WHERE n.space_id = ? AND n.id IN ({ids})", missing, (space_id,))})
+        return {nid: nxt for nid, nxt in found.items() if nxt is not None}
+
     def consecutive_pairs(self, space_id: int) -> list[tuple[int, int]]:
         """``(earlier, next)`` node ids of consecutive turns of each session, in ``ord`` order (the
         conversation links ingest makes)."""
