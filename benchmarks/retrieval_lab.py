@@ -111,6 +111,11 @@ VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "e5-scale-alpha0.4": ({"retrieval.passages": False, "retrieval.alpha": 0.4, "retrieval.theta": 0.944,
                            "retrieval.beta": 0.28, "retrieval.date_prior": 0.1}, True),
     "e5-alpha-only": ({"retrieval.passages": False, "retrieval.alpha": 0.21}, True),
+    # issue 47 (round 3): main's defaults before it, and its three mechanisms together
+    "before-47": ({"retrieval.passages": False, "retrieval.vocatives": False, "retrieval.replies": 0,
+                   "retrieval.bm25_names": True, "retrieval.person_prior": 0.0}, True),
+    "round3": ({"retrieval.passages": False, "retrieval.vocatives": True, "retrieval.replies": 1,
+                "retrieval.bm25_names": False, "retrieval.person_prior": 0.0}, True),
 }
 
 

@@ -38,7 +38,8 @@ def _name_rx(name: str) -> re.Pattern[str]:
     n = re.escape(name)
     # an occurrence of the name as a word, and the same occurrence as an address: at the start of the text
     # or of a sentence, after a comma or an opener, and followed by , ! . ? ; : or the end (not "Melanie's")
-    return re.compile(rf"(?<![\w'’])({n})(?![\w'’])(?P<after>[ \t]*(?:[,!.?;:]|$))?", re.IGNORECASE)
+    return re.compile(rf"(?<![\w'’])({n})(?P<poss>['’]s)?(?![\w'’])(?P<after>[ \t]*(?:[,!.?;:]|$))?",
+                      re.IGNORECASE)
 
 
 _BEFORE_ADDRESS = re.compile(rf"(?:^|[.!?,;:(\-—]|\b(?:{_OPENERS}))[\s,]*$", re.IGNORECASE)
@@ -54,6 +55,6 @@ def only_addressed(text: str, name: str) -> bool:
     found = False
     for m in _name_rx(name).finditer(text):
         found = True
-        if m.group("after") is None or not _BEFORE_ADDRESS.search(text[:m.start()][-40:]):
+        if m.group("poss") or m.group("after") is None or not _BEFORE_ADDRESS.search(text[:m.start()][-40:]):
             return False
     return found
