@@ -332,7 +332,8 @@ def locomo_rows(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path, baseli
     budget = cfg.retrieval.k + cfg.retrieval.m
     rows = []
     for c in convs:
-        with _open(out, f"locomo_{c.name}.db", learn and baseline is None, tmp, cfg) as st:
+        with (Store(out / f"locomo_{c.name}.db") if baseline is not None
+              else _open(out, f"locomo_{c.name}.db", learn, tmp, cfg)) as st:
             sp = st.require_space(str(c.name))
             for qa in c.qa:
                 q = str(qa["question"])
@@ -812,6 +813,29 @@ def cosine_scale(out: Path, emb: Any) -> dict[str, float]:
             "cosine-only recall@13": round(100 * sum(hits) / len(hits), 1), "questions": len(hits)}
 
 
+def recall_speed(out: Path, cfg: Config, emb: Any, names: list[str], rounds: int = 3) -> dict[str, Any]:
+    """In-process recall time (``retrieve``, learning off, question vectors cached) of each variant on
+    the LoCoMo dev questions, the variants interleaved question by question so load on a shared machine
+    falls on all alike: median and p90 of ``timings_ms["total"]`` per variant, the first round a warm-up
+    (caches of each process, as a long-lived server or the hook's server has them after its first recall)."""
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    cfgs = {n: cfg.replace(**_with_overrides(n)[0]) for n in names}
+    ms: dict[str, list[float]] = {n: [] for n in names}
+    for rnd in range(rounds):
+        for c in convs:
+            with Store(out / f"locomo_{c.name}.db") as st:
+                sp = st.require_space(str(c.name))
+                for qa in c.qa:
+                    q = str(qa["question"])
+                    for n in (names if rnd % 2 == 0 else names[::-1]):
+                        t = retrieve(st, sp, emb, q, cfgs[n], learn=False, query_vector=qv[q]).timings_ms["total"]
+                        if rnd > 0:
+                            ms[n].append(t)
+    return {n: {"p50 ms": round(median(v), 2), "p90 ms": round(sorted(v)[int(0.9 * len(v))], 2), "n": len(v)}
+            for n, v in ms.items()}
+
+
 def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None = None) -> dict[str, Any]:
     if name in ("bm25", "cosine"):
         with tempfile.TemporaryDirectory() as tmp:
@@ -829,7 +853,7 @@ def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None =
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "preq", "ranks", "misses", "causes",
-                                    "loco", "topk", "cosines", "list"])
+                                    "loco", "topk", "speed", "cosines", "list"])
     ap.add_argument("--categories", default="1,2,3", help="causes: LoCoMo categories (1 multi-hop, 2 temporal, "
                     "3 open-domain, 4 single-hop, 5 adversarial)")
     ap.add_argument("--baseline", default="new-defaults", help="loco: the variant the folds are compared with")
@@ -902,6 +926,10 @@ if __name__ == "__main__":
         print(json.dumps(r), flush=True)
         with open(Path(args.dir) / "results.jsonl", "a") as f:
             f.write(json.dumps(r) + "\n")
+    elif args.cmd == "speed":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        print(json.dumps({"recall time (in process, learning off)": recall_speed(Path(args.dir), cfg, emb,
+                                                                                 args.variants)}), flush=True)
     elif args.cmd == "topk":
         emb = Memory(cfg, store=Store(":memory:")).embedder
         for name in args.variants or ["new-defaults"]:

@@ -44,6 +44,13 @@ def test_only_addressed(text, name, expected):
     assert only_addressed(text, name) is expected
 
 
+def test_round3_defaults():
+    from hela_cli.config import Config
+
+    r = Config().retrieval
+    assert (r.replies, r.vocatives, r.bm25_names, r.person_prior) == (1, True, False, 0.0)
+
+
 def test_person_factor():
     assert person_factor(True, 0.3) == 1.0
     assert person_factor(False, 0.3) == pytest.approx(0.7)
@@ -75,7 +82,7 @@ def test_next_turns_stay_in_their_session(make_memory, hash_embedder):
 
 def test_a_recalled_question_brings_its_reply_within_the_budget(make_memory, hash_embedder):
     with make_memory(embedder=hash_embedder, retrieval__k=2, retrieval__m=1, retrieval__spreading=False,
-                     ingest__context_window=0) as mem:   # each turn embedded alone: the reply shares no word
+                     retrieval__replies=0, ingest__context_window=0) as mem:   # each turn embedded alone: the reply shares no word
         ids = _chat(mem)
         q = "Did you see the new museum exhibit?"
         before = mem.retrieve(q, "chat", learn=False).memories
@@ -89,7 +96,7 @@ def test_a_recalled_question_brings_its_reply_within_the_budget(make_memory, has
 
 
 def test_a_name_said_only_to_address_someone_is_no_keyword(make_memory, hash_embedder):
-    with make_memory(embedder=hash_embedder, retrieval__spreading=False) as mem:
+    with make_memory(embedder=hash_embedder, retrieval__spreading=False, retrieval__vocatives=False) as mem:
         ids = _chat(mem)
         q = "What did Melanie paint, a watercolour?"
 
@@ -105,7 +112,8 @@ def test_a_name_said_only_to_address_someone_is_no_keyword(make_memory, hash_emb
 
 
 def test_person_prior_and_bm25_names(make_memory, hash_embedder):
-    with make_memory(embedder=hash_embedder, retrieval__spreading=False) as mem:
+    with make_memory(embedder=hash_embedder, retrieval__spreading=False, retrieval__vocatives=False,
+                     retrieval__bm25_names=True) as mem:
         ids = _chat(mem)
         q = "What did Melanie say about the watercolour?"
         off = {m["id"]: m for m in mem.retrieve(q, "chat", learn=False).memories}
@@ -119,3 +127,15 @@ def test_person_prior_and_bm25_names(make_memory, hash_embedder):
         mem.config.retrieval.bm25_names = False
         names_out = mem.retrieve(q, "chat", learn=False).memories
         assert names_out[0]["id"] == ids[1]
+
+
+def test_session_cover_picks_a_second_session_before_a_third_of_one():
+    from hela_cli.mechanics.dynamics import dual_path, session_cover
+
+    s = {1: 1.0, 2: 0.95, 3: 0.9, 4: 0.8, 5: 0.5}
+    sess = {1: "a", 2: "a", 3: "a", 4: "b", 5: "b"}
+    assert session_cover(s, sess, 3, 1.0) == [1, 2, 3]          # decay 1: Eq.5's top-k
+    assert session_cover(s, sess, 3, 0.8) == [1, 4, 2]          # 0.95 * 0.8 = 0.76 < 0.8 < 0.9 * 0.8
+    assert session_cover(s, {}, 3, 0.5) == [1, 2, 3]            # no sessions: nothing to cover
+    chosen = dual_path(s, s, 3, 1, base=session_cover(s, sess, 3, 0.8))
+    assert chosen == [(1, "base"), (4, "base"), (2, "base"), (3, "base")]

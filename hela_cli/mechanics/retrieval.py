@@ -27,8 +27,8 @@ import numpy as np
 
 from hela_cli.config import Config
 from hela_cli.mechanics.dynamics import (base_activation, dual_path, hebbian_update, idf, person_factor, reinforcement,
-                               spread_activation, time_factor, trace_bonus, trace_slot_cap, weighted_keyword_match,
-                               window_factor)
+                               session_cover, spread_activation, time_factor, trace_bonus, trace_slot_cap,
+                               weighted_keyword_match, window_factor)
 from hela_cli.mechanics.succession import Marks, blocked_targets, with_successors
 from hela_cli.text.keywords import keyword_match, keywords
 from hela_cli.models import Embedder, embed_queries
@@ -206,7 +206,11 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
         gone = blocked_targets(marks, s_base)
         s_base = {v: s for v, s in s_base.items() if v not in gone}
         s_final = {v: s for v, s in s_final.items() if v not in gone}
-    chosen = dual_path(s_base, s_final, r.k, r.m)
+    cover = None
+    if r.session_decay < 1.0 and s_base:   # coverage: the base path does not spend itself on one session
+        top = sorted(s_base, key=lambda v: -s_base[v])[:4 * (r.k + r.m)]
+        cover = session_cover({v: s_base[v] for v in top}, store.node_sessions(top), r.k, r.session_decay)
+    chosen = dual_path(s_base, s_final, r.k, r.m, base=cover)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
     memories = _memory_rows(store, chosen, base, s_final, spreads, traced, edge_w)
