@@ -326,23 +326,31 @@ class _BaseScores:
 
     def _without_vocatives(self, ids: set[int]) -> dict[int, dict[str, Any]]:
         """The scoring fields of the memories among ``ids`` that name another speaker of the space only to
-        address them ("Thanks, Melanie! ..." said by Caroline), with that name's keywords left out."""
+        address them ("Thanks, Melanie! ..." said by Caroline), with that name's keywords left out. What to
+        leave out is derived once per memory (``Store.node_derived``: the text is read only for memories
+        whose keywords hold another speaker's name)."""
         people = self.people or {}
-        hit = {i for i in ids if any(sp != self.nodes[i].get("speaker") and not kws.isdisjoint(self.nodes[i]["keywords"])
-                                     for sp, (_, kws) in people.items())}
-        if not hit:
-            return {}
-        texts = self.store.get_nodes(sorted(hit))
-        out = {}
-        for i in hit:
-            node, text = self.nodes[i], (texts.get(i) or {}).get("text") or ""
-            drop: set[str] = set()
-            for sp, (name, kws) in people.items():
-                if sp != node.get("speaker") and not kws.isdisjoint(node["keywords"]) and only_addressed(text, name):
-                    drop |= kws
-            if drop:
-                out[i] = {**node, "keywords": [t for t in node["keywords"] if t not in drop]}
-        return out
+        nodes = self.nodes
+
+        def derive(missing: list[int]) -> dict[int, frozenset[str]]:
+            hit = [i for i in missing if any(sp != nodes[i].get("speaker") and not kws.isdisjoint(nodes[i]["keywords"])
+                                             for sp, (_, kws) in people.items())]
+            texts = self.store.get_nodes(hit) if hit else {}
+            out = dict.fromkeys(missing, _NOTHING)
+            for i in hit:
+                text = (texts.get(i) or {}).get("text") or ""
+                drop = frozenset(t for sp, (name, kws) in people.items()
+                                 if sp != nodes[i].get("speaker") and not kws.isdisjoint(nodes[i]["keywords"])
+                                 and only_addressed(text, name) for t in kws)
+                out[i] = drop or _NOTHING
+            return out
+
+        drops = self.store.node_derived(self.space_id, "vocatives", ids, derive)
+        return {i: {**nodes[i], "keywords": [t for t in nodes[i]["keywords"] if t not in d]}
+                for i, d in drops.items() if d}
+
+
+_NOTHING: frozenset[str] = frozenset()
 
 
 def _use_traces(store: Store, space: Space, q: np.ndarray, r: Any, base: _BaseScores,

@@ -124,6 +124,10 @@ class StoreAPI(Protocol):
 
     def node_sessions(self, ids: Iterable[int]) -> dict[int, str | None]: ...
 
+    def node_derived(self, space_id: int, kind: str, ids: Iterable[int],
+                     compute: Callable[[list[int]], dict[int, Any]]) -> dict[int, Any]:
+        """``compute(missing ids)`` per node, cached per space and ``kind`` until the space's nodes change."""
+
     def next_turns(self, space_id: int, ids: Iterable[int]) -> dict[int, int]:
         """``{node: the next turn of its session}`` for the given nodes that have one (the reply to a turn)."""
 

@@ -108,6 +108,13 @@ class Nodes:
             for nid, ts, speaker, kws in self.select_in(
                 "SELECT id, ts, speaker, keywords FROM nodes WHERE id IN ({ids})", missing)})
 
+    def node_derived(self, space_id: int, kind: str, ids: Iterable[int],
+                     compute: Callable[[list[int]], dict[int, Any]]) -> dict[int, Any]:
+        """A value derived from each node's immutable fields (its text, its keywords) by ``compute(missing
+        ids)``, kept in the space's ``kind`` cache like :meth:`node_features` (dropped when the space's nodes
+        change): retrieval derives it once per node and process."""
+        return self._cached_read(space_id, f"derived:{kind}", ids, compute)
+
     def _cached_read(self, space_id: int | None, kind: str, ids: Iterable[int],
                      read: Callable[[list[int]], dict[int, Any]]) -> dict[int, Any]:
         """``read`` the ids not yet in the space's ``kind`` cache and keep them there (up to ROW_CACHE_MAX
