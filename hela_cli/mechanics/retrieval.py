@@ -325,32 +325,28 @@ class _BaseScores:
 
 
     def _without_vocatives(self, ids: set[int]) -> dict[int, dict[str, Any]]:
-        """The scoring fields of the memories among ``ids`` that name another speaker of the space only to
-        address them ("Thanks, Melanie! ..." said by Caroline), with that name's keywords left out. What to
-        leave out is derived once per memory (``Store.node_derived``: the text is read only for memories
-        whose keywords hold another speaker's name)."""
-        people = self.people or {}
+        """The scoring fields of the memories among ``ids`` that name a speaker the question names only to
+        address them ("Thanks, Melanie! ..." said by Caroline), with that name's keywords left out (a name
+        the question does not ask for changes no score). Whether a memory only addresses a speaker is
+        derived once per memory and process (``Store.node_derived``; its text is read then)."""
+        asked = set(self.q_kw)
         nodes = self.nodes
+        drop: dict[int, set[str]] = {}
+        for sp, (name, kws) in (self.people or {}).items():
+            if kws.isdisjoint(asked):
+                continue
+            hit = [i for i in ids if nodes[i].get("speaker") != sp and not kws.isdisjoint(nodes[i]["keywords"])]
+            if not hit:
+                continue
 
-        def derive(missing: list[int]) -> dict[int, frozenset[str]]:
-            hit = [i for i in missing if any(sp != nodes[i].get("speaker") and not kws.isdisjoint(nodes[i]["keywords"])
-                                             for sp, (_, kws) in people.items())]
-            texts = self.store.get_nodes(hit) if hit else {}
-            out = dict.fromkeys(missing, _NOTHING)
-            for i in hit:
-                text = (texts.get(i) or {}).get("text") or ""
-                drop = frozenset(t for sp, (name, kws) in people.items()
-                                 if sp != nodes[i].get("speaker") and not kws.isdisjoint(nodes[i]["keywords"])
-                                 and only_addressed(text, name) for t in kws)
-                out[i] = drop or _NOTHING
-            return out
+            def derive(missing: list[int], name: str = name) -> dict[int, bool]:
+                texts = self.store.get_nodes(missing)
+                return {i: only_addressed((texts.get(i) or {}).get("text") or "", name) for i in missing}
 
-        drops = self.store.node_derived(self.space_id, "vocatives", ids, derive)
-        return {i: {**nodes[i], "keywords": [t for t in nodes[i]["keywords"] if t not in d]}
-                for i, d in drops.items() if d}
-
-
-_NOTHING: frozenset[str] = frozenset()
+            for i, addressed in self.store.node_derived(self.space_id, f"vocative:{sp}", hit, derive).items():
+                if addressed:
+                    drop.setdefault(i, set()).update(kws)
+        return {i: {**nodes[i], "keywords": [t for t in nodes[i]["keywords"] if t not in d]} for i, d in drop.items()}
 
 
 def _use_traces(store: Store, space: Space, q: np.ndarray, r: Any, base: _BaseScores,
