@@ -11,6 +11,11 @@
 5. Eq.1 learning (unless disabled): one short ``BEGIN IMMEDIATE`` transaction advances the space's step
    (all edges decay once, O(1)), reinforces every pair of the final set and records the accesses.
 
+Round 3 (issue 47; docs/retrieval.md): a speaker's name a turn only addresses them by is not that turn's
+keyword (``retrieval.vocatives``), the speakers' names stay out of the BM25 query (``retrieval.bm25_names``),
+and a recalled question or complaint brings the next turn of its session right below it, within k + m
+(``retrieval.replies``). Measured and left off: a person prior and session coverage.
+
 Facts that change (:mod:`hela_cli.mechanics.succession`): a superseded memory gets no Eq.4 bonus, brings
 its successor (placed above it), carries its marks, takes no part in Eq.1, and is dropped with
 ``current_only``; ``as_of`` recalls as of a past time.
