@@ -5,7 +5,10 @@
     python benchmarks/retrieval_lab.py retest [VARIANT]              # LoCoMo asked twice (test-retest, issue 17)
     python benchmarks/retrieval_lab.py ranks [VARIANT]               # where evidence ranks by S_base
     python benchmarks/retrieval_lab.py misses [VARIANT]              # where missed evidence lies (links, rank)
-    python benchmarks/retrieval_lab.py causes [VARIANT]              # why multi-hop/temporal/open-domain evidence is missed (issue 47)
+    python benchmarks/retrieval_lab.py causes [VARIANT]              # why categories 1-3 miss evidence (issue 47)
+    python benchmarks/retrieval_lab.py loco VARIANT ... --baseline B # leave-one-conversation-out choice (issue 47)
+    python benchmarks/retrieval_lab.py topk [VARIANT ...]            # recall at 5 / 8 / 13 and within a token budget
+    python benchmarks/retrieval_lab.py speed VARIANT ...             # recall time, warm and fresh store
     python benchmarks/retrieval_lab.py cosines                       # the embedder's cosine scale (LoCoMo)
     python benchmarks/retrieval_lab.py preq [VARIANT ...] --feedback evidence   # prequential feedback (simulation)
     python benchmarks/retrieval_lab.py list                        # the named variants
@@ -931,7 +934,8 @@ if __name__ == "__main__":
             print(json.dumps({"variant": name, "causes": table}), flush=True)
     elif args.cmd == "loco":
         emb = Memory(cfg, store=Store(":memory:")).embedder
-        r = {"loco": loco(Path(args.dir), cfg, emb, args.variants, args.baseline), "budget": cfg.retrieval.k + cfg.retrieval.m}
+        r = {"loco": loco(Path(args.dir), cfg, emb, args.variants, args.baseline),
+             "budget": cfg.retrieval.k + cfg.retrieval.m}
         print(json.dumps(r), flush=True)
         with open(Path(args.dir) / "results.jsonl", "a") as f:
             f.write(json.dumps(r) + "\n")
