@@ -96,6 +96,17 @@ class RetrievalConfig:
     date_prior_relative: float = 0.9  # ... of a window relative to the moment of asking ("3 days ago", "yesterday",
                                       # "on Monday"), resolved against --now / a hook's prompt time / the clock
     date_slack_days: float = 7.0      # ... memories up to this many days after the window still match fully
+    vocatives: bool = True            # a speaker's name that a turn only addresses them by ("Thanks, Melanie!") is
+                                      # not a keyword of that turn (text/turns.py only_addressed)
+    bm25_names: bool = False          # the speakers' names in a question are BM25 search terms (off: only the
+                                      # question's other words are, the names count through speaker keywords)
+    person_prior: float = 0.0         # a question naming some, not all, of the space's speakers: memories neither
+                                      # spoken by nor mentioning them get Eq.3 x (1 - this) (dynamics.person_factor)
+    session_decay: float = 1.0        # coverage: the k base memories are picked by S_base * this ** (memories of the
+                                      # same session already picked) (dynamics.session_cover; 1: the top-k, Eq.5)
+    replies: int = 1                  # a recalled question or complaint brings the next turn of its session (its
+                                      # reply), placed right below it, within the k + m budget; at most this many
+                                      # (0: off; text/turns.py says which turns ask for a reply)
     trace_weight: float = 1.0         # flipped-path bonus from similar earlier recalls to what they used (0: off)
     trace_min_sim: float = 0.6        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
                                       # cosine on the default embedder's scale, like theta)

@@ -5,6 +5,10 @@
     python benchmarks/ablations/retrieval_lab.py retest [VARIANT]              # LoCoMo asked twice (test-retest, issue 17)
     python benchmarks/ablations/retrieval_lab.py ranks [VARIANT]               # where evidence ranks by S_base
     python benchmarks/ablations/retrieval_lab.py misses [VARIANT]              # where missed evidence lies (links, rank)
+    python benchmarks/ablations/retrieval_lab.py causes [VARIANT]              # why categories 1-3 miss evidence (issue 47)
+    python benchmarks/ablations/retrieval_lab.py loco VARIANT ... --baseline B # leave-one-conversation-out choice (issue 47)
+    python benchmarks/ablations/retrieval_lab.py topk [VARIANT ...]            # recall at 5 / 8 / 13 and within a token budget
+    python benchmarks/ablations/retrieval_lab.py speed VARIANT ...             # recall time, warm and fresh store
     python benchmarks/ablations/retrieval_lab.py cosines                       # the embedder's cosine scale (LoCoMo)
     python benchmarks/ablations/retrieval_lab.py preq [VARIANT ...] --feedback evidence   # prequential feedback (simulation)
     python benchmarks/ablations/retrieval_lab.py list                        # the named variants
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import tempfile
 import time
@@ -109,6 +114,11 @@ VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "e5-scale-alpha0.4": ({"retrieval.passages": False, "retrieval.alpha": 0.4, "retrieval.theta": 0.944,
                            "retrieval.beta": 0.28, "retrieval.date_prior": 0.1}, True),
     "e5-alpha-only": ({"retrieval.passages": False, "retrieval.alpha": 0.21}, True),
+    # issue 47 (round 3): main's defaults before it, and its three mechanisms together
+    "before-47": ({"retrieval.passages": False, "retrieval.vocatives": False, "retrieval.replies": 0,
+                   "retrieval.bm25_names": True, "retrieval.person_prior": 0.0}, True),
+    "round3": ({"retrieval.passages": False, "retrieval.vocatives": True, "retrieval.replies": 1,
+                "retrieval.bm25_names": False, "retrieval.person_prior": 0.0}, True),
 }
 
 
@@ -299,6 +309,89 @@ def eval_locomo(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path) -> dic
     out_["all 1-5"] = round(100 * s["overall_all"]["recall"], 1)
     out_["ms p50"] = round(median(ms), 1)
     return out_
+
+
+TOKEN_BUDGETS = (200, 1000)   # context tokens (estimated: characters / 4) a reader gets
+
+
+def _token_prefix(texts: list[str], ids: list[str], budget: int) -> list[str]:
+    """The ids of the memories that fit in ``budget`` estimated tokens (characters / 4), in list order."""
+    out, used = [], 0
+    for t, i in zip(texts, ids):
+        used += max(1, len(t) // 4)
+        if used > budget:
+            break
+        out.append(i)
+    return out
+
+
+def locomo_rows(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path, baseline: str | None = None
+                ) -> list[dict[str, Any]]:
+    """One row per LoCoMo dev question: its conversation, category, evidence recall of the list (at the
+    configured k + m; the baselines ``bm25`` / ``cosine`` return k + m memories) and recall within each of
+    ``TOKEN_BUDGETS`` taken from the top of that list."""
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    budget = cfg.retrieval.k + cfg.retrieval.m
+    rows = []
+    for c in convs:
+        with (Store(out / f"locomo_{c.name}.db") if baseline is not None
+              else _open(out, f"locomo_{c.name}.db", learn, tmp, cfg)) as st:
+            sp = st.require_space(str(c.name))
+            for qa in c.qa:
+                q = str(qa["question"])
+                t0 = time.perf_counter()
+                if baseline is not None:
+                    hits = (st.keyword_search(sp.id, keywords(q), budget) if baseline == "bm25"
+                            else st.knn(sp.id, qv[q], budget))
+                    nodes = st.get_nodes([h for h, _ in hits])
+                    mems = [nodes[h] for h, _ in hits]
+                else:
+                    mems = retrieve(st, st.require_space(str(c.name)), emb, q, cfg, learn=learn,
+                                    query_vector=qv[q]).memories
+                ms = (time.perf_counter() - t0) * 1000
+                ids = [m["source_id"] for m in mems]
+                row = {"conv": str(c.name), "category": question_category(qa), "ms": ms,
+                       "recall": evidence_recall(qa.get("evidence"), ids)}
+                for tb in TOKEN_BUDGETS:
+                    row[f"recall@{tb}tok"] = evidence_recall(qa.get("evidence"),
+                                                             _token_prefix([m["text"] for m in mems], ids, tb))
+                rows.append(row)
+    return rows
+
+
+def locomo_table(rows: list[dict[str, Any]], metric: str = "recall") -> dict[str, Any]:
+    s = summarize([{"category": r["category"], "recall": r[metric]} for r in rows])
+    out_ = {s["per_category"][k]["name"]: round(100 * s["per_category"][k]["recall"], 1)
+            for k in sorted(s["per_category"])}
+    out_["overall 1-4"] = round(100 * s["overall"]["recall"], 1)
+    out_["all 1-5"] = round(100 * s["overall_all"]["recall"], 1)
+    return out_
+
+
+def loco(out: Path, cfg: Config, emb: Any, names: list[str], baseline: str) -> dict[str, Any]:
+    """Leave-one-conversation-out choice among ``names`` (variants: a mechanism's settings, "off" among
+    them): for each dev conversation, the variant with the best all 1-5 recall on the other four
+    conversations is chosen (ties: the first listed) and scored on the held-out one, against ``baseline``
+    there. Only the held-out scores are reported as results; the tuned (all five) table is labelled."""
+    per: dict[str, list[dict[str, Any]]] = {}
+    for name in dict.fromkeys([baseline, *names]):
+        overrides, learn = _with_overrides(name)
+        with tempfile.TemporaryDirectory(dir=out) as tmp:
+            per[name] = locomo_rows(out, cfg.replace(**overrides), emb, learn, Path(tmp))
+    convs = sorted({r["conv"] for r in per[baseline]})
+    folds = []
+    for held in convs:
+        train = {n: locomo_table([r for r in rows if r["conv"] != held])["all 1-5"] for n, rows in per.items()
+                 if n in names}
+        best = max(names, key=lambda n: (train[n], -names.index(n)))
+        test = locomo_table([r for r in per[best] if r["conv"] == held])
+        base_ = locomo_table([r for r in per[baseline] if r["conv"] == held])
+        folds.append({"held out": held, "chosen": best, "train all 1-5": train,
+                      "held-out": test, "baseline held-out": base_,
+                      "delta": {k: round(test[k] - base_[k], 1) for k in test}})
+    return {"baseline": baseline, "variants": names, "folds": folds,
+            "tuned (all five conversations; not a result)": {n: locomo_table(rows) for n, rows in per.items()}}
 
 
 def eval_lme(out: Path, cfg: Config, emb: Any, learn: bool, tmp: Path, baseline: str | None = None
@@ -566,6 +659,126 @@ def evidence_misses(out: Path, cfg: Config, emb: Any, depth: int = 200) -> dict[
     return {name: dict(sorted(row.items())) for name, row in stats.items()}
 
 
+_NAME = re.compile(r"(?<![\w'])([A-Z][A-Za-z]+)(?:'s|’s)?\b")
+
+
+def _question_names(question: str) -> list[str]:
+    """Capitalised words of a question after its first word (names, places, titles), lower-cased."""
+    words = [m.group(1) for m in _NAME.finditer(question) if m.start() > 0]
+    return [w.lower() for w in words if w.lower() not in _NOT_NAMES]
+
+
+_NOT_NAMES = {"i", "what", "when", "where", "who", "why", "how", "which", "did", "does", "do", "is", "was", "would",
+              "could", "has", "have", "the", "a", "an", "in", "on", "of"}
+
+CAUSES = ("reply to a recalled turn", "never a candidate", "crowded out by one session",
+          "date stated differently", "name stated differently", "ranked too low (within 2x budget)",
+          "ranked too low (beyond)")
+
+
+def miss_causes(out: Path, cfg: Config, emb: Any, ks: tuple[int, ...] = (10, 2),
+                categories: tuple[int, ...] = (1, 2, 3), detail: Path | None = None) -> dict[str, Any]:
+    """Issue 47's miss table: every evidence turn of a multi-hop, temporal or open-domain question that a
+    retrieval misses (learning off, ``--k K`` with m as configured: 13 and 5 memories), each put under the
+    first cause that holds, in this order:
+
+    1. *reply to a recalled turn*: the turn right before it in its session was recalled (the evidence is
+       the answer to a memory that matched);
+    2. *never a candidate*: not among the memories the recall scored at all (KNN, keyword hits, the date
+       window, the neighbours spreading reached);
+    3. *crowded out by one session*: one session other than the evidence's holds half the list or more;
+    4. *date stated differently*: the question names a time and the turn lies outside it (its
+       ``window_factor`` below 1);
+    5. *name stated differently*: the question names someone or something (a capitalised word after the
+       first) that is neither the turn's speaker nor in its text;
+    6. *ranked too low*: scored, none of the above; split by its rank by the final score (within twice
+       the budget, or beyond).
+
+    Two flags are counted beside the cause (not exclusive): no keyword shared with the question (its
+    words differ: "ill" / "flu"), and spoken by a person the question names."""
+    from hela_cli.mechanics.dynamics import window_factor
+    from hela_cli.text.query_time import question_window
+
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    every = cfg.replace(**{"retrieval.k": 1, "retrieval.m": 100_000})   # every scored memory, by final score
+    table: dict[str, dict[str, Any]] = {}
+    lines = []
+    for c in convs:
+        with Store(out / f"locomo_{c.name}.db") as st:
+            sp = st.require_space(str(c.name))
+            nodes = list(st.iter_nodes(sp.id))
+            by_src = {n["source_id"]: n for n in nodes}
+            prev: dict[str, str | None] = {}
+            for a, b in zip([None, *nodes[:-1]], nodes):
+                prev[b["source_id"]] = a["source_id"] if a is not None and a["session"] == b["session"] else None
+            speakers = {str(n["speaker"]).lower() for n in nodes if n["speaker"]}
+            for qa in c.qa:
+                cat = question_category(qa)
+                if cat not in categories:
+                    continue
+                q = str(qa["question"])
+                gold = [g for g in evidence_ids(qa.get("evidence")) if g in by_src]
+                if not gold:
+                    continue
+                ranked = [m["source_id"] for m in retrieve(st, sp, emb, q, every, learn=False,
+                                                           query_vector=qv[q]).memories]
+                rank = {s_: i + 1 for i, s_ in enumerate(ranked)}
+                window = question_window(q, st.space_now(sp.id), tz=None)
+                names = _question_names(q)
+                q_kw = set(keywords(q))
+                name_kw = {t for sp_ in speakers for t in keywords(sp_)}
+                for k in ks:
+                    kcfg = cfg.replace(**{"retrieval.k": k})
+                    budget = k + cfg.retrieval.m
+                    got = [m["source_id"] for m in retrieve(st, sp, emb, q, kcfg, learn=False,
+                                                            query_vector=qv[q]).memories]
+                    sessions = [by_src[s_]["session"] for s_ in got]
+                    top_sess = max(set(sessions), key=sessions.count) if sessions else None
+                    row = table.setdefault(f"{CATEGORY_NAMES[cat]} @{budget}", {"evidence": 0, "missed": 0})
+                    row["evidence"] += len(gold)
+                    named = set(names) & speakers
+                    if len(named) == 1:   # the question names one of the two people: who speaks the list?
+                        for key, val in (("one person named: evidence", len(gold)),
+                                         ("... spoken by that person", sum(str(by_src[g]["speaker"]).lower() in named
+                                                                           for g in gold)),
+                                         ("... list slots", len(got)),
+                                         ("... list slots spoken by the other", sum(
+                                             str(by_src[s_]["speaker"]).lower() not in named for s_ in got))):
+                            row[key] = row.get(key, 0) + val
+                    for g in gold:
+                        if g in got:
+                            continue
+                        n = by_src[g]
+                        spoken = str(n["speaker"] or "").lower()
+                        if prev.get(g) in got:
+                            cause = CAUSES[0]
+                        elif g not in rank:
+                            cause = CAUSES[1]
+                        elif top_sess is not None and top_sess != n["session"] \
+                                and 2 * sessions.count(top_sess) >= budget:
+                            cause = CAUSES[2]
+                        elif window is not None and window_factor(n["ts"], window, 1.0,
+                                                                  cfg.retrieval.date_slack_days) < 1.0:
+                            cause = CAUSES[3]
+                        elif any(w != spoken and w not in n["text"].lower() for w in names):
+                            cause = CAUSES[4]
+                        else:
+                            cause = CAUSES[5] if rank[g] <= 2 * budget else CAUSES[6]
+                        row["missed"] += 1
+                        row[cause] = row.get(cause, 0) + 1
+                        if not (q_kw - name_kw) & set(n["keywords"]):
+                            row["flag: no shared keyword"] = row.get("flag: no shared keyword", 0) + 1
+                        if spoken in names and spoken in speakers:
+                            row["flag: spoken by the person named"] = row.get("flag: spoken by the person named", 0) + 1
+                        lines.append({"conv": str(c.name), "budget": budget, "category": CATEGORY_NAMES[cat],
+                                      "question": q, "evidence": g, "cause": cause, "rank": rank.get(g),
+                                      "text": n["text"][:160], "speaker": n["speaker"]})
+    if detail is not None:
+        detail.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return table
+
+
 def cosine_scale(out: Path, emb: Any) -> dict[str, float]:
     """The embedder's cosine scale on LoCoMo (question vs every memory of its conversation): medians over
     questions of the mean and standard deviation of all cosines, of the evidence turns' cosine, and of the
@@ -603,6 +816,38 @@ def cosine_scale(out: Path, emb: Any) -> dict[str, float]:
             "cosine-only recall@13": round(100 * sum(hits) / len(hits), 1), "questions": len(hits)}
 
 
+def recall_speed(out: Path, cfg: Config, emb: Any, names: list[str], rounds: int = 3,
+                 cold: bool = False) -> dict[str, Any]:
+    """In-process recall time (``retrieve``, learning off, question vectors cached) of each variant on
+    the LoCoMo dev questions, the variants interleaved question by question so load on a shared machine
+    falls on all alike: median and p90 of ``timings_ms["total"]`` per variant, the first round a warm-up
+    (caches of each process, as a long-lived server or the hook's server has them after its first recall).
+    ``cold``: every recall on a freshly opened store (no per-space caches: a one-shot process's recall)."""
+    convs = parse_file(LOCOMO, "locomo")
+    qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
+    cfgs = {n: cfg.replace(**_with_overrides(n)[0]) for n in names}
+    ms: dict[str, list[float]] = {n: [] for n in names}
+    for rnd in range(rounds):
+        for c in convs:
+            with Store(out / f"locomo_{c.name}.db") as st:
+                sp = st.require_space(str(c.name))
+                for qa in c.qa:
+                    q = str(qa["question"])
+                    for n in (names if rnd % 2 == 0 else names[::-1]):
+                        if cold:
+                            with Store(out / f"locomo_{c.name}.db") as st1:
+                                t = retrieve(st1, st1.require_space(str(c.name)), emb, q, cfgs[n], learn=False,
+                                             query_vector=qv[q]).timings_ms["total"]
+                            if rnd > 0:
+                                ms[n].append(t)
+                            continue
+                        t = retrieve(st, sp, emb, q, cfgs[n], learn=False, query_vector=qv[q]).timings_ms["total"]
+                        if rnd > 0:
+                            ms[n].append(t)
+    return {n: {"p50 ms": round(median(v), 2), "p90 ms": round(sorted(v)[int(0.9 * len(v))], 2), "n": len(v)}
+            for n, v in ms.items()}
+
+
 def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None = None) -> dict[str, Any]:
     if name in ("bm25", "cosine"):
         with tempfile.TemporaryDirectory() as tmp:
@@ -619,8 +864,11 @@ def run_variant(out: Path, base: Config, name: str, emb: Any, only: str | None =
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "preq", "ranks", "misses", "cosines",
-                                    "list"])
+    ap.add_argument("cmd", choices=["build", "passages", "eval", "retest", "preq", "ranks", "misses", "causes",
+                                    "loco", "topk", "speed", "cosines", "list"])
+    ap.add_argument("--categories", default="1,2,3", help="causes: LoCoMo categories (1 multi-hop, 2 temporal, "
+                    "3 open-domain, 4 single-hop, 5 adversarial)")
+    ap.add_argument("--baseline", default="new-defaults", help="loco: the variant the folds are compared with")
     ap.add_argument("variants", nargs="*")
     ap.add_argument("--dir", default="/tmp/hela-lab")
     ap.add_argument("--budget", type=int, nargs=2, metavar=("K", "M"),
@@ -676,6 +924,44 @@ if __name__ == "__main__":
             print(json.dumps({"variant": name, "evidence": evidence_misses(Path(args.dir),
                                                                            cfg.replace(**VARIANTS[name][0]), emb)}),
                   flush=True)
+    elif args.cmd == "causes":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        for name in args.variants or ["new-defaults"]:
+            overrides, _ = _with_overrides(name)
+            table = miss_causes(Path(args.dir), cfg.replace(**overrides), emb,
+                                categories=tuple(int(x) for x in args.categories.split(",")),
+                                detail=Path(args.dir) / f"causes-{name}.jsonl")
+            print(json.dumps({"variant": name, "causes": table}), flush=True)
+    elif args.cmd == "loco":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        r = {"loco": loco(Path(args.dir), cfg, emb, args.variants, args.baseline),
+             "budget": cfg.retrieval.k + cfg.retrieval.m}
+        print(json.dumps(r), flush=True)
+        with open(Path(args.dir) / "results.jsonl", "a") as f:
+            f.write(json.dumps(r) + "\n")
+    elif args.cmd == "speed":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        for cold in (False, True):
+            print(json.dumps({"recall time (in process, learning off)": "fresh store each recall" if cold else "warm",
+                              **recall_speed(Path(args.dir), cfg, emb, args.variants, rounds=2 if cold else 3,
+                                             cold=cold)}), flush=True)
+    elif args.cmd == "topk":
+        emb = Memory(cfg, store=Store(":memory:")).embedder
+        for name in args.variants or ["new-defaults"]:
+            for k in (2, 5, 10):   # 5, 8 and 13 memories (m as configured; baselines k + m)
+                kcfg = cfg.replace(**{"retrieval.k": k})
+                if name in ("bm25", "cosine"):
+                    rows = locomo_rows(Path(args.dir), kcfg, emb, False, Path(args.dir), baseline=name)
+                else:
+                    overrides, learn = _with_overrides(name)
+                    with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
+                        rows = locomo_rows(Path(args.dir), kcfg.replace(**overrides), emb, learn, Path(tmp))
+                r = {"variant": name, "budget": k + cfg.retrieval.m, "recall": locomo_table(rows),
+                     **{f"recall within {tb} tokens": locomo_table(rows, f"recall@{tb}tok") for tb in TOKEN_BUDGETS},
+                     "ms p50": round(median(r_["ms"] for r_ in rows), 1)}
+                print(json.dumps(r), flush=True)
+                with open(Path(args.dir) / "results.jsonl", "a") as f:
+                    f.write(json.dumps(r) + "\n")
     elif args.cmd == "cosines":
         emb = Memory(cfg, store=Store(":memory:")).embedder
         print(json.dumps({"embedder": emb.model_id, **cosine_scale(Path(args.dir), emb)}), flush=True)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 DAY = 86_400.0
 
@@ -271,8 +271,29 @@ def spread_activation(s_base: Mapping[int, float], neighbours: Mapping[int, Sequ
 
 
 # ----------------------------------------------------------------------------------- Eq.5
+def session_cover(s_base: Mapping[int, float], session_of: Mapping[int, Any], k: int, decay: float) -> list[int]:
+    """Coverage (a departure: Eq.5 takes the top-k by S_base): the k base memories picked one at a time by
+    ``S_base * decay ** n``, n the memories of the same session already picked, so a second session's best
+    memory can outrank a third of one session's. ``decay`` 1 (or no sessions): the top-k by S_base. Ties
+    break on node id."""
+    if decay >= 1.0:
+        return sorted(s_base, key=lambda v: (-s_base[v], v))[:k]
+    left = sorted(s_base, key=lambda v: (-s_base[v], v))
+    taken: dict[Any, int] = {}
+    out: list[int] = []
+    while left and len(out) < k:
+        best = max(left, key=lambda v: (s_base[v] * decay ** taken.get(session_of.get(v), 0)
+                                        if session_of.get(v) is not None else s_base[v], -v))
+        out.append(best)
+        left.remove(best)
+        sess = session_of.get(best)
+        if sess is not None:
+            taken[sess] = taken.get(sess, 0) + 1
+    return out
+
+
 def dual_path(s_base: Mapping[int, float], s_spread: Mapping[int, float], k: int = 10,
-              m: int = 3) -> list[tuple[int, str]]:
+              m: int = 3, base: Sequence[int] | None = None) -> list[tuple[int, str]]:
     """Eq.5 dual-path selection: top-``k`` by ``S_base`` ("base"), then up to ``m`` nodes not among them,
     ranked by spread activation ``S`` (the flipped path). Ties break on node id.
 
@@ -281,8 +302,8 @@ def dual_path(s_base: Mapping[int, float], s_spread: Mapping[int, float], k: int
     labelled "hebbian" only when the spreading bonus brought it in - it is not among the top ``k + m`` by
     ``S_base`` -, else "base" (it would hold that slot by base activation alone)."""
     ranked = sorted(s_base, key=lambda v: (-s_base[v], v))
-    base = ranked[:k]
-    by_base = set(ranked[:k + m])
+    base = list(base)[:k] if base is not None else ranked[:k]
+    by_base = set(ranked[:k + m]) | set(base)
     chosen = set(base)
     rest = sorted((v for v in s_spread if v not in chosen), key=lambda v: (-s_spread[v], v))
     flipped = rest[:m]
@@ -327,6 +348,13 @@ def weighted_keyword_match(query_keywords: Sequence[str], node_keywords: Iterabl
         return 0.0
     have = set(node_keywords)
     return sum(weights.get(t, 1.0) for t in q if t in have) / total
+
+
+def person_factor(about_named: bool, weight: float) -> float:
+    """Soft person prior of a question that names some, not all, of a space's speakers, a factor on Eq.3 like
+    :func:`window_factor`: 1 for a memory spoken by a person the question names or mentioning one, else
+    ``1 - weight``. No named person, or weight 0: 1 (the caller passes ``about_named`` True)."""
+    return 1.0 if about_named or weight <= 0 else 1.0 - weight
 
 
 def window_factor(ts: float, window: Sequence[float] | None, weight: float, slack_days: float = 14.0) -> float:

@@ -11,6 +11,11 @@
 5. Eq.1 learning (unless disabled): one short ``BEGIN IMMEDIATE`` transaction advances the space's step
    (all edges decay once, O(1)), reinforces every pair of the final set and records the accesses.
 
+Round 3 (issue 47; docs/retrieval.md): a speaker's name a turn only addresses them by is not that turn's
+keyword (``retrieval.vocatives``), the speakers' names stay out of the BM25 query (``retrieval.bm25_names``),
+and a recalled question or complaint brings the next turn of its session right below it, within k + m
+(``retrieval.replies``). Measured and left off: a person prior and session coverage.
+
 Facts that change (:mod:`hela_cli.facts.recall`): a superseded memory gets no Eq.4 bonus, brings
 its successor (placed above it), carries its marks, takes no part in Eq.1, and is dropped with
 ``current_only``; ``as_of`` recalls as of a past time.
@@ -26,13 +31,14 @@ from typing import Any, Callable
 import numpy as np
 
 from hela_cli.config import Config
-from hela_cli.mechanics.dynamics import (base_activation, dual_path, hebbian_update, idf, reinforcement,
-                               spread_activation, time_factor, trace_bonus, trace_slot_cap, weighted_keyword_match,
-                               window_factor)
+from hela_cli.mechanics.dynamics import (base_activation, dual_path, hebbian_update, idf, person_factor, reinforcement,
+                               session_cover, spread_activation, time_factor, trace_bonus, trace_slot_cap,
+                               weighted_keyword_match, window_factor)
 from hela_cli.facts.recall import Marks, blocked_targets, with_successors
 from hela_cli.text.keywords import keyword_match, keywords, query_text
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.text.query_time import only_time, question_window
+from hela_cli.text.turns import asks_for_reply, only_addressed
 from hela_cli.store import Space, Store
 
 
@@ -66,6 +72,29 @@ def _kw_scores(q_kw: list[str], nodes: dict[int, dict[str, Any]], bm25: dict[int
         norm = bm25.get(nid, 0.0) / top if top > 0 else 0.0
         out[nid] = (1.0 - bm25_weight) * share + bm25_weight * norm
     return out
+
+
+def _people(store: Store, space_id: int) -> dict[str, tuple[str, frozenset[str]]] | None:
+    """Each speaker of the space with the name others address them by (the first word of the speaker name)
+    and that name's keywords; None for a space with fewer than two speakers."""
+    out = {}
+    for sp in store.speaker_counts(space_id):
+        first = sp.split()[0] if sp and sp.split() else ""
+        kws = frozenset(_speaker_keywords(first)) if first else frozenset()
+        if kws:
+            out[sp] = (first, kws)
+    return out if len(out) > 1 else None
+
+
+def _named_people(store: Store, space_id: int, q_kw: list[str]) -> tuple[set[str], set[str]] | None:
+    """The speakers of the space the question names by a name keyword (``"What has Melanie painted?"``) and
+    those names' keywords; None when it names none of them or all of them (then no one is preferred)."""
+    speakers = store.speaker_counts(space_id)
+    have = set(q_kw)
+    named = {sp for sp in speakers if sp and have.intersection(_speaker_keywords(sp))}
+    if not named or len(named) == len(speakers):
+        return None
+    return named, {t for sp in named for t in _speaker_keywords(sp)}
 
 
 def _idf_weights(store: Store, space_id: int, q_kw: list[str], speaker_keywords: bool) -> dict[str, float]:
@@ -159,7 +188,9 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
     t1 = time.perf_counter()
     cands = _candidates(store, space, question, q, q_kw, r, now, filters)
     weights = _idf_weights(store, space.id, q_kw, r.speaker_keywords) if r.keyword_idf else None
-    base = _BaseScores(store, space.id, q, q_kw, cands, r, weights)
+    base = _BaseScores(store, space.id, q, q_kw, cands, r, weights,
+                       _named_people(store, space.id, q_kw) if r.person_prior > 0 else None,
+                       _people(store, space.id) if r.vocatives else None)
     base.add(set(cands.nodes))
     timings["candidates"] = (time.perf_counter() - t1) * 1000
 
@@ -177,7 +208,11 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
     s_final = {v: sp.score for v, sp in spreads.items()} if spreads else dict(s_base)
     for v, b in traced.items():
         s_final[v] = s_final.get(v, s_base[v]) + b
-    chosen = dual_path(s_base, s_final, r.k, r.m)
+    cover = None
+    if r.session_decay < 1.0 and s_base:   # coverage: the base path does not spend itself on one session
+        top = sorted(s_base, key=lambda v: -s_base[v])[:4 * (r.k + r.m)]
+        cover = session_cover({v: s_base[v] for v in top}, store.node_sessions(top), r.k, r.session_decay)
+    chosen = dual_path(s_base, s_final, r.k, r.m, base=cover)
     fill: list[tuple[int, str]] = []
     if changes.current_only and marks:   # the slots superseded memories leave: Eq.5's next memories fill them
         gone = blocked_targets(marks, s_base)
@@ -187,6 +222,8 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
     memories = _memory_rows(store, chosen, base, s_final, spreads, traced, edge_w)
+    if r.replies > 0 and memories:
+        memories = _replies(store, space, base, memories, s_final, r.replies, cands.allowed, changes)
     if marks:
         memories = _successors(store, base, memories, marks, changes, len(chosen), fill,
                                lambda ids: _memory_rows(store, ids, base, s_final, spreads, traced, edge_w))
@@ -212,12 +249,17 @@ def _candidates(store: Store, space: Space, question: str, q: np.ndarray, q_kw: 
     """Cosine neighbours, keyword hits, the memories of long turns' best passages and of the question's date
     window; with ``filters``, from the matching memories only (not dropped after top-k)."""
     allowed = set(store.filtered_ids(space.id, **filters)) if filters else None
+    search_kw = q_kw
+    if not r.bm25_names:   # the speakers' names are matched by who speaks, not by BM25 (unless nothing else is asked)
+        people = _people(store, space.id) or {}
+        names = {t for _, kws in people.values() for t in kws}
+        search_kw = [t for t in q_kw if t not in names] or q_kw
     if allowed is None:
         cos = dict(store.knn(space.id, q, r.vector_candidates))
-        bm25 = dict(store.keyword_search(space.id, q_kw, r.keyword_candidates))
+        bm25 = dict(store.keyword_search(space.id, search_kw, r.keyword_candidates))
     else:
         cos = dict(store.knn_among(space.id, q, r.vector_candidates, allowed))
-        bm25 = dict(store.keyword_search_among(space.id, q_kw, r.keyword_candidates, **filters))
+        bm25 = dict(store.keyword_search_among(space.id, search_kw, r.keyword_candidates, **filters))
     asked_at = now if now is not None else time.time()   # "yesterday", "3 days ago": from the moment of asking
     now = now if now is not None else store.space_now(space.id)
     cand = set(cos) | set(bm25)
@@ -245,8 +287,11 @@ class _BaseScores:
     traces and spreading bring in), with each one's trace ``explain[id] = (cos, keyword, time factor)``."""
 
     def __init__(self, store: Store, space_id: int, q: np.ndarray, q_kw: list[str], cands: _Candidates, r: Any,
-                 weights: dict[str, float] | None):
+                 weights: dict[str, float] | None, named: tuple[set[str], set[str]] | None = None,
+                 people: dict[str, tuple[str, frozenset[str]]] | None = None):
         self.store, self.space_id, self.q, self.q_kw, self.r, self.weights = store, space_id, q, q_kw, r, weights
+        self.named = named   # the people the question names: (their speaker names, their name keywords)
+        self.people = people   # speaker -> (the name they are addressed by, its keywords): vocatives are dropped
         self.nodes, self.cos, self.pcos, self.bm25 = cands.nodes, cands.cos, cands.pcos, cands.bm25
         self.window, self.now = cands.window, cands.now
         self.scores: dict[int, float] = {}
@@ -270,16 +315,47 @@ class _BaseScores:
         for i in ids:
             if i in self.pcos and self.pcos[i] > self.cos.get(i, -2.0):
                 self.cos[i] = self.pcos[i]
-        kw = _kw_scores(self.q_kw, {i: nodes[i] for i in ids}, self.bm25, r.bm25_weight, r.speaker_keywords,
-                        self.weights)
+        scored = {i: nodes[i] for i in ids}
+        if self.people:
+            scored.update(self._without_vocatives(ids))
+        kw = _kw_scores(self.q_kw, scored, self.bm25, r.bm25_weight, r.speaker_keywords, self.weights)
         out = {}
         for i in ids:
             dt = (now - nodes[i]["ts"]) if now is not None else 0.0
             c = self.cos.get(i, 0.0)
             wf = window_factor(nodes[i]["ts"], self.window, r.date_prior, r.date_slack_days)
+            if self.named is not None:
+                speakers, names = self.named
+                wf *= person_factor(nodes[i].get("speaker") in speakers or not names.isdisjoint(scored[i]["keywords"]),
+                                    r.person_prior)
             self.explain[i] = (c, kw[i], (time_factor(dt, r.tau_days) if r.time_decay else 1.0) * wf)
             out[i] = base_activation(c, kw[i], dt, r.alpha, r.tau_days, r.time_decay) * wf
         self.scores.update(out)
+
+
+    def _without_vocatives(self, ids: set[int]) -> dict[int, dict[str, Any]]:
+        """The scoring fields of the memories among ``ids`` that name a speaker the question names only to
+        address them ("Thanks, Melanie! ..." said by Caroline), with that name's keywords left out (a name
+        the question does not ask for changes no score). Whether a memory only addresses a speaker is
+        derived once per memory and process (``Store.node_derived``; its text is read then)."""
+        asked = set(self.q_kw)
+        nodes = self.nodes
+        drop: dict[int, set[str]] = {}
+        for sp, (name, kws) in (self.people or {}).items():
+            if kws.isdisjoint(asked):
+                continue
+            hit = [i for i in ids if nodes[i].get("speaker") != sp and not kws.isdisjoint(nodes[i]["keywords"])]
+            if not hit:
+                continue
+
+            def derive(missing: list[int], name: str = name) -> dict[int, bool]:
+                texts = self.store.get_nodes(missing)
+                return {i: only_addressed((texts.get(i) or {}).get("text") or "", name) for i in missing}
+
+            for i, addressed in self.store.node_derived(self.space_id, f"vocative:{sp}", hit, derive).items():
+                if addressed:
+                    drop.setdefault(i, set()).update(kws)
+        return {i: {**nodes[i], "keywords": [t for t in nodes[i]["keywords"] if t not in d]} for i, d in drop.items()}
 
 
 def _use_traces(store: Store, space: Space, q: np.ndarray, r: Any, base: _BaseScores,
@@ -351,6 +427,41 @@ def _memory_rows(store: Store, chosen: list[tuple[int, str]], base: _BaseScores,
             "superseded_by": None, "invalid_at": None, "supersession_status": None, "supersedes": [],
         })
     return memories
+
+
+def _replies(store: Store, space: Space, base: _BaseScores, memories: list[dict[str, Any]],
+             s_final: dict[int, float], n: int, allowed: set[int] | None, changes: _Changes
+             ) -> list[dict[str, Any]]:
+    """Stage 5a: the turn that answers. A recalled memory that asks for a reply (a question, a complaint:
+    :func:`hela_cli.text.turns.asks_for_reply`) brings the next turn of its session, placed right below it
+    with a score just under its own (path ``reply``), at most ``n`` of them, best-ranked askers first. The
+    list keeps its length: what falls off its end makes room (a departure from Eq.5, docs/retrieval.md)."""
+    budget = len(memories)
+    have = {m["id"] for m in memories}
+    askers = [m for m in memories if asks_for_reply(m["text"])]
+    nxt = store.next_turns(space.id, [m["id"] for m in askers]) if askers else {}
+    bring: dict[int, int] = {}   # asker -> its reply
+    for m in askers:
+        j = nxt.get(m["id"])
+        if j is None or j in have or j in bring.values() or (allowed is not None and j not in allowed):
+            continue
+        bring[m["id"]] = j
+        if len(bring) == n:
+            break
+    if not bring:
+        return memories
+    ids = base.join(set(bring.values()) - set(base.scores)) | (set(bring.values()) & set(base.scores))
+    if changes.as_of is not None:
+        ids = {j for j in ids if base.nodes[j]["ts"] <= changes.as_of}
+    score = {j: s_final.get(j, base.scores[j]) for j in ids}
+    out: list[dict[str, Any]] = []
+    for m in memories:
+        out.append(m)
+        j = bring.get(m["id"])
+        if j in ids:
+            score[j] = min(score[j], m["score"] - 1e-6)
+            out.extend(_memory_rows(store, [(j, "reply")], base, score, {}, {}, {}))
+    return out[:budget]
 
 
 def _successors(store: Store, base: _BaseScores, memories: list[dict[str, Any]], marks: Marks,

@@ -108,6 +108,13 @@ class Nodes:
             for nid, ts, speaker, kws in self.select_in(
                 "SELECT id, ts, speaker, keywords FROM nodes WHERE id IN ({ids})", missing)})
 
+    def node_derived(self, space_id: int, kind: str, ids: Iterable[int],
+                     compute: Callable[[list[int]], dict[int, Any]]) -> dict[int, Any]:
+        """A value derived from each node's immutable fields (its text, its keywords) by ``compute(missing
+        ids)``, kept in the space's ``kind`` cache like :meth:`node_features` (dropped when the space's nodes
+        change): retrieval derives it once per node and process."""
+        return self._cached_read(space_id, f"derived:{kind}", ids, compute)
+
     def _cached_read(self, space_id: int | None, kind: str, ids: Iterable[int],
                      read: Callable[[list[int]], dict[int, Any]]) -> dict[int, Any]:
         """``read`` the ids not yet in the space's ``kind`` cache and keep them there (up to ROW_CACHE_MAX
@@ -151,6 +158,17 @@ class Nodes:
     def node_sessions(self, ids: Iterable[int]) -> dict[int, str | None]:
         return {nid: session for nid, session in self.select_in("SELECT id, session FROM nodes WHERE id IN ({ids})",
                                                                  list(ids))}
+
+    def next_turns(self, space_id: int, ids: Iterable[int]) -> dict[int, int]:
+        """``{node: the next turn of its session}`` (by ``ord``) for the given nodes that have one: the reply
+        to a recalled turn (a node without a session has none). Cached per space like
+        :meth:`node_features` (the order of a space's turns changes only when its nodes do)."""
+        found = self._cached_read(space_id, "next_turn", ids, lambda missing: {
+            nid: nxt for nid, nxt in self.select_in(
+                "SELECT n.id, (SELECT m.id FROM nodes m WHERE m.space_id = n.space_id AND m.session = n.session "
+                "AND (m.ord > n.ord OR (m.ord = n.ord AND m.id > n.id)) ORDER BY m.ord, m.id LIMIT 1) "
+                "FROM nodes n WHERE n.space_id = ? AND n.id IN ({ids})", missing, (space_id,))})
+        return {nid: nxt for nid, nxt in found.items() if nxt is not None}
 
     def consecutive_pairs(self, space_id: int) -> list[tuple[int, int]]:
         """``(earlier, next)`` node ids of consecutive turns of each session, in ``ord`` order (the

@@ -6,7 +6,7 @@ Memories (nodes): writing them at ingest, reading them back by id, filter or ses
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -42,6 +42,13 @@ class MemoriesAPI(Protocol):
         """``{node: (session, keywords)}`` for every node of the space (cold-start keyword links)."""
 
     def node_sessions(self, ids: Iterable[int]) -> dict[int, str | None]: ...
+
+    def node_derived(self, space_id: int, kind: str, ids: Iterable[int],
+                     compute: Callable[[list[int]], dict[int, Any]]) -> dict[int, Any]:
+        """``compute(missing ids)`` per node, cached per space and ``kind`` until the space's nodes change."""
+
+    def next_turns(self, space_id: int, ids: Iterable[int]) -> dict[int, int]:
+        """``{node: the next turn of its session}`` for the given nodes that have one (the reply to a turn)."""
 
     def consecutive_pairs(self, space_id: int) -> list[tuple[int, int]]:
         """``(earlier, next)`` node ids of consecutive turns of each session, in ``ord`` order (the conversation
