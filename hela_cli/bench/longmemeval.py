@@ -1,6 +1,6 @@
 """``hela bench longmemeval``: retrieval (and offline QA) evaluation on LongMemEval-S, as a library function.
 
-Protocol (see BENCHMARKS.md, section LongMemEval-S):
+Protocol (see docs/benchmarks/quality.md, section "LongMemEval-S, retrieval only"):
 
 * every item has its own haystack (~50 sessions, ~500 turns) and one question; each item gets a fresh
   space in a temporary database (private 0700 directory, deleted afterwards), never the user's database;
