@@ -172,7 +172,8 @@ def replay(route: str, files: list[Path], work: Path, api: Any, stats: list[dict
     base = work / route.replace(":", "_")
     base.mkdir()
     env = claude_env(base / "claude-home", api)
-    env.update({"HELA_DB": str(base / "hela.db"), "HELA_MODELS_DIR": os.environ.get("HELA_MODELS_DIR") or str(model_dir()),
+    env.update({"HELA_DB": str(base / "hela.db"), "HELA_HOME": str(base / "home"),
+                "HELA_MODELS_DIR": os.environ.get("HELA_MODELS_DIR") or str(model_dir()),
                 "HELA_MODELS_CHAT": route, "HELA_MODELS_AGENT_BUDGET": budget,
                 "HELA_HOOKS_CAPTURE_INLINE": "1000000", "HELA_HOOKS_CAPTURE_BUDGET_S": "100000",
                 "HELA_HOOKS_BUDGET_S": "600", "HELA_HOOKS_DETACHED_BUDGET_S": "600",
@@ -264,7 +265,8 @@ def main() -> None:
     from hela_cli.paths import model_dir
     from hela_cli.models import DEFAULT_MODELS
 
-    counter = bpe_token_counter(Path(os.environ.get("HELA_MODELS_DIR") or model_dir()) / DEFAULT_MODELS["smollm2"].filename)
+    os.environ["HELA_MODELS_DIR"] = os.environ.get("HELA_MODELS_DIR") or str(model_dir())   # before any HELA_HOME
+    counter = bpe_token_counter(Path(os.environ["HELA_MODELS_DIR"]) / DEFAULT_MODELS["smollm2"].filename)
     if counter is None:
         raise SystemExit("no BPE tokenizer in the default chat model: run `make models`")
     files = session_files(args.sessions)
