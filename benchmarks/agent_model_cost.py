@@ -21,8 +21,8 @@ per session), so the output token
 counts stand for a terse model; ``max_output`` is the bound (calls x the batch's ``max_tokens``).
 
 ``--routes smollm2,agent:claude-code`` (the default) replays twice, on two databases: the default GGUF (no
-model work from the hooks) and the agent route, and reports the prompt hook's time (``ms`` of the hook log) of
-both: the agent route adds nothing on the agent's path.
+model work from the hooks) and the agent route, and reports the prompt hook's time (``ms`` of the hook log,
+and the CPU of its recall part, ``cpu_ms.recall``) of both: the agent route adds nothing on the agent's path.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ def replay(route: str, files: list[Path], work: Path, api: Any, stats: list[dict
                 "HELA_HOOKS_BUDGET_S": "600", "HELA_HOOKS_DETACHED_BUDGET_S": "600",
                 "PATH": f"{REPO / '.agents' / 'node_modules' / '.bin'}{os.pathsep}{os.environ.get('PATH', '')}",
                 "PYTHONPATH": str(REPO)})
-    sessions, prompt_ms = [], []
+    sessions, prompt_ms, prompt_cpu = [], [], []
     with environment(env):
         for path in files:
             records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -197,6 +197,7 @@ def replay(route: str, files: list[Path], work: Path, api: Any, stats: list[dict
                 row = hook("UserPromptSubmit", {"session_id": sid, "cwd": CWD, "transcript_path": str(live),
                                                 "prompt": records[i]["message"]["content"]})
                 prompt_ms.append(row.get("ms", 0.0))
+                prompt_cpu.append(((row.get("cpu_ms") or {}).get("recall", 0.0)))
                 live.write_text("".join(json.dumps(r) + "\n" for r in records[:j]), encoding="utf-8")
                 row = hook("Stop", {"session_id": sid, "cwd": CWD, "transcript_path": str(live)})
                 if row.get("result") not in ("ok", "empty"):
@@ -216,7 +217,7 @@ def replay(route: str, files: list[Path], work: Path, api: Any, stats: list[dict
                              "clusters": sum(s["clusters"] for s in mine), "pairs": sum(s["pairs"] for s in mine),
                              "children": len(children), "errors": [c["error"] for c in children if c.get("error")],
                              "ledger_day_after": ledger})
-    return {"route": route, "sessions": sessions, "prompt_ms": prompt_ms}
+    return {"route": route, "sessions": sessions, "prompt_ms": prompt_ms, "prompt_cpu_ms": prompt_cpu}
 
 
 def quantile(v: list[float], q: float) -> float:
@@ -251,6 +252,9 @@ def summarize(run: dict[str, Any]) -> dict[str, Any]:
                         "tokens_mean": round(sum(day_toks) / max(len(day_toks), 1))},
             "max_output_bound_per_call": MAX_TOKENS,
             "prompt_hook_ms": {"p50": quantile(run["prompt_ms"], 0.5), "p95": quantile(run["prompt_ms"], 0.95)},
+            # CPU of the recall part of the hook (the hook log's cpu_ms.recall): what a busy machine inflates least
+            "prompt_hook_recall_cpu_ms": {"p50": quantile(run["prompt_cpu_ms"], 0.5),
+                                          "p95": quantile(run["prompt_cpu_ms"], 0.95)},
             "days": per_day}
 
 
