@@ -318,3 +318,18 @@ def test_chat_pleasantries_are_no_orders(make_memory, hash_embedder):
                           {"text": "No worries, John! Keep it up, not just for the prize.", "speaker": "Gina",
                            "time": T0 + DAY}])
     assert _marks(mem, "chat") == []
+
+
+def test_a_long_snake_case_line_does_not_hang_the_rules():
+    """A ``key: value`` setting's key is read possessively: a long snake_case word with no ":" after it made
+    the old expression backtrack exponentially (a BookMinder console line hung a capture; this line took the
+    old expression more than 20 s). A hang detector, not a speed check: the work runs in a thread given 120 s."""
+    import threading
+
+    line = "tests/test_" + "_".join(f"w{i}x" for i in range(40)) + " PASSED"
+    done = []
+    worker = threading.Thread(target=lambda: done.append((has_signal(line * 3), slots(line))), daemon=True)
+    worker.start()
+    worker.join(120)
+    assert done, "the rules did not finish on a long snake_case line"
+    assert any(s.key == ("setting", "retries_max_count") for s in slots("config retries_max_count: 5"))

@@ -21,8 +21,8 @@ per session), so the output token
 counts stand for a terse model; ``max_output`` is the bound (calls x the batch's ``max_tokens``).
 
 ``--routes smollm2,agent:claude-code`` (the default) replays twice, on two databases: the default GGUF (no
-model work from the hooks) and the agent route, and reports the prompt hook's time (``ms`` of the hook log) of
-both: the agent route adds nothing on the agent's path.
+model work from the hooks) and the agent route, and reports the prompt hook's time (``ms`` of the hook log,
+and the CPU of its recall part, ``cpu_ms.recall``) of both: the agent route adds nothing on the agent's path.
 """
 
 from __future__ import annotations
@@ -172,13 +172,14 @@ def replay(route: str, files: list[Path], work: Path, api: Any, stats: list[dict
     base = work / route.replace(":", "_")
     base.mkdir()
     env = claude_env(base / "claude-home", api)
-    env.update({"HELA_DB": str(base / "hela.db"), "HELA_MODELS_DIR": os.environ.get("HELA_MODELS_DIR") or str(model_dir()),
+    env.update({"HELA_DB": str(base / "hela.db"), "HELA_HOME": str(base / "home"),
+                "HELA_MODELS_DIR": os.environ.get("HELA_MODELS_DIR") or str(model_dir()),
                 "HELA_MODELS_CHAT": route, "HELA_MODELS_AGENT_BUDGET": budget,
                 "HELA_HOOKS_CAPTURE_INLINE": "1000000", "HELA_HOOKS_CAPTURE_BUDGET_S": "100000",
                 "HELA_HOOKS_BUDGET_S": "600", "HELA_HOOKS_DETACHED_BUDGET_S": "600",
                 "PATH": f"{REPO / '.agents' / 'node_modules' / '.bin'}{os.pathsep}{os.environ.get('PATH', '')}",
                 "PYTHONPATH": str(REPO)})
-    sessions, prompt_ms = [], []
+    sessions, prompt_ms, prompt_cpu = [], [], []
     with environment(env):
         for path in files:
             records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -196,6 +197,7 @@ def replay(route: str, files: list[Path], work: Path, api: Any, stats: list[dict
                 row = hook("UserPromptSubmit", {"session_id": sid, "cwd": CWD, "transcript_path": str(live),
                                                 "prompt": records[i]["message"]["content"]})
                 prompt_ms.append(row.get("ms", 0.0))
+                prompt_cpu.append(((row.get("cpu_ms") or {}).get("recall", 0.0)))
                 live.write_text("".join(json.dumps(r) + "\n" for r in records[:j]), encoding="utf-8")
                 row = hook("Stop", {"session_id": sid, "cwd": CWD, "transcript_path": str(live)})
                 if row.get("result") not in ("ok", "empty"):
@@ -215,7 +217,7 @@ def replay(route: str, files: list[Path], work: Path, api: Any, stats: list[dict
                              "clusters": sum(s["clusters"] for s in mine), "pairs": sum(s["pairs"] for s in mine),
                              "children": len(children), "errors": [c["error"] for c in children if c.get("error")],
                              "ledger_day_after": ledger})
-    return {"route": route, "sessions": sessions, "prompt_ms": prompt_ms}
+    return {"route": route, "sessions": sessions, "prompt_ms": prompt_ms, "prompt_cpu_ms": prompt_cpu}
 
 
 def quantile(v: list[float], q: float) -> float:
@@ -250,6 +252,9 @@ def summarize(run: dict[str, Any]) -> dict[str, Any]:
                         "tokens_mean": round(sum(day_toks) / max(len(day_toks), 1))},
             "max_output_bound_per_call": MAX_TOKENS,
             "prompt_hook_ms": {"p50": quantile(run["prompt_ms"], 0.5), "p95": quantile(run["prompt_ms"], 0.95)},
+            # CPU of the recall part of the hook (the hook log's cpu_ms.recall): what a busy machine inflates least
+            "prompt_hook_recall_cpu_ms": {"p50": quantile(run["prompt_cpu_ms"], 0.5),
+                                          "p95": quantile(run["prompt_cpu_ms"], 0.95)},
             "days": per_day}
 
 
@@ -264,7 +269,8 @@ def main() -> None:
     from hela_cli.paths import model_dir
     from hela_cli.models import DEFAULT_MODELS
 
-    counter = bpe_token_counter(Path(os.environ.get("HELA_MODELS_DIR") or model_dir()) / DEFAULT_MODELS["smollm2"].filename)
+    os.environ["HELA_MODELS_DIR"] = os.environ.get("HELA_MODELS_DIR") or str(model_dir())   # before any HELA_HOME
+    counter = bpe_token_counter(Path(os.environ["HELA_MODELS_DIR"]) / DEFAULT_MODELS["smollm2"].filename)
     if counter is None:
         raise SystemExit("no BPE tokenizer in the default chat model: run `make models`")
     files = session_files(args.sessions)

@@ -241,7 +241,11 @@ _HOST = re.compile(r"\b(?P<v>(?:[a-z0-9-]+\.)+(?:internal|local|lan|corp|com|net
                    r"\s+(?:is\s+)?(?:called|named)\s+(?P<v2>[\w-]+)|\b(?:mini|computer|laptop|cluster)\s+(?:called|named)\s+(?P<v4>[\w-]+)|\b(?:hosted|runs|running|lives|deployed)\s+on\s+"
                    r"(?:a\s+box\s+called\s+)?(?P<v3>[a-z][\w-]*\d[\w-]*)\b", re.I)
 _KV_EQ = re.compile(r"(?<![\w.])(?P<k>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)\s*=\s*(?P<v>[\w./+-]+)", re.I)
-_KV_COLON = re.compile(r"(?<![\w.])(?P<k>[a-z_][a-z0-9]*(?:[_.][a-z0-9_]+)+)\s*:\s*(?P<v>[\w./+-]+)", re.I)
+# the key's parts are atomic (matched once, never given back): "_" is both a separator and a part of a part, and a long snake_case
+# word not followed by ":" backtracked exponentially (a BookMinder transcript line hung a capture); the same
+# matches, since a key cut shorter is followed by a key character, never by ":"
+_KV_COLON = re.compile(r"(?<![\w.])(?P<k>[a-z_][a-z0-9]*(?=(?P<kt>(?:[_.][a-z0-9_]+)+))(?P=kt))\s*:\s*(?P<v>[\w./+-]+)",
+                       re.I)   # (?=(X))(?P=kt): X atomic, as a possessive X++ (Python 3.11+ only) would be
 _CHANNEL = re.compile(r"(?<![\w&])#(?P<v>[a-z][\w-]+)", re.I)
 _OWNER = re.compile(r"\b(?:owner|lead|maintainer|manager|boss|on-?call|point\s+of\s+contact|reviewer|approver)\b"
                     r"(?:\s+[\w'-]+){0,3}?\s+(?:is|:|=|will\s+be)\s+(?:now\s+)?(?P<v>[A-Z][a-z]+)\b|"
