@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from hela_cli.config import Config
+from hela_cli.store.base import source_hash
 from hela_cli.text.session_lines import line_kind
 from hela_cli.facts.rules import NO_CHANGE, Verdict, anchors, decide, has_signal, sentences
 from hela_cli.text.keywords import keywords
@@ -63,8 +64,6 @@ def agent_turn(node: dict[str, Any]) -> bool:
     """A turn of a coding agent's session (captured by a hook, imported from a transcript, or added with its
     own id): the user or the assistant, stored under the id the agent gave it (its content hash is the id's).
     A chat's turns (LongMemEval, a ChatGPT export) are stored by position and are not."""
-    from hela_cli.ingest.nodes import source_hash   # here: hela_cli.ingest imports this module
-
     sid = node.get("source_id")
     return _voice(node) in _VOICES and bool(sid) and node.get("hash") == source_hash(sid)
 

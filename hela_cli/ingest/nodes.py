@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from hela_cli.formats import Turn
+from hela_cli.store.base import source_hash  # noqa: F401 - the ingest paths' name for it
 from hela_cli.text.keywords import keywords
 
 
@@ -15,13 +16,6 @@ def turn_hash(turn: Turn, position: int) -> str:
                          ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
-
-
-def source_hash(source_id: str) -> str:
-    """Content hash of a turn keyed by its own id (``hela add --id``, a coding agent's message id): the same id
-    is the same turn, whichever path stores it (ingest of a keyed transcript, ``hela add``, a hook's capture).
-    The ``add`` prefix keeps these apart from :func:`turn_hash`'s."""
-    return hashlib.sha256(json.dumps(["add", "id", source_id], ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 def node_row(turn: Turn, ord: int, hash: str, source: str) -> dict[str, Any]:

@@ -4,6 +4,8 @@ sqlite-vec; the backup copy and the SQLite engine use it)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -108,3 +110,11 @@ def term_rows(space_id: int, docs: dict[int, Sequence[str]]) -> tuple[list[tuple
                 tf[key] = tf.get(key, 0) + 1
         rows.extend((space_id, t, nid, n, dl) for t, n in tf.items())
     return rows, total
+
+
+def source_hash(source_id: str) -> str:
+    """Content hash of a turn keyed by its own id (``hela add --id``, a coding agent's message id): the same id
+    is the same turn, whichever path stores it (ingest of a keyed transcript, ``hela add``, a hook's capture).
+    The ``add`` prefix keeps these apart from :func:`hela_cli.ingest.nodes.turn_hash`'s. Here, below ingest and
+    facts, because both need it (facts tells an agent's own turns by it)."""
+    return hashlib.sha256(json.dumps(["add", "id", source_id], ensure_ascii=False).encode("utf-8")).hexdigest()
