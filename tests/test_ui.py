@@ -149,7 +149,7 @@ def test_recall_page_reads_only_unless_asked_to_learn(ui):
     assert (store.refresh_space(sp).step, store.all_edges(sp)) == before
     # the page's memories are retrieve()'s, in its order
     expected = mem.retrieve(q, "demo", learn=False).memories
-    rows = re.findall(r'<tr class="path-(base|hebbian)" data-id="(\d+)"', r.text)
+    rows = re.findall(r'<tr class="path-(base|hebbian|reply|successor)" data-id="(\d+)"', r.text)
     assert [(p, int(i)) for p, i in rows] == [(m["path"], m["id"]) for m in expected]
     r = client.post("/recall", data={"space": "demo", "q": q, "learn": "1"})
     assert r.status_code == 200 and "<strong>learned</strong>" in r.text
@@ -166,7 +166,8 @@ def test_recall_graph_nodes_and_edges(ui):
     svg = graph.recall_svg(data, lambda i: f"/memory/{i}")
     by_role = {role: {int(i) for i in re.findall(rf'data-id="(\d+)" data-role="{role}"', svg)}
                for role in ("base", "hebbian", "source")}
-    assert by_role["base"] == {m["id"] for m in data["memories"] if m["path"] == "base"}
+    # the result's other memories (a reply brought in below its question, a successor) sit in the base ring
+    assert by_role["base"] == {m["id"] for m in data["memories"] if m["path"] != "hebbian"}
     assert by_role["hebbian"] == {m["id"] for m in data["memories"] if m["path"] == "hebbian"}
     drawn = set().union(*by_role.values())
     spread = {(int(a), int(b)) for a, b in re.findall(r'data-source="(\d+)" data-target="(\d+)" data-kind="spread"', svg)}
