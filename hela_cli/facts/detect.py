@@ -99,7 +99,7 @@ def _team(old: dict[str, Any], new: dict[str, Any]) -> bool:
 
 
 #: a long text is compared by these parts (lines, then sentences), at most this many of each side
-MAX_PARTS = 24
+MAX_PARTS = 8
 
 
 def _parts(text: str, other_keywords: set[str]) -> list[str]:
@@ -117,8 +117,11 @@ def decide_long(old_text: str, new_text: str, similarity: float = 0.0, told: boo
     if len(old_text) <= ASSISTANT_STATEMENT_CHARS and len(new_text) <= ASSISTANT_STATEMENT_CHARS:
         return decide(old_text, new_text, similarity=similarity, told=told)
     best = NO_CHANGE
-    for o in _parts(old_text, set(keywords(new_text))):
-        for n in _parts(new_text, set(keywords(o))):
+    # the new text's parts that say a change at all (most lines of a summary do not), each against the old
+    # text's parts that share a keyword with it: a few decisions, not parts x parts
+    news = [n for n in _parts(new_text, set(keywords(old_text))) if has_signal(n)][:MAX_PARTS]
+    for n in news:
+        for o in _parts(old_text, set(keywords(n)))[:MAX_PARTS]:
             v = decide(o, n, similarity=similarity, told=told)
             if v.status and (best.status is None or (v.status == "superseded", v.confidence)
                              > (best.status == "superseded", best.confidence)):
