@@ -21,6 +21,7 @@ The marks go through the store's ``mark_superseded`` (``invalid_at`` = the new t
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -96,8 +97,11 @@ def _team(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return bool(a) and bool(b) and a != b and _statement(old) and a not in _VOICES and b not in _VOICES
 
 
+#: at most this many times ``supersession.candidates`` earlier memories are decided for one new turn
+MAX_DECISIONS = 3
+
 #: a long text is compared by these parts (lines, then sentences), at most this many of each side
-MAX_PARTS = 24
+MAX_PARTS = 8
 
 
 def _parts(text: str, other_keywords: set[str]) -> list[str]:
@@ -115,8 +119,11 @@ def decide_long(old_text: str, new_text: str, similarity: float = 0.0, told: boo
     if len(old_text) <= ASSISTANT_STATEMENT_CHARS and len(new_text) <= ASSISTANT_STATEMENT_CHARS:
         return decide(old_text, new_text, similarity=similarity, told=told)
     best = NO_CHANGE
-    for o in _parts(old_text, set(keywords(new_text))):
-        for n in _parts(new_text, set(keywords(o))):
+    # the new text's parts that say a change at all (most lines of a summary do not), each against the old
+    # text's parts that share a keyword with it: a few decisions, not parts x parts
+    news = [n for n in _parts(new_text, set(keywords(old_text))) if has_signal(n)][:MAX_PARTS]
+    for n in news:
+        for o in _parts(old_text, set(keywords(n)))[:MAX_PARTS]:
             v = decide(o, n, similarity=similarity, told=told)
             if v.status and (best.status is None or (v.status == "superseded", v.confidence)
                              > (best.status == "superseded", best.confidence)):
@@ -150,14 +157,20 @@ def detect(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg:
         anchor = anchors(node["text"])   # "everyone is on Teams": the earlier memories that name a chat tool
         by_class = [o for o, _ in store.keyword_search(space_id, sorted(anchor), 2 * sc.candidates + len(new_ids) + 1)
                     if o != nid and o not in hits] if anchor else []
-        by_words += [o for o in by_class if o not in by_words]
-        if by_words:   # the same subject named: "webpack", "CONFIG_FREERTOS_HZ" (their cosine for the record)
-            vecs = store.node_vectors(by_words)
-            hits.update((o, float(vecs[o] @ vec)) for o in by_words if o in vecs)
+        by_class = [o for o in by_class if o not in by_words]
+        knn_order = [o for o, _ in sorted(hits.items(), key=lambda h: -h[1])]
+        if by_words or by_class:   # the same subject named: "webpack", "CONFIG_FREERTOS_HZ" (cosine for the record)
+            vecs = store.node_vectors(by_words + by_class)
+            hits.update((o, float(vecs[o] @ vec)) for o in by_words + by_class if o in vecs)
         olds = store.get_nodes(list(hits))
-        hits = sorted(hits.items(), key=lambda h: -h[1])
+        # the three lists taken in turn (nearest, most words shared, the kind named), each in its own order
+        order = [o for trio in itertools.zip_longest(knn_order, by_words, by_class) for o in trio if o is not None]
         found: list[Found] = []
-        for o, sim in hits:
+        decided = 0
+        for o in order:
+            if o not in hits:
+                continue
+            sim = hits[o]
             old = olds.get(o)
             if old is None or not _earlier(old, node) \
                     or not (mine & set(old["keywords"]) or (anchor & set(old["keywords"]))):
@@ -165,6 +178,9 @@ def detect(store: Any, space_id: int, new_ids: Sequence[int], vectors: Any, cfg:
             same = _same_subject(old, node)
             if not same and not _team(old, node):
                 continue
+            if decided >= MAX_DECISIONS * sc.candidates:
+                break   # a busy agent session: every earlier turn shares a word and speaks with one voice
+            decided += 1
             # a user's short orders to an agent count; "No worries, John!" in chat and the assistant's
             # "Let's remove the old venv" (narrating its next step) do not
             v = decide_long(old["text"], node["text"], similarity=sim, told=told)
