@@ -39,7 +39,7 @@ def test_ingest_spaces_ask_json(cli_env):
     assert len(res["memories"]) == 13
     m = res["memories"][0]
     assert set(m) >= {"id", "source_id", "text", "speaker", "timestamp", "path", "score", "base_score"}
-    assert {x["path"] for x in res["memories"]} == {"base", "hebbian"}
+    assert {"base", "hebbian"} <= {x["path"] for x in res["memories"]} <= {"base", "hebbian", "reply"}
     assert "D1:4" in [x["source_id"] for x in res["memories"]]
     assert 0 < res["context_tokens"] < 3000
 

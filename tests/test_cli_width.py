@@ -67,7 +67,7 @@ def test_explain_is_legible(demo, width):
     head = next(x for x in trace if "S_base" in x)
     assert head.split() == ["#", "path", "id", "source", "S", "S_base", "cos", "kw", "time", "spread"]
     # every memory: a score row, then its text on one line (no 4-character column)
-    rows = [i for i, x in enumerate(trace) if re.match(r"^\s+\d+ (base|hebbian)\s", x)]
+    rows = [i for i, x in enumerate(trace) if re.match(r"^\s+\d+ (base|hebbian|reply|successor)\s", x)]
     assert len(rows) == 13
     for i in rows:
         assert len(trace[i].split()) == 10

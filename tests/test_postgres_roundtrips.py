@@ -57,7 +57,8 @@ def test_eq1_writes_with_rebase_and_pruning_equal_sqlite(tmp_path, pg_url):
     got = []
     for target in (str(tmp_path / "a.db"), pg_url):
         with Store(target) as s:
-            _, ids, _ = _fill(s, 40)
+            sid, ids, _ = _fill(s, 40)
+            s.set_space_decay(sid, 0.3)   # the space's own decay: a writer's configured one no longer changes it
             got.append(_learn_sequence(s, ids, cfg))
     assert got[0] == got[1]
     step, base_step, edges, _ = got[1]

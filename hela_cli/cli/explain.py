@@ -31,7 +31,8 @@ def explain_lines(res: dict[str, Any], width: int) -> list[tuple[str, str]]:
             out.append(("    " + one_line(f"spread from {sources}", width - 4), "dim"))
     kw = ", ".join(res.get("query_keywords") or []) or "(none)"
     out.append((f"query keywords: {kw}; now = {fmt_ts(res.get('now'))}; step {res.get('step')}. "
-                f"S = S_base + spreading (Eq.4); 'hebbian' rows came by the flipped path (Eq.5).", "dim"))
+                f"S = S_base + spreading (Eq.4); 'hebbian' rows came by the flipped path (Eq.5); a 'reply' row "
+                f"answers the question or complaint above it.", "dim"))
     for rec in res.get("semantic") or []:
         out.append((f"semantic [{rec['kind']}] {rec.get('subject') or ''}: {rec['text']} "
                     f"(similarity {rec.get('similarity', 0):.3f}, evidence {rec['evidence']})", ""))
