@@ -41,9 +41,9 @@ def _setup(embedder, tmp_path):
 def test_ask_learning_after_a_forget_writes_no_dangling_edge(embedder, tmp_path):
     mem, used = _setup(embedder, tmp_path)
     with mem:
-        res = mem.retrieve("What did they cook for dinner?", "demo", learn=False)  # the ask's retrieval
+        res = mem.retrieve("What did Jonas cook for dinner?", "demo", learn=False)  # the ask's retrieval
         ids = [m["id"] for m in res.memories]
-        assert set(ids) - used and set(ids) & used  # some will be forgotten, some survive
+        assert set(ids) - used and len(set(ids) & used) >= 2  # some will be forgotten, a pair survives
         with Store(mem.config.db) as other:  # `hela forget --apply` in another process, meanwhile
             rep = forget(other, other.require_space("demo"), mem.config.replace(**FORGET_ALL_UNUSED), apply=True)
         assert set(ids) & {c["id"] for c in rep["candidates"]}  # part of the ask's retrieval is gone
@@ -52,7 +52,7 @@ def test_ask_learning_after_a_forget_writes_no_dangling_edge(embedder, tmp_path)
         survivors = sorted(set(ids) & used)
         # pairs of survivors still learnt
         assert mem.store.edge_weight(mem.store.require_space("demo"), survivors[0], survivors[1]) > 0
-        again = mem.retrieve("What did they cook for dinner?", "demo")
+        again = mem.retrieve("What did Jonas cook for dinner?", "demo")
         alive = {n["id"] for n in mem.store.iter_nodes(mem.store.require_space("demo").id)}
         assert again.memories and {m["id"] for m in again.memories} <= alive
 
