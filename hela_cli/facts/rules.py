@@ -241,7 +241,7 @@ _HOST = re.compile(r"\b(?P<v>(?:[a-z0-9-]+\.)+(?:internal|local|lan|corp|com|net
                    r"\s+(?:is\s+)?(?:called|named)\s+(?P<v2>[\w-]+)|\b(?:mini|computer|laptop|cluster)\s+(?:called|named)\s+(?P<v4>[\w-]+)|\b(?:hosted|runs|running|lives|deployed)\s+on\s+"
                    r"(?:a\s+box\s+called\s+)?(?P<v3>[a-z][\w-]*\d[\w-]*)\b", re.I)
 _KV_EQ = re.compile(r"(?<![\w.])(?P<k>[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*)\s*=\s*(?P<v>[\w./+-]+)", re.I)
-_KV_COLON = re.compile(r"(?<![\w.])(?P<k>[a-z_][a-z0-9]*(?:[_.][a-z0-9_]+)+)\s*:\s*(?P<v>[\w./+-]+)", re.I)
+_KV_COLON = re.compile(r"(?<![\w.])(?P<k>[a-z_][a-z0-9]*(?:[_.][a-z0-9]+)+)\s*:\s*(?P<v>[\w./+-]+)", re.I)
 _CHANNEL = re.compile(r"(?<![\w&])#(?P<v>[a-z][\w-]+)", re.I)
 _OWNER = re.compile(r"\b(?:owner|lead|maintainer|manager|boss|on-?call|point\s+of\s+contact|reviewer|approver)\b"
                     r"(?:\s+[\w'-]+){0,3}?\s+(?:is|:|=|will\s+be)\s+(?:now\s+)?(?P<v>[A-Z][a-z]+)\b|"
