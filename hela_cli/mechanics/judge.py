@@ -208,10 +208,14 @@ def _ids(v: Any) -> list[int] | None:
 
 
 def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg: Config,
-                model: str | None = None) -> dict[str, Any]:
+                model: str | None = None, details: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Store what the answer ``obj`` gives for ``work`` (see the module docstring). Returns counts:
     ``{"hubs_ok", "hubs_failed", "records", "merged", "rejected", "superseded", "possible", "not_changes",
-    "gists", "skipped"}``. ``model``: who wrote a session gist."""
+    "gists", "skipped"}``. ``model``: who wrote a session gist. ``details``: a list that gets one entry per
+    item asked, with what became of it (``hela judge``, ``hela consolidate``): ``{"hub", "status", "records",
+    "rejected", "inserted", "merged_into"}``, ``{"pair": [OLD, NEW], "verdict", "reason", "status"}`` (a
+    pair the answer left out or gave no valid verdict: ``verdict`` None, status ``skipped: ...``),
+    ``{"session", "status", "summary"}``."""
     rep = {"hubs_ok": 0, "hubs_failed": 0, "records": 0, "merged": 0, "rejected": 0, "superseded": 0,
            "possible": 0, "not_changes": 0, "gists": 0, "skipped": 0}
     space = work.space
@@ -228,11 +232,11 @@ def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg:
             rep["skipped"] += 1
             continue
         answers[hub] = c
-    results: list[tuple[HubPlan, list[Any], str | None]] = []
+    results: list[tuple[HubPlan, list[Any], str | None, list[dict[str, Any]]]] = []
     for hub, p in asked_hubs.items():
         c = answers.get(hub)
         if c is None:
-            results.append((p, [], "not answered in the batch"))
+            results.append((p, [], "not answered in the batch", []))
             continue
         turns = {n: work.turns[n] for n in p.cluster if n in work.turns}
         records, rejected = validate_distillation({k: c.get(k) or [] for k in ("traits", "facts", "knowledge")},
@@ -240,9 +244,9 @@ def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg:
         rep["rejected"] += len(rejected)
         error = None if records else ("no valid record: " + "; ".join(sorted({r["reason"] for r in rejected}))
                                       if rejected else "the model returned no records")
-        results.append((p, records, error))
+        results.append((p, records, error, rejected))
     vectors: dict[int, Any] = {}
-    for p, records, error in results:
+    for p, records, error, _ in results:
         if records:
             try:
                 vectors[p.node_id] = embedder.embed([r.embed_text() for r in records])
@@ -278,14 +282,26 @@ def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg:
             rep["skipped"] += 1
             continue
         summaries.append((g, "\n".join(ln[:300] for ln in lines[:3]), evidence))
+    out: list[dict[str, Any]] = []
+    changed = "skipped: a memory of it was deleted or edited meanwhile"
     with store.transaction(space=space.id):
         for g, text, evidence in summaries:
             if not store.changed_since(g["ids"], work.read_at):
                 store.set_session_gist(space.id, g["session"], text, g["turns"], model, evidence)
                 rep["gists"] += 1
-        for p, records, error in results:
+                out.append({"session": g["session"], "status": "ok", "summary": text})
+            else:
+                out.append({"session": g["session"], "status": changed, "summary": text})
+        out += [{"session": name, "status": "skipped: no valid summary in the answer", "summary": None}
+                for name in asked_sessions]
+        for p, records, error, rejected in results:
+            entry: dict[str, Any] = {"hub": p.node_id, "records": [r.as_dict() for r in records],
+                                     "rejected": rejected, "inserted": [], "merged_into": []}
+            out.append(entry)
             if store.changed_since(p.cluster, work.read_at):
-                continue   # a memory of the cluster was deleted or edited meanwhile: nothing distilled from it
+                # a memory of the cluster was deleted or edited meanwhile: nothing distilled from it
+                entry["status"] = "skipped: a memory of its cluster was deleted or edited meanwhile"
+                continue
             vec = vectors.get(p.node_id)
             if records and vec is None:
                 error = "embedding failed"
@@ -296,28 +312,44 @@ def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg:
                 rep["merged"] += len(mer)
                 store.set_hub_state(space.id, p.node_id, p.cluster, step, "ok")
                 rep["hubs_ok"] += 1
+                entry.update(status="ok", inserted=ins, merged_into=mer)
             else:
-                store.set_hub_state(space.id, p.node_id, p.cluster, step, f"failed: {error}"[:300])
+                entry["status"] = f"failed: {error}"[:300]
+                store.set_hub_state(space.id, p.node_id, p.cluster, step, entry["status"])
                 rep["hubs_failed"] += 1
-        for (old, new), verdict, reason in verdicts:
+        decided = {pair: (verdict, reason) for pair, verdict, reason in verdicts}
+        for (old, new) in asked_pairs:
+            if (old, new) not in decided:
+                out.append({"pair": [old, new], "verdict": None, "reason": None,
+                            "status": "skipped: no valid verdict in the answer (the mark stays undecided)"})
+                continue
+            verdict, reason = decided[(old, new)]
+            entry = {"pair": [old, new], "verdict": verdict, "reason": reason}
+            out.append(entry)
             if store.changed_since([old, new], work.read_at):
+                entry["status"] = changed
                 continue
             status, conf = VERDICTS[verdict]
             if status is None:
                 store.unmark_superseded(space.id, old, new)
                 rep["not_changes"] += 1
+                entry["status"] = "mark removed"
             else:
                 store.mark_superseded(space.id, old, new, detector="judge", confidence=conf, status=status,
                                       reason=reason)
                 rep[status] += 1
+                entry["status"] = status
+    if details is not None:
+        details.extend(out)
     return rep
 
 
-def run_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, work: Work | None = None
-              ) -> dict[str, Any]:
-    """:func:`pending`, one call of ``chat`` for all of it, :func:`apply_batch`. Returns ``{"calls", "hubs",
-    "changes", "dropped", ...counts}``; a model fault propagates (a :class:`~hela_cli.errors.ModelError`:
-    the caller's "no model now"), an answer that does not parse is ``dropped`` (nothing stored)."""
+def run_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, work: Work | None = None,
+              details: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """:func:`pending`, one call of ``chat`` for all of it, :func:`apply_batch` (``details``: see there).
+    Returns ``{"calls", "hubs", "changes", "dropped", ...counts}``; a model fault propagates (a
+    :class:`~hela_cli.errors.ModelError`: the caller's "no model now"), an answer that does not parse is
+    ``dropped`` (nothing stored)."""
     work = work if work is not None else pending(store, space, cfg)
     rep: dict[str, Any] = {"calls": 0, "hubs": len(work.hubs), "changes": len(work.changes),
                            "sessions": len(work.sessions), "dropped": False}
@@ -332,7 +364,7 @@ def run_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, w
         if counter is not None and getattr(chat, "agent", None):
             counter(chat.agent, "dropped")
         return rep
-    rep.update(apply_batch(store, work, obj, embedder, cfg, getattr(chat, "model_id", None)))
+    rep.update(apply_batch(store, work, obj, embedder, cfg, getattr(chat, "model_id", None), details))
     return rep
 
 
