@@ -545,8 +545,12 @@ class Memory:
                     max_hubs: int | None = None, progress: Callable[[int, int, Any], None] | None = None) -> dict[str, Any]:
         """Reflective consolidation of a space (see :mod:`hela_cli.mechanics.consolidate`). ``dry_run`` lists hubs
         and clusters without loading a model or writing; models load only if a hub needs distilling.
-        ``auto`` (auto-consolidation) does not retry hubs that failed with an unchanged cluster."""
+        ``auto`` (auto-consolidation) does not retry hubs that failed with an unchanged cluster. With an
+        ``agent:`` route or an ``openai:`` server as the chat model, the hubs go to it in batches (one call
+        per ``consolidation.max_hubs_per_run`` hubs: :func:`hela_cli.mechanics.judge.distill_batch`); an
+        in-process GGUF gets prompt A.1 per hub."""
         from hela_cli.mechanics.consolidate import consolidate
+        from hela_cli.mechanics.judge import batches_hubs, distill_batch
 
         sp = self.space(space)
 
@@ -554,8 +558,12 @@ class Memory:
             self._check_embedder()
             return self.embedder
 
+        def batch(chat: Any, emb: Any, plans: list[Any]) -> tuple[dict[int, dict[str, Any]], int]:
+            return distill_batch(self.store, sp, self.config, chat, emb, plans)
+
         return consolidate(self.store, sp, self.config, embedder=embedder, chat=lambda: self.chat,
-                           dry_run=dry_run, retry_failed=not auto, max_hubs=max_hubs, progress=progress)
+                           dry_run=dry_run, retry_failed=not auto, max_hubs=max_hubs, progress=progress,
+                           batch=batch if batches_hubs(self.config) else None)
 
     def consolidate_if_due(self, space: str) -> dict[str, Any] | None:
         """Auto-consolidation, for callers to run after a learning ``ask`` with an answer (``hela ask`` after

@@ -368,6 +368,59 @@ def run_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, w
     return rep
 
 
+def batches_hubs(cfg: Config) -> bool:
+    """Whether ``hela consolidate`` sends its hubs to the chat model in batches (:func:`distill_batch`): an
+    ``agent:`` route or an ``openai:`` server; an in-process GGUF (a 135M model cannot follow the batched
+    prompt) and the MCP client's model keep prompt A.1, one call per hub."""
+    return cfg.models.chat.strip().startswith(("agent:", "openai:"))
+
+
+def distill_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, plans: list[HubPlan]
+                  ) -> tuple[dict[int, dict[str, Any]], int]:
+    """Consolidation's hubs ``plans`` in ONE call of the batch prompt (its clusters' task alone, the path of
+    :func:`run_batch`): the records pass the same validation and are stored with their evidence, each hub's
+    state is ``ok`` or ``failed: ...``. A model fault or an answer that does not parse fails every hub of
+    the call (``failed: ...``, nothing stored; ``hela consolidate`` retries failed hubs, auto-consolidation
+    only when their cluster changed). Returns each hub's entry for the consolidation report (``status``,
+    ``records``, ``rejected``, ``inserted``, ``merged_into``, ``attempts``) and the calls made (0 or 1)."""
+    read_at = time.time()
+    turns = store.get_nodes(sorted({n for p in plans for n in p.cluster}))
+    entries: dict[int, dict[str, Any]] = {}
+    asked = []
+    for p in plans:
+        if p.node_id in turns:
+            asked.append(p)
+        else:
+            entries[p.node_id] = {"status": "skipped: the hub was forgotten meanwhile"}
+    if not asked:
+        return entries, 0
+    work = Work(store.refresh_space(space), hubs=asked, turns=turns, read_at=read_at)
+    details: list[dict[str, Any]] = []
+    error = None
+    try:
+        rep = run_batch(store, work.space, cfg, chat, embedder, work, details)
+        if rep["dropped"]:
+            error = "the answer is not valid JSON (dropped, nothing stored)"
+    except HelaError as e:
+        error = f"model error: {e.message}"
+    if error is not None:
+        with store.transaction(space=space.id):
+            step = store.refresh_space(space).step
+            for p in asked:
+                if store.changed_since(p.cluster, read_at):
+                    status = "skipped: a memory of its cluster was deleted or edited meanwhile"
+                else:
+                    status = f"failed: {error}"[:300]
+                    store.set_hub_state(space.id, p.node_id, p.cluster, step, status)
+                entries[p.node_id] = {"status": status, "records": [], "rejected": [], "inserted": [],
+                                      "merged_into": [], "attempts": 1}
+        return entries, 1
+    for d in details:
+        if "hub" in d:
+            entries[d["hub"]] = {**{k: v for k, v in d.items() if k != "hub"}, "attempts": 1}
+    return entries, 1
+
+
 def batch_capable(cfg: Config, hooks: bool = False) -> bool:
     """Whether the chat model may do the batched work: never an in-process GGUF (too slow, and the 135M
     default's records are unusable). From the hooks (``hooks``): ``hooks.model_work`` ``auto`` = an ``agent:``
@@ -380,5 +433,5 @@ def batch_capable(cfg: Config, hooks: bool = False) -> bool:
     return chat.startswith(("agent:", "openai:")) or chat == "client"
 
 
-__all__ = ["BATCH_SCHEMA", "Work", "apply_batch", "batch_capable", "batch_messages", "parse_batch", "pending",
-           "run_batch"]
+__all__ = ["BATCH_SCHEMA", "Work", "apply_batch", "batch_capable", "batch_messages", "batches_hubs", "distill_batch",
+           "parse_batch", "pending", "run_batch"]
