@@ -296,8 +296,8 @@ class Memory:
                     raise AgentBudgetSpent(refused[0], first=refused[1])
         store = self._open_store(must_exist=True)
         sp = self.space(space)
-        work = pending(store, sp, cfg, max_hubs=max_hubs, max_changes=MAX_CHANGES if max_changes is None else max_changes,
-                       changes=None if max_changes != 0 else False)
+        work = pending(store, sp, cfg, max_hubs=max_hubs, changes=None if max_changes != 0 else False,
+                       max_changes=MAX_CHANGES if max_changes is None else max_changes)
         rep: dict[str, Any] = {"space": space, "model": chat, "dry_run": dry_run, "calls": 0,
                                "hubs": len(work.hubs), "changes": len(work.changes), "dropped": False, "usage": {}}
         if dry_run or work.empty:

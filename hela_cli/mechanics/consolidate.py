@@ -509,8 +509,8 @@ def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Ca
                 chat: ChatModel | Callable[[], ChatModel] | None = None, *, dry_run: bool = False,
                 retry_failed: bool = True, max_hubs: int | None = None,
                 progress: Callable[[int, int, HubPlan], None] | None = None,
-                batch: Callable[[ChatModel, Embedder, list[HubPlan]], tuple[dict[int, dict[str, Any]], int]] | None = None
-                ) -> dict[str, Any]:
+                batch: Callable[[ChatModel, Embedder, list[HubPlan]],
+                                tuple[dict[int, dict[str, Any]], int]] | None = None) -> dict[str, Any]:
     """Run (or with ``dry_run`` only plan) consolidation of one space. Never raises for a hub's failure:
     it is recorded as ``failed: reason`` and reported. Returns the ``hela consolidate --json`` object.
 
