@@ -3,7 +3,8 @@ answered by the chat model in ONE call, off every write path.
 
 Writes never wait for a model: supersession detection (:mod:`hela_cli.facts.detect`) marks a pair
 its rules cannot decide ``possible`` (which hides nothing), and consolidation's Eq.2 finds hubs. Later, a
-detached capture child of the hooks (:mod:`hela_cli.hooks.modelwork`) or an explicit command gathers what
+detached capture child of the hooks (:mod:`hela_cli.hooks.modelwork`) or an explicit command (``hela judge``:
+:meth:`hela_cli.memory.Memory.judge`) gathers what
 earns a model call (:func:`pending`):
 
 * **hubs** that passed Eq.2 and need distillation (``plan_consolidation`` without retrying failures, at most
@@ -30,6 +31,11 @@ citing ids outside its cluster or pair, is skipped. What is kept (:func:`apply_b
   (``store.set_session_gist``), which the session brief shows instead of the extractive one.
 
 Never required: any model fault leaves the rules' marks and the hubs as they were.
+
+``hela consolidate`` with a chat model that can follow this prompt (an ``agent:`` route or an ``openai:``
+server: :func:`batches_hubs`) sends its hubs through the same path, the clusters' task alone
+(:func:`distill_batch`), ``consolidation.max_hubs_per_run`` hubs per call; there a fault fails the call's
+hubs (``failed: ...``), as a failed prompt A.1 does.
 """
 
 from __future__ import annotations
