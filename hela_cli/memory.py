@@ -262,22 +262,62 @@ class Memory:
         embedder = self.embedder  # a model fault is reported before the database is touched
         return add_turns(self.store, embedder, space, checked, self._redacting(redact))
 
-    def judge(self, space: str) -> dict[str, Any]:
+    def judge(self, space: str, *, max_changes: int | None = None, max_hubs: int | None = None,
+              dry_run: bool = False) -> dict[str, Any]:
         """The deferred, batched model work of ``space`` (:mod:`hela_cli.mechanics.judge`): the hubs to distil
         and the change candidates the rules left undecided, in ONE call of the chat model (an ``agent:``
-        route, an ``openai:`` endpoint or the MCP client; an in-process GGUF is refused). Returns the counts
-        (``calls`` 0: nothing earned a call). A model fault raises :class:`~hela_cli.errors.ModelError`."""
-        from hela_cli.mechanics.judge import batch_capable, pending, run_batch
+        route, an ``openai:`` endpoint or the MCP client's model; an in-process GGUF is refused, and so is an
+        agent route whose budget for today is spent: :class:`~hela_cli.errors.ModelError`). At most
+        ``max_changes`` pairs (default :data:`~hela_cli.mechanics.judge.MAX_CHANGES`) and ``max_hubs`` hubs
+        (default ``consolidation.max_hubs_per_run``; 0: changes only). ``dry_run``: what would be asked, no
+        model, nothing written (``items``: each hub with its cluster, each pair with both texts).
 
-        if not batch_capable(self.config):
-            raise ModelError(f"models.chat is '{self.config.models.chat}': the batched judge needs an agent: route, "
-                             f"an openai: endpoint or the MCP client's model (an in-process GGUF is too small)")
+        Returns ``{"space", "model", "calls", "hubs", "changes", "dropped", ...counts, "items", "usage"}``:
+        ``calls`` 0 when nothing earned a call; ``items`` what became of each hub and pair (verdict, reason,
+        status: :func:`~hela_cli.mechanics.judge.apply_batch`); ``usage`` the tokens the model reported for
+        the call (``{}`` when it reports none). A model fault raises :class:`~hela_cli.errors.ModelError`."""
+        from hela_cli.mechanics.judge import MAX_CHANGES, batch_capable, pending, run_batch
+
+        for name, value in (("max_changes", max_changes), ("max_hubs", max_hubs)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise InputError(f"{name} must be a number of items, 0 or more")
+        cfg = self.config
+        chat = cfg.models.chat.strip()
+        if not dry_run:
+            if not batch_capable(cfg):
+                raise ModelError(f"models.chat is '{chat}': the batched judge needs an agent: route, an openai: "
+                                 f"endpoint or the MCP client's model (an in-process GGUF is too small)")
+            if chat.startswith("agent:"):
+                from hela_cli.models.agent import AgentBudgetSpent, Ledger, parse_budget, parse_ref
+
+                agent, _ = parse_ref(chat)
+                refused = Ledger().refuse(agent, parse_budget(cfg.models.agent_budget))
+                if refused is not None:
+                    raise AgentBudgetSpent(refused[0], first=refused[1])
         store = self._open_store(must_exist=True)
         sp = self.space(space)
-        work = pending(store, sp, self.config)
-        if work.empty:
-            return {"space": space, "calls": 0, "hubs": 0, "changes": 0, "dropped": False}
-        return {"space": space, **run_batch(store, sp, self.config, self.chat, self.embedder, work)}
+        work = pending(store, sp, cfg, max_hubs=max_hubs, changes=None if max_changes != 0 else False,
+                       max_changes=MAX_CHANGES if max_changes is None else max_changes)
+        rep: dict[str, Any] = {"space": space, "model": chat, "dry_run": dry_run, "calls": 0,
+                               "hubs": len(work.hubs), "changes": len(work.changes), "dropped": False, "usage": {}}
+        if dry_run or work.empty:
+            rep["items"] = [{"hub": p.node_id, "cluster": list(p.cluster), "action": p.action} for p in work.hubs] + [
+                {"pair": [r["old_id"], r["new_id"]], "earlier": work.turns[r["old_id"]].get("text"),
+                 "later": work.turns[r["new_id"]].get("text"), "detector": r.get("detector")} for r in work.changes]
+            return rep
+        items: list[dict[str, Any]] = []
+        rep.update(run_batch(store, sp, cfg, self.chat, self.embedder, work, items))
+        last = getattr(self.chat, "last", None) or {}
+        rep["usage"] = {k: last[k] for k in ("input_tokens", "output_tokens", "estimated") if k in last}
+        rep["items"] = items
+        if chat.startswith("agent:"):   # what today's budget has left after the call
+            from hela_cli.models.agent import Ledger, parse_budget, parse_ref
+
+            budget = parse_budget(cfg.models.agent_budget)
+            spent = Ledger().spent(parse_ref(chat)[0])
+            rep["budget"] = {"calls": spent["calls"], "tokens": spent["tokens"], "cap_calls": budget.calls,
+                             "cap_tokens": budget.tokens}
+        return rep
 
     def _add_superseding(self, space: str, turns: Sequence[Any], redact: bool | None,
                          supersedes: Sequence[Any]) -> dict[str, Any]:
@@ -505,8 +545,12 @@ class Memory:
                     max_hubs: int | None = None, progress: Callable[[int, int, Any], None] | None = None) -> dict[str, Any]:
         """Reflective consolidation of a space (see :mod:`hela_cli.mechanics.consolidate`). ``dry_run`` lists hubs
         and clusters without loading a model or writing; models load only if a hub needs distilling.
-        ``auto`` (auto-consolidation) does not retry hubs that failed with an unchanged cluster."""
+        ``auto`` (auto-consolidation) does not retry hubs that failed with an unchanged cluster. With an
+        ``agent:`` route or an ``openai:`` server as the chat model, the hubs go to it in batches (one call
+        per ``consolidation.max_hubs_per_run`` hubs: :func:`hela_cli.mechanics.judge.distill_batch`); an
+        in-process GGUF gets prompt A.1 per hub."""
         from hela_cli.mechanics.consolidate import consolidate
+        from hela_cli.mechanics.judge import batches_hubs, distill_batch
 
         sp = self.space(space)
 
@@ -514,8 +558,12 @@ class Memory:
             self._check_embedder()
             return self.embedder
 
+        def batch(chat: Any, emb: Any, plans: list[Any]) -> tuple[dict[int, dict[str, Any]], int]:
+            return distill_batch(self.store, sp, self.config, chat, emb, plans)
+
         return consolidate(self.store, sp, self.config, embedder=embedder, chat=lambda: self.chat,
-                           dry_run=dry_run, retry_failed=not auto, max_hubs=max_hubs, progress=progress)
+                           dry_run=dry_run, retry_failed=not auto, max_hubs=max_hubs, progress=progress,
+                           batch=batch if batches_hubs(self.config) else None)
 
     def consolidate_if_due(self, space: str) -> dict[str, Any] | None:
         """Auto-consolidation, for callers to run after a learning ``ask`` with an answer (``hela ask`` after

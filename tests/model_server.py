@@ -7,12 +7,16 @@
 * :func:`fault_server`: a tiny ``http.server`` that answers every request with the fault its URL names
   (``/500/v1``, ``/400/v1``, ``/html/v1``, ``/slow/v1``, ``/echo401/v1``, ``/dim8/v1``), or a scripted chat
   model that answers every request with one word (``/say-YES/v1``: the supersession judge's tests).
+* :func:`chat_server`: a scripted OpenAI-compatible chat model (the answer a function of the prompt, with
+  ``usage``) and a keyword-hash embedder, recording the chat requests (the batched judge's and
+  consolidation's tests).
 
 Import the fixtures into a test module: ``from tests.model_server import llama_server, fault_server``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -144,9 +148,71 @@ def fault_server():
     httpd.server_close()
 
 
+class ChatServer:
+    """A running :func:`chat_server`: ``url`` (the API root, ``.../v1``) and the chat requests it received
+    (their JSON bodies, in order)."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.requests: list[dict] = []
+
+
+@contextlib.contextmanager
+def chat_server(reply):
+    """A scripted OpenAI-compatible server on 127.0.0.1: ``POST /v1/chat/completions`` answers with
+    ``reply(messages)`` (the request's messages; its text is the answer) and reports ``usage`` (one token per
+    4 characters); ``POST /v1/embeddings`` embeds with the keyword-hash double (so a whole ``hela`` command can
+    run offline with ``openai:`` models). Yields a :class:`ChatServer`."""
+    from hela_cli.testing import HashEmbedder
+
+    hasher = HashEmbedder()
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # quiet
+            pass
+
+        def _send(self, status: int, obj: object) -> None:
+            body = json.dumps(obj).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:  # noqa: N802
+            n = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(n) or b"{}")
+            if self.path.endswith("/embeddings"):
+                inputs = body.get("input", [])
+                inputs = [inputs] if isinstance(inputs, str) else inputs
+                vecs = hasher.embed(inputs)
+                self._send(200, {"data": [{"index": i, "embedding": v.tolist()} for i, v in enumerate(vecs)]})
+            elif self.path.endswith("/chat/completions"):
+                with lock:
+                    server.requests.append(body)
+                answer = reply(body.get("messages") or [])
+                prompt = sum(len(str(m.get("content") or "")) for m in body.get("messages") or [])
+                self._send(200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
+                                              "finish_reason": "stop"}],
+                                 "usage": {"prompt_tokens": prompt // 4, "completion_tokens": len(answer) // 4}})
+            else:
+                self._send(404, {"error": {"message": "not found"}})
+
+    httpd = _QuietServer(("127.0.0.1", 0), Handler)
+    server = ChatServer(f"http://127.0.0.1:{httpd.server_address[1]}/v1")
+    t = threading.Thread(target=httpd.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield server
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 def dead_url() -> str:
     """A base URL where nothing listens."""
     return f"http://127.0.0.1:{free_port()}/v1"
 
 
-__all__ = ["llama_server", "fault_server", "free_port", "dead_url", "SERVER_KEY", "Path"]
+__all__ = ["llama_server", "fault_server", "chat_server", "ChatServer", "free_port", "dead_url", "SERVER_KEY", "Path"]

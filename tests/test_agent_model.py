@@ -236,6 +236,38 @@ def test_a_capture_makes_one_batched_call_and_stores_what_it_returns(tmp_path, a
     assert row["calls"] == 1 and row["tokens"] > 0 and row["cap_calls"] == 24 and row["configured"]
 
 
+def test_hela_judge_runs_the_batch_now_through_the_agent(tmp_path):
+    """``hela judge``: the same batch, now, from the command line (the hooks' model work off): ONE call
+    through the real CLI, each verdict printed with its reason, the tokens and today's budget; with the
+    budget spent, one line and exit 3, no call."""
+    require_agent("claude")
+    with fake_messages_api(batch_answer) as api:
+        w = World(tmp_path, "claude-code", api, HELA_HOOKS_MODEL_WORK="off")
+        transcript(w.transcript, TURNS[:4])
+        assert w.stop().returncode == 0
+        assert w.hook("UserPromptSubmit", SID2, prompt="What is the API rate limit of the public endpoints?"
+                      ).returncode == 0
+        transcript(w.transcript.with_name(f"{SID2}.jsonl"), TURNS[4:], start=4, sid=SID2)
+        assert w.stop(SID2).returncode == 0   # captured inline (Stop's budget): the marks are written
+        assert [r.get("added") for r in w.log if r.get("role") == "capture"] == [4, 2], w.log
+        assert not [r for r in w.log if r.get("model_child")] and api.messages() == []
+        res = subprocess.run([PY, "-m", "hela_cli", "judge"], env=w.env, cwd=str(w.proj), capture_output=True,
+                             text=True, timeout=300)
+        assert res.returncode == 0, res.stderr
+        out = " ".join(res.stdout.split())
+        assert len(api.messages()) == 1 and re.search(r"#\d+ > #\d+: replaces -> superseded", out), out
+        assert "The later memory gives a new value for the same rate limit." in out
+        assert "1 call to agent:claude-code" in out and "today 1 of 24 calls" in out
+        assert re.search(r"\d+ input \+ \d+ output tokens", out)
+        marks = w.rows("SELECT status, detector FROM supersessions WHERE detector = 'judge'")
+        assert marks and all(m[0] == "superseded" for m in marks)
+        spent = {**w.env, "HELA_MODELS_AGENT_BUDGET": "1 calls, 100000 tokens"}
+        res = subprocess.run([PY, "-m", "hela_cli", "judge"], env=spent, cwd=str(w.proj), capture_output=True,
+                             text=True, timeout=300)
+        assert res.returncode == 3 and "today's budget is spent (1 of 1 calls" in res.stderr, res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1 and len(api.messages()) == 1
+
+
 def test_a_malformed_answer_stores_nothing(tmp_path):
     w = _run(tmp_path, "claude-code", "Sure! Here is what I think: the rate limit changed.")
     child = w.children[0]["model"]

@@ -212,6 +212,65 @@ def test_retry_after_invalid_first_reply_and_merge_of_duplicates(make_memory, tm
     assert ids[1] in next(r for r in mem.store.get_semantic(space_id=sp.id) if r["kind"] == "trait")["evidence"]
 
 
+def _batch_reply(messages):
+    """The batch prompt's answer, as a capable model gives it: per cluster, a fact from its hub's own line."""
+    import re
+
+    prompt = messages[-1]["content"]
+    clusters = []
+    for hub in re.findall(r"^Cluster hub=(\d+):", prompt, re.M):
+        line = re.search(rf"^\[{hub}\] \([^)]*\) [^:]+: (.+)$", prompt, re.M).group(1)
+        clusters.append({"hub": int(hub), "reasoning": "The hub's memory states it.", "traits": [], "knowledge": [],
+                         "facts": [{"subject": "", "text": line, "date": "", "evidence": [int(hub)]}]})
+    return json.dumps({"clusters": clusters, "changes": []})
+
+
+def test_a_server_gets_the_hubs_in_one_batched_call(make_memory, tmp_path):
+    """An openai: chat model (not a local GGUF): three hubs go in ONE call of the batch prompt, and each
+    hub's record is stored with its evidence; a GGUF would get prompt A.1 once per hub."""
+    from hela_cli.mechanics.judge import batches_hubs
+    from hela_cli.models.endpoints import OpenAIChat
+    from tests.model_server import chat_server
+
+    with chat_server(_batch_reply) as srv:
+        ref = f"openai:judge@{srv.url}"
+        mem, ids = hub_space(make_memory, tmp_path, OpenAIChat(ref), **{"models.chat": ref})
+        sp = mem.store.require_space("t")
+        with mem.store.transaction():   # two more hubs, apart from the first (node 0 with 4 and 6)
+            mem.store.set_edges(sp, {(ids[1], ids[3]): 0.7, (ids[2], ids[5]): 0.4, (ids[2], ids[7]): 0.4},
+                                mem.config.hebbian.decay)
+        plan = mem.consolidate("t", dry_run=True)
+        hubs = [h["hub"] for h in plan["hubs"] if h["action"] == "distill"]
+        assert len(hubs) == 3 and plan["to_distill"] == 3
+        rep = mem.consolidate("t")
+    assert batches_hubs(mem.config) and not batches_hubs(small_config())
+    assert len(srv.requests) == 1 and rep["model_calls"] == 1
+    prompt = srv.requests[0]["messages"][-1]["content"]
+    assert all(f"Cluster hub={h}:" in prompt for h in hubs) and "CHANGES." not in prompt
+    assert rep["distilled"] == 3 and rep["failed"] == 0 and rep["records_inserted"] == 3
+    state = mem.store.hub_state(sp.id)
+    recs = {r["hub_id"]: r for r in mem.store.get_semantic(space_id=sp.id)}
+    for h in hubs:
+        entry = next(e for e in rep["hubs"] if e["hub"] == h)
+        assert entry["status"] == "ok" and entry["inserted"] and state[h]["status"] == "ok"
+        # the hub's own line (validated: a relative date made absolute against the turn's time)
+        assert recs[h]["evidence"] == [h] and recs[h]["text"][:12] == mem.store.get_nodes([h])[h]["text"][:12]
+        assert mem.store.semantic_vector(recs[h]["id"]) is not None
+
+
+def test_a_batched_answer_that_does_not_parse_fails_its_hubs(make_memory, tmp_path):
+    from hela_cli.models.endpoints import OpenAIChat
+    from tests.model_server import chat_server
+
+    with chat_server(lambda messages: "I could not decide.") as srv:
+        ref = f"openai:judge@{srv.url}"
+        mem, ids = hub_space(make_memory, tmp_path, OpenAIChat(ref), **{"models.chat": ref})
+        rep = mem.consolidate("t")
+    assert len(srv.requests) == 1 and rep["failed"] == 1 and rep["distilled"] == 0
+    assert rep["hubs"][0]["status"] == "failed: the answer is not valid JSON (dropped, nothing stored)"
+    assert mem.store.count_semantic(mem.store.require_space("t").id) == 0
+
+
 def test_auto_consolidation_hook_and_switch(make_memory, tmp_path):
     chat = ScriptedChat(good_reply)
     mem, ids = hub_space(make_memory, tmp_path, chat, **{"consolidation.auto": True,

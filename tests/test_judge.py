@@ -260,3 +260,132 @@ def test_a_session_summary_citing_ids_outside_its_notes_is_not_stored(make_memor
     rep = apply_batch(mem.store, work, {"sessions": [{"session": "x", "summary": "s", "evidence": [ids[0], 999]}]},
                       hash_embedder, mem.config)
     assert rep["gists"] == 0 and rep["skipped"] == 1 and mem.store.session_gists(sp.id, ["x"]) == {}
+
+
+# ------------------------------------------------------------------------------------------ hela judge
+def _judge_reply(messages):
+    """A capable model's answer to the batch prompt: each change replaces its earlier memory, each cluster
+    gives a fact from its hub's own line."""
+    prompt = messages[-1]["content"]
+    clusters = []
+    for hub in re.findall(r"^Cluster hub=(\d+):", prompt, re.M):
+        line = re.search(rf"^\[{hub}\] \([^)]*\) [^:]+: (.+)$", prompt, re.M).group(1)
+        clusters.append({"hub": int(hub), "reasoning": "The hub's memory states it.", "traits": [], "knowledge": [],
+                         "facts": [{"subject": "", "text": line, "date": "", "evidence": [int(hub)]}]})
+    changes = [{"pair": f"{a}>{b}", "reasoning": "A new value of the same limit.", "verdict": "replaces",
+                "evidence": [int(a), int(b)]} for a, b in re.findall(r"^Pair (\d+)>(\d+):", prompt, re.M)]
+    return json.dumps({"clusters": clusters, "changes": changes})
+
+
+def _judge_env(tmp_path, url):
+    return {"HELA_DB": str(tmp_path / "hela.db"), "HELA_HOME": str(tmp_path / "home"),
+            "HELA_MODELS_DIR": str(tmp_path / "no-models"), "HELA_MODELS_EMBEDDER": f"openai:hash@{url}",
+            "HELA_MODELS_CHAT": f"openai:judge@{url}", "HELA_SUPERSESSION_MIN_SIMILARITY": "-1",
+            "HELA_CONSOLIDATION_DELTA_HUB": "0.01", "HELA_CONFIG": "", "HELA_SPACE": ""}
+
+
+def _judge_world(env):
+    """The world of :func:`_world` in a database file, written with the server's (hash) embedder."""
+    from hela_cli.config import load_config
+    from hela_cli.memory import Memory
+
+    with Memory(load_config(env={k: v for k, v in env.items() if v})) as mem:
+        ids = mem.add_many("p", [
+            {"text": "The API rate limit is 100 requests per minute.", "speaker": "user", "time": T0},
+            {"text": "The staging server is kestrel, deployed with make deploy.", "speaker": "user", "time": T0 + 60},
+            {"text": "Kestrel runs the staging database too.", "speaker": "user", "time": T0 + 120},
+            {"text": "The API rate limit is 500 requests per minute.", "speaker": "user", "time": T0 + DAY}])
+        mem.retrieve("staging server kestrel deploy", "p")
+    return ids
+
+
+def _hela(args, env):
+    from typer.testing import CliRunner
+
+    from hela_cli.cli import app
+
+    return CliRunner().invoke(app, args, env=env)
+
+
+def test_the_judge_command_prints_its_verdicts_and_what_it_cost(tmp_path):
+    from hela_cli.store import Store
+    from tests.model_server import chat_server
+
+    with chat_server(_judge_reply) as srv:
+        env = _judge_env(tmp_path, srv.url)
+        ids = _judge_world(env)
+        plan = _hela(["judge", "--dry-run"], env)
+        assert plan.exit_code == 0, plan.output
+        assert f"#{ids[0]} > #{ids[3]} (possible" in plan.output and "100 requests per minute" in plan.output
+        assert "(dry run: no model call, nothing written)" in plan.output and srv.requests == []
+        res = _hela(["judge"], env)
+        assert res.exit_code == 0, res.output
+        assert len(srv.requests) == 1
+        out = " ".join(res.output.split())
+        assert f"#{ids[0]} > #{ids[3]}: replaces -> superseded" in out and "A new value of the same limit." in out
+        assert "hub " in out and ": ok (1 record(s))" in out
+        assert "1 superseded" in out and f"1 call to openai:judge@{srv.url}" in out
+        assert re.search(r"\d+ input \+ \d+ output tokens", out)
+        again = _hela(["judge", "--json"], env)
+        assert json.loads(again.output)["calls"] == 0 and len(srv.requests) == 1   # nothing left to ask
+    with Store.open(env["HELA_DB"]) as s:
+        row = s.supersessions_for([ids[0]])[ids[0]][0]
+        assert (row["detector"], row["status"], row["reason"]) == ("judge", "superseded", "A new value of the same limit.")
+        assert s.count_semantic(s.require_space("p").id) >= 1
+
+
+def test_the_judge_command_limits_and_json(tmp_path):
+    from tests.model_server import chat_server
+
+    with chat_server(_judge_reply) as srv:
+        env = _judge_env(tmp_path, srv.url)
+        ids = _judge_world(env)
+        res = _hela(["judge", "--hubs", "0", "--json"], env)
+        assert res.exit_code == 0, res.output
+        rep = json.loads(res.output)
+        assert (rep["calls"], rep["hubs"], rep["changes"], rep["superseded"]) == (1, 0, 1, 1)
+        assert rep["items"] == [{"pair": [ids[0], ids[3]], "verdict": "replaces",
+                                 "reason": "A new value of the same limit.", "status": "superseded"}]
+        assert rep["usage"]["input_tokens"] > 0 and "Cluster hub=" not in srv.requests[0]["messages"][-1]["content"]
+        bad = _hela(["judge", "--limit", "-1"], env)
+        assert bad.exit_code == 2 and len(srv.requests) == 1
+
+
+def test_the_judge_command_refuses_a_small_model_and_a_spent_budget(tmp_path):
+    from tests.model_server import chat_server
+
+    with chat_server(_judge_reply) as srv:
+        env = _judge_env(tmp_path, srv.url)
+        _judge_world(env)
+        before = (tmp_path / "hela.db").read_bytes()
+        for chat, budget, needle in (("smollm2", "24 calls", "in-process GGUF is too small"),
+                                     ("agent:claude-code", "off", "agent:claude-code: today's budget is spent")):
+            res = _hela(["judge"], {**env, "HELA_MODELS_CHAT": chat, "HELA_MODELS_AGENT_BUDGET": budget})
+            assert res.exit_code == 3 and needle in res.output and len(res.output.strip().splitlines()) == 1, res.output
+        assert srv.requests == [] and (tmp_path / "hela.db").read_bytes() == before
+        # a dry run needs no model
+        assert _hela(["judge", "--dry-run"], {**env, "HELA_MODELS_CHAT": "smollm2"}).exit_code == 0
+
+
+def test_the_docs_judge_commands_run_as_written(tmp_path):
+    """docs/models.md's block of `hela judge` commands, each line run as written, against a scripted openai:
+    server (the configured chat model)."""
+    from pathlib import Path
+
+    from tests.model_server import chat_server
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "models.md").read_text(encoding="utf-8")
+    section = doc[doc.index("**Run it now: `hela judge`.**"):]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    lines = [ln.split("  #")[0].strip() for ln in block.splitlines() if ln.strip()]
+    assert len(lines) == 3 and all(ln.startswith("hela judge") for ln in lines)
+    with chat_server(_judge_reply) as srv:
+        env = _judge_env(tmp_path, srv.url)
+        _judge_world(env)
+        outs = []
+        for ln in lines:
+            res = _hela(ln.split()[1:], env)
+            assert res.exit_code == 0, (ln, res.output)
+            outs.append(res.output)
+        assert len(srv.requests) == 1     # the dry run calls nothing; the third finds nothing left to ask
+    assert "dry run" in outs[0] and "replaces -> superseded" in outs[1] and json.loads(outs[2])["calls"] == 0

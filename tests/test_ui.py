@@ -165,10 +165,15 @@ def test_recall_graph_nodes_and_edges(ui):
     data = views.recall(mem, "demo", q)
     svg = graph.recall_svg(data, lambda i: f"/memory/{i}")
     by_role = {role: {int(i) for i in re.findall(rf'data-id="(\d+)" data-role="{role}"', svg)}
-               for role in ("base", "hebbian", "source")}
-    # the result's other memories (a reply brought in below its question, a successor) sit in the base ring
-    assert by_role["base"] == {m["id"] for m in data["memories"] if m["path"] != "hebbian"}
-    assert by_role["hebbian"] == {m["id"] for m in data["memories"] if m["path"] == "hebbian"}
+               for role in ("base", "hebbian", "reply", "successor", "source")}
+    # each path its own kind of node: a reply brought in below its question, a successor, are no base hits
+    for path in ("base", "hebbian", "reply", "successor"):
+        assert by_role[path] == {m["id"] for m in data["memories"] if m["path"] == path}, path
+    assert by_role["reply"], "the sample's question brings the turn that answers it"
+    for i, m in enumerate(data["memories"]):   # a reply is linked to its question, the memory above it
+        if m["path"] == "reply":
+            assert f'data-source="{data["memories"][i - 1]["id"]}" data-target="{m["id"]}" data-kind="reply"' in svg
+            assert f'#{i + 1} memory {m["id"]} (reply: the next turn after a recalled question)' in svg
     drawn = set().union(*by_role.values())
     spread = {(int(a), int(b)) for a, b in re.findall(r'data-source="(\d+)" data-target="(\d+)" data-kind="spread"', svg)}
     assert spread == {(s["id"], m["id"]) for m in data["memories"] for s in m["spread_from"] if s["id"] in drawn}
@@ -381,18 +386,46 @@ def test_graph_svgs_tell_roles_and_kinds_apart_without_colour():
         return {**base, **kw}
 
     data = {"question": "what & why?", "nodes": [node(1, "base"), node(2, "base"), node(3, "hebbian"),
-                                                  node(4, "source")],
+                                                  node(4, "source"), node(5, "reply"), node(6, "successor")],
             "edges": [{"source": 1, "target": 3, "weight": 0.8, "contribution": 0.6, "prior": 0.5, "learned": 0.3},
-                      {"source": 4, "target": 2, "weight": 0.2, "contribution": 0.1, "prior": 0.0, "learned": 0.2}]}
+                      {"source": 4, "target": 2, "weight": 0.2, "contribution": 0.1, "prior": 0.0, "learned": 0.2},
+                      {"source": 1, "target": 5, "kind": "reply"},
+                      {"source": 2, "target": 6, "kind": "successor", "status": "superseded"}]}
     svg = graph.recall_svg(data, lambda i: f"/memory/{i}")
     root = ET.fromstring(svg)   # well-formed, user text escaped
     ns = {"s": "http://www.w3.org/2000/svg"}
     shapes = {a.get("data-id"): a[1].tag.split("}")[1] for a in root.iterfind(".//s:a", ns)}
-    assert shapes == {"1": "circle", "2": "circle", "3": "polygon", "4": "rect"}
+    assert shapes == {"1": "circle", "2": "circle", "3": "polygon", "4": "rect", "5": "polygon", "6": "polygon"}
+    corners = {a.get("data-id"): len(a[1].get("points").split()) for a in root.iterfind(".//s:a", ns)
+               if a[1].tag.endswith("polygon")}
+    assert corners == {"3": 4, "5": 6, "6": 3}                        # diamond, hexagon, triangle
+    tips = {a.get("data-id"): a.find("s:title", ns).text for a in root.iterfind(".//s:a", ns)}
+    assert "(reply: the next turn after a recalled question)" in tips["5"] and "base hit" not in tips["5"]
+    assert "(successor: replaces a recalled memory)" in tips["6"] and "base hit" not in tips["6"]
+    links = {g.get("data-kind"): (g.get("data-source"), g.get("data-target"), g.find("s:line", ns).get("stroke-dasharray"))
+             for g in root.iterfind(".//s:g[@data-target]", ns) if g.get("data-kind") in ("reply", "successor")}
+    assert links == {"reply": ("1", "5", "9 3 2 3"), "successor": ("2", "6", "9 3 2 3")}
+    assert "memory 6 replaces memory 2 (superseded)" in svg and "memory 5 answers memory 1" in svg
+    # the inner ring holds the base hits only (the question's matches): the others sit further out
+    cx = float(root.find(".//s:g[@data-id='q']/s:circle", ns).get("cx"))
+    cy = float(root.find(".//s:g[@data-id='q']/s:circle", ns).get("cy"))
+
+    def dist(i):
+        a = root.find(f".//s:a[@data-id='{i}']", ns)
+        m = a[1]
+        if m.tag.endswith("circle"):
+            x, y = float(m.get("cx")), float(m.get("cy"))
+        else:
+            pts = [tuple(map(float, p.split(","))) for p in m.get("points").split()]
+            x, y = sum(p[0] for p in pts) / len(pts), sum(p[1] for p in pts) / len(pts)
+        return ((x - cx) ** 2 + (y - cy) ** 2) ** 0.5
+
+    assert max(dist(1), dist(2)) < min(dist(5), dist(6)) and len(re.findall(r'data-kind="match"', svg)) == 2
     radius = {a.get("data-id"): float(a[1].get("r")) for a in root.iterfind(".//s:a", ns) if a.get("data-role") == "base"}
     assert radius["1"] > radius["2"]                                   # sized by S_base
     labels = {a.get("data-id"): a.find("s:text", ns).text for a in root.iterfind(".//s:a", ns)}
     assert labels["3"] == "3 H"                                        # the flipped path is labelled, not only coloured
+    assert (labels["5"], labels["6"]) == ("5 R", "6 S")                # so are a reply and a successor
     widths = {(g.get("data-source"), g.get("data-target")): float(g.find("s:line", ns).get("stroke-width"))
               for g in root.iterfind(".//s:g[@data-kind='spread']", ns)}
     assert widths[("1", "3")] > widths[("4", "2")]                     # width follows the weight

@@ -155,12 +155,19 @@ def test_recall_view_shows_the_memories_and_their_graph(page, server):
     assert "Tofu" in page.locator("#recall-table").inner_text()
     # graph: one node per memory, shaped by path; spreading edges between drawn nodes
     svg = page.locator("svg#recall-graph")
-    assert {int(x) for x in svg.locator('a.node[data-role="base"]').evaluate_all(
-        "els => els.map(e => e.dataset.id)")} == {m["id"] for m in expected if m["path"] != "hebbian"}   # replies too
+    for path in ("base", "hebbian", "reply", "successor"):   # each path its own kind of node
+        assert {int(x) for x in svg.locator(f'a.node[data-role="{path}"]').evaluate_all(
+            "els => els.map(e => e.dataset.id)")} == {m["id"] for m in expected if m["path"] == path}, path
     hebbian = {m["id"] for m in expected if m["path"] == "hebbian"}
-    assert {int(x) for x in svg.locator('a.node[data-role="hebbian"]').evaluate_all(
-        "els => els.map(e => e.dataset.id)")} == hebbian
     assert svg.locator('a.node[data-role="hebbian"] polygon').count() == len(hebbian)   # diamonds
+    replies = [m for m in expected if m["path"] == "reply"]
+    assert replies, "the question brings the turn that answers it (tests/test_ui.py pins it too)"
+    assert svg.locator('a.node[data-role="reply"] polygon').count() == len(replies)   # hexagons
+    for m in replies:
+        tip = svg.locator(f'a.node[data-id="{m["id"]}"] title').text_content()
+        assert "(reply: the next turn after a recalled question)" in tip and "base hit" not in tip
+        assert svg.locator(f'a.node[data-id="{m["id"]}"] text').text_content() == f'{m["id"]} R'
+        assert svg.locator(f'g.edge[data-kind="reply"][data-target="{m["id"]}"]').count() == 1
     drawn = {int(x) for x in svg.locator("a.node").evaluate_all("els => els.map(e => e.dataset.id)")}
     edges = {(int(a), int(b)) for a, b in svg.locator('g.edge[data-kind="spread"]').evaluate_all(
         "els => els.map(e => [e.dataset.source, e.dataset.target])")}

@@ -28,8 +28,6 @@ and the CPU of its recall part, ``cpu_ms.recall``) of both: the agent route adds
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import re
@@ -39,57 +37,43 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO))
-DATA = HERE / "coding_memory" / "data" / "bookminder"
-CWD = "/Users/palimondo/Developer/BookMinder"
-SPACE = "bookminder"
+sys.path.insert(0, str(HERE))
+from hooks_replay import CWD, environment, hook, hook_env, session_files  # noqa: E402 (the lines above)
+
+
+def _strings(o: Any) -> list[str]:
+    if isinstance(o, str):
+        return [o]
+    if isinstance(o, dict):
+        return [s for v in o.values() for s in _strings(v)]
+    if isinstance(o, list):
+        return [s for v in o for s in _strings(v)]
+    return []
 
 
 def counting_api(counter: Any) -> Any:
-    """A fake Messages API (hela_cli.testing.agents) whose ``usage`` is counted: input tokens = the BPE count of
-    every string the request carries, output tokens = the count of the scripted answer."""
-    from hela_cli.testing import agents as fake
+    """The fake Messages API (hela_cli.testing.agents) answering with :func:`scripted_answer` and reporting
+    counted ``usage``: input tokens = the BPE count of every string the request carries, output tokens =
+    the count of the scripted answer. Returns the server (a context manager) and the per-call stats."""
+    from hela_cli.testing.agents import fake_messages_api
 
     stats: list[dict[str, Any]] = []
     lock = threading.Lock()
 
-    def strings(o: Any) -> list[str]:
-        if isinstance(o, str):
-            return [o]
-        if isinstance(o, dict):
-            return [s for v in o.values() for s in strings(v)]
-        if isinstance(o, list):
-            return [s for v in o for s in strings(v)]
-        return []
-
-    def handle(path: str, body: Any, n: int) -> tuple[int, str, bytes]:
-        path = path.split("?")[0]
-        if path.endswith("/count_tokens"):
-            return 200, "application/json", b'{"input_tokens": 100}'
-        if path != "/v1/messages" or not isinstance(body, dict):
-            return 404, "application/json", b'{"type":"error","error":{"type":"not_found_error","message":"fake"}}'
-        text = "\n".join(strings(body))
-        answer = scripted_answer(text)
-        tin, tout = counter.count_tokens(text), counter.count_tokens(answer)
+    def usage(body: dict[str, Any], answer: Any) -> tuple[int, int]:
+        text = "\n".join(_strings(body))
+        tin, tout = counter.count_tokens(text), counter.count_tokens(str(answer))
         with lock:
             stats.append({"input": tin, "output": tout, "clusters": text.count("Cluster hub="),
                           "pairs": len(re.findall(r"^Pair \d+>\d+:", text, re.M)), "bytes": len(text)})
-        msg = {"id": "msg_fake", "type": "message", "role": "assistant", "model": str(body.get("model")),
-               "content": [{"type": "text", "text": answer}], "stop_reason": "end_turn", "stop_sequence": None,
-               "usage": {"input_tokens": tin, "output_tokens": tout}}
-        if body.get("stream"):
-            blocks, stop = fake._claude_blocks(answer, n)
-            sse = fake._claude_sse(blocks, stop, str(body.get("model")))
-            sse = sse.replace(b'"input_tokens": 12', f'"input_tokens": {tin}'.encode()).replace(
-                b'"output_tokens": 5', f'"output_tokens": {tout}'.encode())
-            return 200, "text/event-stream", sse
-        return 200, "application/json", json.dumps(msg).encode("utf-8")
+        return tin, tout
 
-    return fake._serve("claude", handle), stats
+    return fake_messages_api(lambda body: scripted_answer("\n".join(_strings(body))), usage=usage), stats
 
 
 def scripted_answer(text: str) -> str:
@@ -113,17 +97,6 @@ def scripted_answer(text: str) -> str:
     return json.dumps({"clusters": clusters, "changes": changes, "sessions": sessions})
 
 
-def hook(event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """``hela hook EVENT`` in this process; the hook log's line for the run."""
-    from hela_cli.hooks.log import log_path
-    from hela_cli.hooks.process import main
-
-    main([event, "--agent", "claude-code", "--space", SPACE], stdin=io.BytesIO(json.dumps(payload).encode()),
-         stdout=io.StringIO())
-    lines = log_path().read_text(encoding="utf-8").splitlines()
-    return json.loads(lines[-1]) if lines else {}
-
-
 def wait_child(pid: int, timeout: float = 600) -> dict[str, Any] | None:
     from hela_cli.hooks.log import entries
 
@@ -141,44 +114,17 @@ def prompts_of(records: list[dict[str, Any]]) -> list[int]:
     return [i for i, r in enumerate(records) if r.get("type") == "user" and isinstance(r["message"].get("content"), str)]
 
 
-def session_files(sessions: int | None) -> list[Path]:
-    def first(p: Path) -> str:
-        with p.open(encoding="utf-8") as f:
-            return json.loads(f.readline())["timestamp"]
-    files = sorted(DATA.glob("*.jsonl"), key=first)
-    return files[:sessions] if sessions else files
-
-
-@contextlib.contextmanager
-def environment(values: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def replay(route: str, files: list[Path], work: Path, api: Any, stats: list[dict[str, Any]], budget: str
            ) -> dict[str, Any]:
     from hela_cli.models.agent import Ledger
-    from hela_cli.paths import model_dir
     from hela_cli.testing.agents import claude_env
 
     base = work / route.replace(":", "_")
     base.mkdir()
     env = claude_env(base / "claude-home", api)
-    env.update({"HELA_DB": str(base / "hela.db"), "HELA_HOME": str(base / "home"),
-                "HELA_MODELS_DIR": os.environ.get("HELA_MODELS_DIR") or str(model_dir()),
-                "HELA_MODELS_CHAT": route, "HELA_MODELS_AGENT_BUDGET": budget,
-                "HELA_HOOKS_CAPTURE_INLINE": "1000000", "HELA_HOOKS_CAPTURE_BUDGET_S": "100000",
-                "HELA_HOOKS_BUDGET_S": "600", "HELA_HOOKS_DETACHED_BUDGET_S": "600",
-                "PATH": f"{REPO / '.agents' / 'node_modules' / '.bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-                "PYTHONPATH": str(REPO)})
+    env.update(hook_env(base, HELA_MODELS_CHAT=route, HELA_MODELS_AGENT_BUDGET=budget,
+                        HELA_HOOKS_DETACHED_BUDGET_S="600", PYTHONPATH=str(REPO),
+                        PATH=f"{REPO / '.agents' / 'node_modules' / '.bin'}{os.pathsep}{os.environ.get('PATH', '')}"))
     sessions, prompt_ms, prompt_cpu = [], [], []
     with environment(env):
         for path in files:
@@ -194,18 +140,18 @@ def replay(route: str, files: list[Path], work: Path, api: Any, stats: list[dict
             marks = prompts_of(records) + [len(records)]
             for i, j in zip(marks, marks[1:]):
                 live.write_text("".join(json.dumps(r) + "\n" for r in records[:i]), encoding="utf-8")
-                row = hook("UserPromptSubmit", {"session_id": sid, "cwd": CWD, "transcript_path": str(live),
-                                                "prompt": records[i]["message"]["content"]})
+                _, row = hook("UserPromptSubmit", {"session_id": sid, "cwd": CWD, "transcript_path": str(live),
+                                                   "prompt": records[i]["message"]["content"]})
                 prompt_ms.append(row.get("ms", 0.0))
                 prompt_cpu.append(((row.get("cpu_ms") or {}).get("recall", 0.0)))
                 live.write_text("".join(json.dumps(r) + "\n" for r in records[:j]), encoding="utf-8")
-                row = hook("Stop", {"session_id": sid, "cwd": CWD, "transcript_path": str(live)})
+                _, row = hook("Stop", {"session_id": sid, "cwd": CWD, "transcript_path": str(live)})
                 if row.get("result") not in ("ok", "empty"):
                     raise RuntimeError(f"capture of {path.name}: {row.get('result')} {row.get('detail', '')}")
                 if row.get("model_child"):
                     child = wait_child(row["model_child"])
                     children.append((child or {}).get("model") or {"error": "no log line"})
-            row = hook("SessionEnd", {"session_id": sid, "cwd": CWD, "transcript_path": str(live)})
+            _, row = hook("SessionEnd", {"session_id": sid, "cwd": CWD, "transcript_path": str(live)})
             if row.get("model_child"):
                 child = wait_child(row["model_child"])
                 children.append((child or {}).get("model") or {"error": "no log line"})
@@ -273,7 +219,7 @@ def main() -> None:
     counter = bpe_token_counter(Path(os.environ["HELA_MODELS_DIR"]) / DEFAULT_MODELS["smollm2"].filename)
     if counter is None:
         raise SystemExit("no BPE tokenizer in the default chat model: run `make models`")
-    files = session_files(args.sessions)
+    files = session_files(sessions=args.sessions)
     out: dict[str, Any] = {"budget": args.budget, "sessions": [p.stem for p in files], "runs": []}
     with tempfile.TemporaryDirectory(prefix="hela-agent-cost-") as tmp:
         server, stats = counting_api(counter)

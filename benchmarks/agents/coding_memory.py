@@ -32,11 +32,8 @@ sessions' mean, brief included) and one JSON object (``--json`` too).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import math
-import os
 import re
 import sys
 import tempfile
@@ -44,67 +41,23 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE / "coding_memory" / "data" / "bookminder"
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+from hooks_replay import CWD, DATA, environment, hook, hook_env, session_files  # noqa: E402 (the line above)
+
 QUESTIONS = HERE / "coding_memory" / "questions.json"
-CWD = "/Users/palimondo/Developer/BookMinder"   # the project folder the sessions ran in (their records' ``cwd``)
-SPACE = "bookminder"
 SYSTEMS = ("none", "grep", "bm25", "hela", "hela+path")
 
 
 # ------------------------------------------------------------------------------------------ the hooks
-@contextlib.contextmanager
-def hook_env(work: Path) -> Iterator[None]:
-    """The hooks' database and home in ``work``, budgets raised (this process is the only client); the
-    caller's model folder. The environment is restored afterwards."""
-    from hela_cli.paths import model_dir
-
-    env = {"HELA_DB": str(work / "hela.db"), "HELA_HOME": str(work / "home"),
-           "HELA_MODELS_DIR": os.environ.get("HELA_MODELS_DIR") or str(model_dir()),
-           "HELA_HOOKS_CAPTURE_INLINE": "1000000", "HELA_HOOKS_CAPTURE_BUDGET_S": "100000",
-           "HELA_HOOKS_BUDGET_S": "600"}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-def hook(event: str, payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Run ``hela hook EVENT`` in this process; returns the additional context ('' for none) and the hook
-    log's line for the run."""
-    from hela_cli.hooks.log import log_path
-    from hela_cli.hooks.process import main
-
-    out = io.StringIO()
-    main([event, "--agent", "claude-code", "--space", SPACE], stdin=io.BytesIO(json.dumps(payload).encode()),
-         stdout=out)
-    text = out.getvalue()
-    context = json.loads(text)["hookSpecificOutput"]["additionalContext"] if text.strip() else ""
-    lines = log_path().read_text(encoding="utf-8").splitlines()
-    return context, json.loads(lines[-1]) if lines else {}
-
-
 def has_path_recall() -> bool:
     """Does the capture side answer Claude Code's ``PreToolUse`` (recall by the file being touched)?"""
     from hela_cli.hooks.agents import AGENTS
 
     return AGENTS["claude-code"].role("PreToolUse") is not None
-
-
-def session_files(data: Path) -> list[Path]:
-    """The transcripts, oldest session first."""
-    def first_time(p: Path) -> str:
-        with p.open(encoding="utf-8") as f:
-            return json.loads(f.readline())["timestamp"]
-    return sorted(data.glob("*.jsonl"), key=first_time)
 
 
 def replay(files: list[Path]) -> dict[str, Any]:
@@ -252,14 +205,14 @@ def run(work: Path, data: Path = DATA, questions: Path = QUESTIONS, kinds: list[
     if limit:
         per: Counter = Counter()
         qs = [q for q in qs if (per.update([q["kind"]]) or per[q["kind"]] <= limit)]
-    files = session_files(data)[:sessions] if sessions else session_files(data)
+    files = session_files(data, sessions)
     corpus = Corpus.read(files)
     known = {u for u, _, _ in corpus.records}
     for q in qs:
         q["evidence"] = [u for u in q["evidence"] if u in known]   # a slice of the sessions holds less
     qs = [q for q in qs if q["evidence"]]
     bm25 = BM25(corpus)
-    with hook_env(work):
+    with environment(hook_env(work)):
         cfg = load_config()
         budget, line_chars = cfg.hooks.prompt_tokens, cfg.hooks.line_chars
         rep = replay(files)

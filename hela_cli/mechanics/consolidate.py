@@ -21,7 +21,10 @@
    clipped to [0, 1], dates are made absolute against the evidence turns' timestamps
    (:func:`resolve_relative`, :func:`normalise_date`). Nothing valid -> one retry with a tighter schema;
    still nothing -> the hub's status becomes ``failed: reason`` and the run goes on (reported, never
-   silently dropped, never a crash).
+   silently dropped, never a crash). A chat model that can follow a longer prompt (an ``agent:`` route or
+   an ``openai:`` server) gets the hubs in batches instead, ``max_hubs_per_run`` clusters per call, through
+   the deferred judge's batch prompt (``consolidate(batch=...)``, :func:`hela_cli.mechanics.judge.
+   distill_batch`): the same validation, one call per batch, no retry.
 5. **Store**: each record is embedded; a record at cosine >= ``merge_similarity`` to an existing record of
    the space merges its evidence into it instead of being inserted. One short write transaction per hub;
    model calls and embeddings happen outside transactions.
@@ -505,9 +508,16 @@ def store_records(store: Store, space: Space, hub: int, records: Sequence[Record
 def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Callable[[], Embedder] | None = None,
                 chat: ChatModel | Callable[[], ChatModel] | None = None, *, dry_run: bool = False,
                 retry_failed: bool = True, max_hubs: int | None = None,
-                progress: Callable[[int, int, HubPlan], None] | None = None) -> dict[str, Any]:
+                progress: Callable[[int, int, HubPlan], None] | None = None,
+                batch: Callable[[ChatModel, Embedder, list[HubPlan]],
+                                tuple[dict[int, dict[str, Any]], int]] | None = None) -> dict[str, Any]:
     """Run (or with ``dry_run`` only plan) consolidation of one space. Never raises for a hub's failure:
-    it is recorded as ``failed: reason`` and reported. Returns the ``hela consolidate --json`` object."""
+    it is recorded as ``failed: reason`` and reported. Returns the ``hela consolidate --json`` object.
+
+    ``batch(chat, embedder, plans)``: distil several hubs in one model call, store what it gives and
+    return each hub's report entry and the calls made (the caller's batched prompt, for a chat model that
+    can follow it: :func:`hela_cli.mechanics.judge.distill_batch`); the hubs go to it
+    ``consolidation.max_hubs_per_run`` at a time instead of one prompt A.1 per hub."""
     t0 = time.perf_counter()
     c = cfg.consolidation
     space = store.refresh_space(space)
@@ -535,7 +545,27 @@ def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Ca
     chat_model = _resolve(chat) if todo else None
     emb = _resolve(embedder) if todo else None
     entries = {e["hub"]: e for e in report["hubs"]}
-    for i, p in enumerate(todo):
+    size = max(1, c.max_hubs_per_run)
+    for i in range(0, len(todo), size) if batch is not None else ():
+        chunk = todo[i:i + size]
+        if progress:
+            progress(i, len(todo), chunk[0])
+        t1 = time.perf_counter()
+        done, calls = batch(chat_model, emb, chunk)
+        counts["model_calls"] += calls
+        for p in chunk:
+            entry = entries[p.node_id]
+            entry.update(done.get(p.node_id) or {"status": "skipped: not in the batch"})
+            entry.setdefault("inserted", [])
+            entry.setdefault("merged_into", [])
+            entry["seconds"] = round((time.perf_counter() - t1) / len(chunk), 3)
+            status = entry["status"]
+            counts["distilled"] += status == "ok"
+            counts["failed"] += status.startswith("failed")
+            counts["records_inserted"] += len(entry["inserted"])
+            counts["records_merged"] += len(entry["merged_into"])
+            counts["records_rejected"] += len(entry.get("rejected") or [])
+    for i, p in enumerate(todo if batch is None else ()):
         if progress:
             progress(i, len(todo), p)
         entry = entries[p.node_id]

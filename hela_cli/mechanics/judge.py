@@ -3,7 +3,8 @@ answered by the chat model in ONE call, off every write path.
 
 Writes never wait for a model: supersession detection (:mod:`hela_cli.facts.detect`) marks a pair
 its rules cannot decide ``possible`` (which hides nothing), and consolidation's Eq.2 finds hubs. Later, a
-detached capture child of the hooks (:mod:`hela_cli.hooks.modelwork`) or an explicit command gathers what
+detached capture child of the hooks (:mod:`hela_cli.hooks.modelwork`) or an explicit command (``hela judge``:
+:meth:`hela_cli.memory.Memory.judge`) gathers what
 earns a model call (:func:`pending`):
 
 * **hubs** that passed Eq.2 and need distillation (``plan_consolidation`` without retrying failures, at most
@@ -30,6 +31,11 @@ citing ids outside its cluster or pair, is skipped. What is kept (:func:`apply_b
   (``store.set_session_gist``), which the session brief shows instead of the extractive one.
 
 Never required: any model fault leaves the rules' marks and the hubs as they were.
+
+``hela consolidate`` with a chat model that can follow this prompt (an ``agent:`` route or an ``openai:``
+server: :func:`batches_hubs`) sends its hubs through the same path, the clusters' task alone
+(:func:`distill_batch`), ``consolidation.max_hubs_per_run`` hubs per call; there a fault fails the call's
+hubs (``failed: ...``), as a failed prompt A.1 does.
 """
 
 from __future__ import annotations
@@ -208,10 +214,14 @@ def _ids(v: Any) -> list[int] | None:
 
 
 def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg: Config,
-                model: str | None = None) -> dict[str, Any]:
+                model: str | None = None, details: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Store what the answer ``obj`` gives for ``work`` (see the module docstring). Returns counts:
     ``{"hubs_ok", "hubs_failed", "records", "merged", "rejected", "superseded", "possible", "not_changes",
-    "gists", "skipped"}``. ``model``: who wrote a session gist."""
+    "gists", "skipped"}``. ``model``: who wrote a session gist. ``details``: a list that gets one entry per
+    item asked, with what became of it (``hela judge``, ``hela consolidate``): ``{"hub", "status", "records",
+    "rejected", "inserted", "merged_into"}``, ``{"pair": [OLD, NEW], "verdict", "reason", "status"}`` (a
+    pair the answer left out or gave no valid verdict: ``verdict`` None, status ``skipped: ...``),
+    ``{"session", "status", "summary"}``."""
     rep = {"hubs_ok": 0, "hubs_failed": 0, "records": 0, "merged": 0, "rejected": 0, "superseded": 0,
            "possible": 0, "not_changes": 0, "gists": 0, "skipped": 0}
     space = work.space
@@ -228,11 +238,11 @@ def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg:
             rep["skipped"] += 1
             continue
         answers[hub] = c
-    results: list[tuple[HubPlan, list[Any], str | None]] = []
+    results: list[tuple[HubPlan, list[Any], str | None, list[dict[str, Any]]]] = []
     for hub, p in asked_hubs.items():
         c = answers.get(hub)
         if c is None:
-            results.append((p, [], "not answered in the batch"))
+            results.append((p, [], "not answered in the batch", []))
             continue
         turns = {n: work.turns[n] for n in p.cluster if n in work.turns}
         records, rejected = validate_distillation({k: c.get(k) or [] for k in ("traits", "facts", "knowledge")},
@@ -240,9 +250,9 @@ def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg:
         rep["rejected"] += len(rejected)
         error = None if records else ("no valid record: " + "; ".join(sorted({r["reason"] for r in rejected}))
                                       if rejected else "the model returned no records")
-        results.append((p, records, error))
+        results.append((p, records, error, rejected))
     vectors: dict[int, Any] = {}
-    for p, records, error in results:
+    for p, records, error, _ in results:
         if records:
             try:
                 vectors[p.node_id] = embedder.embed([r.embed_text() for r in records])
@@ -278,14 +288,26 @@ def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg:
             rep["skipped"] += 1
             continue
         summaries.append((g, "\n".join(ln[:300] for ln in lines[:3]), evidence))
+    out: list[dict[str, Any]] = []
+    changed = "skipped: a memory of it was deleted or edited meanwhile"
     with store.transaction(space=space.id):
         for g, text, evidence in summaries:
             if not store.changed_since(g["ids"], work.read_at):
                 store.set_session_gist(space.id, g["session"], text, g["turns"], model, evidence)
                 rep["gists"] += 1
-        for p, records, error in results:
+                out.append({"session": g["session"], "status": "ok", "summary": text})
+            else:
+                out.append({"session": g["session"], "status": changed, "summary": text})
+        out += [{"session": name, "status": "skipped: no valid summary in the answer", "summary": None}
+                for name in asked_sessions]
+        for p, records, error, rejected in results:
+            entry: dict[str, Any] = {"hub": p.node_id, "records": [r.as_dict() for r in records],
+                                     "rejected": rejected, "inserted": [], "merged_into": []}
+            out.append(entry)
             if store.changed_since(p.cluster, work.read_at):
-                continue   # a memory of the cluster was deleted or edited meanwhile: nothing distilled from it
+                # a memory of the cluster was deleted or edited meanwhile: nothing distilled from it
+                entry["status"] = "skipped: a memory of its cluster was deleted or edited meanwhile"
+                continue
             vec = vectors.get(p.node_id)
             if records and vec is None:
                 error = "embedding failed"
@@ -296,28 +318,44 @@ def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg:
                 rep["merged"] += len(mer)
                 store.set_hub_state(space.id, p.node_id, p.cluster, step, "ok")
                 rep["hubs_ok"] += 1
+                entry.update(status="ok", inserted=ins, merged_into=mer)
             else:
-                store.set_hub_state(space.id, p.node_id, p.cluster, step, f"failed: {error}"[:300])
+                entry["status"] = f"failed: {error}"[:300]
+                store.set_hub_state(space.id, p.node_id, p.cluster, step, entry["status"])
                 rep["hubs_failed"] += 1
-        for (old, new), verdict, reason in verdicts:
+        decided = {pair: (verdict, reason) for pair, verdict, reason in verdicts}
+        for (old, new) in asked_pairs:
+            if (old, new) not in decided:
+                out.append({"pair": [old, new], "verdict": None, "reason": None,
+                            "status": "skipped: no valid verdict in the answer (the mark stays undecided)"})
+                continue
+            verdict, reason = decided[(old, new)]
+            entry = {"pair": [old, new], "verdict": verdict, "reason": reason}
+            out.append(entry)
             if store.changed_since([old, new], work.read_at):
+                entry["status"] = changed
                 continue
             status, conf = VERDICTS[verdict]
             if status is None:
                 store.unmark_superseded(space.id, old, new)
                 rep["not_changes"] += 1
+                entry["status"] = "mark removed"
             else:
                 store.mark_superseded(space.id, old, new, detector="judge", confidence=conf, status=status,
                                       reason=reason)
                 rep[status] += 1
+                entry["status"] = status
+    if details is not None:
+        details.extend(out)
     return rep
 
 
-def run_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, work: Work | None = None
-              ) -> dict[str, Any]:
-    """:func:`pending`, one call of ``chat`` for all of it, :func:`apply_batch`. Returns ``{"calls", "hubs",
-    "changes", "dropped", ...counts}``; a model fault propagates (a :class:`~hela_cli.errors.ModelError`:
-    the caller's "no model now"), an answer that does not parse is ``dropped`` (nothing stored)."""
+def run_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, work: Work | None = None,
+              details: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """:func:`pending`, one call of ``chat`` for all of it, :func:`apply_batch` (``details``: see there).
+    Returns ``{"calls", "hubs", "changes", "dropped", ...counts}``; a model fault propagates (a
+    :class:`~hela_cli.errors.ModelError`: the caller's "no model now"), an answer that does not parse is
+    ``dropped`` (nothing stored)."""
     work = work if work is not None else pending(store, space, cfg)
     rep: dict[str, Any] = {"calls": 0, "hubs": len(work.hubs), "changes": len(work.changes),
                            "sessions": len(work.sessions), "dropped": False}
@@ -332,8 +370,61 @@ def run_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, w
         if counter is not None and getattr(chat, "agent", None):
             counter(chat.agent, "dropped")
         return rep
-    rep.update(apply_batch(store, work, obj, embedder, cfg, getattr(chat, "model_id", None)))
+    rep.update(apply_batch(store, work, obj, embedder, cfg, getattr(chat, "model_id", None), details))
     return rep
+
+
+def batches_hubs(cfg: Config) -> bool:
+    """Whether ``hela consolidate`` sends its hubs to the chat model in batches (:func:`distill_batch`): an
+    ``agent:`` route or an ``openai:`` server; an in-process GGUF (a 135M model cannot follow the batched
+    prompt) and the MCP client's model keep prompt A.1, one call per hub."""
+    return cfg.models.chat.strip().startswith(("agent:", "openai:"))
+
+
+def distill_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, plans: list[HubPlan]
+                  ) -> tuple[dict[int, dict[str, Any]], int]:
+    """Consolidation's hubs ``plans`` in ONE call of the batch prompt (its clusters' task alone, the path of
+    :func:`run_batch`): the records pass the same validation and are stored with their evidence, each hub's
+    state is ``ok`` or ``failed: ...``. A model fault or an answer that does not parse fails every hub of
+    the call (``failed: ...``, nothing stored; ``hela consolidate`` retries failed hubs, auto-consolidation
+    only when their cluster changed). Returns each hub's entry for the consolidation report (``status``,
+    ``records``, ``rejected``, ``inserted``, ``merged_into``, ``attempts``) and the calls made (0 or 1)."""
+    read_at = time.time()
+    turns = store.get_nodes(sorted({n for p in plans for n in p.cluster}))
+    entries: dict[int, dict[str, Any]] = {}
+    asked = []
+    for p in plans:
+        if p.node_id in turns:
+            asked.append(p)
+        else:
+            entries[p.node_id] = {"status": "skipped: the hub was forgotten meanwhile"}
+    if not asked:
+        return entries, 0
+    work = Work(store.refresh_space(space), hubs=asked, turns=turns, read_at=read_at)
+    details: list[dict[str, Any]] = []
+    error = None
+    try:
+        rep = run_batch(store, work.space, cfg, chat, embedder, work, details)
+        if rep["dropped"]:
+            error = "the answer is not valid JSON (dropped, nothing stored)"
+    except HelaError as e:
+        error = f"model error: {e.message}"
+    if error is not None:
+        with store.transaction(space=space.id):
+            step = store.refresh_space(space).step
+            for p in asked:
+                if store.changed_since(p.cluster, read_at):
+                    status = "skipped: a memory of its cluster was deleted or edited meanwhile"
+                else:
+                    status = f"failed: {error}"[:300]
+                    store.set_hub_state(space.id, p.node_id, p.cluster, step, status)
+                entries[p.node_id] = {"status": status, "records": [], "rejected": [], "inserted": [],
+                                      "merged_into": [], "attempts": 1}
+        return entries, 1
+    for d in details:
+        if "hub" in d:
+            entries[d["hub"]] = {**{k: v for k, v in d.items() if k != "hub"}, "attempts": 1}
+    return entries, 1
 
 
 def batch_capable(cfg: Config, hooks: bool = False) -> bool:
@@ -348,5 +439,5 @@ def batch_capable(cfg: Config, hooks: bool = False) -> bool:
     return chat.startswith(("agent:", "openai:")) or chat == "client"
 
 
-__all__ = ["BATCH_SCHEMA", "Work", "apply_batch", "batch_capable", "batch_messages", "parse_batch", "pending",
-           "run_batch"]
+__all__ = ["BATCH_SCHEMA", "Work", "apply_batch", "batch_capable", "batch_messages", "batches_hubs", "distill_batch",
+           "parse_batch", "pending", "run_batch"]

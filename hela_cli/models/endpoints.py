@@ -320,12 +320,20 @@ class OpenAIChat:
         self._client = _Client(ep, timeout)
         self._counter = _Counter(self._client)
         self._format: str | None = None  # response_format dialect the server accepted: json_schema | schema | none
+        self.last: dict[str, Any] = {}  # the last call's tokens as the server reported them ({} when none)
 
     def close(self) -> None:
         self._client.close()
 
     def count_tokens(self, text: str) -> int:
         return self._counter.count(text)
+
+    def _answer(self, reply: Any) -> str:
+        usage = (reply.get("usage") if isinstance(reply, dict) else None) or {}
+        tin, tout = (usage.get("prompt_tokens"), usage.get("completion_tokens")) if isinstance(usage, dict) else (0, 0)
+        ok = isinstance(tin, int) and isinstance(tout, int) and tin > 0
+        self.last = {"input_tokens": tin, "output_tokens": tout} if ok else {}
+        return _content(self.endpoint, reply).strip()
 
     def generate(self, messages: list[dict[str, str]], *, max_tokens: int = 256, temperature: float = 0.0,
                  json_schema: dict[str, Any] | None = None, stop: list[str] | None = None,
@@ -343,7 +351,7 @@ class OpenAIChat:
             return self._generate_json(body, json_schema)
         if on_text is not None:
             return self._stream(body, on_text)
-        return _content(self.endpoint, self._client.post_json("chat/completions", body)).strip()
+        return self._answer(self._client.post_json("chat/completions", body))
 
     def _generate_json(self, body: dict[str, Any], schema: dict[str, Any]) -> str:
         forms = {"json_schema": {"type": "json_schema", "json_schema": {"name": "distillation", "schema": schema}},
@@ -361,10 +369,11 @@ class OpenAIChat:
                     continue
                 raise
             self._format = name
-            return _content(self.endpoint, reply).strip()
+            return self._answer(reply)
         raise ModelError(f"{self.endpoint.ref}: no response_format accepted")  # pragma: no cover
 
     def _stream(self, body: dict[str, Any], on_text: Callable[[str], None]) -> str:
+        self.last = {}
         parts: list[str] = []
         for event in self._client.stream_sse("chat/completions", dict(body, stream=True)):
             if "whole" in event:

@@ -229,10 +229,10 @@ def _claude_blocks(reply: Reply, n: int) -> tuple[list[dict[str, Any]], str]:
     return blocks, "tool_use"
 
 
-def _claude_sse(blocks: list[dict[str, Any]], stop: str, model: str) -> bytes:
+def _claude_sse(blocks: list[dict[str, Any]], stop: str, model: str, usage: tuple[int, int] = (12, 5)) -> bytes:
     events = [("message_start", {"type": "message_start", "message": {
         "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 1}}})]
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": usage[0], "output_tokens": 1}}})]
     for i, block in enumerate(blocks):
         if block["type"] == "text":
             start, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
@@ -243,14 +243,16 @@ def _claude_sse(blocks: list[dict[str, Any]], stop: str, model: str) -> bytes:
                    ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
                    ("content_block_stop", {"type": "content_block_stop", "index": i})]
     events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                  "usage": {"output_tokens": 5}}),
+                                  "usage": {"output_tokens": usage[1]}}),
                ("message_stop", {"type": "message_stop"})]
     return _sse_events(events)
 
 
 @contextlib.contextmanager
-def fake_messages_api(reply: str | ReplyFn = "Done.") -> Iterator[FakeAPI]:
-    """A fake Anthropic Messages API answering every model request with ``reply``."""
+def fake_messages_api(reply: str | ReplyFn = "Done.",
+                      usage: Callable[[dict[str, Any], Reply], tuple[int, int]] | None = None) -> Iterator[FakeAPI]:
+    """A fake Anthropic Messages API answering every model request with ``reply``; ``usage(body, reply)``
+    gives the ``(input, output)`` token counts each answer reports (default: a fixed 12 and 5)."""
 
     def handle(path: str, body: Any, n: int) -> tuple[int, str, bytes]:
         path = path.split("?")[0]
@@ -258,12 +260,15 @@ def fake_messages_api(reply: str | ReplyFn = "Done.") -> Iterator[FakeAPI]:
             return 200, "application/json", b'{"input_tokens": 100}'
         if path != "/v1/messages" or not isinstance(body, dict):
             return 404, "application/json", b'{"type":"error","error":{"type":"not_found_error","message":"fake"}}'
-        blocks, stop = _claude_blocks(_reply(reply, "claude", body), n)
+        answer = _reply(reply, "claude", body)
+        counts = usage(body, answer) if usage is not None else (12, 5)
+        blocks, stop = _claude_blocks(answer, n)
         model = str(body.get("model") or "claude-fake")
         if body.get("stream"):
-            return 200, "text/event-stream", _claude_sse(blocks, stop, model)
+            return 200, "text/event-stream", _claude_sse(blocks, stop, model, counts)
         msg = {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": blocks,
-               "stop_reason": stop, "stop_sequence": None, "usage": {"input_tokens": 12, "output_tokens": 3}}
+               "stop_reason": stop, "stop_sequence": None,
+               "usage": {"input_tokens": counts[0], "output_tokens": counts[1]}}
         return 200, "application/json", json.dumps(msg).encode("utf-8")
 
     with _serve("claude", handle) as api:

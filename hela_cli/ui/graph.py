@@ -6,9 +6,11 @@ deterministic radial layout computed here is enough, costs no download or licenc
 scripting off, and gives the same picture for the same data (tests can check nodes and edges in the DOM).
 
 Nothing is told by colour alone: node shapes (circle: base hit, diamond: came by the Hebbian / flipped path,
-square: a spreading source outside the result, double ring: the centre), line styles (solid: spreading or
-conversation link, dashed: keyword link, dotted: learned link or the question's match), widths (weight) and
-text labels (ids, weights) carry the same information. Each node is a link with a ``<title>`` (tooltip on
+hexagon: a reply brought in below its question, triangle: a successor brought in above the memory it
+replaces, square: a spreading source outside the result, double ring: the centre), line styles (solid:
+spreading or conversation link, dashed: keyword link, dotted: learned link or the question's match, dash-dot:
+a reply's or a successor's link), widths (weight) and text labels (ids with H, R or S, weights) carry the
+same information. Each node is a link with a ``<title>`` (tooltip on
 hover) and ``data-detail`` (shown in a live region on focus by the page script).
 """
 
@@ -20,7 +22,13 @@ from typing import Any, Sequence
 from hela_cli.maintenance.inspection import escape, preview
 
 LABELLED_EDGES = 14   # spreading edges whose weight is written on the line (the strongest contributions)
-EDGE_DASH = {"spread": "", "conversation": "", "keyword": "7 4", "learned": "2 3", "match": "1 4"}
+EDGE_DASH = {"spread": "", "conversation": "", "keyword": "7 4", "learned": "2 3", "match": "1 4",
+             "reply": "9 3 2 3", "successor": "9 3 2 3"}
+#: how the recall graph draws each memory of the result by its path: (shape, label suffix, tooltip words);
+#: the base hits sit on the inner ring, the others on the outer ring next to what brought them
+RESULT_NODES = {"base": ("circle", "", "base hit"), "hebbian": ("diamond", " H", "Hebbian path (flipped)"),
+                "reply": ("hexagon", " R", "reply: the next turn after a recalled question"),
+                "successor": ("triangle", " S", "successor: replaces a recalled memory")}
 
 
 def _fmt(x: float | None, nd: int = 3) -> str:
@@ -47,6 +55,11 @@ def _spread_angles(wanted: list[float], min_gap: float) -> list[float]:
 def _shape(shape: str, x: float, y: float, r: float, cls: str) -> str:
     if shape == "diamond":
         pts = f"{x:.1f},{y - r:.1f} {x + r:.1f},{y:.1f} {x:.1f},{y + r:.1f} {x - r:.1f},{y:.1f}"
+        return f'<polygon class="{cls}" points="{pts}"/>'
+    if shape in ("hexagon", "triangle"):
+        n, start = (6, 0.0) if shape == "hexagon" else (3, -math.pi / 2)
+        corners = (start + 2 * math.pi * i / n for i in range(n))
+        pts = " ".join(f"{x + r * math.cos(a):.1f},{y + r * math.sin(a):.1f}" for a in corners)
         return f'<polygon class="{cls}" points="{pts}"/>'
     if shape == "square":
         return f'<rect class="{cls}" x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r:.1f}" height="{2 * r:.1f}"/>'
@@ -101,9 +114,12 @@ def _legend_items(items: Sequence[tuple[str, str, str]], x: float, y: float) -> 
 
 def recall_svg(data: dict[str, Any], href: Any, width: int = 900, height: int = 700) -> str:
     """The recall graph: the question in the centre, base hits on the inner ring (rank order, sized by
-    S_base), memories that came by the Hebbian path and spreading sources outside the result on the outer
-    ring next to their sources, spreading edges with their weights. ``href(node_id)`` gives each link."""
-    nodes, edges = data["nodes"], data["edges"]
+    S_base), memories that came by the Hebbian path, replies, successors and spreading sources outside the
+    result on the outer ring next to what brought them, spreading edges with their weights, a reply's link
+    to its question and a successor's to the memory it replaces. ``href(node_id)`` gives each link."""
+    nodes, everything = data["nodes"], data["edges"]
+    edges = [e for e in everything if e.get("kind", "spread") == "spread"]
+    links = [e for e in everything if e.get("kind") in ("reply", "successor")]
     cx, cy = width / 2, (height - 100) / 2 + 6
     r1, r2 = min(cx, cy) * 0.55, min(cx, cy) * 0.9
     base = [n for n in nodes if n["role"] == "base"]
@@ -115,7 +131,7 @@ def recall_svg(data: dict[str, Any], href: Any, width: int = 900, height: int = 
     # outer nodes: the mean angle of their neighbours already placed, else spread evenly
     wanted = []
     for i, n in enumerate(outer):
-        linked = [angle[e["source"] if e["target"] == n["id"] else e["target"]] for e in edges
+        linked = [angle[e["source"] if e["target"] == n["id"] else e["target"]] for e in edges + links
                   if n["id"] in (e["source"], e["target"]) and
                   (e["source"] if e["target"] == n["id"] else e["target"]) in angle]
         if linked:
@@ -142,6 +158,14 @@ def recall_svg(data: dict[str, Any], href: Any, width: int = 900, height: int = 
                f"learned {_fmt(e.get('learned'))}), contribution +{_fmt(e['contribution'])}")
         body.append(_edge(x1, y1, x2, y2, "spread", 0.6 + 5 * min(1.0, w), f"{w:.2f}" if id(e) in labelled else "",
                           tip, e["source"], e["target"]))
+    for e in links:
+        if e["source"] not in pos or e["target"] not in pos:
+            continue
+        (x1, y1), (x2, y2) = pos[e["source"]], pos[e["target"]]
+        tip = (f"memory {e['target']} answers memory {e['source']} (the next turn of its session)"
+               if e["kind"] == "reply" else
+               f"memory {e['target']} replaces memory {e['source']} ({e.get('status') or 'possible'})")
+        body.append(_edge(x1, y1, x2, y2, e["kind"], 1.5, "", tip, e["source"], e["target"]))
     body.append("</g>")
     body.append(f'<g class="node question" data-id="q"><circle class="mark" cx="{cx:.1f}" cy="{cy:.1f}" r="16"/>'
                 f'<text class="node-label" x="{cx:.1f}" y="{cy + 5:.1f}" text-anchor="middle">?</text>'
@@ -155,21 +179,24 @@ def recall_svg(data: dict[str, Any], href: Any, width: int = 900, height: int = 
             body.append(_node(n, x, y, 7, "square", "source", str(n["id"]), tip, href(n["id"])))
             continue
         r = 8 + 14 * math.sqrt(max(0.0, n["base_score"]) / top)
-        tip = (f"#{n['rank']} memory {n['id']} ({'base hit' if n['role'] == 'base' else 'Hebbian path (flipped)'}): "
+        shape, suffix, words = RESULT_NODES.get(n["role"], RESULT_NODES["base"])
+        tip = (f"#{n['rank']} memory {n['id']} ({words}): "
                f"S {_fmt(n['score'])}, S_base {_fmt(n['base_score'])}, cos {_fmt(n['cos'])}, kw {_fmt(n['keyword'])}, "
                f"time {_fmt(n['time_factor'])}, spread +{_fmt(n['spread_bonus'])}. "
                f"{n['speaker'] or ''}: {preview(n['text'], 120)}")
-        shape = "circle" if n["role"] == "base" else "diamond"
-        label = f"{n['id']}" if n["role"] == "base" else f"{n['id']} H"
-        body.append(_node(n, x, y, r, shape, n["role"], label, tip, href(n["id"])))
+        body.append(_node(n, x, y, r, shape, n["role"], f"{n['id']}{suffix}", tip, href(n["id"])))
     body.append("</g>")
     legend = _legend_items([("base", "circle", "base hit (size: S_base)"),
                             ("hebbian", "diamond", "Hebbian path (flipped), label H"),
-                            ("source", "square", "spreading source outside the result"),
-                            ("spread", "edge", "spreading edge (width, label: weight)"),
-                            ("match", "edge", "the question matched it")], 12, height - 88)
-    desc = (f"{len(base)} base hits, {sum(1 for n in nodes if n['role'] == 'hebbian')} memories by the Hebbian "
-            f"path, {sum(1 for n in nodes if n['role'] == 'source')} other spreading sources, {len(edges)} "
+                            ("reply", "hexagon", "reply below its question, label R"),
+                            ("successor", "triangle", "successor of a recalled memory, label S"),
+                            ("source", "square", "spreading source outside the result")], 12, height - 88)
+    legend += _legend_items([("spread", "edge", "spreading edge (width, label: weight)"),
+                             ("match", "edge", "the question matched it"),
+                             ("reply", "edge", "answers / replaces (reply, successor)")], width / 2, height - 88)
+    count = {role: sum(1 for n in nodes if n["role"] == role) for role in ("hebbian", "reply", "successor", "source")}
+    desc = (f"{len(base)} base hits, {count['hebbian']} memories by the Hebbian path, {count['reply']} replies, "
+            f"{count['successor']} successors, {count['source']} other spreading sources, {len(edges)} "
             f"spreading edges")
     return _svg(width, height, f"recall graph: {data['question']}", desc, body, legend, "recall-graph")
 

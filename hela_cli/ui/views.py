@@ -159,7 +159,7 @@ def recall(mem: Any, sp_name: str, question: str, learn: bool = False) -> dict[s
                 extra[s["id"]] = max(extra.get(s["id"], 0.0), s["contribution"])
     keep = sorted(extra, key=lambda i: (-extra[i], i))[:RECALL_EXTRA_SOURCES]
     others = store.get_nodes(keep)
-    nodes = [{"id": m["id"], "role": "hebbian" if m["path"] == "hebbian" else "base", "rank": rank,
+    nodes = [{"id": m["id"], "role": m["path"] if m["path"] in RESULT_ROLES else "base", "rank": rank,
               "speaker": m["speaker"], "text": m["text"], "timestamp": m["timestamp"], "session": m["session"],
               "score": m["score"], "base_score": m["base_score"], "cos": m["cos"], "keyword": m["keyword"],
               "time_factor": m["time_factor"], "spread_bonus": m["spread_bonus"]}
@@ -174,10 +174,34 @@ def recall(mem: Any, sp_name: str, question: str, learn: bool = False) -> dict[s
     for e in edges:
         prior, learned = parts.get((min(e["source"], e["target"]), max(e["source"], e["target"])), (0.0, 0.0))
         e["prior"], e["learned"] = prior, learned
+    edges += _result_links(res.memories)
     return {"question": question, "space": sp_name, "learn": learn, "memories": res.memories,
             "semantic": res.semantic, "query_keywords": res.query_keywords, "now": res.now, "step": res.step,
             "nodes": nodes, "edges": edges, "timings_ms": {k: round(v, 1) for k, v in res.timings_ms.items()},
             "seconds": round(time.perf_counter() - t0, 3)}
+
+
+#: the paths of a recalled memory that the recall graph draws as their own kind of node (any other: base)
+RESULT_ROLES = ("base", "hebbian", "reply", "successor")
+
+
+def _result_links(memories: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The links between recalled memories that are not spreading: a ``reply`` answers the memory it was
+    placed below (its question: the nearest one above it that is not a successor placed there), a later
+    memory replaces the recalled memories it ``supersedes`` (a ``successor`` brought in, or two recalled
+    memories with a mark between them)."""
+    ids = {m["id"] for m in memories}
+    out = []
+    for i, m in enumerate(memories):
+        if m["path"] == "reply":
+            asker = next((o for o in reversed(memories[:i]) if o["path"] != "successor"), None)
+            if asker is not None:
+                out.append({"source": asker["id"], "target": m["id"], "kind": "reply"})
+        for old in m.get("supersedes") or []:
+            if old in ids:
+                status = next((o.get("supersession_status") for o in memories if o["id"] == old), None)
+                out.append({"source": old, "target": m["id"], "kind": "successor", "status": status or "possible"})
+    return out
 
 
 def hubs(store: Store, sp: Space, cfg: Config, top: int = 30) -> list[dict[str, Any]]:

@@ -7,11 +7,11 @@ the order of ``COMMANDS`` (the order of ``hela --help``). A new command: a new m
 """
 
 from hela_cli.cli.commands import (add, ask, backup, bench, consolidate, copy, delete, demo, edit, export, forget,
-                                   history, hook, hooks, import_, ingest, inspect, link, mcp, memories, models,
+                                   history, hook, hooks, import_, ingest, inspect, judge, link, mcp, memories, models,
                                    reembed, reinforce, spaces, supersede, tokens, ui)
 
 #: in ``hela --help`` order
-COMMANDS = (ingest, reembed, add, ask, mcp, consolidate, forget, link, export, backup, import_, memories, delete, edit,
+COMMANDS = (ingest, reembed, add, ask, mcp, consolidate, judge, forget, link, export, backup, import_, memories, delete, edit,
             history, supersede, ui, reinforce, copy, hook, models, spaces, tokens, bench, inspect, hooks, demo)
 
 __all__ = ["COMMANDS"]

@@ -19,7 +19,10 @@ def consolidate(
     dry_run: bool = typer.Option(False, "--dry-run", help="List hubs and clusters; no model call, no write."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Distil hubs (Eq.2) and their clusters into semantic records with the local chat model (prompt A.1)."""
+    """Distil hubs (Eq.2) and their clusters into semantic records with the chat model (prompt A.1).
+
+    A local GGUF model gets one prompt per hub; an agent: route or an openai: server gets the hubs in
+    batches of consolidation.max_hubs_per_run, one call each."""
     mem = state(ctx).memory()
     quiet = json_out
 
