@@ -563,7 +563,8 @@ class Memory:
 
         return consolidate(self.store, sp, self.config, embedder=embedder, chat=lambda: self.chat,
                            dry_run=dry_run, retry_failed=not auto, max_hubs=max_hubs, progress=progress,
-                           batch=batch if batches_hubs(self.config) else None)
+                           batch=batch if batches_hubs(self.config) else None,
+                           per_hub_fallback=self.config.models.chat.strip().startswith("openai:"))
 
     def consolidate_if_due(self, space: str) -> dict[str, Any] | None:
         """Auto-consolidation, for callers to run after a learning ``ask`` with an answer (``hela ask`` after

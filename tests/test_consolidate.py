@@ -266,9 +266,42 @@ def test_a_batched_answer_that_does_not_parse_fails_its_hubs(make_memory, tmp_pa
         ref = f"openai:judge@{srv.url}"
         mem, ids = hub_space(make_memory, tmp_path, OpenAIChat(ref), **{"models.chat": ref})
         rep = mem.consolidate("t")
-    assert len(srv.requests) == 1 and rep["failed"] == 1 and rep["distilled"] == 0
-    assert rep["hubs"][0]["status"] == "failed: the answer is not valid JSON (dropped, nothing stored)"
+    # the batch's failure, then prompt A.1 for the hub (an answer and its one retry), which fails too
+    assert len(srv.requests) == 3 and rep["failed"] == 1 and rep["distilled"] == 0
+    assert "Cluster hub=" in srv.requests[0]["messages"][-1]["content"]
+    assert "Cluster hub=" not in srv.requests[1]["messages"][-1]["content"]
+    assert rep["hubs"][0]["batch_status"] == "failed: the answer is not valid JSON (dropped, nothing stored)"
+    assert rep["hubs"][0]["status"].startswith("failed")
     assert mem.store.count_semantic(mem.store.require_space("t").id) == 0
+
+
+def test_a_server_too_small_for_the_batch_gets_prompt_a1_per_hub(make_memory, tmp_path):
+    """A model server that cannot follow the batched prompt (a small GGUF behind llama.cpp's server): the
+    hubs the batch failed are distilled again one prompt A.1 each, and stored."""
+    from hela_cli.models.endpoints import OpenAIChat
+    from tests.model_server import chat_server
+
+    hub: list[int] = []
+
+    def reply(messages):
+        prompt = messages[-1]["content"]
+        if "Cluster hub=" in prompt:
+            return "Sure! Here are the facts: Caroline has a dog."
+        return json.dumps({"traits": [], "knowledge": [],
+                           "facts": [{"subject": "Caroline", "text": "Caroline adopted the greyhound Tofu.",
+                                      "date": "", "evidence": hub[:1]}]})
+
+    with chat_server(reply) as srv:
+        ref = f"openai:small@{srv.url}"
+        mem, ids = hub_space(make_memory, tmp_path, OpenAIChat(ref), **{"models.chat": ref})
+        hub.append(ids[0])
+        rep = mem.consolidate("t")
+    assert len(srv.requests) == 2 and rep["model_calls"] == 2
+    assert rep["distilled"] == 1 and rep["failed"] == 0 and rep["records_inserted"] == 1
+    entry = rep["hubs"][0]
+    assert entry["status"] == "ok" and entry["batch_status"].startswith("failed")
+    recs = mem.store.get_semantic(space_id=mem.store.require_space("t").id)
+    assert [r["evidence"] for r in recs] == [[ids[0]]]
 
 
 def test_auto_consolidation_hook_and_switch(make_memory, tmp_path):

@@ -510,14 +510,17 @@ def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Ca
                 retry_failed: bool = True, max_hubs: int | None = None,
                 progress: Callable[[int, int, HubPlan], None] | None = None,
                 batch: Callable[[ChatModel, Embedder, list[HubPlan]],
-                                tuple[dict[int, dict[str, Any]], int]] | None = None) -> dict[str, Any]:
+                                tuple[dict[int, dict[str, Any]], int]] | None = None,
+                per_hub_fallback: bool = False) -> dict[str, Any]:
     """Run (or with ``dry_run`` only plan) consolidation of one space. Never raises for a hub's failure:
     it is recorded as ``failed: reason`` and reported. Returns the ``hela consolidate --json`` object.
 
     ``batch(chat, embedder, plans)``: distil several hubs in one model call, store what it gives and
     return each hub's report entry and the calls made (the caller's batched prompt, for a chat model that
     can follow it: :func:`hela_cli.mechanics.judge.distill_batch`); the hubs go to it
-    ``consolidation.max_hubs_per_run`` at a time instead of one prompt A.1 per hub."""
+    ``consolidation.max_hubs_per_run`` at a time instead of one prompt A.1 per hub. ``per_hub_fallback``:
+    the hubs a batch failed (a model server too small to follow the batched prompt) are distilled again
+    with prompt A.1, one call each (for a server; an agent route's calls are budgeted)."""
     t0 = time.perf_counter()
     c = cfg.consolidation
     space = store.refresh_space(space)
@@ -565,7 +568,13 @@ def consolidate(store: Store, space: Space, cfg: Config, embedder: Embedder | Ca
             counts["records_inserted"] += len(entry["inserted"])
             counts["records_merged"] += len(entry["merged_into"])
             counts["records_rejected"] += len(entry.get("rejected") or [])
-    for i, p in enumerate(todo if batch is None else ()):
+    again = todo if batch is None else []
+    if batch is not None and per_hub_fallback:
+        again = [p for p in todo if entries[p.node_id]["status"].startswith("failed")]
+        counts["failed"] -= len(again)
+        for p in again:
+            entries[p.node_id]["batch_status"] = entries[p.node_id]["status"]
+    for i, p in enumerate(again):
         if progress:
             progress(i, len(todo), p)
         entry = entries[p.node_id]
