@@ -122,6 +122,7 @@ TUTORIAL = [
     ("new", "A long week: the garden fence fell over in the storm, the car needs new tyres, my sister visited "
             "on Sunday, and somewhere in between I've completed 30 videos of the series."),
     ("later", "Thirty done, and I'll start the data course next week."),
+    ("again", "My neighbour lent me a ladder, we fixed the shed roof, and yes, still 30 videos of the series done."),
 ]
 
 
@@ -144,6 +145,14 @@ def test_a_possible_mark_places_the_newer_recalled_memory_above_the_older(tmp_pa
             assert got.index(ids["new"]) + 1 == got.index(ids["old"]), kw
             rest = [i for i in got if i != ids["new"]]
             assert rest == [i for i in plain if i != ids["new"]], kw   # the others keep their order
+        # a second recalled successor: both sit right above the old memory, in their own order
+        assert plain.index(ids["old"]) < plain.index(ids["again"])
+        mem.store.mark_superseded(sid, ids["old"], ids["again"], detector="slot", confidence=0.5, status="possible")
+        got = [m["id"] for m in mem.retrieve(VIDEOS, "s", learn=False).memories]
+        news = sorted((ids["new"], ids["again"]), key=plain.index)
+        assert sorted(got) == sorted(plain)
+        assert got[got.index(ids["old"]) - 2:got.index(ids["old"]) + 1] == [*news, ids["old"]]
+        assert [i for i in got if i not in news] == [i for i in plain if i not in news]
 
 
 def test_a_possible_mark_moves_nothing_the_question_does_not_ask_about(tmp_path, hash_embedder):
