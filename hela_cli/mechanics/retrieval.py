@@ -475,9 +475,10 @@ def _successors(store: Store, base: _BaseScores, memories: list[dict[str, Any]],
 
     The budget holds (issue 45): the result has at most ``budget`` memories (Eq.5's k + m); a successor
     brought in takes a place within it (the last memory leaves), never one past it, and a ``possible`` mark
-    brings nothing in: it only places the newer of two recalled memories (or several) right above the older one when the
-    question asks about what they share (a keyword of the question, not a speaker's name, in both). With ``current_only``, slots left free by the superseded memories go to ``fill``
-    (Eq.5 over the memories not superseded), in its order, after the others."""
+    brings nothing in: it only places the newer of two recalled memories (or several) right above the older
+    one when the question asks about what they share (a keyword of the question, not a speaker's name, in
+    both). With ``current_only``, slots left free by the superseded memories go to ``fill`` (Eq.5 over the
+    memories not superseded), in its order, after the others."""
     until = changes.as_of
 
     def load(ids: set[int]) -> list[dict[str, Any]]:
