@@ -111,3 +111,64 @@ def test_successors_take_places_within_the_budget(tmp_path, hash_embedder, curre
         kept = [i for i in before if i not in {ids[k] for k, _ in olds}] if current_only else before
         others = [i for i in got if i in set(kept)]
         assert others == kept[:len(others)]                               # the last ones left
+
+
+# A ``possible`` mark between two memories that are both recalled (LongMemEval-S's knowledge-update items:
+# "I've completed 20 videos" then "I've completed 30 videos", a slot change the detector is not sure of).
+VIDEOS = "How many videos of the Python tutorial series have I completed so far?"
+TUTORIAL = [
+    ("old", "I'm brushing up on Python with a tutorial series on YouTube and I've completed 20 videos of the "
+            "Python tutorial series so far."),
+    ("new", "A long week: the garden fence fell over in the storm, the car needs new tyres, my sister visited "
+            "on Sunday, and somewhere in between I've completed 30 videos of the series."),
+    ("later", "Thirty done, and I'll start the data course next week."),
+    ("again", "My neighbour lent me a ladder, we fixed the shed roof, and yes, still 30 videos of the series done."),
+]
+
+
+def test_a_possible_mark_places_the_newer_recalled_memory_above_the_older(tmp_path, hash_embedder):
+    """Both memories of a possible mark recalled: the newer one moves right above the older one, nothing
+    else changes (the same memories, the others in their order, the budget). The old memory's latest
+    possible successor ("later") is not recalled: the recalled one is placed all the same (before: only
+    the latest successor was looked at, and nothing moved)."""
+    mem, ids = _space(tmp_path, hash_embedder, TUTORIAL)
+    with mem:
+        sid = mem.store.require_space("s").id
+        plain = [m["id"] for m in mem.retrieve(VIDEOS, "s", learn=False).memories]
+        assert len(plain) == BUDGET and ids["later"] not in plain
+        assert plain.index(ids["old"]) < plain.index(ids["new"])      # the old value ranks first on its own
+        for k in ("new", "later"):
+            mem.store.mark_superseded(sid, ids["old"], ids[k], detector="slot", confidence=0.5, status="possible")
+        for kw in ({}, {"current_only": True}):
+            got = [m["id"] for m in mem.retrieve(VIDEOS, "s", learn=False, **kw).memories]
+            assert sorted(got) == sorted(plain), kw                    # nothing brought in, nothing hidden
+            assert got.index(ids["new"]) + 1 == got.index(ids["old"]), kw
+            rest = [i for i in got if i != ids["new"]]
+            assert rest == [i for i in plain if i != ids["new"]], kw   # the others keep their order
+        # a second recalled successor: both sit right above the old memory, in their own order
+        assert plain.index(ids["old"]) < plain.index(ids["again"])
+        mem.store.mark_superseded(sid, ids["old"], ids["again"], detector="slot", confidence=0.5, status="possible")
+        got = [m["id"] for m in mem.retrieve(VIDEOS, "s", learn=False).memories]
+        news = sorted((ids["new"], ids["again"]), key=plain.index)
+        assert sorted(got) == sorted(plain)
+        assert got[got.index(ids["old"]) - 2:got.index(ids["old"]) + 1] == [*news, ids["old"]]
+        assert [i for i in got if i not in news] == [i for i in plain if i not in news]
+
+
+def test_a_possible_mark_moves_nothing_the_question_does_not_ask_about(tmp_path, hash_embedder):
+    """The gate: two recalled memories with a possible mark, and a question that shares a word with each but
+    none with both: the mark moves nothing. Asked about what they share, the newer one moves up."""
+    facts = [("old", "The billing service deploys from the release branch every evening."),
+             ("new", "Our CI server got a bigger disk; the release branch deploys are quicker now.")]
+    apart = "Which CI server runs the billing service?"
+    shared = "Which CI server deploys the release branch of the billing service?"
+    mem, ids = _space(tmp_path, hash_embedder, facts)
+    with mem:
+        sid = mem.store.require_space("s").id
+        plain = {q: [m["id"] for m in mem.retrieve(q, "s", learn=False).memories] for q in (apart, shared)}
+        for q, got in plain.items():
+            assert {ids["old"], ids["new"]} <= set(got) and got.index(ids["old"]) < got.index(ids["new"]), q
+        mem.store.mark_superseded(sid, ids["old"], ids["new"], detector="slot", confidence=0.5, status="possible")
+        assert [m["id"] for m in mem.retrieve(apart, "s", learn=False).memories] == plain[apart]
+        got = [m["id"] for m in mem.retrieve(shared, "s", learn=False).memories]
+        assert sorted(got) == sorted(plain[shared]) and got.index(ids["new"]) + 1 == got.index(ids["old"])

@@ -3,7 +3,7 @@ memories marked) and recall before / after (is the newest value's evidence recal
 
     python benchmarks/quality/changed_facts.py [--locomo FILE] [--lme FILE] [--lme-items ku|all|ID,...]
                                                [--suite DIR ...] [--no-coding] [--no-ab] [--no-recall]
-                                               [--records F] [--json F]
+                                               [--bookminder] [--db-dir DIR] [--records F] [--json F]
 
 * The suite (benchmarks/quality/changed_facts/README.md): the coding-project sessions of ``changed_facts/coding/``
   (one space each) and, with ``--locomo``, the five LoCoMo dev conversations (one space each) with the
@@ -32,20 +32,30 @@ memories marked) and recall before / after (is the newest value's evidence recal
   with every mark of the space removed (before: what detection off gives, one ingest instead of two).
   Turn recall (share of ``has_answer`` turns retrieved, as ``hela bench longmemeval``) and, for
   knowledge-update items, whether the newest session's evidence is recalled and ranked above the old one.
+* ``--db-dir DIR``: the ingested databases of ``--lme`` and ``--bookminder`` are kept in DIR and later runs
+  reuse them (a copy in the temporary folder is read: the kept file is never written), so a change to
+  recall alone is measured without the long ingest again. LongMemEval items are named as ``hela bench
+  longmemeval --cache-dir`` names them (item id and a key of the haystack, the embedder and the ingest
+  settings), so that folder is reused as it is; BookMinder's is ``bookminder-<key>.db`` (the key: the
+  sessions, the embedder and the supersession settings). Neither key holds the detection rules' code:
+  clear DIR when the rules change.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
+import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from hela_cli.config import Config
 from hela_cli.memory import Memory  # before llama_cpp: hela_cli.models sets OMP_WAIT_POLICY
+from hela_cli.bench.longmemeval import _copy_db
 from hela_cli.formats import Conversation, Turn, parse_file
 from hela_cli.ingest import ingest_conversations
 from hela_cli.store import Store
@@ -330,8 +340,33 @@ def recall_ab(corpus: str, mem_b: Memory, convs: list[Conversation], gold: dict[
                              for side, c in counts.items()}}
 
 
-def lme(path: str, which: str, emb: Any, tmp: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
-    from hela_cli.bench.longmemeval import load_items, score_item
+def _kept(tmp: Path, name: str, db_dir: str | None, build: Callable[[Memory], None], cfg: Config,
+          emb: Any) -> tuple[Memory, float]:
+    """A Memory on ``tmp/name``: a copy of ``db_dir/name`` when that was kept, else ``build`` ingests it
+    (and a copy is kept in ``db_dir``). Returns it and the ingest CPU seconds (0.0 when reused)."""
+    work = tmp / name
+    kept = Path(db_dir) / name if db_dir else None
+    if kept is not None and kept.exists():
+        _copy_db(kept, work)
+        cfg.db = str(work)
+        return Memory(cfg, store=Store(cfg.db), embedder=emb), 0.0
+    cfg.db = str(work)
+    mem = Memory(cfg, store=Store(cfg.db), embedder=emb)
+    c0 = time.process_time()
+    build(mem)
+    spent = time.process_time() - c0
+    if kept is not None:
+        mem.close()
+        part = kept.with_name(kept.name + ".part")
+        _copy_db(work, part)
+        part.replace(kept)
+        mem = Memory(cfg, store=Store(cfg.db), embedder=emb)
+    return mem, spent
+
+
+def lme(path: str, which: str, emb: Any, tmp: Path, records: list[dict[str, Any]],
+        db_dir: str | None = None) -> dict[str, Any]:
+    from hela_cli.bench.longmemeval import _cache_key, _safe, load_items, score_item
 
     raw = {it["question_id"]: it for it in json.loads(Path(path).read_text(encoding="utf-8"))}
     items = load_items(path)
@@ -347,11 +382,9 @@ def lme(path: str, which: str, emb: Any, tmp: Path, records: list[dict[str, Any]
     scored = 0
     for it in items:
         cfg = Config()
-        cfg.db = str(tmp / f"lme-{it.qid}.db")
-        mem = Memory(cfg, store=Store(cfg.db), embedder=emb)
-        c0 = time.process_time()
-        ingest_conversations(mem.store, emb, [it.conv], cfg, space=it.qid)
-        out["cpu_s_ingest"] += time.process_time() - c0
+        mem, spent = _kept(tmp, f"{_safe(it.qid)}-{_cache_key(it, emb, cfg)}.db", db_dir,
+                           lambda m: ingest_conversations(m.store, emb, [it.conv], cfg, space=it.qid), cfg, emb)
+        out["cpu_s_ingest"] += spent
         sp = mem.store.require_space(it.qid)
         rows = mem.store.space_supersessions(sp.id)
         out["marks"] += len(rows)
@@ -401,7 +434,7 @@ def lme(path: str, which: str, emb: Any, tmp: Path, records: list[dict[str, Any]
 BOOKMINDER = Path(__file__).resolve().parent.parent / "agents" / "coding_memory"
 
 
-def bookminder(emb: Any, tmp: Path, records: list[dict[str, Any]]) -> dict[str, Any]:
+def bookminder(emb: Any, tmp: Path, records: list[dict[str, Any]], db_dir: str | None = None) -> dict[str, Any]:
     """The real BookMinder Claude Code sessions (benchmarks/coding_memory/) imported into one space with
     detection on (agent sessions: the user and the assistant speak for one project); for each question of kind
     ``changed`` (a decision later changed; its evidence is the later state): does a mark name an evidence
@@ -413,11 +446,15 @@ def bookminder(emb: Any, tmp: Path, records: list[dict[str, Any]]) -> dict[str, 
              for c in parse_file(str(p), "claude_code", tool_output_chars=400)]
     convs.sort(key=lambda c: min(t.timestamp for t in c.turns))
     cfg = Config()
-    cfg.db = str(tmp / "bookminder.db")
-    mem = Memory(cfg, store=Store(cfg.db), embedder=emb)
-    c0 = time.process_time()
-    for c in convs:
-        ingest_conversations(mem.store, emb, [c], cfg, space="bookminder")
+    turns = [[t.speaker, t.text, t.timestamp, t.session, t.source_id] for c in convs for t in c.turns]
+    key = hashlib.sha256(json.dumps([turns, emb.model_id, int(emb.dim), repr(cfg.supersession)],
+                                    ensure_ascii=False).encode()).hexdigest()[:20]
+
+    def build(m: Memory) -> None:
+        for c in convs:
+            ingest_conversations(m.store, emb, [c], cfg, space="bookminder")
+
+    mem, spent = _kept(tmp, f"bookminder-{key}.db", db_dir, build, cfg, emb)
     sp = mem.store.require_space("bookminder")
     rows = mem.store.space_supersessions(sp.id)
     n_nodes = mem.store.count_nodes(sp.id)
@@ -425,7 +462,7 @@ def bookminder(emb: Any, tmp: Path, records: list[dict[str, Any]]) -> dict[str, 
     out: dict[str, Any] = {"memories": n_nodes, "marks": len(rows),
                            "marks_superseded": sum(r["status"] == "superseded" for r in rows),
                            "marked_share": round(100.0 * len({r["old_id"] for r in rows}) / n_nodes, 2),
-                           "cpu_s_ingest": round(time.process_time() - c0, 1), "changed_questions": len(qs),
+                           "cpu_s_ingest": round(spent, 1), "changed_questions": len(qs),
                            "evidence_marked_as_successor": 0, "current_first": {"before": 0, "after": 0},
                            "evidence_recalled": {"before": 0, "after": 0}}
     for r in rows:
@@ -473,6 +510,8 @@ def main() -> None:
     ap.add_argument("--no-recall", action="store_true", help="no recall before / after")
     ap.add_argument("--bookminder", action="store_true", help="the real BookMinder sessions (coding_memory/): "
                     "reversed decisions marked, and current-first")
+    ap.add_argument("--db-dir", help="keep the ingested --lme / --bookminder databases here and reuse them "
+                    "(read from a copy); the names of `hela bench longmemeval --cache-dir` for LongMemEval items")
     ap.add_argument("--ab", type=int, default=1, help="LoCoMo conversations also ingested with detection off "
                     "for the throughput A/B (the coding suite always is; default 1)")
     a = ap.parse_args()
@@ -506,10 +545,10 @@ def main() -> None:
         mem_a.close()
         mem_b.close()
         if a.bookminder:
-            summary["bookminder"] = bookminder(emb, tmp, records)
+            summary["bookminder"] = bookminder(emb, tmp, records, a.db_dir)
             print(json.dumps({"bookminder": summary["bookminder"]}, indent=1), flush=True)
         if a.lme:
-            summary["lme"] = lme(a.lme, a.lme_items, emb, tmp, records)
+            summary["lme"] = lme(a.lme, a.lme_items, emb, tmp, records, a.db_dir)
             print(json.dumps({"lme": summary["lme"]}, indent=1), flush=True)
     if a.records:
         Path(a.records).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")

@@ -11,7 +11,10 @@ recallable (most questions about the past need the old memory) but never serves 
   above it, and every memory carries its marks: ``superseded_by``, ``invalid_at``, ``supersession_status``
   and ``supersedes``; only a ``superseded`` mark brings a successor in, and the recall keeps its budget
   (``retrieval._successors``: a successor brought in takes the last memory's place; with ``current_only``
-  the successor of a superseded memory Eq.5 chose stands in for it).
+  the successor of a superseded memory Eq.5 chose stands in for it). A ``possible`` mark brings nothing in
+  and hides nothing, but when both of its memories are already recalled and the question asks about what
+  they share (``about``: a keyword of the question in both), the newer ones are placed right above the older
+  one: that takes no slot (issue 45; docs/retrieval.md).
 
 With no supersession row among the scored memories nothing changes: the same memories, order and
 scores as before (LoCoMo dev: BENCHMARKS.md).
@@ -70,8 +73,25 @@ def blocked_targets(marks: Marks, ids: Iterable[int]) -> set[int]:
     return {i for i in ids if marks.superseded(i)}
 
 
+def above(marks: Marks, nid: int, present: dict[int, Any], about: Callable[[int, int], bool] | None = None
+          ) -> list[int]:
+    """The memories recall places right above ``nid``, in ``present``'s order: the successor of its
+    ``superseded`` mark (:meth:`Marks.successor`) when that is in ``present``; else every successor by a
+    ``possible`` mark that is in ``present`` and about the question (``about(old, new)``; None: none is). A
+    possible mark brings nothing in: only memories recalled on their own merits move, and moving them up
+    takes no slot and hides nothing."""
+    row = marks.successor(nid)
+    if row is not None and row["status"] == "superseded":
+        return [row["new_id"]] if row["new_id"] in present else []
+    if about is None:
+        return []
+    news = {r["new_id"] for r in marks.rows.get(nid, ()) if r["old_id"] == nid and r["status"] == "possible"}
+    return [m for m in present if m in news and about(nid, m)]
+
+
 def with_successors(memories: list[dict[str, Any]], marks: Marks, load: Callable[[set[int]], list[dict[str, Any]]],
-                    more: Callable[[set[int]], dict[int, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+                    more: Callable[[set[int]], dict[int, list[dict[str, Any]]]],
+                    about: Callable[[int, int], bool] | None = None) -> list[dict[str, Any]]:
     """The recalled ``memories`` with each superseded one's successor placed right above it (a successor
     already ranked higher stays where it is; one ranked lower moves up; one not recalled joins, only for a
     ``superseded`` mark: a ``possible`` one brings nothing in), following chains up to :data:`MAX_CHAIN`
@@ -79,7 +99,9 @@ def with_successors(memories: list[dict[str, Any]], marks: Marks, load: Callable
     be longer than ``memories``: ``retrieval._successors`` cuts it, the last ones leaving). ``load(ids)``
     returns the rows of successors not recalled (``path`` ``"successor"``; those outside the recall's
     filters or time left out), ``more(ids)`` their supersession rows. A successor's ``score`` is raised to
-    that of the memory it replaces, so an order by score keeps it above."""
+    that of the memory it replaces, so an order by score keeps it above. A memory with only ``possible``
+    marks gets every recalled successor that ``about`` accepts placed above it, in their order
+    (:func:`above`); without ``about``, possible marks move nothing."""
     by_id = {m["id"]: m for m in memories}
     for _ in range(MAX_CHAIN):   # only a certain mark brings a successor in: a possible one takes no slot
         want = {row["new_id"] for nid in list(by_id)
@@ -92,13 +114,15 @@ def with_successors(memories: list[dict[str, Any]], marks: Marks, load: Callable
     out: list[dict[str, Any]] = []
     placed: set[int] = set()
 
+    up = {nid: nxt for nid in by_id if (nxt := above(marks, nid, by_id, about))}
+
     def place(nid: int, depth: int = 0) -> None:
         if nid in placed or nid not in by_id:
             return
         placed.add(nid)
-        row = marks.successor(nid)
-        if row is not None and depth < MAX_CHAIN:
-            place(row["new_id"], depth + 1)
+        if depth < MAX_CHAIN:
+            for nxt in up.get(nid, ()):
+                place(nxt, depth + 1)
         out.append(by_id[nid])
 
     for m in memories:
@@ -106,7 +130,7 @@ def with_successors(memories: list[dict[str, Any]], marks: Marks, load: Callable
     for m in out:
         m.update(marks.fields(m["id"]))
     for m in reversed(out):   # successors above their predecessors: raise the score along each chain
-        nxt = m["superseded_by"]
-        if nxt in by_id and by_id[nxt]["score"] < m["score"]:
-            by_id[nxt]["score"] = m["score"]
+        for nxt in up.get(m["id"], ()):
+            if by_id[nxt]["score"] < m["score"]:
+                by_id[nxt]["score"] = m["score"]
     return out

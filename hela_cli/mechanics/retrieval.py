@@ -475,8 +475,10 @@ def _successors(store: Store, base: _BaseScores, memories: list[dict[str, Any]],
 
     The budget holds (issue 45): the result has at most ``budget`` memories (Eq.5's k + m); a successor
     brought in takes a place within it (the last memory leaves), never one past it, and a ``possible`` mark
-    brings nothing in. With ``current_only``, slots left free by the superseded memories go to ``fill``
-    (Eq.5 over the memories not superseded), in its order, after the others."""
+    brings nothing in: it only places the newer of two recalled memories (or several) right above the older
+    one when the question asks about what they share (a keyword of the question, not a speaker's name, in
+    both). With ``current_only``, slots left free by the superseded memories go to ``fill`` (Eq.5 over the
+    memories not superseded), in its order, after the others."""
     until = changes.as_of
 
     def load(ids: set[int]) -> list[dict[str, Any]]:
@@ -484,7 +486,18 @@ def _successors(store: Store, base: _BaseScores, memories: list[dict[str, Any]],
         keep = [(nid, "successor") for nid in sorted(ids) if until is None or base.nodes[nid]["ts"] <= until]
         return _memory_rows(store, keep, base, base.scores, {}, {}, {})
 
-    out = with_successors(memories, marks, load, store.supersessions_for)
+    q_kw = set(base.q_kw)
+
+    def about(old: int, new: int) -> bool:
+        """A possible mark moves its newer memory up only when the question asks about what the two share:
+        a keyword of the question (not a speaker's name) in both."""
+        a, b = base.nodes.get(old), base.nodes.get(new)
+        if a is None or b is None:
+            return False
+        names = set(_speaker_keywords(a["speaker"] or "")) | set(_speaker_keywords(b["speaker"] or ""))
+        return bool((q_kw - names) & set(a["keywords"]) & set(b["keywords"]))
+
+    out = with_successors(memories, marks, load, store.supersessions_for, about)
     if changes.current_only:
         out = [m for m in out if not marks.superseded(m["id"])]
         have = {m["id"] for m in out}
