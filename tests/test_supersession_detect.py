@@ -247,7 +247,8 @@ def test_vocabularies_typed_and_life_slots():
     from hela_cli.facts.vocab import life_changes, other_subject, typed_values, vocab_values
     assert vocab_values("We moved CI from Jenkins to GitHub Actions") == {("ci", "jenkins"), ("ci", "github actions")}
     assert ("language", "go") not in vocab_values("let's go with it")           # a common word is not a name
-    assert typed_values("every Tuesday at 3pm, 16 GB") == {("weekday", "tue"), ("time", "15:00"), ("size", "16gb")}
+    assert typed_values("every Tuesday at 3pm, 16 GB") == {("weekday", "tue"), ("cadence", "weekly"), ("time", "15:00"),
+                                                          ("size", "16gb")}
     assert {c for c, *_ in life_changes("I quit my job and moved to Porto")} == {"job", "home"}
     assert not life_changes("she quit her job")                                  # not the speaker's
     assert other_subject("The EU region runs Postgres 14", "the US region is on Postgres 16")

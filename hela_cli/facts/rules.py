@@ -29,18 +29,19 @@ from hela_cli.text.keywords import STOP_WORDS, keywords, stem, tokens
 
 # ----------------------------------------------------------------------------------------------- cues
 
+_TOK = r"[\w@.+/#$€£-]+(?::[\w@.+/#$€£-]+)*"   # a token; a colon only inside it (host:port), not "3.0:"
 _VAL = r"[\w@.+:/#-]+(?:,?\s+[\w@.+:/#-]+){0,3}?"   # a value: up to four word-ish tokens, lazily
 _NEW = r"(?P<new>[\w@.+:/#$€£~-]+(?:\s+[\w@.+:/#$€£~-]+){0,2})"   # the new value: its first words
 _END = r"(?=\s*(?:[,;:!?)]|\.(?:\s|$)|\s(?:because|since|after|last|this|yesterday|today|and|but|so|as|which|"\
        r"now|instead|anymore|any\s+more)\b|$))"
 _END_OBJ = r"(?=\s*(?:[,;:!?)]|\.(?:\s|$)|$)|\s(?:because|since|after|last|this|yesterday|today|and|but|so|as|" \
-           r"which|now|instead|anymore|for|with|to|from|at|in|on|by)\b)"   # an object ends at a preposition too
+           r"which|now|instead|anymore|for|with|to|from|at|in|on|by|onto|into)\b)"   # an object ends at a preposition too
 
 #: explicit changes that name the old value (group ``old``) and often the new one (``new``)
 _LINKED = [
     ("replace", re.compile(r"\b(?:replac(?:e|ed|ing)|swap(?:ped|ping)?(?:\s+out)?|ditch(?:ed|ing)?|dropp(?:ed|ing)|"
                            r"trad(?:ed|ing)(?:\s+in)?)\s+(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")\s+"
-                           r"(?:with|for|by)\s+" + _NEW, re.I)),
+                           r"(?:with|for|by|in\s+favou?r\s+of)\s+" + _NEW, re.I)),
     ("from_to", re.compile(r"\b(?:switch(?:over)?|move|migration|transition|upgrade|port|rewrite|cut-?over|jump|"
                            r"switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:e|ed|ing)|chang(?:e|ed|ing)|upgrad(?:ed|ing)|"
                            r"downgrad(?:ed|ing)|went|go(?:ne)?|transition(?:ed|ing)|port(?:ed|ing)|bump(?:ed|ing)|"
@@ -49,11 +50,18 @@ _LINKED = [
                            r"cut|dropp(?:ed|ing)|extend(?:ed|ing)|shorten(?:ed|ing)|doubl(?:ed|ing)|halv(?:ed|ing)|"
                            r"updat(?:ed|ing)|tun(?:ed|ing)|adjust(?:ed|ing)|rerout(?:ed|ing)|redirect(?:ed|ing))\b"
                            r"(?:\s+[\w'-]+){0,4}?\s+from\s+(?P<old>" + _VAL + r")\s+"
-                           r"(?:to|over\s+to|into)\s+" + _NEW, re.I)),
-    ("from_to", re.compile(r"(?P<old>\b[\w@.+:/#$€£-]+(?:\s+[\w@.+:/#$€£-]+)?)\s*(?:->|→|=>|⇒)\s*" + _NEW, re.I)),
+                           r"(?:to|over\s+to|into|onto)\s+" + _NEW, re.I)),
+    ("from_to", re.compile(r"(?P<old>\b" + _TOK + r"(?:\s+" + _TOK + r")?)\s*(?:->|→|=>|⇒|-->|—>)\s*" + _NEW, re.I)),
+    # "X's out, Y's in"; "out with X, in with Y"
+    ("from_to", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)(?:'s|\s+is|\s+are)?\s+out\s*[,;/]\s*(?:and\s+)?"
+                           r"(?P<new>[\w@.+-]+(?:\s+[\w@.+-]+)?)(?:'s|\s+is|\s+are)?\s+in\b|\bout\s+with\s+(?:the\s+)?"
+                           r"(?P<old2>[\w@.+-]+(?:\s+[\w@.+-]+)?)\s*[,;]\s*in\s+with\s+(?:the\s+)?(?P<new2>[\w@.+-]+)", re.I)),
     ("from_to", re.compile(r"(?P<new>[\w@.+:/#$€£-]+)\s*,?\s*\(?\b(?:up|down)\s+from\s+(?P<old>" + _VAL + r")" + _END_OBJ,
                            re.I)),
     ("from_to", re.compile(r"\((?:was|previously|formerly|before:?|used\s+to\s+be)\s+(?P<old>[^()]{1,40})\)", re.I)),
+    ("retire", re.compile(r"\b(?:mov(?:ed|ing)|migrat(?:ed|ing)|switch(?:ed|ing)|port(?:ed|ing)|took|taken|get(?:ting)?|got)\s+"
+                          r"(?:[\w'-]+\s+){1,4}?(?:off(?:\s+of)?|away\s+from)\s+(?:our\s+|the\s+)?(?P<old>" + _VAL + r")" + _END_OBJ,
+                          re.I)),
     ("replace", re.compile(r"\brenam(?:ed|ing)\s+(?:the\s+|our\s+)?(?P<old>" + _VAL + r")\s+(?:to|as)\s+" + _NEW, re.I)),
     ("replace", re.compile(r"(?P<new>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:now\s+)?(?:replaces|replaced|supersedes|superseded|"
                            r"took\s+over\s+from|takes\s+over\s+from|succeeds|succeeded)\s+(?:our\s+|the\s+|my\s+)?"
@@ -85,13 +93,19 @@ _LINKED = [
                         r"so|actually|ok|okay|now|let's|we\s+should|you\s+can)\s+)(?:drop|remove|ditch|kill|scrap|revert|"
                         r"rip\s+out|get\s+rid\s+of|undo|delete|disable|turn\s+off|skip)|(?:don't|do\s+not)\s+(?:want|need)\s+"
                         r"(?:to\s+use\s+)?)\s+(?:of\s+|on\s+)?(?:our\s+|the\s+|my\s+)?(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
-    ("retire", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:is|was|has\s+been|got|gets|are|were)\s+"
-                          r"(?:now\s+)?(?:gone|retired|cancell?ed|deprecated|removed|shut\s+down|decommissioned|"
+    ("retire", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)(?:'s|\s+(?:is|was|has\s+been|have\s+been|got|gets|are|were|"
+                          r"will\s+be|is\s+being|are\s+being|gets\s+to\s+be))\s+"
+                          r"(?:now\s+)?(?:officially\s+)?(?:gone|retired|cancell?ed|closed|terminated|killed|deprecated|no\s+more|"
+                          r"history|a\s+thing\s+of\s+the\s+past|out\s+of\s+the\s+picture|on\s+its\s+way\s+out|phased\s+out|removed|shut\s+down|decommissioned|"
                           r"dropped|read[\s-]only|switched\s+off|turned\s+off|shut\s+off|archived|sunset(?:ted)?|"
                           r"frozen|disabled|deleted|offline|obsolete|unnecessary|off\s+the\s+table|a\s+no-go|not\s+an\s+option|"
                           r"out\s+of\s+scope|not\s+happening|(?:no\s+longer\s+|not\s+)needed|end[\s-]of[\s-]lifed?|"
-                          r"being\s+(?:retired|decommissioned|"
-                          r"shut\s+down|turned\s+off)|going\s+away)\b", re.I)),
+                          r"being\s+(?:retired|decommissioned|sunset|phased\s+out|"
+                          r"shut\s+down|turned\s+off|closed|cancell?ed)|going\s+away)\b", re.I)),
+    # "X removed / dropped / deprecated in favour of Y" (a changelog's words)
+    ("replace", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:(?:is|was|has\s+been|have\s+been|got|gets|are|were)\s+)?"
+                           r"(?:now\s+)?(?:removed|dropped|deprecated|retired|replaced|abandoned|phased\s+out|ditched|sunset|"
+                           r"swapped\s+out|deleted)\s+in\s+favou?r\s+of\s+" + _NEW, re.I)),
     ("replace", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:was|is|has\s+been|got|were|are|have\s+been)\s+"
                            r"(?:now\s+)?(?:replaced|swapped\s+out|superseded|succeeded)\s+(?:by|with|for)\s+" + _NEW, re.I)),
     ("reverse", re.compile(r"\b(?:scratch|scrap|drop|forget|revers(?:e|ed|ing)|undo|overturn(?:ed)?|revisit(?:ed)?|"
@@ -158,7 +172,8 @@ _HEDGE = re.compile(
     r"suppose|imagine|unless|you\s+can|you\s+could|try\s+(?:to|using)|let\s+me\s+know|"
     r"someday|some\s+day|eventually|propos(?:e|ed|al)|suggest(?:ed|ion)?|idea|"
     r"evaluat(?:e|ing)|experiment(?:ing)?|trying\s+out|try\s+out|tempted|debating|will\s+we|"
-    r"proof\s+of\s+concept|poc|prototype|spike|next\s+(?:week|month|year|quarter|sprint))\b", re.I)
+    r"proof\s+of\s+concept|poc|prototype|spike|investigat(?:e|ing)|explor(?:e|ing)|look(?:ing)?\s+into|estimated?|rfc|"
+    r"draft|next\s+(?:week|month|year|quarter|sprint))\b", re.I)
 _QUOTE = re.compile(
     r"(?:^\s*>|\b(?:you\s+said|i\s+said|he\s+said|she\s+said|they\s+said|wrote|quote|quoting|remember\s+when|"
     r"back\s+when|back\s+then|at\s+the\s+time|old\s+message|earlier\s+you|as\s+of\s+last\s+year|"
@@ -172,7 +187,7 @@ _OTHER = re.compile(
     r"stepmother|stepfather|manager|landlord|classmate)|a\s+(?:friend|buddy|colleague|coworker|former\s+colleague)|"
     r"(?:another|other|their|a\s+different|the\s+other)\s+(?:team|company|project|customer|client|repo)|"
     r"the\s+(?!whole\b|entire\b|same\b|core\b|dev\b|product\b)[a-z]+\s+team\b(?!\s+(?:chat|channel|meeting|call))|"
-    r"upstream|some\s+people|everyone\s+else|somebody|someone|contributor(?:'s)?|fork|competitor(?:'s)?|partner(?:'s)?|"
+    r"upstream|downstream|some\s+people|everyone\s+else|somebody|someone|contributor(?:'s)?|fork|competitor(?:'s)?|partner(?:'s)?|"
     r"a\s+paper|other\s+(?:studios|teams|companies|people)|vendor(?:'s)?)\b", re.I)
 _ADDITIVE = re.compile(r"\b(?:another|second|also|too(?=\s*[.!,]?\s*$)|as\s+well|in\s+addition|one\s+more|additional|extra|"
                        r"both|alongside|besides|added|adding|next\s+to)\b", re.I)
@@ -253,6 +268,15 @@ _OWNER = re.compile(r"\b(?:owner|lead|maintainer|manager|boss|on-?call|point\s+o
                     r"\b(?:owned|maintained|led|run|managed|handled|reviewed)\s+by\s+(?P<v3>[A-Z][a-z]+)\b")
 _USE_FOR = re.compile(r"\b(?:use|uses|using|run|runs|running|with|on|via)\s+(?P<v>[A-Za-z][\w.+-]*)\s+"
                       r"(?:for|as)\s+(?:the\s+|our\s+|my\s+|a\s+|an\s+)?(?P<k>[a-z]+(?:\s+[a-z]+)?)\b")
+#: "the VPN is WireGuard", "DNS now lives in Cloudflare", "Celery's broker is RabbitMQ": what a named thing of a project
+#: is (the subject's words are the slot's key, the name its value)
+_NAMED = re.compile(r"(?:^|\b(?:the|our)\s+)(?:[\w-]+'s\s+)?(?P<k>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+(?:now\s+)?"
+                    r"(?:is|are|'s|lives?|runs?|goes?|go|sits?|moved|switched|migrated)(?:\s+(?:now|all|entirely|fully|"
+                    r"officially|managed|handled|hosted|kept|stored|served|built|done|sent|pushed|shipped|run|over))*"
+                    r"(?:\s+(?:on|in|at|through|via|with|by|to|into|onto|under))?\s+(?:now\s+)?(?:the\s+)?"
+                    r"(?P<v>(?-i:[A-Z0-9])[\w.+-]*(?:\s+(?-i:[A-Z])[\w.+-]*){0,2}|[a-z][\w+]*[.-][\w.+-]*[a-z0-9])", re.I)
+_NAMED_SKIP = frozenset("""it this that there he she they we i you what which who everything everyone nothing something
+one name plan idea answer problem point reason question thing result""".split())
 _COUNT = re.compile(r"(?<![\d.$€£])\b(?P<n>\d+|" + "|".join(sorted((w for w in _NUMBER_WORDS if w != "zero"), key=len, reverse=True))
                     + r")\s+(?:[a-z][\w-]*\s+){0,2}?(?P<noun>[a-z]{3,}s|times|people|children|kids|feet|"
                     r"approvals?|day|week|month|year|hour|minute|second)\b", re.I)
@@ -322,6 +346,13 @@ def slots(text: str) -> frozenset[Slot]:
             purpose = " ".join(stem(w) for w in m.group("k").split() if w not in STOP_WORDS)
             if purpose and m.group("v").lower() not in STOP_WORDS:
                 out.add(Slot(("tool", purpose), m.group("v").lower()))
+                out.add(Slot(("named", purpose), m.group("v").lower()))   # "Redis as the broker": the broker is Redis
+    for sent in sentences(text):
+        for m in _NAMED.finditer(sent):
+            words = [w.lower() for w in m.group("k").split()]
+            key = " ".join(stem(w) for w in words if w not in STOP_WORDS)
+            if key and not set(words) & _NAMED_SKIP and m.group("v").lower() not in STOP_WORDS:
+                out.add(Slot(("named", key), _norm(m.group("v"))))
     out.update(Slot(("vocab", cls), name) for cls, name in vocab_values(text))   # Slack, Teams: one chat tool
     out.update(Slot((kind, ""), v) for kind, v in typed_values(text))             # weekday, time of day, size
     for sent in sentences(text):   # the speaker's own life, sentence by sentence (not a relative's)
@@ -372,7 +403,8 @@ def differing_slots(old: frozenset[Slot], new: frozenset[Slot]) -> list[tuple[Sl
             continue
         if key[0] == "host" and {v.split(".")[0] for v in ovals} & {v.split(".")[0] for v in nvals}:
             continue   # "db1" and "db1.internal": one host
-        if len(nvals) > 1 and key[0] in ("count", "port", "host", "vocab", "weekday", "time", "size", "life"):
+        if len(nvals) > 1 and key[0] in ("count", "port", "host", "vocab", "weekday", "time", "size", "life", "cadence",
+                                         "named"):
             continue   # several values at once: a list, not a replacement
         out.append((Slot(key, sorted(ovals)[0]), Slot(key, sorted(nvals)[0])))
     return out
@@ -395,9 +427,15 @@ have has having go went gone be been being get got keep kept stay stayed play pl
 the our my a an their its it this that them there here over off back out up down""".split())
 
 
+#: a unit's short forms, read as the word ("10 min" names "10 minutes")
+_UNITS = {"min": "minutes", "mins": "minutes", "sec": "seconds", "secs": "seconds", "hr": "hours", "hrs": "hours",
+          "wk": "weeks", "wks": "weeks", "mo": "months", "yr": "years", "yrs": "years"}
+
+
 def content_tokens(text: str) -> set[str]:
     """Stems of the content words of ``text`` (no stop words, no generic verbs)."""
-    return {stem(t) for t in tokens(text) if t not in STOP_WORDS and t not in _GENERIC and (len(t) >= 2 or t.isdigit())}
+    return {stem(_UNITS.get(t, t)) for t in tokens(text) if t not in STOP_WORDS and t not in _GENERIC
+            and (len(t) >= 2 or t.isdigit())}
 
 
 def _vetoed(sentence: str, at: int | None = None) -> str | None:
@@ -433,6 +471,7 @@ def cues(text: str) -> tuple[Cue, ...]:
         for kind, rx in _LINKED:
             for m in rx.finditer(sent):
                 g = m.groupdict()
+                g["old"], g["new"] = g.get("old") or g.get("old2"), g.get("new") or g.get("new2")
                 if _vetoed(sent, m.start()):
                     continue
                 if (g.get("old") or "").split(" ")[0].lower().endswith("ing"):
@@ -481,7 +520,7 @@ def has_signal(text: str) -> bool:
         return True
     # a vocabulary name, a weekday, a time or a life fact alone is no sign of a change (most chat turns
     # have one: "I live in Boston", "on Zoom"); with a change word they are (the cues above)
-    return any(sl.key[0] not in ("vocab", "weekday", "time", "size", "life") for sl in slots(text))
+    return any(sl.key[0] not in _NO_SIGNAL for sl in slots(text))
 
 
 # ----------------------------------------------------------------------------------------------- decision
@@ -500,7 +539,12 @@ class Verdict:
 NO_CHANGE = Verdict(None, 0.0, "", "")
 #: the slots that hold a project's facts (a person's counts, durations, ordinals and life are their own)
 PROJECT_SLOTS = frozenset({"version", "port", "host", "path", "setting", "channel", "owner", "vocab", "tool", "time",
-                           "weekday", "size", "price"})
+                           "weekday", "size", "price", "cadence"})
+#: the slots that change only with a change word in the sentence that states the new value (no ``possible`` without
+#: one): what a named thing is and how often something recurs are said of many things in passing
+CUE_ONLY = frozenset({"named", "cadence"})
+#: slots that are no sign of a change alone (the gate): most chat turns have one ("I live in Boston", "on Zoom")
+_NO_SIGNAL = frozenset({"vocab", "weekday", "time", "size", "life", "named", "cadence"})
 _SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|mine)\b", re.I)
 _CODE_LIKE = re.compile(r"\d|[a-z][A-Z]|\w[._/:-]\w|^[A-Z]{2,}")
 
@@ -524,7 +568,7 @@ org organisation organization tenant project""".split())
 
 def _head(value: str | None, n: int = 1) -> list[str]:
     """The first ``n`` content words of a cue's value (stems)."""
-    return [stem(x) for x in tokens(value or "") if x not in STOP_WORDS and x not in _GENERIC
+    return [stem(_UNITS.get(x, x)) for x in tokens(value or "") if x not in STOP_WORDS and x not in _GENERIC
             and x not in _KIND_WORDS][:n]
 
 
@@ -544,12 +588,21 @@ def _names_in(value: str | None, old_toks: set[str], n: int = 2, any_of: bool = 
                                                    for v in versions)
 
 
+def _first_word_in(value: str, text: str) -> bool:
+    """The value's first word, as written ("date-fns", "moment.js"), is a word of ``text``: a name joined by
+    a hyphen or a dot is one name, not its parts ("date-fns" is not named by "Date handling")."""
+    first = next((w.strip(".,;:!?()'\"") for w in value.split() if w.lower() not in STOP_WORDS), "")
+    if not re.search(r"\w[.-]\w", first):
+        return True
+    return re.search(r"(?<![\w.-])" + re.escape(first.lower()) + r"(?![\w-])", text.lower()) is not None
+
+
 def _same_sentence_subject(old_text: str, new_text: str, o: Slot, n: Slot, values: set[str]) -> bool:
     """The sentence that states the old value and the one that states the new value share a content word
     besides the values (a version of a named thing carries its subject in the slot). In a long answer a
     price, a count or a port of something else is there by chance ("$109,000" for an IRA, "$15" for a set
     of coasters)."""
-    if (o.key[0] == "version" and o.key[1]) or (o.key[0] == "vocab" and o.key[1] in EXCLUSIVE) \
+    if (o.key[0] in ("version", "named") and o.key[1]) or (o.key[0] == "vocab" and o.key[1] in EXCLUSIVE) \
             or (o.key[0] == "life" and o.key[1] in LIFE_EXCLUSIVE):
         return True
     if o.key[0] == "vocab" and any(_MOVE.search(x) for x in sentences(new_text) if n in slots(x)):
@@ -566,8 +619,8 @@ def _shared_beyond(old_text: str, new_text: str, values: set[str]) -> bool:
 
 
 #: the words of a move from one thing to another of its kind (a migration, a cut-over, a rewrite, a port)
-_MOVE = re.compile(r"\b(?:migrat\w*|cut\s*-?\s*over|cutover|switch(?:ed|ing)?\s+(?:over\s+)?to|switchover|moved?\s+to|"
-                   r"moving\s+to|the\s+move|port(?:ed|ing)?\s+to|rewr(?:ote|itten)|rewrite|rebuil[dt]|"
+_MOVE = re.compile(r"\b(?:migrat\w*|cut\s*-?\s*over|cutover|switch(?:ed|ing)?\s+(?:[\w'-]+\s+){0,3}?(?:over\s+)?to|"
+                   r"switchover|mov(?:e|ed|ing)\s+(?:[\w'-]+\s+){0,3}?(?:over\s+)?to|the\s+move|port(?:ed|ing)?\s+to|rewr(?:ote|itten)|rewrite|rebuil[dt]|"
                    r"transition(?:ed)?\s+to)\b", re.I)
 _PASSING = re.compile(r"\b(?:been|past|last|ago|almost|nearly|already|old|since)\b", re.I)
 
@@ -603,6 +656,14 @@ def _elsewhere(old_text: str, new_sentence: str, words: list[str]) -> bool:
     environment, region, database role, part of the system; a personal machine)? Precision first: the
     JDK of the Android build is not the backend's."""
     return all(other_subject(cl, new_sentence) for cl in _clauses_with(old_text, words))
+
+
+def _only_unsaid(old_text: str, o: Slot) -> bool:
+    """The old text states the old value only in a question, a hypothetical or plan, a quote or a negated
+    change ("We're thinking about Quay instead of Docker Hub", "the old wiki still says ..."): no fact to replace."""
+    said = [x for x in sentences(old_text) if o in slots(x)]
+    return bool(said) and all(x.rstrip().endswith("?") or _QUOTE.search(x) or _HEDGE.search(x) or
+                              _NEGATED_CHANGE.search(x) or _WE_DID_NOT.search(x) for x in said)
 
 
 def _slot_elsewhere(old_text: str, new_text: str, o: Slot, n: Slot) -> bool:
@@ -674,7 +735,8 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0, told: bool 
         if c.kind == "drop" and not told:
             continue
         if c.kind in LINKED_KINDS and _names_in(c.old, old_toks, old_text=old_text):
-            if c.new and _names_in(c.new, old_toks, 1) and c.kind not in ("no_longer", "from_to") \
+            if c.new and _names_in(c.new, old_toks, 1) and _first_word_in(c.new, old_text) \
+                    and c.kind not in ("no_longer", "from_to") \
                     and not _names_in(c.new, content_tokens(c.old or ""), 1):
                 continue   # the old text already names the new value too: a comparison, not this change
             if _elsewhere(old_text, c.sentence, _head(c.old)):
@@ -686,11 +748,12 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0, told: bool 
                            _techish(c.old))
     sold, snew = slots(old_text), slots(new_text)
     # the values that differ are not the shared subject (a name of a vocabulary is: "Postgres moved to db2")
-    values = {s.value for s in sold | snew if s.key[0] not in ("vocab", "life", "weekday", "time", "size")}
+    values = {s.value for s in sold | snew if s.key[0] not in ("vocab", "life", "weekday", "time", "size", "named",
+                                                               "cadence")}
     shared = _shared_beyond(old_text, new_text, values)
     diffs = [(o, n) for o, n in differing_slots(sold, snew)
              if (shared or o.key[1]) and _same_sentence_subject(old_text, new_text, o, n, values)
-             and not _slot_elsewhere(old_text, new_text, o, n)]
+             and not _slot_elsewhere(old_text, new_text, o, n) and not _only_unsaid(old_text, o)]
     strong = [c for c in found if c.kind not in ("now", "weak")]
     for o, n in diffs:
         what = _slot_change(o, n)
@@ -699,11 +762,11 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0, told: bool 
                 and (c.kind not in ("now", "weak", "plain") or not _ADDITIVE.search(c.sentence))]
         if tied:   # a duration ("five years" -> "seven years now") changes by itself: only a strong cue ties it
             return Verdict("superseded", 0.8, "slot", what + f" ({tied[0].kind})", o.key[0] in PROJECT_SLOTS or (
-                o.key[0] == "count" and not _SINGULAR.search(old_text) and not _SINGULAR.search(new_text)))
+                o.key[0] in ("count", "named") and not _SINGULAR.search(old_text) and not _SINGULAR.search(new_text)))
     if (v := _life_change(old_text, new_text)) is not None:
         return v
     for o, n in diffs:
-        if o.key[0] == "duration":
+        if o.key[0] == "duration" or o.key[0] in CUE_ONLY:
             continue   # "three months" -> "four months": time passing, not a change, unless a cue says so
         what = _slot_change(o, n)
         if (o.key[0] == "ordinal" or not _ADDITIVE.search(new_text)) and not any(_vetoed(s) for s in sentences(new_text)

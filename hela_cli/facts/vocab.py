@@ -10,7 +10,7 @@
   trackers, meeting tools, code hosts, merge strategies, mail services). A project that says "everyone is on
   Teams now" replaces the chat tool it named before, without naming it. ``EXCLUSIVE`` classes hold one value
   at a time; the others (a project runs several databases) need the same subject named besides.
-* **Typed slots** (:func:`typed_slots`): weekday, time of day, size.
+* **Typed slots** (:func:`typed_values`): weekday, time of day, cadence ("daily", "every 6 hours"), size.
 * **Life slots** (:func:`life_slots`): what a person says of themself: employer and job, home, vehicle, diet,
   partner, course of study, sport, commute; with the words people use when one of them ends or changes
   ("quit", "moved out of", "sold", "went vegan", "broke up", "dropped", "gave up").
@@ -31,8 +31,11 @@ _ROLE = {"primary": "primary", "replica": "replica", "replicas": "replica", "sta
          "secondary": "secondary", "follower": "replica", "leader": "primary", "writer": "primary",
          "reader": "replica"}
 _PART = {w: w for w in """android ios web backend frontend desktop mobile worker workers scheduler gateway cli sdk
-dashboard admin website firmware""".split()}
+dashboard admin website firmware laptop laptops""".split()}
 _PART["workers"] = "worker"
+_PART["laptops"] = "laptop"
+#: parts named by two words: the machines that build (not the ones that serve)
+_PART_PHRASE = re.compile(r"\b(?:build|ci)\s+(?:servers?|machines?|agents?|boxe?s?|runners?|hosts?|nodes?)\b", re.I)
 _MACHINE = re.compile(r"\b(?:my|our\s+own|his|her)\s+(?:own\s+)?(?:laptop|machine|mac|macbook|pc|desktop|computer|"
                       r"workstation|dev\s+box|home\s+server|side\s+project|pet\s+project|hobby\s+project|"
                       r"personal\s+project|homelab)\b|\bpersonal\s+(?:laptop|machine|computer|setup)\b|"
@@ -62,6 +65,8 @@ def qualifiers(text: str) -> dict[str, frozenset[str]]:
             out.setdefault("role", set()).add(_ROLE[w])
         if w in _PART:
             out.setdefault("part", set()).add(_PART[w])
+    if _PART_PHRASE.search(text):
+        out.setdefault("part", set()).add("build-host")
     for m in _REGION.finditer(text):
         out.setdefault("region", set()).add((m.group("r") or m.group("r2")).lower())
     for m in _NAMED_PART.finditer(text):
@@ -142,13 +147,59 @@ VOCAB: dict[str, dict[str, str]] = {
     "mail service": {"mailchimp": r"mailchimp", "sendgrid": r"sendgrid", "postmark": r"postmark",
                      "mailgun": r"mailgun", "ses": r"amazon\s+ses|aws\s+ses", "buttondown": r"buttondown",
                      "resend": r"Resend"},
+    "container registry": {"docker hub": r"docker\s?hub", "ghcr": r"ghcr(?:\.io)?|github\s+container\s+registry",
+                           "quay": r"quay(?:\.io)?", "ecr": r"ecr|elastic\s+container\s+registry", "gcr": r"gcr|artifact\s+registry",
+                           "acr": r"acr|azure\s+container\s+registry", "harbor": r"harbor", "artifactory": r"artifactory"},
+    "design tool": {"figma": r"figma", "sketch": r"Sketch", "adobe xd": r"adobe\s+xd", "invision": r"invision",
+                    "penpot": r"penpot", "framer": r"framer"},
+    "password manager": {"lastpass": r"lastpass", "1password": r"1password", "bitwarden": r"bitwarden",
+                         "dashlane": r"dashlane", "keeper": r"keeper\s+security", "keepass": r"keepass(?:xc)?"},
+    "vpn": {"openvpn": r"openvpn", "wireguard": r"wireguard", "tailscale": r"tailscale", "zerotier": r"zerotier",
+            "cisco anyconnect": r"(?:cisco\s+)?anyconnect", "globalprotect": r"globalprotect", "pritunl": r"pritunl"},
+    "paging": {"pagerduty": r"pagerduty", "opsgenie": r"opsgenie", "victorops": r"victorops|splunk\s+on-?call",
+               "incident.io": r"incident\.io", "grafana oncall": r"grafana\s+on-?call", "rootly": r"rootly"},
+    "error tracker": {"sentry": r"sentry", "rollbar": r"rollbar", "bugsnag": r"bugsnag", "glitchtip": r"glitchtip",
+                      "honeybadger": r"honeybadger", "airbrake": r"airbrake", "raygun": r"raygun"},
+    "feature flags": {"launchdarkly": r"launchdarkly", "unleash": r"unleash", "flagsmith": r"flagsmith",
+                      "growthbook": r"growthbook", "configcat": r"configcat", "split": r"split\.io"},
+    "status page": {"statuspage": r"statuspage(?:\.io)?", "instatus": r"instatus", "better stack": r"better\s?(?:stack|uptime)",
+                    "cachet": r"cachet", "upptime": r"upptime"},
+    "support desk": {"zendesk": r"zendesk", "help scout": r"help\s?scout", "freshdesk": r"freshdesk",
+                     "intercom": r"intercom", "front": r"frontapp", "groove": r"groovehq", "zammad": r"zammad"},
+    "product analytics": {"mixpanel": r"mixpanel", "amplitude": r"amplitude", "posthog": r"posthog", "heap": r"heap\s+analytics",
+                          "plausible": r"plausible", "google analytics": r"google\s+analytics|\bGA4\b", "matomo": r"matomo",
+                          "fathom": r"fathom"},
+    "payments": {"stripe": r"stripe", "braintree": r"braintree", "adyen": r"adyen", "paypal": r"paypal",
+                 "mollie": r"mollie", "square": r"Square", "paddle": r"Paddle", "checkout.com": r"checkout\.com"},
+    "dns": {"cloudflare": r"cloudflare", "route 53": r"route\s?53", "godaddy": r"godaddy", "namecheap": r"namecheap",
+            "gandi": r"gandi", "dnsimple": r"dnsimple", "ns1": r"ns1"},
+    "log service": {"papertrail": r"papertrail", "loggly": r"loggly", "loki": r"(?:grafana\s+)?loki", "splunk": r"splunk",
+                    "logtail": r"logtail", "elk": r"elk(?:\s+stack)?", "graylog": r"graylog", "sumo logic": r"sumo\s?logic"},
+    "app server": {"gunicorn": r"gunicorn", "uvicorn": r"uvicorn", "hypercorn": r"hypercorn", "uwsgi": r"uwsgi",
+                   "waitress": r"waitress", "puma": r"puma", "unicorn": r"Unicorn", "passenger": r"phusion\s+passenger",
+                   "granian": r"granian"},
+    "site generator": {"gatsby": r"gatsby", "astro": r"astro", "hugo": r"hugo", "jekyll": r"jekyll", "eleventy": r"eleventy|11ty",
+                       "docusaurus": r"docusaurus", "mkdocs": r"mkdocs(?:\s+material)?", "sphinx": r"sphinx",
+                       "vitepress": r"vitepress", "zola": r"zola"},
+    "test runner": {"pytest": r"pytest", "unittest": r"unittest", "jest": r"jest", "mocha": r"mocha",
+                    "vitest": r"vitest", "jasmine": r"jasmine", "rspec": r"rspec", "minitest": r"minitest"},
+    "linter": {"flake8": r"flake8", "ruff": r"ruff", "pylint": r"pylint", "isort": r"isort", "eslint": r"eslint",
+               "tslint": r"tslint", "prettier": r"prettier", "biome": r"biome", "rubocop": r"rubocop", "standard": r"standardjs"},
+    "date library": {"moment": r"moment\.?js", "date-fns": r"date-fns", "dayjs": r"day\.?js",
+                     "luxon": r"luxon"},
+    "cli library": {"argparse": r"argparse", "click": r"Click", "typer": r"typer", "cobra": r"cobra", "clap": r"clap",
+                    "docopt": r"docopt", "commander": r"commander(?:\.js)?", "yargs": r"yargs"},
+    "message broker": {"rabbitmq": r"rabbitmq", "kafka": r"kafka", "sqs": r"sqs", "nats": r"nats", "activemq": r"activemq",
+                       "pulsar": r"pulsar", "redis": r"redis(?=\s+(?:as\s+(?:the\s+)?)?broker)"},
 }
 #: the classes a project (or a team) has one of at a time
 EXCLUSIVE = frozenset({"chat tool", "ci", "package manager", "tracker", "meeting tool", "code host", "merge strategy",
-                       "mail service"})
+                       "mail service", "container registry", "design tool", "password manager", "vpn", "paging",
+                       "error tracker", "feature flags", "status page", "support desk"})
 #: the classes whose names are also common words: matched only as written (capitalized)
 _CASED = {("language", "go"), ("tracker", "linear"), ("tracker", "shortcut"), ("chat tool", "teams"),
-          ("mail service", "resend")}
+          ("mail service", "resend"), ("design tool", "sketch"), ("payments", "square"), ("payments", "paddle"),
+          ("app server", "unicorn"), ("cli library", "click")}
 
 
 def _vocab_regex() -> re.Pattern[str]:
@@ -194,6 +245,33 @@ _TIME = re.compile(r"\b(?P<h>[01]?\d|2[0-3])(?::(?P<m>[0-5]\d))?\s*(?P<ap>a\.?m\
 #: a weekday said as a schedule: "on Mondays", "every Tuesday", "moved to Thursday"
 _RECURRING = re.compile(r"\b(?:every|each|to|until|till|from)\s+$", re.I)
 _EVENT = re.compile(r"\b(?:last|yesterday|ago|tonight|tomorrow|this\s+past|next)\b", re.I)
+#: how often something recurs: "daily", "every 6 hours", "twice a week" (a schedule's cadence)
+_CADENCE = re.compile(r"\b(?P<w>hourly|daily|nightly|weekly|fortnightly|bi-?weekly|monthly|quarterly|yearly|annually)\b|"
+                      r"\bevery\s+(?:(?P<n>\d+|other|two|three|four|five|six|eight|ten|twelve|fifteen|thirty)\s+)?"
+                      r"(?P<u>hour|day|night|morning|evening|week|month|quarter|year|sprint|minute)s?\b|"
+                      r"\b(?P<k>once|twice|three\s+times|four\s+times|\d+\s+times)\s+(?:a|per|every)\s+"
+                      r"(?P<u2>hour|day|week|month|quarter|year|sprint)\b", re.I)
+_CADENCE_WORD = {"nightly": "daily", "fortnightly": "biweekly", "bi-weekly": "biweekly", "annually": "yearly"}
+_CADENCE_ONE = {"hour": "hourly", "day": "daily", "night": "daily", "morning": "daily", "evening": "daily",
+                "week": "weekly", "month": "monthly", "quarter": "quarterly", "year": "yearly"}
+_COUNT_WORD = {"other": "2", "two": "2", "twice": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8",
+               "ten": "10", "twelve": "12", "fifteen": "15", "thirty": "30", "once": "1"}
+
+
+def _cadence(m: re.Match[str]) -> str:
+    if m.group("w"):
+        w = m.group("w").lower()
+        return _CADENCE_WORD.get(w, w)
+    if m.group("u"):
+        n, u = _COUNT_WORD.get((m.group("n") or "1").lower(), m.group("n") or "1"), m.group("u").lower()
+        if n == "1":
+            return _CADENCE_ONE.get(u, f"every {u}")
+        return "biweekly" if (n, u) == ("2", "week") else f"every {n} {u}s"
+    k = m.group("k").lower().split()[0]
+    n, u = _COUNT_WORD.get(k, k), m.group("u2").lower()
+    return _CADENCE_ONE.get(u, f"every {u}") if n == "1" else f"{n}/{u}"
+
+
 _SIZE = re.compile(r"\b(?P<n>\d+(?:\.\d+)?)\s?(?P<u>[kmgt]i?b|gigs?|megs?|terabytes?|gigabytes?|megabytes?)\b", re.I)
 
 
@@ -208,14 +286,20 @@ def _time_value(m: re.Match[str]) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def typed_values(text: str) -> frozenset[tuple[str, str]]:
-    """(kind, value) of the weekdays, times of day and sizes ``text`` says: ``("weekday", "mon")``,
-    ``("time", "09:30")``, ``("size", "16gb")``."""
+    """(kind, value) of the weekdays, times of day, cadences and sizes ``text`` says: ``("weekday", "mon")``,
+    ``("time", "09:30")``, ``("cadence", "daily")``, ``("size", "16gb")``."""
     out: set[tuple[str, str]] = set()
     event = bool(_EVENT.search(text))   # "last Friday at 7pm": when something happened, not a schedule
     if _WEEKDAY_FULL.search(text) and not event:
+        days = set()
         for m in _WEEKDAY_FULL.finditer(text):
             if m.group(0).lower().endswith("s") or _RECURRING.search(text[max(0, m.start() - 12):m.start()]):
-                out.add(("weekday", m.group(0).lower()[:3]))
+                days.add(m.group(0).lower()[:3])
+        out.update(("weekday", d) for d in days)
+        if days:   # on Mondays: weekly; on Tuesdays and Thursdays: twice a week
+            out.add(("cadence", "weekly" if len(days) == 1 else f"{len(days)}/week"))
+    if _CADENCE.search(text):
+        out.update(("cadence", _cadence(m)) for m in _CADENCE.finditer(text))
     if (any(c.isdigit() for c in text) or "noon" in text or "midnight" in text) and not event:
         for m in _TIME.finditer(text):
             out.add(("time", _time_value(m)))
