@@ -48,10 +48,24 @@ _LINKED = [
                            r"relocat(?:ed|ing)|renam(?:ed|ing)|convert(?:ed|ing)|rewr(?:ote|itten)|shift(?:ed|ing)|"
                            r"transferr(?:ed|ing)|lower(?:ed|ing)|rais(?:ed|ing)|reduc(?:ed|ing)|increas(?:ed|ing)|decreas(?:ed|ing)|"
                            r"cut|dropp(?:ed|ing)|extend(?:ed|ing)|shorten(?:ed|ing)|doubl(?:ed|ing)|halv(?:ed|ing)|"
-                           r"updat(?:ed|ing)|tun(?:ed|ing)|adjust(?:ed|ing)|rerout(?:ed|ing)|redirect(?:ed|ing))\b"
+                           r"updat(?:ed|ing)|tun(?:ed|ing)|adjust(?:ed|ing)|rerout(?:ed|ing)|redirect(?:ed|ing)|scal(?:ed|ing)|resiz(?:ed|ing)|"
+                           r"grew|grown|shr[au]nk|expand(?:ed|ing)|lift(?:ed|ing)|capp(?:ed|ing)|trimm(?:ed|ing)|push(?:ed|ing)|"
+                           r"pull(?:ed|ing)|brought|restor(?:ed|ing)|revert(?:ed|ing)|roll(?:ed|ing)\s+back)\b"
                            r"(?:\s+[\w'-]+){0,4}?\s+from\s+(?P<old>" + _VAL + r")\s+"
                            r"(?:to|over\s+to|into|onto)\s+" + _NEW, re.I)),
     ("from_to", re.compile(r"(?P<old>\b" + _TOK + r"(?:\s+" + _TOK + r")?)\s*(?:->|→|=>|⇒|-->|—>)\s*" + _NEW, re.I)),
+    # "Pool size: from 10 to 25", "timeout from 30s to 10s" (no verb; the old value holds a number)
+    ("from_to", re.compile(r"(?:^|[:(,;-]\s*|\b(?:is|are|was|now|size|limit|timeout|count|number|rate|interval|"
+                           r"retention|default|ttl)\s+)from\s+(?P<old>[\w@.+/#$€£-]*\d[\w@.+/#$€£-]*(?:\s+[a-z]+)?)\s+"
+                           r"(?:to|→|->)\s+" + _NEW, re.I)),
+    # "SQLAlchemy was 1.4, now 2.0"; "used to be X, now Y"
+    ("from_to", re.compile(r"\b(?:was|were|used\s+to\s+be)\s+(?P<old>" + _VAL + r")\s*[,;]\s*(?:and\s+|but\s+)?(?:it's\s+|is\s+|"
+                           r"it\s+is\s+|they're\s+|are\s+)?now\s+(?:on\s+|at\s+)?" + _NEW, re.I)),
+    # "the Jenkins to GitHub Actions migration is done"
+    ("from_to", re.compile(r"\b(?P<old>[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+to\s+(?P<new>[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+"
+                           r"(?:migration|move|switch|switchover|upgrade|cut-?over|port|transition)\b", re.I)),
+    # "Linear is the new Jira"
+    ("replace", re.compile(r"(?P<new>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+is\s+the\s+new\s+(?P<old>[\w@.+-]+)" + _END_OBJ, re.I)),
     # "X's out, Y's in"; "out with X, in with Y"
     ("from_to", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)(?:'s|\s+is|\s+are)?\s+out\s*[,;/]\s*(?:and\s+)?"
                            r"(?P<new>[\w@.+-]+(?:\s+[\w@.+-]+)?)(?:'s|\s+is|\s+are)?\s+in\b|\bout\s+with\s+(?:the\s+)?"
@@ -60,7 +74,7 @@ _LINKED = [
                            re.I)),
     ("from_to", re.compile(r"\((?:was|previously|formerly|before:?|used\s+to\s+be)\s+(?P<old>[^()]{1,40})\)", re.I)),
     ("retire", re.compile(r"\b(?:mov(?:ed|ing)|migrat(?:ed|ing)|switch(?:ed|ing)|port(?:ed|ing)|took|taken|get(?:ting)?|got)\s+"
-                          r"(?:[\w'-]+\s+){1,4}?(?:off(?:\s+of)?|away\s+from)\s+(?:our\s+|the\s+)?(?P<old>" + _VAL + r")" + _END_OBJ,
+                          r"(?:[\w'-]+\s+){0,4}?(?:off(?:\s+of)?|away\s+from|out\s+of)\s+(?:our\s+|the\s+)?(?P<old>" + _VAL + r")" + _END_OBJ,
                           re.I)),
     ("replace", re.compile(r"\brenam(?:ed|ing)\s+(?:the\s+|our\s+)?(?P<old>" + _VAL + r")\s+(?:to|as)\s+" + _NEW, re.I)),
     ("replace", re.compile(r"(?P<new>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:now\s+)?(?:replaces|replaced|supersedes|superseded|"
@@ -106,8 +120,8 @@ _LINKED = [
     ("replace", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:(?:is|was|has\s+been|have\s+been|got|gets|are|were)\s+)?"
                            r"(?:now\s+)?(?:removed|dropped|deprecated|retired|replaced|abandoned|phased\s+out|ditched|sunset|"
                            r"swapped\s+out|deleted)\s+in\s+favou?r\s+of\s+" + _NEW, re.I)),
-    ("replace", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:was|is|has\s+been|got|were|are|have\s+been)\s+"
-                           r"(?:now\s+)?(?:replaced|swapped\s+out|superseded|succeeded)\s+(?:by|with|for)\s+" + _NEW, re.I)),
+    ("replace", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:was|is|has\s+been|got|were|are|have\s+been|"
+                           r"is\s+being|are\s+being)\s+(?:now\s+)?(?:replaced|swapped\s+out|superseded|succeeded)\s+(?:by|with|for)\s+" + _NEW, re.I)),
     ("reverse", re.compile(r"\b(?:scratch|scrap|drop|forget|revers(?:e|ed|ing)|undo|overturn(?:ed)?|revisit(?:ed)?|"
                            r"back\s+out\s+of|walk(?:ed|ing)?\s+back)\s+(?:the\s+|our\s+|that\s+|my\s+|your\s+)?"
                            r"(?P<old>[\w.+-]+(?:\s+[\w.+-]+)?)\s+(?:decision|plan|idea|rule|approach|choice|design)\b", re.I)),
@@ -119,6 +133,14 @@ _LINKED = [
     ("handover", re.compile(r"\b(?P<old>[A-Z][a-z]+)\s+(?:stepped\s+down|left|moved\s+on|is\s+on\s+leave|had\s+to\s+leave|"
                             r"retired|quit|handed|passed|died|moved\s+to\s+(?:the\s+)?\w+\s+team)\b")),
     ("no_longer", re.compile(r"\bno\s+more\s+(?P<old>" + _VAL + r")" + _END, re.I)),
+    ("retire", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:is|are|was|were|has\s+been|have\s+been)\s*(?:n't|\s+not|"
+                          r"\s+no\s+longer)\s+(?:used|needed|in\s+use|supported|maintained|running|deployed|active)"
+                          r"(?:\s+any\s*more)?\b", re.I)),
+    ("retire", re.compile(r"\b(?:turned|switched|shut|phased|ripped|pulled|killed|torn|tore)\s+(?:our\s+|the\s+)?"
+                          r"(?P<old>[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:off|down|out|offline)\b", re.I)),
+    # "secrets now live in Vault, not in the repository settings"
+    ("instead", re.compile(r"\bnow\b[^.;!?]{0,60}?,?\s+not\s+(?:in\s+|on\s+|at\s+|with\s+|via\s+|through\s+)?(?:the\s+|our\s+)?"
+                           r"(?P<old>" + _VAL + r")\s*(?:[,;.!]|$)", re.I)),
     ("moved_to", re.compile(r"\b(?:switch(?:ed)?|mov(?:ed)|migrat(?:ed)|chang(?:ed)|upgrad(?:ed)|downgrad(?:ed)|"
                             r"bump(?:ed)|pinn(?:ed)|renam(?:ed)|relocat(?:ed)|point(?:ed)|repoint(?:ed)|raised|lowered|increased|"
                             r"transferr(?:ed)|handed|reassign(?:ed)|ported|set|rewr(?:ote|itten)|converted|rebuilt|"
@@ -128,13 +150,20 @@ _LINKED = [
 
 #: change words without a named old value (weaker: a slot or the similarity must tie them to the old text)
 _PLAIN = re.compile(   # strong: a change said outright
-    r"\b(?:no\s+longer|from\s+now\s+on|as\s+of\s+(?:today|now|this\s+\w+)|"
+    r"\b(?:no\s+longer|from\s+now\s+on|from\s+here\s+on(?:\s+out)?|henceforth|moving\s+forward|until\s+further\s+notice|"
+    r"as\s+of\s+(?:today|now|this\s+\w+|yesterday|(?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:release|version)\s+\S+|"
+    r"v?\d+(?:\.\d+)+|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?:\s+\d{1,2}(?:st|nd|rd|th)?)?|"
+    r"the\s+\d{1,2}(?:st|nd|rd|th)|the\s+(?:latest|new|last|\d[\w.]*)\s+(?:release|version|deploy))|"
+    r"effective\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|tomorrow|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*"
+    r"\.?(?:\s+\d{1,2}(?:st|nd|rd|th)?)?|the\s+\d{1,2}(?:st|nd|rd|th)|this\s+\w+|with\s+(?:this|the\s+next)\s+release)|"
+    r"(?:starting|beginning)\s+(?:with\s+)?(?:v?\d+(?:\.\d+)+|(?:release|version)\s+\S+|this\s+(?:release|version))|"
     r"switched|replaced|migrated|upgraded|downgraded|relocated|renamed|reassigned|took\s+over|"
     r"(?:got|started|accepted|landed|took)\s+(?:a\s+|my\s+)?new\s+(?:job|role|position)|"
     r"promoted\s+to|updated\s+to|bumped\s+to|pinned\s+to|reverted|rolled\s+back|"
     r"(?:is|are|was)\s+gone|retired|stepped\s+down|handed\s+over|took\s+it\s+over|reversal|"
     r"scratch\s+that|update:|going\s+forward|change\s+of\s+plans?|changed\s+my\s+mind|on\s+second\s+thought|"
-    r"rewr(?:ote|itten)|ported|rebuilt|from\s+(?:today|monday|this\s+\w+)\s+on|"
+    r"rewr(?:ote|itten)|ported|rebuilt|from\s+(?:today|(?:mon|tues|wednes|thurs|fri|satur|sun)day|this\s+\w+|"
+    r"(?:release|version)\s+\S+|v?\d+(?:\.\d+)+)\s+on(?:wards?)?|"
     r"starting\s+(?:today|now|this\s+week|(?:this\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
     r"effective\s+(?:today|immediately|now)|cut\s*-?\s*over|cutover|went\s+live|is\s+live|"
     r"switched\s+off|turned\s+off|shut\s+off|read[\s-]only|sunsett(?:ed|ing)|decommissioned|"
@@ -177,7 +206,8 @@ _HEDGE = re.compile(
 _QUOTE = re.compile(
     r"(?:^\s*>|\b(?:you\s+said|i\s+said|he\s+said|she\s+said|they\s+said|wrote|quote|quoting|remember\s+when|"
     r"back\s+when|back\s+then|at\s+the\s+time|old\s+message|earlier\s+you|as\s+of\s+last\s+year|"
-    r"in\s+the\s+old\s+docs|the\s+old\s+(?:readme|wiki|docs?|runbook)|changelog|change\s+log|years?\s+ago)\b|\"[^\"]{0,200}\")",
+    r"in\s+the\s+old\s+docs|the\s+old\s+(?:readme|wiki|docs?|runbook)|changelog|change\s+log|years?\s+ago)\b|"
+    r"(?:^|(?<=[\s(\[:]))\"(?=\S)[^\"]*\s[^\"]{0,200}\")",   # a quote holds words: a name in quotes ("new_checkout") is none
     re.I)
 _OTHER = re.compile(
     r"\b(?:he|she|his|her|him|my\s+(?:(?:best|old|close)\s+)?(?:friend|friends|sister|brother|mom|mum|dad|mother|father|"
@@ -438,24 +468,44 @@ def content_tokens(text: str) -> set[str]:
             and (len(t) >= 2 or t.isdigit())}
 
 
-def _vetoed(sentence: str, at: int | None = None) -> str | None:
+#: where the clause of a cue ends: what follows is a reason, a caveat or a second fact ("..., which should make
+#: retries easier", "; the old name still works until June", ", since we kept running out", ", nothing else changed")
+_CLAUSE_END = re.compile(r"\s*(?:[;—–]|:\s|\s-\s|,\s*(?:which|who|so|because|since|as|and|but|though|although|while|"
+                         r"whereas|the|it|its|it's|they|we|we're|she|he|our|this|that|these|those|everything|nothing|"
+                         r"everyone|v?\d)\b|\s(?:because|since|so\s+that|as\s+the|after\s+the)\s)", re.I)
+#: a condition after the clause still makes the change hypothetical ("..., but only if the pilot works")
+_CONDITION = re.compile(r"\b(?:if|unless|whether|pending|provided)\b", re.I)
+
+
+def _clause_scope(sentence: str, end: int) -> tuple[str, str]:
+    """``sentence`` up to the end of the clause that holds position ``end``, and the rest."""
+    m = _CLAUSE_END.search(sentence, end)
+    return (sentence, "") if m is None else (sentence[:m.start()], sentence[m.start():])
+
+
+def _vetoed(sentence: str, at: int | None = None, end: int | None = None) -> str | None:
     """Why a cue in ``sentence`` does not count (None: it does). Someone else's life is looked for before
     the cue (``at``: its position; the subject): "my friend moved ..." vetoes, "Oskar handed ranking over
-    to Yara, he is on the ads team" does not."""
+    to Yara, he is on the ads team" does not. With ``end`` (where the cue ends), hedges, negations and
+    "still" count up to the end of the cue's clause only: "moved from cron to Temporal, which should make
+    retries easier" and "renamed the flag; the old name still works" are changes; a condition after it
+    ("..., but only if ...") still vetoes."""
+    scope, rest = (sentence, "") if end is None else _clause_scope(sentence, end)
     if _QUOTE.search(sentence):
         return "quoted"
-    if _HEDGE.search(sentence) or sentence.rstrip().endswith("?"):
+    if _HEDGE.search(scope) or sentence.rstrip().endswith("?") or _CONDITION.search(rest):
         return "hedged"
-    if _NEGATED_CHANGE.search(sentence) or _WE_DID_NOT.search(sentence):
+    if _NEGATED_CHANGE.search(scope) or _WE_DID_NOT.search(scope):
         return "negated"
-    if _CONTINUITY.search(sentence) and not any(rx.search(sentence) for _, rx in _LINKED[:3]):
+    if _CONTINUITY.search(scope) and not any(rx.search(scope) for _, rx in _LINKED[:3]):
         return "unchanged"
     if _OTHER.search(sentence if at is None else sentence[:at]):
         return "someone else"
     return None
 
 
-_CAPTION = re.compile(r"\[shares an image:[^\]]*\]")   # what the LoCoMo parser appends: not the speaker's words
+_CAPTION = re.compile(r"\[shares an image:[^\]]*\]")
+_NAME_QUOTES = re.compile(r"[\"`'](?<!\w')([\w@.+:/#-]+)[\"`'](?!\w)")   # "new_checkout", `assets-prod`: a name, read without its quotes   # what the LoCoMo parser appends: not the speaker's words
 
 
 @functools.lru_cache(maxsize=4096)
@@ -463,8 +513,8 @@ def cues(text: str) -> tuple[Cue, ...]:
     """The change cues of ``text`` that survive the vetoes (a hypothetical, a question, a quoted or
     reported message, a negated change, someone else's life), sentence by sentence."""
     out: list[Cue] = []
-    for sent in sentences(_CAPTION.sub(" ", text)):
-        if _vetoed(sent, 0) or (_OTHER.search(sent) and not any(rx.search(sent) for _, rx in _LINKED)
+    for sent in sentences(_NAME_QUOTES.sub(r"\1", _CAPTION.sub(" ", text))):
+        if (_OTHER.search(sent) and not any(rx.search(sent) for _, rx in _LINKED)
                                 and not _PLAIN.search(sent) and not _NOW.search(sent)):
             continue
         linked = False
@@ -472,7 +522,7 @@ def cues(text: str) -> tuple[Cue, ...]:
             for m in rx.finditer(sent):
                 g = m.groupdict()
                 g["old"], g["new"] = g.get("old") or g.get("old2"), g.get("new") or g.get("new2")
-                if _vetoed(sent, m.start()):
+                if _vetoed(sent, m.start(), m.end()):
                     continue
                 if (g.get("old") or "").split(" ")[0].lower().endswith("ing"):
                     continue   # "instead of giving up", "quit smoking": an activity, not a value
@@ -486,11 +536,11 @@ def cues(text: str) -> tuple[Cue, ...]:
                     out.append(Cue(kind, g.get("old"), g.get("new"), (g.get("obj") or "").strip() or None, sent))
                 linked = True
         if not linked:
-            if (m := _PLAIN.search(sent)) and not _vetoed(sent, m.start()):
+            if (m := _PLAIN.search(sent)) and not _vetoed(sent, m.start(), m.end()):
                 out.append(Cue("plain", None, None, None, sent))
-            elif (m := _WEAK.search(sent)) and not _vetoed(sent, m.start()):
+            elif (m := _WEAK.search(sent)) and not _vetoed(sent, m.start(), m.end()):
                 out.append(Cue("weak", None, None, None, sent))
-            elif (m := _NOW.search(sent)) and not _NOW_OPENER.search(sent) and not _vetoed(sent, m.start()):
+            elif (m := _NOW.search(sent)) and not _NOW_OPENER.search(sent) and not _vetoed(sent, m.start(), m.end()):
                 out.append(Cue("now", None, None, None, sent))
     return tuple(out)
 
@@ -668,6 +718,8 @@ def _only_unsaid(old_text: str, o: Slot) -> bool:
 
 def _slot_elsewhere(old_text: str, new_text: str, o: Slot, n: Slot) -> bool:
     news = [x for x in sentences(new_text) if n in slots(x)] or [new_text]
+    # the clause that states the new value ("The prod cluster has six nodes, staging is unchanged": prod's)
+    news = [next((cl for cl in _CLAUSE.split(x) if n in slots(cl)), x) for x in news]
     return all(_elsewhere(old_text, x, [o.value]) for x in news)
 
 
@@ -745,11 +797,10 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0, told: bool 
             if said and all(x.rstrip().endswith("?") or _HEDGE.search(x) for x in said):
                 continue   # the old text only asked or wondered about it ("What if we replaced Amplitude?")
             return Verdict("superseded", 0.9, "cue", f"{c.kind}: '{c.old}' -> '{c.new or ''}'".strip(),
-                           _techish(c.old))
+                           _techish(c.old) or not (_SINGULAR.search(old_text) or _SINGULAR.search(c.sentence)))
     sold, snew = slots(old_text), slots(new_text)
     # the values that differ are not the shared subject (a name of a vocabulary is: "Postgres moved to db2")
-    values = {s.value for s in sold | snew if s.key[0] not in ("vocab", "life", "weekday", "time", "size", "named",
-                                                               "cadence")}
+    values = {s.value for s in sold | snew if s.key[0] not in ("vocab", "life", "weekday", "time", "size", "named")}
     shared = _shared_beyond(old_text, new_text, values)
     diffs = [(o, n) for o, n in differing_slots(sold, snew)
              if (shared or o.key[1]) and _same_sentence_subject(old_text, new_text, o, n, values)
