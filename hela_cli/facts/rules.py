@@ -73,9 +73,23 @@ _LINKED = [
     ("from_to", re.compile(r"(?P<new>[\w@.+:/#$€£-]+)\s*,?\s*\(?\b(?:up|down)\s+from\s+(?P<old>" + _VAL + r")" + _END_OBJ,
                            re.I)),
     ("from_to", re.compile(r"\((?:was|previously|formerly|before:?|used\s+to\s+be)\s+(?P<old>[^()]{1,40})\)", re.I)),
+    # "..., previously X" / "... - formerly X" (no parentheses)
+    ("from_to", re.compile(r"(?:,|\s[-–—])\s*(?:previously|formerly|was\s+previously|before\s+that|until\s+now)\s+(?P<old>" + _VAL + r")"
+                           + _END_OBJ, re.I)),
+    # "we went with Y over X", "opted for Y over X"
+    ("instead", re.compile(r"\b(?:went\s+with|go(?:ing)?\s+with|chose|picked|opted\s+for|settled\s+on|standardi[sz]ed\s+on|"
+                           r"prefer(?:red)?)\s+(?:the\s+)?(?P<new>[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+over\s+(?:the\s+|our\s+)?"
+                           r"(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
+    # "goodbye X, hello Y"
+    ("retire", re.compile(r"(?:^|[,;:!.]\s*)(?:good-?bye|bye(?:\s+bye)?|farewell(?:\s+to)?|so\s+long|rip)\s*,?\s+(?:the\s+|our\s+)?"
+                          r"(?P<old>[\w@.+-]+(?:\s+[\w@.+-]+)?)" + _END_OBJ, re.I)),
     ("retire", re.compile(r"\b(?:mov(?:ed|ing)|migrat(?:ed|ing)|switch(?:ed|ing)|port(?:ed|ing)|took|taken|get(?:ting)?|got)\s+"
                           r"(?:[\w'-]+\s+){0,4}?(?:off(?:\s+of)?|away\s+from|out\s+of)\s+(?:our\s+|the\s+)?(?P<old>" + _VAL + r")" + _END_OBJ,
                           re.I)),
+    ("retire", re.compile(r"\b(?:we|we've|we\s+have|the\s+team|everyone|everybody)\s+(?:all\s+|finally\s+|fully\s+)?"
+                          r"(?:moved|migrated|switched|transitioned|ported)\s+(?:away\s+)?from\s+(?:our\s+|the\s+)?"
+                          r"(?P<old>" + _VAL + r")(?=\s*(?:[,;:!)]|\.(?:\s|$)|$)|\s(?:because|since|after|last|this|yesterday|"
+                          r"today|and|but|so|as|which|now|in|on|at|by|over)\b)(?![^.;]*\bto\b)", re.I)),
     ("replace", re.compile(r"\brenam(?:ed|ing)\s+(?:the\s+|our\s+)?(?P<old>" + _VAL + r")\s+(?:to|as)\s+" + _NEW, re.I)),
     ("replace", re.compile(r"(?P<new>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:now\s+)?(?:replaces|replaced|supersedes|superseded|"
                            r"took\s+over\s+from|takes\s+over\s+from|succeeds|succeeded)\s+(?:our\s+|the\s+|my\s+)?"
@@ -96,7 +110,8 @@ _LINKED = [
     ("retire", re.compile(r"\b(?:retired|decommissioned|deprecated|removed|killed|dropped|shut\s+down|"
                           r"got\s+rid\s+of|left|quit|sold|reverted|rolled\s+back|backed\s+out|switched\s+off|"
                           r"turned\s+off|shut\s+off|archived|sunsett(?:ed|ing)|disabled|scrapp(?:ed)?|scrap|ditched|"
-                          r"abandoned|phased\s+out|ripped\s+out|stopped\s+using|moved\s+(?:off|away\s+from)|"
+                          r"abandoned|phased\s+out|ripped\s+out|swapped\s+out|torn\s+out|stopped\s+using|uninstalled|"
+                          r"dropped\s+support\s+for|moved\s+(?:off|away\s+from)|"
                           r"migrated\s+(?:off|away\s+from)|forget\s+about|gave\s+up|"
                           r"(?:don't|do\s+not|stop)\s+(?:use|using)|"
                           r"no\s+longer\s+(?:use|using|need|want)|(?:won't|will\s+not|aren't|are\s+not|not)\s+(?:be\s+)?"
@@ -110,6 +125,8 @@ _LINKED = [
     ("retire", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)(?:'s|\s+(?:is|was|has\s+been|have\s+been|got|gets|are|were|"
                           r"will\s+be|is\s+being|are\s+being|gets\s+to\s+be))\s+"
                           r"(?:now\s+)?(?:officially\s+)?(?:gone|retired|cancell?ed|closed|terminated|killed|deprecated|no\s+more|"
+                          r"replaced|superseded|swapped\s+out|ripped\s+out|taken\s+(?:down|offline)|uninstalled|unplugged|"
+                          r"legacy|eol|"
                           r"history|a\s+thing\s+of\s+the\s+past|out\s+of\s+the\s+picture|on\s+its\s+way\s+out|phased\s+out|removed|shut\s+down|decommissioned|"
                           r"dropped|read[\s-]only|switched\s+off|turned\s+off|shut\s+off|archived|sunset(?:ted)?|"
                           r"frozen|disabled|deleted|offline|obsolete|unnecessary|off\s+the\s+table|a\s+no-go|not\s+an\s+option|"
@@ -201,12 +218,13 @@ _HEDGE = re.compile(
     r"suppose|imagine|unless|you\s+can|you\s+could|try\s+(?:to|using)|let\s+me\s+know|"
     r"someday|some\s+day|eventually|propos(?:e|ed|al)|suggest(?:ed|ion)?|idea|"
     r"evaluat(?:e|ing)|experiment(?:ing)?|trying\s+out|try\s+out|tempted|debating|will\s+we|"
-    r"proof\s+of\s+concept|poc|prototype|spike|investigat(?:e|ing)|explor(?:e|ing)|look(?:ing)?\s+into|estimated?|rfc|"
+    r"proof\s+of\s+concept|poc|prototype|spike|investigat(?:e|ing)|explor(?:e|ing)|look(?:ing)?\s+into|estimated?|"
     r"draft|next\s+(?:week|month|year|quarter|sprint))\b", re.I)
 _QUOTE = re.compile(
     r"(?:^\s*>|\b(?:you\s+said|i\s+said|he\s+said|she\s+said|they\s+said|wrote|quote|quoting|remember\s+when|"
     r"back\s+when|back\s+then|at\s+the\s+time|old\s+message|earlier\s+you|as\s+of\s+last\s+year|"
-    r"in\s+the\s+old\s+docs|the\s+old\s+(?:readme|wiki|docs?|runbook)|changelog|change\s+log|years?\s+ago)\b|"
+    r"in\s+the\s+old\s+docs|the\s+old\s+(?:readme|wiki|docs?|runbook|change\s?log)|"
+    r"(?:the|an?\s+old)\s+change\s?log\s+(?:says|said|still|entry\s+from|from)|years?\s+ago)\b|"
     r"(?:^|(?<=[\s(\[:]))\"(?=\S)[^\"]*\s[^\"]{0,200}\")",   # a quote holds words: a name in quotes ("new_checkout") is none
     re.I)
 _OTHER = re.compile(
