@@ -20,6 +20,7 @@ earlier text (or a differing slot together with a cue) and "possible" (which hid
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -194,7 +195,7 @@ _PLAIN = re.compile(   # strong: a change said outright
     r"fully\s+(?:on|migrated|moved)|all\s+(?:moved|migrated)|(?:quit|left)\s+my\s+job|laid\s+off|broke\s+up|"
     r"split\s+up|went\s+(?:vegan|vegetarian)|moved\s+out)\b", re.I)
 _WEAK = re.compile(   # weak: change words that chat uses for much else; they only tie a differing slot value
-    r"\b(?:anymore|any\s+more|these\s+days|nowadays|moved|changed|raised|lowered|no\s+more|instead\s+of|"
+    r"\b(?:anymore|any\s+more|these\s+days|nowadays|(?:is|are)\s+(?:now\s+)?(?:our|the)\s+new|moved|changed|raised|lowered|no\s+more|instead\s+of|"
     r"new\s+(?:job|role|position|address|apartment|house|home|place|team|owner|lead|host|port|version|"
     r"name|url|endpoint|domain|manager|boss|default)|correction|actually,|after\s+all|used\s+to|instead|"
     r"rather\s+than)\b", re.I)
@@ -318,11 +319,19 @@ _USE_FOR = re.compile(r"\b(?:use|uses|using|run|runs|running|with|on|via)\s+(?P<
                       r"(?:for|as)\s+(?:the\s+|our\s+|my\s+|a\s+|an\s+)?(?P<k>[a-z]+(?:\s+[a-z]+)?)\b")
 #: "the VPN is WireGuard", "DNS now lives in Cloudflare", "Celery's broker is RabbitMQ": what a named thing of a project
 #: is (the subject's words are the slot's key, the name its value)
+_NAME_VALUE = r"(?P<v>(?-i:[A-Z0-9])[\w.+-]*(?:\s+(?-i:[A-Z])[\w.+-]*){0,2}|[a-z][\w+]*[.-][\w.+-]*[a-z0-9])"
 _NAMED = re.compile(r"(?:^|\b(?:the|our)\s+)(?:[\w-]+'s\s+)?(?P<k>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+(?:now\s+)?"
                     r"(?:is|are|'s|lives?|runs?|goes?|go|sits?|moved|switched|migrated)(?:\s+(?:now|all|entirely|fully|"
-                    r"officially|managed|handled|hosted|kept|stored|served|built|done|sent|pushed|shipped|run|over))*"
-                    r"(?:\s+(?:on|in|at|through|via|with|by|to|into|onto|under))?\s+(?:now\s+)?(?:the\s+)?"
-                    r"(?P<v>(?-i:[A-Z0-9])[\w.+-]*(?:\s+(?-i:[A-Z])[\w.+-]*){0,2}|[a-z][\w+]*[.-][\w.+-]*[a-z0-9])", re.I)
+                    r"officially|currently|over))*(?:\s+(?:[a-z]+ed|built|run|done|kept|sent|written|made|held|led|taken|"
+                    r"driven|given|chosen|shown|drawn|known))?"
+                    r"(?:\s+(?:on|in|at|through|via|with|by|to|into|onto|under|from))?\s+(?:now\s+)?"
+                    r"(?:(?:the|our|an?)\s+)?(?:[a-z]+\s+){0,2}?" + _NAME_VALUE, re.I)
+#: the name first: "Adyen handles payments", "Outline is our new wiki", "Lena is in charge of planning"
+_NAMED_FIRST = re.compile(r"(?:^|[,;:]\s*|\b(?:now|and)\s+)" + _NAME_VALUE + r"\s+(?:now\s+)?(?:(?:handles|powers|runs|hosts|"
+                          r"serves|stores|manages|routes|issues|builds|facilitates|chairs|leads|owns|does|takes\s+care\s+of|"
+                          r"looks\s+after)\s+|is\s+(?:now\s+)?(?:in\s+charge\s+of\s+|responsible\s+for\s+|(?:our|the)\s+(?:new\s+)?))"
+                          r"(?:the\s+|our\s+)?(?P<k>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)(?=\s*(?:[,;.!?]|$)|\s+(?:now|from|since|"
+                          r"as|going|starting|effective|for|at|in|on|after|because|too|again|this|today)\b)", re.I)
 _NAMED_SKIP = frozenset("""it this that there he she they we i you what which who everything everyone nothing something
 one name plan idea answer problem point reason question thing result""".split())
 _COUNT = re.compile(r"(?<![\d.$€£])\b(?P<n>\d+|" + "|".join(sorted((w for w in _NUMBER_WORDS if w != "zero"), key=len, reverse=True))
@@ -396,10 +405,10 @@ def slots(text: str) -> frozenset[Slot]:
                 out.add(Slot(("tool", purpose), m.group("v").lower()))
                 out.add(Slot(("named", purpose), m.group("v").lower()))   # "Redis as the broker": the broker is Redis
     for sent in sentences(text):
-        for m in _NAMED.finditer(sent):
+        for m in itertools.chain(_NAMED.finditer(sent), _NAMED_FIRST.finditer(sent)):
             words = [w.lower() for w in m.group("k").split()]
             key = " ".join(stem(w) for w in words if w not in STOP_WORDS)
-            if key and not set(words) & _NAMED_SKIP and m.group("v").lower() not in STOP_WORDS:
+            if key and not set(words) & _NAMED_SKIP and m.group("v").split()[0].lower() not in STOP_WORDS:
                 out.add(Slot(("named", key), _norm(m.group("v"))))
     out.update(Slot(("vocab", cls), name) for cls, name in vocab_values(text))   # Slack, Teams: one chat tool
     out.update(Slot((kind, ""), v) for kind, v in typed_values(text))             # weekday, time of day, size
@@ -444,6 +453,13 @@ def differing_slots(old: frozenset[Slot], new: frozenset[Slot]) -> list[tuple[Sl
     """Pairs (old, new) of the same slot key with different values, where the new text does not also
     state the old value for that key (a list of versions is not a change)."""
     old_by, new_by = _by_key(old), _by_key(new)
+    for key in [k for k in new_by if k[0] == "named" and k not in old_by]:   # "the ingress controller" is "our
+        words = key[1].split()                                               # Kubernetes ingress controller"
+        same = [k for k in old_by if k[0] == "named" and k[1].split()[-1] == words[-1]
+                and min(len(words), len(k[1].split())) >= 2   # "limit" alone may be any limit
+                and (set(words) <= set(k[1].split()) or set(k[1].split()) <= set(words))]
+        if len(same) == 1:
+            new_by.setdefault(same[0], set()).update(new_by[key])
     out = []
     for key, nvals in new_by.items():
         ovals = old_by.get(key)
@@ -726,6 +742,13 @@ def _elsewhere(old_text: str, new_sentence: str, words: list[str]) -> bool:
     return all(other_subject(cl, new_sentence) for cl in _clauses_with(old_text, words))
 
 
+def _states(sentence: str, n: Slot) -> bool:
+    """Does ``sentence`` state the slot value ``n`` (a named thing's value under a shorter or longer name of the
+    thing: "the ingress controller" for "our Kubernetes ingress controller")?"""
+    got = slots(sentence)
+    return n in got or (n.key[0] == "named" and any(x.key[0] == "named" and x.value == n.value for x in got))
+
+
 def _only_unsaid(old_text: str, o: Slot) -> bool:
     """The old text states the old value only in a question, a hypothetical or plan, a quote or a negated
     change ("We're thinking about Quay instead of Docker Hub", "the old wiki still says ..."): no fact to replace."""
@@ -826,7 +849,7 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0, told: bool 
     strong = [c for c in found if c.kind not in ("now", "weak")]
     for o, n in diffs:
         what = _slot_change(o, n)
-        tied = [c for c in found if n in slots(c.sentence)
+        tied = [c for c in found if _states(c.sentence, n)
                 and (o.key[0] != "duration" or c in strong or _setting_duration(n, c.sentence))
                 and (c.kind not in ("now", "weak", "plain") or not _ADDITIVE.search(c.sentence))]
         if tied:   # a duration ("five years" -> "seven years now") changes by itself: only a strong cue ties it

@@ -34,6 +34,10 @@ _PART = {w: w for w in """android ios web backend frontend desktop mobile worker
 dashboard admin website firmware laptop laptops""".split()}
 _PART["workers"] = "worker"
 _PART["laptops"] = "laptop"
+#: who a thing is for: "the public API", "the internal docs"
+_AUDIENCE = re.compile(r"\b(?P<a>public|internal|private|external|partner)(?:'s)?\s+(?:[\w-]+\s+)?(?:api|apis|endpoints?|site|"
+                       r"docs|dashboard|services?|tools|registry|repos?|packages?|network|app)\b|\b(?:api|site|docs|app)\s+is\s+"
+                       r"(?P<a2>public|internal|private)\b", re.I)
 #: parts named by two words: the machines that build (not the ones that serve)
 _PART_PHRASE = re.compile(r"\b(?:build|ci)\s+(?:servers?|machines?|agents?|boxe?s?|runners?|hosts?|nodes?)\b", re.I)
 _MACHINE = re.compile(r"\b(?:my|our\s+own|his|her)\s+(?:own\s+)?(?:laptop|machine|mac|macbook|pc|desktop|computer|"
@@ -65,6 +69,8 @@ def qualifiers(text: str) -> dict[str, frozenset[str]]:
             out.setdefault("role", set()).add(_ROLE[w])
         if w in _PART:
             out.setdefault("part", set()).add(_PART[w])
+    for m in _AUDIENCE.finditer(text):   # the public API is not the internal one
+        out.setdefault("audience", set()).add((m.group("a") or m.group("a2")).lower())
     if _PART_PHRASE.search(text):
         out.setdefault("part", set()).add("build-host")
     for m in _REGION.finditer(text):
@@ -87,7 +93,7 @@ def other_subject(old: str, new: str) -> bool:
     if ("machine" in qo) != ("machine" in qn):
         return True
     lo, ln = old.lower(), new.lower()
-    for kind in ("env", "region", "role", "part"):
+    for kind in ("env", "region", "role", "part", "audience"):
         a, b = qo.get(kind), qn.get(kind)
         if a and b and not (a & b) and not any(_mentions(ln, x) for x in a) and not any(_mentions(lo, x) for x in b):
             return True
