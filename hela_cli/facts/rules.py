@@ -548,6 +548,8 @@ def cues(text: str) -> tuple[Cue, ...]:
     reported message, a negated change, someone else's life), sentence by sentence."""
     out: list[Cue] = []
     for sent in sentences(_NAME_QUOTES.sub(r"\1", _CAPTION.sub(" ", text))):
+        if sent.rstrip().endswith("?") or _QUOTE.search(sent):
+            continue   # every cue of a question or a quote is vetoed (:func:`_vetoed`): none is looked for
         if (_OTHER.search(sent) and not any(rx.search(sent) for _, rx in _LINKED)
                                 and not _PLAIN.search(sent) and not _NOW.search(sent)):
             continue

@@ -214,9 +214,10 @@ def _vocab_regex() -> re.Pattern[str]:
         for name, rx in names.items():
             g = f"v{len(alts)}"
             body = f"(?-i:{rx})" if (cls, name) in _CASED else rx
-            alts.append((g, cls, name, rf"(?P<{g}>(?<![\w.-]){body}(?![\w-]))"))
+            alts.append((g, cls, name, rf"(?P<{g}>{body})(?![\w-])"))
     _VOCAB_NAMES.update({g: (cls, name) for g, cls, name, _ in alts})
-    return re.compile("|".join(a[3] for a in alts), re.I)
+    # one look-behind for all the names: at a position inside a word every name fails at once
+    return re.compile(r"(?<![\w.-])(?=[\w@#])(?:" + "|".join(a[3] for a in alts) + ")", re.I)
 
 
 _VOCAB_NAMES: dict[str, tuple[str, str]] = {}
@@ -226,7 +227,9 @@ _VOCAB_RX = _vocab_regex()
 _VOCAB_WORDS = frozenset(w for names in VOCAB.values() for rx in names.values()
                          for w in re.findall(r"[a-z][a-z0-9]+", re.sub(r"\\[a-z]", " ", rx.lower()))) - frozenset(
     "and chat cloud com db ai cd ci commits boot io js ql services ms actions issues pipelines pages discussions "
-    "ing only forward fast native web digital devops".split())   # words of a name that are no name alone
+    "ing only forward fast native web digital devops as the on day date call better stack analytics container registry "
+    "elastic artifact logic hub security checkout incident split material kit merg server broker password fns ty xc "
+    "xd".split())   # words of a name that are no name alone (common words: a turn with only them names nothing)
 
 
 @functools.lru_cache(maxsize=8192)
