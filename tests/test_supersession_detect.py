@@ -263,6 +263,8 @@ def test_another_subject_is_not_replaced(old, new):
     ("Backups are kept for 7 days.", "Effective March 3, backups are kept for 45 days."),
     ("CI secrets are stored in the repository settings.", "CI secrets now live in Vault, not in the repository settings."),
     ("The cluster has three nodes.", "The cluster was scaled from three nodes to six."),
+    ("Triage is led by Hugo.", "Hugo no longer leads triage, Ines took it over."),                  # a role let go
+    ("Refunds take 10 days.", "Refunds take 3 days now, the 10 day ones were too slow."),           # the old value again
 ])
 def test_changes_said_in_release_notes_and_announcements(old, new):
     assert decide(old, new, told=False).status == "superseded", decide(old, new, told=False)
@@ -276,6 +278,7 @@ def test_changes_said_in_release_notes_and_announcements(old, new):
     ("The bot runs on Heroku.", "The old changelog still says the bot moved from Heroku to Render."),  # reported
     ("Deploys happen on Tuesdays.", "We'll move deploys to Fridays, but only if QA agrees."),        # a condition after it
     ("The staging cluster has three nodes.", "The prod cluster has six nodes, staging is unchanged."),
+    ("Triage is led by Hugo.", "Hugo leads triage again this week."),
 ])
 def test_release_note_look_alikes_are_not_changes(old, new):
     assert decide(old, new, told=False).status is None, decide(old, new, told=False)

@@ -151,6 +151,11 @@ _LINKED = [
     ("handover", re.compile(r"\b(?P<old>[A-Z][a-z]+)\s+(?:stepped\s+down|left|moved\s+on|is\s+on\s+leave|had\s+to\s+leave|"
                             r"retired|quit|handed|passed|died|moved\s+to\s+(?:the\s+)?\w+\s+team)\b")),
     ("no_longer", re.compile(r"\bno\s+more\s+(?P<old>" + _VAL + r")" + _END, re.I)),
+    # "Hugo no longer leads on-call", "Sam is no longer reviewing docs": a person who no longer holds a role
+    ("handover", re.compile(r"\b(?P<old>[A-Z][a-z]+)\s+(?:is\s+|has\s+)?no\s+longer\s+(?:leads?|leading|owns?|owning|"
+                            r"runs?|running|manages?|"
+                            r"managing|maintains?|maintaining|reviews?|reviewing|handles?|handling|chairs?|facilitates?|"
+                            r"in\s+charge|responsible|on[\s-]call|the\s+(?:owner|lead|maintainer|reviewer))\b")),
     ("retire", re.compile(r"(?P<old>\b[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+(?:is|are|was|were|has\s+been|have\s+been)\s*(?:n't|\s+not|"
                           r"\s+no\s+longer)\s+(?:used|needed|in\s+use|supported|maintained|running|deployed|active)"
                           r"(?:\s+any\s*more)?\b", re.I)),
@@ -845,7 +850,12 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0, told: bool 
     # the values that differ are not the shared subject (a name of a vocabulary is: "Postgres moved to db2")
     values = {s.value for s in sold | snew if s.key[0] not in ("vocab", "life", "weekday", "time", "size", "named")}
     shared = _shared_beyond(old_text, new_text, values)
-    diffs = [(o, n) for o, n in differing_slots(sold, snew)
+    pairs = differing_slots(sold, snew)
+    # the new value in a sentence's first clause, the old one named again after it ("Trials are 7 days now, the 14
+    # day ones converted worse"; "The API is /v2 now; /v1 answers with a deprecation header"): the first clause says it
+    lead = frozenset(x for sent in sentences(new_text) for x in slots(_clause_scope(sent, 0)[0]))
+    pairs += [(o, n) for o, n in differing_slots(sold, lead) if o.key not in {p[0].key for p in pairs}]
+    diffs = [(o, n) for o, n in pairs
              if (shared or o.key[1]) and _same_sentence_subject(old_text, new_text, o, n, values)
              and not _slot_elsewhere(old_text, new_text, o, n) and not _only_unsaid(old_text, o)]
     strong = [c for c in found if c.kind not in ("now", "weak")]
