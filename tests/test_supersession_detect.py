@@ -293,8 +293,8 @@ def test_an_old_value_said_only_as_a_plan_is_not_replaced():
 
 def test_named_and_cadence_slots_need_a_change_word():
     # "the VPN is X" and "daily" are said of many things in passing: without a change word, no mark at all
-    assert decide("Our wiki is Confluence.", "The wiki is BookStack, it's fast.", told=False).status is None
-    assert decide("Our wiki is Confluence.", "The wiki is BookStack now.", told=False).status == "superseded"
+    assert decide("Our release bot is Marvin.", "The release bot is Jarvis, it's fast.", told=False).status is None
+    assert decide("Our release bot is Marvin.", "The release bot is Jarvis now.", told=False).status == "superseded"
     assert decide("Reports run weekly.", "Reports run daily, which is plenty.", told=False).status is None
     assert Slot(("named", "vpn"), "wireguard") in slots("The VPN is WireGuard since the cutover.")
 

@@ -31,7 +31,7 @@ from hela_cli.text.keywords import STOP_WORDS, keywords, stem, tokens
 # ----------------------------------------------------------------------------------------------- cues
 
 _TOK = r"[\w@.+/#$€£-]+(?::[\w@.+/#$€£-]+)*"   # a token; a colon only inside it (host:port), not "3.0:"
-_VAL = r"[\w@.+:/#-]+(?:,?\s+[\w@.+:/#-]+){0,3}?"   # a value: up to four word-ish tokens, lazily
+_VAL = r"[\w@.+:/#&-]+(?:,?\s+[\w@.+:/#&-]+){0,3}?"   # a value: up to four word-ish tokens, lazily
 _NEW = r"(?P<new>[\w@.+:/#$€£~-]+(?:\s+[\w@.+:/#$€£~-]+){0,2})"   # the new value: its first words
 _END = r"(?=\s*(?:[,;:!?)]|\.(?:\s|$)|\s(?:because|since|after|last|this|yesterday|today|and|but|so|as|which|"\
        r"now|instead|anymore|any\s+more)\b|$))"
@@ -81,9 +81,10 @@ _LINKED = [
     ("instead", re.compile(r"\b(?:went\s+with|go(?:ing)?\s+with|chose|picked|opted\s+for|settled\s+on|standardi[sz]ed\s+on|"
                            r"prefer(?:red)?)\s+(?:the\s+)?(?P<new>[\w@.+-]+(?:\s+[\w@.+-]+)?)\s+over\s+(?:the\s+|our\s+)?"
                            r"(?P<old>" + _VAL + r")" + _END_OBJ, re.I)),
-    # "goodbye X, hello Y"
-    ("retire", re.compile(r"(?:^|[,;:!.]\s*)(?:good-?bye|bye(?:\s+bye)?|farewell(?:\s+to)?|so\s+long|rip)\s*,?\s+(?:the\s+|our\s+)?"
-                          r"(?P<old>[\w@.+-]+(?:\s+[\w@.+-]+)?)" + _END_OBJ, re.I)),
+    # "goodbye X, hello Y" (the hello said: "Bye Joanna! Take care!" ends a chat, it retires nothing)
+    ("from_to", re.compile(r"(?:^|[,;:!.]\s*)(?:good-?bye|bye(?:\s+bye)?|farewell(?:\s+to)?|so\s+long)\s*,?\s+(?:the\s+|our\s+)?"
+                           r"(?P<old>[\w@.+-]+(?:\s+[\w@.+-]+)?)\s*[,;.!]+\s*(?:and\s+)?(?:hello|hi|welcome)\s*,?\s+(?:to\s+)?"
+                           + _NEW, re.I)),
     ("retire", re.compile(r"\b(?:mov(?:ed|ing)|migrat(?:ed|ing)|switch(?:ed|ing)|port(?:ed|ing)|took|taken|get(?:ting)?|got)\s+"
                           r"(?:[\w'-]+\s+){0,4}?(?:off(?:\s+of)?|away\s+from|out\s+of)\s+(?:our\s+|the\s+)?(?P<old>" + _VAL + r")" + _END_OBJ,
                           re.I)),
@@ -223,7 +224,7 @@ _HEDGE = re.compile(
     r"think\s+about|(?:we|i|they)(?:'re|\s+are|\s+am|'m)?\s+plan(?:ning)?\s+to|going\s+to|gonna|want\s+to|wanna|wish|hope|what\s+if|in\s+case|"
     r"suppose|imagine|unless|you\s+can|you\s+could|try\s+(?:to|using)|let\s+me\s+know|"
     r"someday|some\s+day|eventually|propos(?:e|ed|al)|suggest(?:ed|ion)?|idea|"
-    r"evaluat(?:e|ing)|experiment(?:ing)?|trying\s+out|try\s+out|tempted|debating|will\s+we|"
+    r"evaluat(?:e|ing)|experimenting|(?:an?|one)\s+experiment\b|experiment\s+with|trying\s+out|try\s+out|tempted|debating|will\s+we|"
     r"proof\s+of\s+concept|poc|prototype|spike|investigat(?:e|ing)|explor(?:e|ing)|look(?:ing)?\s+into|estimated?|"
     r"draft|next\s+(?:week|month|year|quarter|sprint))\b", re.I)
 _QUOTE = re.compile(
@@ -761,7 +762,8 @@ def _only_unsaid(old_text: str, o: Slot) -> bool:
     change ("We're thinking about Quay instead of Docker Hub", "the old wiki still says ..."): no fact to replace."""
     said = [x for x in sentences(old_text) if o in slots(x)]
     return bool(said) and all(x.rstrip().endswith("?") or _QUOTE.search(x) or _HEDGE.search(x) or
-                              _NEGATED_CHANGE.search(x) or _WE_DID_NOT.search(x) for x in said)
+                              _NEGATED_CHANGE.search(x) or _WE_DID_NOT.search(x) or _OTHER.search(x[:max(0, x.lower().find(o.value))])
+                              for x in said)   # ... or said of someone else ("A competitor's search runs on Algolia")
 
 
 def _slot_elsewhere(old_text: str, new_text: str, o: Slot, n: Slot) -> bool:
@@ -834,7 +836,9 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0, told: bool 
     for c in found:
         if c.kind == "drop" and not told:
             continue
-        if c.kind in LINKED_KINDS and _names_in(c.old, old_toks, old_text=old_text):
+        if c.kind in LINKED_KINDS and (_names_in(c.old, old_toks, old_text=old_text)
+                                       or (not _VERSION_TOKEN.search(c.old or "")   # "W&B" names "Weights & Biases"
+                                           and vocab_values(c.old or "") & vocab_values(old_text))):
             if c.new and _names_in(c.new, old_toks, 1) and _first_word_in(c.new, old_text) \
                     and c.kind not in ("no_longer", "from_to") \
                     and not _names_in(c.new, content_tokens(c.old or ""), 1):
@@ -845,7 +849,8 @@ def decide(old_text: str, new_text: str, *, similarity: float = 0.0, told: bool 
             if said and all(x.rstrip().endswith("?") or _HEDGE.search(x) for x in said):
                 continue   # the old text only asked or wondered about it ("What if we replaced Amplitude?")
             return Verdict("superseded", 0.9, "cue", f"{c.kind}: '{c.old}' -> '{c.new or ''}'".strip(),
-                           _techish(c.old) or not (_SINGULAR.search(old_text) or _SINGULAR.search(c.sentence)))
+                           _techish(c.old) or (c.kind == "handover" and not (_SINGULAR.search(old_text)
+                                                                              or _SINGULAR.search(c.sentence))))
     sold, snew = slots(old_text), slots(new_text)
     # the values that differ are not the shared subject (a name of a vocabulary is: "Postgres moved to db2")
     values = {s.value for s in sold | snew if s.key[0] not in ("vocab", "life", "weekday", "time", "size", "named")}

@@ -195,17 +195,57 @@ VOCAB: dict[str, dict[str, str]] = {
                      "luxon": r"luxon"},
     "cli library": {"argparse": r"argparse", "click": r"Click", "typer": r"typer", "cobra": r"cobra", "clap": r"clap",
                     "docopt": r"docopt", "commander": r"commander(?:\.js)?", "yargs": r"yargs"},
+    "wiki": {"confluence": r"confluence", "notion": r"Notion", "outline": r"Outline", "bookstack": r"bookstack",
+             "wiki.js": r"wiki\.js", "coda": r"Coda", "mediawiki": r"mediawiki", "dokuwiki": r"dokuwiki"},
+    "auth provider": {"auth0": r"auth0", "okta": r"okta", "cognito": r"cognito", "keycloak": r"keycloak",
+                      "clerk": r"Clerk", "firebase auth": r"firebase\s+auth(?:entication)?", "supertokens": r"supertokens",
+                      "authentik": r"authentik", "zitadel": r"zitadel"},
+    "orm": {"sqlalchemy": r"sqlalchemy", "prisma": r"prisma", "typeorm": r"typeorm", "sequelize": r"sequelize",
+            "drizzle": r"Drizzle", "hibernate": r"hibernate", "gorm": r"gorm", "diesel": r"Diesel", "peewee": r"peewee",
+            "sqlmodel": r"sqlmodel", "tortoise": r"tortoise\s+orm", "ent": r"ent\s+orm"},
+    "state management": {"redux": r"redux(?:\s+toolkit)?", "zustand": r"zustand", "mobx": r"mobx", "recoil": r"Recoil",
+                         "jotai": r"jotai", "pinia": r"pinia", "vuex": r"vuex", "xstate": r"xstate"},
+    "bundler": {"webpack": r"webpack", "vite": r"vite", "rollup": r"Rollup", "esbuild": r"esbuild", "turbopack": r"turbopack",
+                "rspack": r"rspack", "browserify": r"browserify"},
+    "orchestrator": {"airflow": r"airflow", "dagster": r"dagster", "prefect": r"prefect", "temporal": r"Temporal",
+                     "argo workflows": r"argo(?:\s+workflows)?", "step functions": r"step\s+functions"},
+    "search engine": {"elasticsearch": r"elastic\s?search", "opensearch": r"opensearch", "algolia": r"algolia",
+                      "meilisearch": r"meilisearch", "typesense": r"typesense", "solr": r"solr", "pagefind": r"pagefind",
+                      "vespa": r"vespa\.ai"},
+    "infrastructure as code": {"terraform": r"terraform", "opentofu": r"opentofu", "pulumi": r"pulumi",
+                               "cloudformation": r"cloudformation", "cdk": r"aws\s+cdk|cdk", "crossplane": r"crossplane"},
+    "experiment tracking": {"wandb": r"wandb|weights\s*(?:&|and)\s*biases|w&b", "mlflow": r"mlflow", "neptune": r"Neptune",
+                            "comet": r"comet\.ml|comet\s+ml", "clearml": r"clearml", "tensorboard": r"tensorboard"},
+    "web proxy": {"nginx": r"nginx", "traefik": r"traefik", "caddy": r"caddy", "envoy": r"envoy", "haproxy": r"haproxy",
+                  "apache": r"apache(?:\s+httpd)?(?!\s+(?:kafka|spark|airflow|flink|beam|arrow|superset|cassandra))"},
+    "cdn": {"cloudfront": r"cloudfront", "fastly": r"fastly", "bunny cdn": r"bunny\s*cdn|bunny\.net", "akamai": r"akamai\s+cdn",
+            "cloudflare cdn": r"cloudflare\s+cdn"},
+    "monitoring": {"datadog": r"datadog", "new relic": r"new\s?relic", "honeycomb": r"Honeycomb", "prometheus": r"prometheus",
+                   "dynatrace": r"dynatrace", "grafana cloud": r"grafana\s+cloud", "signoz": r"signoz", "appsignal": r"appsignal"},
+    "object storage": {"s3": r"s3", "gcs": r"gcs|google\s+cloud\s+storage", "r2": r"r2", "minio": r"minio",
+                       "azure blob": r"azure\s+blob(?:\s+storage)?", "backblaze": r"backblaze(?:\s+b2)?", "wasabi": r"Wasabi"},
+    "editor": {"vs code": r"vs\s?code|visual\s+studio\s+code", "vim": r"vim", "neovim": r"neovim|nvim", "emacs": r"emacs",
+               "intellij": r"intellij(?:\s+idea)?", "pycharm": r"pycharm", "sublime text": r"sublime\s+text",
+               "cursor": r"Cursor", "zed": r"Zed", "webstorm": r"webstorm", "helix": r"Helix"},
+    "css framework": {"tailwind": r"tailwind(?:\s?css)?", "bootstrap": r"Bootstrap", "sass": r"sass|scss",
+                      "styled-components": r"styled-components", "css modules": r"css\s+modules", "bulma": r"bulma",
+                      "emotion": r"Emotion", "vanilla-extract": r"vanilla-extract"},
     "message broker": {"rabbitmq": r"rabbitmq", "kafka": r"kafka", "sqs": r"sqs", "nats": r"nats", "activemq": r"activemq",
                        "pulsar": r"pulsar", "redis": r"redis(?=\s+(?:as\s+(?:the\s+)?)?broker)"},
 }
 #: the classes a project (or a team) has one of at a time
 EXCLUSIVE = frozenset({"chat tool", "ci", "package manager", "tracker", "meeting tool", "code host", "merge strategy",
                        "mail service", "container registry", "design tool", "password manager", "vpn", "paging",
-                       "error tracker", "feature flags", "status page", "support desk"})
+                       "error tracker", "feature flags", "status page", "support desk", "wiki", "auth provider",
+                       "state management", "experiment tracking"})
 #: the classes whose names are also common words: matched only as written (capitalized)
 _CASED = {("language", "go"), ("tracker", "linear"), ("tracker", "shortcut"), ("chat tool", "teams"),
           ("mail service", "resend"), ("design tool", "sketch"), ("payments", "square"), ("payments", "paddle"),
-          ("app server", "unicorn"), ("cli library", "click")}
+          ("app server", "unicorn"), ("cli library", "click"), ("wiki", "notion"), ("wiki", "outline"), ("wiki", "coda"),
+          ("auth provider", "clerk"), ("orm", "drizzle"), ("orm", "diesel"), ("state management", "recoil"),
+          ("bundler", "rollup"), ("orchestrator", "temporal"), ("experiment tracking", "neptune"),
+          ("monitoring", "honeycomb"), ("object storage", "wasabi"), ("editor", "cursor"), ("editor", "zed"),
+          ("editor", "helix"), ("css framework", "bootstrap"), ("css framework", "emotion")}
 
 
 def _vocab_regex() -> re.Pattern[str]:
@@ -229,14 +269,15 @@ _VOCAB_WORDS = frozenset(w for names in VOCAB.values() for rx in names.values()
     "and chat cloud com db ai cd ci commits boot io js ql services ms actions issues pipelines pages discussions "
     "ing only forward fast native web digital devops as the on day date call better stack analytics container registry "
     "elastic artifact logic hub security checkout incident split material kit merg server broker password fns ty xc "
-    "xd".split())   # words of a name that are no name alone (common words: a turn with only them names nothing)
+    "xd arrow beam flink spark httpd new text code step idea net functions visual studio storage weights biases wiki auth "
+    "blob css orm cdn relic firebase authentication tortoise ml cloudflare bunny".split())   # words of a name that are no name alone (common words: a turn with only them names nothing)
 
 
 @functools.lru_cache(maxsize=8192)
 def vocab_values(text: str) -> frozenset[tuple[str, str]]:
     """(class, canonical name) of every vocabulary name ``text`` says."""
     if not _VOCAB_WORDS.intersection(re.findall(r"[a-z][a-z0-9]+", text.lower())) and "#" not in text \
-            and "+" not in text:
+            and "+" not in text and "&" not in text:
         return frozenset()
     out = set()
     for m in _VOCAB_RX.finditer(text):
