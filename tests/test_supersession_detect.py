@@ -300,7 +300,8 @@ def test_named_and_cadence_slots_need_a_change_word():
 
 
 def test_vocabularies_typed_and_life_slots():
-    from hela_cli.facts.vocab import life_changes, other_subject, typed_values, vocab_values
+    from hela_cli.facts.life import life_changes
+    from hela_cli.facts.vocab import other_subject, typed_values, vocab_values
     assert vocab_values("We moved CI from Jenkins to GitHub Actions") == {("ci", "jenkins"), ("ci", "github actions")}
     assert ("language", "go") not in vocab_values("let's go with it")           # a common word is not a name
     assert typed_values("every Tuesday at 3pm, 16 GB") == {("weekday", "tue"), ("cadence", "weekly"), ("time", "15:00"),
