@@ -9,7 +9,7 @@ import json
 import pytest
 
 from hela_cli.facts.detect import Found, judge_prompt, parse_judgement, _judged
-from hela_cli.facts.rules import cues, decide, has_signal, slots
+from hela_cli.facts.rules import Slot, cues, decide, has_signal, slots
 
 DAY = 86_400.0
 T0 = 1_700_000_000.0
@@ -243,11 +243,69 @@ def test_another_subject_is_not_replaced(old, new):
     assert decide(old, new).status is None, decide(old, new)
 
 
+# ------------------------------------------------ issue 45, round 4: release notes, announcements, reasons and caveats
+
+@pytest.mark.parametrize("old, new", [
+    ("The gateway runs on Kong.", "Changelog entry 2.4: Kong → Envoy for the gateway."),              # arrow after a colon
+    ("Transactional mail goes out through SendGrid.", "SendGrid's out, Postmark's in."),
+    ("Dates are parsed with moment.js.", "moment.js was removed in favour of date-fns."),           # a hyphenated name
+    ("The suite runs under nose.", "We ported the whole suite off nose onto pytest."),
+    ("Flags live in LaunchDarkly.", "LaunchDarkly is no more, flags sit in Flagsmith."),
+    ("Our VPN is OpenVPN.", "The VPN is WireGuard since the cutover."),                             # what a named thing is
+    ("Invoices are generated every Sunday night.", "Invoices are generated daily as of this week."),  # a cadence
+    ("The worker queue is consumed by cron jobs.",
+     "The worker queue moved from cron to Temporal, which should make retries easier."),           # a reason with a modal
+    ("The flag is called \"fast_path\".", "Renamed the \"fast_path\" flag to \"turbo\"; the old name still works."),
+    ("Pool size is 10 per worker.", "Pool size: from 10 to 40 per worker, since we ran out."),      # no verb
+    ("Our ORM is SQLAlchemy 1.4.", "SQLAlchemy was 1.4, now 2.0."),
+    ("The app talks to the REST gateway.", "The app talks to the gRPC gateway; the REST gateway is no longer used."),
+    ("Sessions are kept in Memcached.", "We turned Memcached off, sessions are in Redis now."),
+    ("Backups are kept for 7 days.", "Effective March 3, backups are kept for 45 days."),
+    ("CI secrets are stored in the repository settings.", "CI secrets now live in Vault, not in the repository settings."),
+    ("The cluster has three nodes.", "The cluster was scaled from three nodes to six."),
+    ("Triage is led by Hugo.", "Hugo no longer leads triage, Ines took it over."),                  # a role let go
+    ("Refunds take 10 days.", "Refunds take 3 days now, the 10 day ones were too slow."),           # the old value again
+])
+def test_changes_said_in_release_notes_and_announcements(old, new):
+    assert decide(old, new, told=False).status == "superseded", decide(old, new, told=False)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("Tests run with nose.", "TICKET-12: investigate replacing nose with pytest."),                 # a plan
+    ("Our HTTP client is requests.", "A downstream project swapped requests for httpx."),          # someone else
+    ("The laptop image ships Ubuntu 22.04.", "The build servers run Ubuntu 24.04 now."),            # another machine
+    ("Registry: Docker Hub.", "We're thinking about Quay instead of Docker Hub."),                  # a hypothetical
+    ("The bot runs on Heroku.", "The old changelog still says the bot moved from Heroku to Render."),  # reported
+    ("Deploys happen on Tuesdays.", "We'll move deploys to Fridays, but only if QA agrees."),        # a condition after it
+    ("The staging cluster has three nodes.", "The prod cluster has six nodes, staging is unchanged."),
+    ("Triage is led by Hugo.", "Hugo leads triage again this week."),
+])
+def test_release_note_look_alikes_are_not_changes(old, new):
+    assert decide(old, new, told=False).status is None, decide(old, new, told=False)
+
+
+def test_an_old_value_said_only_as_a_plan_is_not_replaced():
+    old = "We're thinking about Quay instead of Docker Hub."
+    assert decide(old, "Container images are pushed to GHCR from now on.", told=False).status is None
+    assert decide("The registry is Docker Hub.", "Container images are pushed to GHCR from now on.",
+                  told=False).status == "superseded"
+
+
+def test_named_and_cadence_slots_need_a_change_word():
+    # "the VPN is X" and "daily" are said of many things in passing: without a change word, no mark at all
+    assert decide("Our release bot is Marvin.", "The release bot is Jarvis, it's fast.", told=False).status is None
+    assert decide("Our release bot is Marvin.", "The release bot is Jarvis now.", told=False).status == "superseded"
+    assert decide("Reports run weekly.", "Reports run daily, which is plenty.", told=False).status is None
+    assert Slot(("named", "vpn"), "wireguard") in slots("The VPN is WireGuard since the cutover.")
+
+
 def test_vocabularies_typed_and_life_slots():
-    from hela_cli.facts.vocab import life_changes, other_subject, typed_values, vocab_values
+    from hela_cli.facts.life import life_changes
+    from hela_cli.facts.vocab import other_subject, typed_values, vocab_values
     assert vocab_values("We moved CI from Jenkins to GitHub Actions") == {("ci", "jenkins"), ("ci", "github actions")}
     assert ("language", "go") not in vocab_values("let's go with it")           # a common word is not a name
-    assert typed_values("every Tuesday at 3pm, 16 GB") == {("weekday", "tue"), ("time", "15:00"), ("size", "16gb")}
+    assert typed_values("every Tuesday at 3pm, 16 GB") == {("weekday", "tue"), ("cadence", "weekly"), ("time", "15:00"),
+                                                          ("size", "16gb")}
     assert {c for c, *_ in life_changes("I quit my job and moved to Porto")} == {"job", "home"}
     assert not life_changes("she quit her job")                                  # not the speaker's
     assert other_subject("The EU region runs Postgres 14", "the US region is on Postgres 16")

@@ -10,10 +10,8 @@
   trackers, meeting tools, code hosts, merge strategies, mail services). A project that says "everyone is on
   Teams now" replaces the chat tool it named before, without naming it. ``EXCLUSIVE`` classes hold one value
   at a time; the others (a project runs several databases) need the same subject named besides.
-* **Typed slots** (:func:`typed_slots`): weekday, time of day, size.
-* **Life slots** (:func:`life_slots`): what a person says of themself: employer and job, home, vehicle, diet,
-  partner, course of study, sport, commute; with the words people use when one of them ends or changes
-  ("quit", "moved out of", "sold", "went vegan", "broke up", "dropped", "gave up").
+* **Typed slots** (:func:`typed_values`): weekday, time of day, cadence ("daily", "every 6 hours"), size.
+* **Life slots**: in :mod:`hela_cli.facts.life`.
 
 Written from general knowledge and the dev half of the changed-facts suite only (benchmarks/quality/changed_facts/).
 """
@@ -31,8 +29,15 @@ _ROLE = {"primary": "primary", "replica": "replica", "replicas": "replica", "sta
          "secondary": "secondary", "follower": "replica", "leader": "primary", "writer": "primary",
          "reader": "replica"}
 _PART = {w: w for w in """android ios web backend frontend desktop mobile worker workers scheduler gateway cli sdk
-dashboard admin website firmware""".split()}
+dashboard admin website firmware laptop laptops""".split()}
 _PART["workers"] = "worker"
+_PART["laptops"] = "laptop"
+#: who a thing is for: "the public API", "the internal docs"
+_AUDIENCE = re.compile(r"\b(?P<a>public|internal|private|external|partner)(?:'s)?\s+(?:[\w-]+\s+)?(?:api|apis|endpoints?|site|"
+                       r"docs|dashboard|services?|tools|registry|repos?|packages?|network|app)\b|\b(?:api|site|docs|app)\s+is\s+"
+                       r"(?P<a2>public|internal|private)\b", re.I)
+#: parts named by two words: the machines that build (not the ones that serve)
+_PART_PHRASE = re.compile(r"\b(?:build|ci)\s+(?:servers?|machines?|agents?|boxe?s?|runners?|hosts?|nodes?)\b", re.I)
 _MACHINE = re.compile(r"\b(?:my|our\s+own|his|her)\s+(?:own\s+)?(?:laptop|machine|mac|macbook|pc|desktop|computer|"
                       r"workstation|dev\s+box|home\s+server|side\s+project|pet\s+project|hobby\s+project|"
                       r"personal\s+project|homelab)\b|\bpersonal\s+(?:laptop|machine|computer|setup)\b|"
@@ -62,6 +67,10 @@ def qualifiers(text: str) -> dict[str, frozenset[str]]:
             out.setdefault("role", set()).add(_ROLE[w])
         if w in _PART:
             out.setdefault("part", set()).add(_PART[w])
+    for m in _AUDIENCE.finditer(text):   # the public API is not the internal one
+        out.setdefault("audience", set()).add((m.group("a") or m.group("a2")).lower())
+    if _PART_PHRASE.search(text):
+        out.setdefault("part", set()).add("build-host")
     for m in _REGION.finditer(text):
         out.setdefault("region", set()).add((m.group("r") or m.group("r2")).lower())
     for m in _NAMED_PART.finditer(text):
@@ -82,7 +91,7 @@ def other_subject(old: str, new: str) -> bool:
     if ("machine" in qo) != ("machine" in qn):
         return True
     lo, ln = old.lower(), new.lower()
-    for kind in ("env", "region", "role", "part"):
+    for kind in ("env", "region", "role", "part", "audience"):
         a, b = qo.get(kind), qn.get(kind)
         if a and b and not (a & b) and not any(_mentions(ln, x) for x in a) and not any(_mentions(lo, x) for x in b):
             return True
@@ -142,13 +151,99 @@ VOCAB: dict[str, dict[str, str]] = {
     "mail service": {"mailchimp": r"mailchimp", "sendgrid": r"sendgrid", "postmark": r"postmark",
                      "mailgun": r"mailgun", "ses": r"amazon\s+ses|aws\s+ses", "buttondown": r"buttondown",
                      "resend": r"Resend"},
+    "container registry": {"docker hub": r"docker\s?hub", "ghcr": r"ghcr(?:\.io)?|github\s+container\s+registry",
+                           "quay": r"quay(?:\.io)?", "ecr": r"ecr|elastic\s+container\s+registry", "gcr": r"gcr|artifact\s+registry",
+                           "acr": r"acr|azure\s+container\s+registry", "harbor": r"harbor", "artifactory": r"artifactory"},
+    "design tool": {"figma": r"figma", "sketch": r"Sketch", "adobe xd": r"adobe\s+xd", "invision": r"invision",
+                    "penpot": r"penpot", "framer": r"framer"},
+    "password manager": {"lastpass": r"lastpass", "1password": r"1password", "bitwarden": r"bitwarden",
+                         "dashlane": r"dashlane", "keeper": r"keeper\s+security", "keepass": r"keepass(?:xc)?"},
+    "vpn": {"openvpn": r"openvpn", "wireguard": r"wireguard", "tailscale": r"tailscale", "zerotier": r"zerotier",
+            "cisco anyconnect": r"(?:cisco\s+)?anyconnect", "globalprotect": r"globalprotect", "pritunl": r"pritunl"},
+    "paging": {"pagerduty": r"pagerduty", "opsgenie": r"opsgenie", "victorops": r"victorops|splunk\s+on-?call",
+               "incident.io": r"incident\.io", "grafana oncall": r"grafana\s+on-?call", "rootly": r"rootly"},
+    "error tracker": {"sentry": r"sentry", "rollbar": r"rollbar", "bugsnag": r"bugsnag", "glitchtip": r"glitchtip",
+                      "honeybadger": r"honeybadger", "airbrake": r"airbrake", "raygun": r"raygun"},
+    "feature flags": {"launchdarkly": r"launchdarkly", "unleash": r"unleash", "flagsmith": r"flagsmith",
+                      "growthbook": r"growthbook", "configcat": r"configcat", "split": r"split\.io"},
+    "status page": {"statuspage": r"statuspage(?:\.io)?", "instatus": r"instatus", "better stack": r"better\s?(?:stack|uptime)",
+                    "cachet": r"cachet", "upptime": r"upptime"},
+    "support desk": {"zendesk": r"zendesk", "help scout": r"help\s?scout", "freshdesk": r"freshdesk",
+                     "intercom": r"intercom", "front": r"frontapp", "groove": r"groovehq", "zammad": r"zammad"},
+    "product analytics": {"mixpanel": r"mixpanel", "amplitude": r"amplitude", "posthog": r"posthog", "heap": r"heap\s+analytics",
+                          "plausible": r"plausible", "google analytics": r"google\s+analytics|\bGA4\b", "matomo": r"matomo",
+                          "fathom": r"fathom"},
+    "payments": {"stripe": r"stripe", "braintree": r"braintree", "adyen": r"adyen", "paypal": r"paypal",
+                 "mollie": r"mollie", "square": r"Square", "paddle": r"Paddle", "checkout.com": r"checkout\.com"},
+    "dns": {"cloudflare": r"cloudflare", "route 53": r"route\s?53", "godaddy": r"godaddy", "namecheap": r"namecheap",
+            "gandi": r"gandi", "dnsimple": r"dnsimple", "ns1": r"ns1"},
+    "log service": {"papertrail": r"papertrail", "loggly": r"loggly", "loki": r"(?:grafana\s+)?loki", "splunk": r"splunk",
+                    "logtail": r"logtail", "elk": r"elk(?:\s+stack)?", "graylog": r"graylog", "sumo logic": r"sumo\s?logic"},
+    "app server": {"gunicorn": r"gunicorn", "uvicorn": r"uvicorn", "hypercorn": r"hypercorn", "uwsgi": r"uwsgi",
+                   "waitress": r"waitress", "puma": r"puma", "unicorn": r"Unicorn", "passenger": r"phusion\s+passenger",
+                   "granian": r"granian"},
+    "site generator": {"gatsby": r"gatsby", "astro": r"astro", "hugo": r"hugo", "jekyll": r"jekyll", "eleventy": r"eleventy|11ty",
+                       "docusaurus": r"docusaurus", "mkdocs": r"mkdocs(?:\s+material)?", "sphinx": r"sphinx",
+                       "vitepress": r"vitepress", "zola": r"zola"},
+    "test runner": {"pytest": r"pytest", "unittest": r"unittest", "jest": r"jest", "mocha": r"mocha",
+                    "vitest": r"vitest", "jasmine": r"jasmine", "rspec": r"rspec", "minitest": r"minitest"},
+    "linter": {"flake8": r"flake8", "ruff": r"ruff", "pylint": r"pylint", "isort": r"isort", "eslint": r"eslint",
+               "tslint": r"tslint", "prettier": r"prettier", "biome": r"biome", "rubocop": r"rubocop", "standard": r"standardjs"},
+    "date library": {"moment": r"moment\.?js", "date-fns": r"date-fns", "dayjs": r"day\.?js",
+                     "luxon": r"luxon"},
+    "cli library": {"argparse": r"argparse", "click": r"Click", "typer": r"typer", "cobra": r"cobra", "clap": r"clap",
+                    "docopt": r"docopt", "commander": r"commander(?:\.js)?", "yargs": r"yargs"},
+    "wiki": {"confluence": r"confluence", "notion": r"Notion", "outline": r"Outline", "bookstack": r"bookstack",
+             "wiki.js": r"wiki\.js", "coda": r"Coda", "mediawiki": r"mediawiki", "dokuwiki": r"dokuwiki"},
+    "auth provider": {"auth0": r"auth0", "okta": r"okta", "cognito": r"cognito", "keycloak": r"keycloak",
+                      "clerk": r"Clerk", "firebase auth": r"firebase\s+auth(?:entication)?", "supertokens": r"supertokens",
+                      "authentik": r"authentik", "zitadel": r"zitadel"},
+    "orm": {"sqlalchemy": r"sqlalchemy", "prisma": r"prisma", "typeorm": r"typeorm", "sequelize": r"sequelize",
+            "drizzle": r"Drizzle", "hibernate": r"hibernate", "gorm": r"gorm", "diesel": r"Diesel", "peewee": r"peewee",
+            "sqlmodel": r"sqlmodel", "tortoise": r"tortoise\s+orm", "ent": r"ent\s+orm"},
+    "state management": {"redux": r"redux(?:\s+toolkit)?", "zustand": r"zustand", "mobx": r"mobx", "recoil": r"Recoil",
+                         "jotai": r"jotai", "pinia": r"pinia", "vuex": r"vuex", "xstate": r"xstate"},
+    "bundler": {"webpack": r"webpack", "vite": r"vite", "rollup": r"Rollup", "esbuild": r"esbuild", "turbopack": r"turbopack",
+                "rspack": r"rspack", "browserify": r"browserify"},
+    "orchestrator": {"airflow": r"airflow", "dagster": r"dagster", "prefect": r"prefect", "temporal": r"Temporal",
+                     "argo workflows": r"argo(?:\s+workflows)?", "step functions": r"step\s+functions"},
+    "search engine": {"elasticsearch": r"elastic\s?search", "opensearch": r"opensearch", "algolia": r"algolia",
+                      "meilisearch": r"meilisearch", "typesense": r"typesense", "solr": r"solr", "pagefind": r"pagefind",
+                      "vespa": r"vespa\.ai"},
+    "infrastructure as code": {"terraform": r"terraform", "opentofu": r"opentofu", "pulumi": r"pulumi",
+                               "cloudformation": r"cloudformation", "cdk": r"aws\s+cdk|cdk", "crossplane": r"crossplane"},
+    "experiment tracking": {"wandb": r"wandb|weights\s*(?:&|and)\s*biases|w&b", "mlflow": r"mlflow", "neptune": r"Neptune",
+                            "comet": r"comet\.ml|comet\s+ml", "clearml": r"clearml", "tensorboard": r"tensorboard"},
+    "web proxy": {"nginx": r"nginx", "traefik": r"traefik", "caddy": r"caddy", "envoy": r"envoy", "haproxy": r"haproxy",
+                  "apache": r"apache(?:\s+httpd)?(?!\s+(?:kafka|spark|airflow|flink|beam|arrow|superset|cassandra))"},
+    "cdn": {"cloudfront": r"cloudfront", "fastly": r"fastly", "bunny cdn": r"bunny\s*cdn|bunny\.net", "akamai": r"akamai\s+cdn",
+            "cloudflare cdn": r"cloudflare\s+cdn"},
+    "monitoring": {"datadog": r"datadog", "new relic": r"new\s?relic", "honeycomb": r"Honeycomb", "prometheus": r"prometheus",
+                   "dynatrace": r"dynatrace", "grafana cloud": r"grafana\s+cloud", "signoz": r"signoz", "appsignal": r"appsignal"},
+    "object storage": {"s3": r"s3", "gcs": r"gcs|google\s+cloud\s+storage", "r2": r"r2", "minio": r"minio",
+                       "azure blob": r"azure\s+blob(?:\s+storage)?", "backblaze": r"backblaze(?:\s+b2)?", "wasabi": r"Wasabi"},
+    "editor": {"vs code": r"vs\s?code|visual\s+studio\s+code", "vim": r"vim", "neovim": r"neovim|nvim", "emacs": r"emacs",
+               "intellij": r"intellij(?:\s+idea)?", "pycharm": r"pycharm", "sublime text": r"sublime\s+text",
+               "cursor": r"Cursor", "zed": r"Zed", "webstorm": r"webstorm", "helix": r"Helix"},
+    "css framework": {"tailwind": r"tailwind(?:\s?css)?", "bootstrap": r"Bootstrap", "sass": r"sass|scss",
+                      "styled-components": r"styled-components", "css modules": r"css\s+modules", "bulma": r"bulma",
+                      "emotion": r"Emotion", "vanilla-extract": r"vanilla-extract"},
+    "message broker": {"rabbitmq": r"rabbitmq", "kafka": r"kafka", "sqs": r"sqs", "nats": r"nats", "activemq": r"activemq",
+                       "pulsar": r"pulsar", "redis": r"redis(?=\s+(?:as\s+(?:the\s+)?)?broker)"},
 }
 #: the classes a project (or a team) has one of at a time
 EXCLUSIVE = frozenset({"chat tool", "ci", "package manager", "tracker", "meeting tool", "code host", "merge strategy",
-                       "mail service"})
+                       "mail service", "container registry", "design tool", "password manager", "vpn", "paging",
+                       "error tracker", "feature flags", "status page", "support desk", "wiki", "auth provider",
+                       "state management", "experiment tracking"})
 #: the classes whose names are also common words: matched only as written (capitalized)
 _CASED = {("language", "go"), ("tracker", "linear"), ("tracker", "shortcut"), ("chat tool", "teams"),
-          ("mail service", "resend")}
+          ("mail service", "resend"), ("design tool", "sketch"), ("payments", "square"), ("payments", "paddle"),
+          ("app server", "unicorn"), ("cli library", "click"), ("wiki", "notion"), ("wiki", "outline"), ("wiki", "coda"),
+          ("auth provider", "clerk"), ("orm", "drizzle"), ("orm", "diesel"), ("state management", "recoil"),
+          ("bundler", "rollup"), ("orchestrator", "temporal"), ("experiment tracking", "neptune"),
+          ("monitoring", "honeycomb"), ("object storage", "wasabi"), ("editor", "cursor"), ("editor", "zed"),
+          ("editor", "helix"), ("css framework", "bootstrap"), ("css framework", "emotion")}
 
 
 def _vocab_regex() -> re.Pattern[str]:
@@ -157,9 +252,10 @@ def _vocab_regex() -> re.Pattern[str]:
         for name, rx in names.items():
             g = f"v{len(alts)}"
             body = f"(?-i:{rx})" if (cls, name) in _CASED else rx
-            alts.append((g, cls, name, rf"(?P<{g}>(?<![\w.-]){body}(?![\w-]))"))
+            alts.append((g, cls, name, rf"(?P<{g}>{body})(?![\w-])"))
     _VOCAB_NAMES.update({g: (cls, name) for g, cls, name, _ in alts})
-    return re.compile("|".join(a[3] for a in alts), re.I)
+    # one look-behind for all the names: at a position inside a word every name fails at once
+    return re.compile(r"(?<![\w.-])(?=[\w@#])(?:" + "|".join(a[3] for a in alts) + ")", re.I)
 
 
 _VOCAB_NAMES: dict[str, tuple[str, str]] = {}
@@ -169,14 +265,17 @@ _VOCAB_RX = _vocab_regex()
 _VOCAB_WORDS = frozenset(w for names in VOCAB.values() for rx in names.values()
                          for w in re.findall(r"[a-z][a-z0-9]+", re.sub(r"\\[a-z]", " ", rx.lower()))) - frozenset(
     "and chat cloud com db ai cd ci commits boot io js ql services ms actions issues pipelines pages discussions "
-    "ing only forward fast native web digital devops".split())   # words of a name that are no name alone
+    "ing only forward fast native web digital devops as the on day date call better stack analytics container registry "
+    "elastic artifact logic hub security checkout incident split material kit merg server broker password fns ty xc "
+    "xd arrow beam flink spark httpd new text code step idea net functions visual studio storage weights biases wiki auth "
+    "blob css orm cdn relic firebase authentication tortoise ml cloudflare bunny".split())   # words of a name that are no name alone (common words: a turn with only them names nothing)
 
 
 @functools.lru_cache(maxsize=8192)
 def vocab_values(text: str) -> frozenset[tuple[str, str]]:
     """(class, canonical name) of every vocabulary name ``text`` says."""
     if not _VOCAB_WORDS.intersection(re.findall(r"[a-z][a-z0-9]+", text.lower())) and "#" not in text \
-            and "+" not in text:
+            and "+" not in text and "&" not in text:
         return frozenset()
     out = set()
     for m in _VOCAB_RX.finditer(text):
@@ -194,6 +293,33 @@ _TIME = re.compile(r"\b(?P<h>[01]?\d|2[0-3])(?::(?P<m>[0-5]\d))?\s*(?P<ap>a\.?m\
 #: a weekday said as a schedule: "on Mondays", "every Tuesday", "moved to Thursday"
 _RECURRING = re.compile(r"\b(?:every|each|to|until|till|from)\s+$", re.I)
 _EVENT = re.compile(r"\b(?:last|yesterday|ago|tonight|tomorrow|this\s+past|next)\b", re.I)
+#: how often something recurs: "daily", "every 6 hours", "twice a week" (a schedule's cadence)
+_CADENCE = re.compile(r"\b(?P<w>hourly|daily|nightly|weekly|fortnightly|bi-?weekly|monthly|quarterly|yearly|annually)\b|"
+                      r"\bevery\s+(?:(?P<n>\d+|other|two|three|four|five|six|eight|ten|twelve|fifteen|thirty)\s+)?"
+                      r"(?P<u>hour|day|night|morning|evening|week|month|quarter|year|sprint|minute)s?\b|"
+                      r"\b(?P<k>once|twice|three\s+times|four\s+times|\d+\s+times)\s+(?:a|per|every)\s+"
+                      r"(?P<u2>hour|day|week|month|quarter|year|sprint)\b", re.I)
+_CADENCE_WORD = {"nightly": "daily", "fortnightly": "biweekly", "bi-weekly": "biweekly", "annually": "yearly"}
+_CADENCE_ONE = {"hour": "hourly", "day": "daily", "night": "daily", "morning": "daily", "evening": "daily",
+                "week": "weekly", "month": "monthly", "quarter": "quarterly", "year": "yearly"}
+_COUNT_WORD = {"other": "2", "two": "2", "twice": "2", "three": "3", "four": "4", "five": "5", "six": "6", "eight": "8",
+               "ten": "10", "twelve": "12", "fifteen": "15", "thirty": "30", "once": "1"}
+
+
+def _cadence(m: re.Match[str]) -> str:
+    if m.group("w"):
+        w = m.group("w").lower()
+        return _CADENCE_WORD.get(w, w)
+    if m.group("u"):
+        n, u = _COUNT_WORD.get((m.group("n") or "1").lower(), m.group("n") or "1"), m.group("u").lower()
+        if n == "1":
+            return _CADENCE_ONE.get(u, f"every {u}")
+        return "biweekly" if (n, u) == ("2", "week") else f"every {n} {u}s"
+    k = m.group("k").lower().split()[0]
+    n, u = _COUNT_WORD.get(k, k), m.group("u2").lower()
+    return _CADENCE_ONE.get(u, f"every {u}") if n == "1" else f"{n}/{u}"
+
+
 _SIZE = re.compile(r"\b(?P<n>\d+(?:\.\d+)?)\s?(?P<u>[kmgt]i?b|gigs?|megs?|terabytes?|gigabytes?|megabytes?)\b", re.I)
 
 
@@ -208,14 +334,20 @@ def _time_value(m: re.Match[str]) -> str:
 
 @functools.lru_cache(maxsize=8192)
 def typed_values(text: str) -> frozenset[tuple[str, str]]:
-    """(kind, value) of the weekdays, times of day and sizes ``text`` says: ``("weekday", "mon")``,
-    ``("time", "09:30")``, ``("size", "16gb")``."""
+    """(kind, value) of the weekdays, times of day, cadences and sizes ``text`` says: ``("weekday", "mon")``,
+    ``("time", "09:30")``, ``("cadence", "daily")``, ``("size", "16gb")``."""
     out: set[tuple[str, str]] = set()
     event = bool(_EVENT.search(text))   # "last Friday at 7pm": when something happened, not a schedule
     if _WEEKDAY_FULL.search(text) and not event:
+        days = set()
         for m in _WEEKDAY_FULL.finditer(text):
             if m.group(0).lower().endswith("s") or _RECURRING.search(text[max(0, m.start() - 12):m.start()]):
-                out.add(("weekday", m.group(0).lower()[:3]))
+                days.add(m.group(0).lower()[:3])
+        out.update(("weekday", d) for d in days)
+        if days:   # on Mondays: weekly; on Tuesdays and Thursdays: twice a week
+            out.add(("cadence", "weekly" if len(days) == 1 else f"{len(days)}/week"))
+    if _CADENCE.search(text):
+        out.update(("cadence", _cadence(m)) for m in _CADENCE.finditer(text))
     if (any(c.isdigit() for c in text) or "noon" in text or "midnight" in text) and not event:
         for m in _TIME.finditer(text):
             out.add(("time", _time_value(m)))
@@ -225,184 +357,3 @@ def typed_values(text: str) -> frozenset[tuple[str, str]]:
             unit = unit[0] + "b" if unit[0] in "kmgt" else unit
             out.add(("size", f"{m.group('n')}{unit}"))
     return frozenset(out)
-
-
-# ----------------------------------------------------------------------------------------------- life
-
-#: category -> what states it (group ``v``: the value, when the pattern has one)
-_LIFE_STATE: dict[str, re.Pattern[str]] = {
-    "job": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:work|am\s+working|'m\s+working)\s+as\s+(?:a|an)\s+"
-                      r"(?P<v3>[\w-]+(?:\s+[\w-]+)?)|"
-                      r"\b(?:i|we)\s+(?:now\s+)?(?:work|am\s+working|'m\s+working)\s+(?:at|for|in)\s+(?P<v>[\w&'.-]+(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})|"
-                      r"\b(?:i'm|i\s+am|im)\s+(?:now\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?:engineer|developer|nurse|teacher|"
-                      r"manager|designer|analyst|consultant|accountant|doctor|lawyer|chef|barista|writer|scientist|"
-                      r"intern|assistant|officer|technician|mechanic|librarian|pharmacist|architect|"
-                      r"freelancer|cashier|driver|electrician|plumber|researcher|lead|director)\b(?:\s+(?:at|for)\s+"
-                      r"(?P<v2>[\w&'.-]+(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3}))?|"
-                      r"\bmy\s+(?:job|employer|company|office|workplace|boss|manager|team\s+lead|coworkers?|colleagues?)\b|"
-                      r"\b(?:new|old|current|first|day)\s+job\b|\bjob\s+(?:at|as)\b|\bi\s+(?:teach|nurse|code)\b|"
-                      r"\bi(?:'ve|\s+have)\s+been\s+(?:working\s+)?at\s+(?P<v4>(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})",
-                      re.I),
-    "home": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:live|am\s+living|'m\s+living|'re\s+living|are\s+living|"
-                       r"am\s+based|'m\s+based|rent|'re\s+renting|'m\s+renting)\s+(?:with\s+[\w\s]{0,20}?\s+)?"
-                       r"(?:in|at|near|on)\s+"
-                       r"(?P<v>(?:the\s+)?[\w'.-]+(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})|"
-                       r"\b(?:i|we)\s+(?:now\s+)?(?:live|rent|own|have|share)\s+(?:a|an|the|our|my)\s+(?:[\w-]+\s+){0,2}?"
-                       r"(?:apartment|flat|house|place|condo|two-bedroom|one-bedroom|studio|loft|bungalow)\b|"
-                       r"\b(?:i|we)\s+live\s+(?P<v5>downtown|uptown|nearby|in\s+town|out\s+of\s+town|by\s+the\s+\w+)\b|"
-                       r"\b(?:my|our)\s+(?:apartment|flat|house|place|home|neighbou?rhood|landlord|roommates?|flatmates?|"
-                       r"commute)\b|\b(?:new|old)\s+(?:apartment|flat|house|place|neighbou?rhood)\b", re.I),
-    "vehicle": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:drive|ride|own|have)\s+(?:a|an|my|our)\s+(?P<v>(?:[\w-]+\s+){0,2}?"
-                          r"(?:car|truck|van|suv|motorcycle|motorbike|scooter|bike|e-bike|(?-i:[A-Z])[\w-]+))\b|"
-                          r"\bmy\s+(?:old\s+|new\s+)?(?P<v2>car|truck|van|suv|motorcycle|motorbike|scooter|"
-                          r"(?:civic|corolla|prius|tesla|jeep|golf|camry|accord|mustang|beetle|model\s+\w))\b", re.I),
-    "diet": re.compile(r"\b(?:i'm|i\s+am|im|i've\s+been|i\s+have\s+been|we're|we\s+are|i\s+went|i\s+eat|i\s+stay|"
-                       r"i\s+keep|i\s+follow\s+a|(?:on|follow)\s+a|my)\s+(?:a\s+|an\s+|strict\s+|fully\s+|mostly\s+)?"
-                       r"(?P<v>vegan|vegetarian|pescatarian|keto|paleo|gluten[\s-]free|dairy[\s-]free|plant[\s-]based|"
-                       r"carnivore|omnivore)\b|\b(?:i|we)\s+(?:eat|love|cook)\s+(?P<v2>meat|fish|steak|"
-                       r"chicken|burgers?)\b", re.I),
-    "partner": re.compile(r"\bmy\s+(?P<v>boyfriend|girlfriend|partner|husband|wife|fianc[eé]e?|spouse|bf|gf)\b|"
-                          r"\b(?:i|we)\s+(?:now\s+)?(?:have|got)\s+a\s+(?:new\s+)?(?P<v3>boyfriend|girlfriend|partner|"
-                          r"husband|wife)\b|"
-                          r"\b(?:i'm|i\s+am|im)\s+(?P<v2>single|married|engaged|divorced|dating)\b", re.I),
-    "study": re.compile(r"\b(?:i'm|i\s+am|im)\s+(?:now\s+)?(?:a|an)\s+(?:[\w-]+\s+){0,2}?(?P<v3>[\w-]+)\s+"
-                        r"(?:student|major)\b|\b(?:i|i'm|i\s+am|im)\s+(?:now\s+)?(?:study(?:ing)?|major(?:ing)?\s+in|doing\s+(?:a|my)\s+"
-                        r"(?:degree|masters?|phd|bachelor'?s?)\s+in|enrolled\s+in)\s+(?P<v>[\w-]+(?:\s+[\w-]+)?)|"
-                        r"\bmy\s+(?:major|degree|course|program(?:me)?|thesis|classes|studies)\b", re.I),
-    "sport": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:play|do|practice|practise|train|go)\s+(?:(?:a\s+lot\s+of|some)\s+)?"
-                        r"(?P<v>tennis|soccer|football|basketball|volleyball|badminton|hockey|rugby|golf|squash|"
-                        r"pickleball|cricket|baseball|handball|climbing|bouldering|swimming|running|cycling|yoga|"
-                        r"pilates|crossfit|boxing|judo|karate|jiu[\s-]?jitsu|fencing|rowing|skiing|surfing|"
-                        r"skating|dancing|hiking|table\s+tennis|ping\s+pong|martial\s+arts|triathlons?|marathons?)\b|"
-                        r"\bmy\s+(?P<v2>tennis|soccer|football|basketball|volleyball|hockey|rugby|golf|climbing|"
-                        r"swimming|running|cycling|yoga|boxing)\s+(?:club|team|league|coach|class|group|practice)\b|"
-                        r"\b(?:i|we)\s+(?P<v3>run|swim|climb|cycle|box|row|ski|surf|skate)\b", re.I),
-    "commute": re.compile(r"\b(?:i|we)\s+(?:now\s+)?(?:usually\s+)?(?P<v>drive|bike|cycle|walk|ride\s+(?:my|a|the)\s+\w+|"
-                          r"take\s+the\s+\w+|get\s+the\s+\w+)\s+(?:\w+\s+)?(?:to|into)\s+(?:work|the\s+office|campus|school|the\s+city|"
-                          r"town|downtown)\b|"
-                          r"\bcommute\s+(?:\w+\s+){0,3}?by\s+(?P<v2>car|bike|bicycle|train|bus|tram|subway|metro|ferry|"
-                          r"scooter|motorbike)\b|\bmy\s+commute\b|\b(?:i|we)\s+(?:now\s+)?(?:work|am\s+working|'m\s+working)\s+"
-                          r"(?P<v3>from\s+home|remotely|remote|fully\s+remote|hybrid)\b|\b(?:i|we)(?:'ve|\s+have)\s+been\s+working\s+"
-                          r"(?P<v4>from\s+home|remotely|remote)\b", re.I),
-}
-
-#: category -> what ends or changes it (group ``v``: the value named, if any)
-_LIFE_CHANGE: dict[str, re.Pattern[str]] = {
-    "job": re.compile(r"\b(?:quit|left|resigned\s+from|lost|leaving|handed\s+in\s+my\s+notice\s+at)\s+(?:my\s+)?"
-                      r"(?:job|position|role|work|gig)\b|\b(?:got|was|been|were)\s+(?:laid\s+off|let\s+go|fired|made\s+redundant)\b|"
-                      r"\b(?:started|start|starting|landed|got|accepted|took|begin|began|signed)\s+(?:a\s+|my\s+|the\s+|an\s+)?"
-                      r"(?:new\s+)?(?:job|position|role|gig|offer|contract)\b(?:\s+(?:at|with|as|from)\s+(?P<v>[\w&'.-]+(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3}))?|"
-                      r"\b(?:joined|started\s+at|now\s+(?:work(?:ing)?\s+)?at|hired\s+(?:at|by))\s+"
-                      r"(?P<v2>(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*){0,3})|\b(?:retired|unemployed|between\s+jobs|"
-                      r"job\s+hunting|first\s+day\s+at)\b|\bpromoted\s+to\b|\bgot\s+hired\b|\b(?:my\s+)?last\s+day\s+(?:at|was)\b|"
-                      r"\bleft\s+(?:teaching|nursing|academia|retail|consulting|the\s+company|my\s+company|the\s+firm|"
-                      r"the\s+agency|the\s+startup|my\s+old\s+job|the\s+industry)\b|\bjoined\s+(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+"
-                      r"(?:company|startup|firm|agency|team|studio|lab)\b", re.I),
-    "home": re.compile(r"\b(?:moved|moving|relocated|relocating)\s+(?:out\s+of|away\s+from|from)\s+(?:my\s+|our\s+|the\s+)?"
-                       r"(?P<old>[\w'.-]+(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})|\b(?:moved|relocated|move|moved\s+back|settled)\s+(?:in\s+)?(?:to|into|in)\s+"
-                       r"(?P<v>(?:a\s+|the\s+|my\s+)?[\w'.-]+(?:\s+(?-i:[A-Z])[\w'.-]*){0,2})|"
-                       r"\b(?:new|bought\s+a|closed\s+on\s+a|signed\s+a\s+lease\s+on\s+a|our\s+new|my\s+new)\s+(?:apartment|flat|house|"
-                       r"place|condo|home)\b|\bmoved\s+(?:out|away|back|abroad|upstate|downstate|overseas|house|"
-                       r"across\s+(?:town|the\s+country)|in\s+with)\b|"
-                       r"\b(?:sold|left)\s+(?:my|our|the)\s+(?:apartment|flat|house|place|condo)\b", re.I),
-    "vehicle": re.compile(r"\b(?:sold|sell|selling|traded\s+in|totaled|totalled|scrapped|got\s+rid\s+of|gave\s+away)\s+"
-                          r"(?:my|our|the)\s+(?:old\s+)?(?P<old>[\w-]+(?:\s+[\w-]+)?)|"
-                          r"\b(?:bought|got|leased|picked\s+up)\s+(?:a|an|my|our)\s+(?:new\s+|used\s+)?(?P<v>(?:[\w-]+\s+){0,2}?"
-                          r"(?:car|truck|van|suv|motorcycle|motorbike|scooter|e-bike|(?-i:[A-Z])[\w-]+))\b|"
-                          r"\b(?:(?:no\s+longer|don't|do\s+not)\s+(?:have|own)\s+a\s+car|car[\s-]free|without\s+a\s+car)\b", re.I),
-    "diet": re.compile(r"\b(?:went|gone|going|turned|became|become|been|am|'m|i\s+am|now)\s+(?:fully\s+|completely\s+|"
-                       r"strictly\s+)?(?P<v>vegan|vegetarian|"
-                       r"pescatarian|keto|paleo|gluten[\s-]free|plant[\s-]based)\b|\b(?:gave\s+up|quit|stopped\s+eating|"
-                       r"cut\s+out|no\s+more|don't\s+eat|do\s+not\s+eat)\s+(?P<old>meat|dairy|fish|sugar|gluten|"
-                       r"red\s+meat|carbs|alcohol|eggs)\b|\b(?:started|start)\s+eating\s+(?P<v2>meat|fish|dairy|eggs)\b|"
-                       r"\beating\s+(?:meat|fish)\s+again\b|\b(?:no\s+longer|not)\s+(?:vegan|vegetarian)(?:\s+anymore)?\b", re.I),
-    "partner": re.compile(r"\b(?:broke\s+up|split\s+up|we\s+split|separated|divorced|got\s+divorced|ended\s+things|"
-                          r"called\s+it\s+off|got\s+engaged|got\s+married|new\s+(?:boyfriend|girlfriend|partner)|my\s+ex\b|"
-                          r"seeing\s+someone|single\s+again|(?:not|no\s+longer)\s+together|ended\s+(?:it|things)|we're\s+done|"
-                          r"dumped|getting\s+divorced|"
-                          r"started\s+dating|moved\s+in\s+together)\b", re.I),
-    "study": re.compile(r"\b(?:switched|changed|moved)\s+to\s+(?:a|an)\s+(?P<v3>[\w-]+)\s+(?:degree|major|course|program(?:me)?)\b|"
-                        r"\b(?:switched|changed|transferred)\s+(?:my\s+)?(?:major|degree|course|program(?:me)?|studies)"
-                        r"(?:\s+(?:from\s+[\w-]+(?:\s+[\w-]+)?\s+)?to\s+(?P<v>[\w-]+(?:\s+[\w-]+)?))?|"
-                        r"\b(?:dropped\s+out|graduated|deferred|withdrew)\b|\b(?:dropped|quit)\s+(?:my\s+)?"
-                        r"(?:the\s+)?(?P<old>[\w-]+)\s+(?:degree|course|major|program|classes)\b|"
-                        r"\b(?:now|started)\s+(?:studying|majoring\s+in)\s+(?P<v2>[\w-]+(?:\s+[\w-]+)?)", re.I),
-    "sport": re.compile(r"\b(?:gave\s+up|quit|stopped|dropped|retired\s+from|hung\s+up)\s+(?:on\s+|playing\s+|doing\s+|my\s+)?"
-                        r"(?P<old>tennis|soccer|football|basketball|volleyball|badminton|hockey|rugby|golf|squash|"
-                        r"pickleball|cricket|baseball|climbing|bouldering|swimming|running|cycling|yoga|pilates|"
-                        r"crossfit|boxing|judo|karate|fencing|rowing|skiing|surfing|skating|dancing|hiking|"
-                        r"(?:my\s+)?(?:boots|racket|cleats|gloves))\b|\b(?:took\s+up|picked\s+up|started|switched\s+to|"
-                        r"got\s+into)\s+(?:playing\s+|doing\s+)?(?P<v>tennis|soccer|football|basketball|volleyball|"
-                        r"badminton|hockey|rugby|golf|squash|pickleball|cricket|climbing|bouldering|swimming|running|"
-                        r"cycling|yoga|pilates|crossfit|boxing|judo|karate|fencing|rowing|skiing|surfing|skating)\b",
-                        re.I),
-    "commute": re.compile(r"\b(?:now|these\s+days|nowadays)\s+(?:i\s+)?(?P<v>bike|cycle|walk|drive|take\s+the\s+\w+|ride|"
-                          r"work\s+from\s+home|work\s+remotely)\b|\b(?:started|switched\s+to)\s+(?:biking|cycling|"
-                          r"walking|driving|taking\s+the\s+\w+|commuting\s+by\s+\w+|working\s+from\s+home)\b|"
-                          r"\bonly\s+(?:go|come|commute)\s+(?:in(?:to)?\s+)?(?:the\s+office\s+)?(?:on\s+)?\w+\b|"
-                          r"\bno\s+(?:more|longer)\s+(?:driving|commuting|the\s+\w+\s+commute)\b|"
-                          r"\b(?:i|we)\s+(?:bike|cycle|walk|ride\s+my\s+bike|drive)\s+everywhere\b", re.I),
-}
-#: life categories a person has one of at a time (a change of one replaces the earlier without naming it)
-LIFE_EXCLUSIVE = frozenset({"job", "home", "diet", "partner", "study", "commute"})
-#: who the sentence is about: first person (a life slot is the speaker's own)
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|im|me|my|mine|myself|we|we're|we've|our|us)\b", re.I)
-
-
-_VALUE_NORM = {"cycle": "bike", "bicycle": "bike", "take the": "", "get the": "", "ride my": "", "ride a": "",
-               "ride the": "", "remotely": "home", "remote": "home", "fully remote": "home", "from home": "home"}
-
-
-def _value(m: re.Match[str], *groups: str) -> str:
-    for g in groups:
-        try:
-            v = m.group(g)
-        except IndexError:
-            continue
-        if v:
-            v = " ".join(v.lower().split()).strip(".,;:!?'\"")
-            for a, b in _VALUE_NORM.items():
-                v = b if v == a else (b + v[len(a):]).strip() if v.startswith(a + " ") else v
-            return v
-    return ""
-
-
-@functools.lru_cache(maxsize=8192)
-def life_states(text: str) -> frozenset[tuple[str, str]]:
-    """(category, value) of what a first-person ``text`` says of the speaker's life (value "" when the
-    category is named without one: "my boss")."""
-    if not _FIRST_PERSON.search(text):
-        return frozenset()
-    out = set()
-    for cat, rx in _LIFE_STATE.items():
-        for m in rx.finditer(text):
-            out.add((cat, _value(m, "v", "v2", "v3", "v4", "v5")))
-    return frozenset(out)
-
-
-@functools.lru_cache(maxsize=8192)
-def life_changes(text: str) -> frozenset[tuple[str, str, str, int]]:
-    """(category, old value, new value, where) of the changes a first-person ``text`` tells ("quit my job",
-    "moved out of Leeds", "sold my Civic", "went vegan"); values "" when not named; ``where``: the offset of
-    the words that tell it."""
-    if not _FIRST_PERSON.search(text):
-        return frozenset()
-    out = set()
-    for cat, rx in _LIFE_CHANGE.items():
-        for m in rx.finditer(text):
-            out.add((cat, _value(m, "old"), _value(m, "v", "v2", "v3"), m.start()))
-    return frozenset(out)
-
-
-#: the words to look up earlier memories of a category by (a keyword search, besides the vector search)
-LIFE_ANCHORS: dict[str, tuple[str, ...]] = {
-    "job": ("work", "job", "company", "office", "boss", "manager", "engineer", "employer", "colleague", "nurse",
-            "teacher", "developer", "designer", "analyst", "consultant", "shift", "team", "career", "startup"),
-    "home": ("live", "apartment", "flat", "house", "place", "neighborhood", "rent", "city"),
-    "vehicle": ("car", "drive", "truck", "bike", "motorcycle"),
-    "diet": ("eat", "vegan", "vegetarian", "meat", "diet", "food"),
-    "partner": ("boyfriend", "girlfriend", "partner", "husband", "wife", "date", "relationship"),
-    "study": ("study", "major", "degree", "course", "class", "university", "college"),
-    "sport": ("play", "tennis", "football", "soccer", "climbing", "running", "team", "club", "yoga"),
-    "commute": ("commute", "drive", "train", "bus", "bike", "office", "remote"),
-}
