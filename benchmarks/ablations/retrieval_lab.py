@@ -249,6 +249,26 @@ def _qvecs(out: Path, emb: Any, questions: list[str]) -> dict[str, Any]:
     return cache
 
 
+class _QueryMemo:
+    """The embedder with its query vectors kept per text for the process (a variant's focused probe,
+    ``retrieval.focus_weight`` / ``focus_max``, embeds the question's focus words at each recall; every
+    variant and fold asks for the same ones)."""
+
+    def __init__(self, emb: Any) -> None:
+        self._emb, self._cache = emb, {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._emb, name)
+
+    def embed_query(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo:
+            self._cache.update(zip(todo, embed_queries(self._emb, todo)))
+        return np.stack([self._cache[t] for t in texts])
+
+
 def _open(out: Path, name: str, learn: bool, tmp: Path, cfg: Config | None = None) -> Store:
     """The cached database, read in place without learning; a copy in ``tmp`` when learning writes edges or
     the variant adds cold-start keyword links (``ingest.keyword_links``: the one-off step
@@ -933,7 +953,7 @@ if __name__ == "__main__":
                                 detail=Path(args.dir) / f"causes-{name}.jsonl")
             print(json.dumps({"variant": name, "causes": table}), flush=True)
     elif args.cmd == "loco":
-        emb = Memory(cfg, store=Store(":memory:")).embedder
+        emb = _QueryMemo(Memory(cfg, store=Store(":memory:")).embedder)
         r = {"loco": loco(Path(args.dir), cfg, emb, args.variants, args.baseline),
              "budget": cfg.retrieval.k + cfg.retrieval.m}
         print(json.dumps(r), flush=True)
@@ -946,7 +966,7 @@ if __name__ == "__main__":
                               **recall_speed(Path(args.dir), cfg, emb, args.variants, rounds=2 if cold else 3,
                                              cold=cold)}), flush=True)
     elif args.cmd == "topk":
-        emb = Memory(cfg, store=Store(":memory:")).embedder
+        emb = _QueryMemo(Memory(cfg, store=Store(":memory:")).embedder)
         for name in args.variants or ["new-defaults"]:
             for k in (2, 5, 10):   # 5, 8 and 13 memories (m as configured; baselines k + m)
                 kcfg = cfg.replace(**{"retrieval.k": k})

@@ -350,6 +350,15 @@ def weighted_keyword_match(query_keywords: Sequence[str], node_keywords: Iterabl
     return sum(weights.get(t, 1.0) for t in q if t in have) / total
 
 
+def fuse_probes(cos: float, focus_cos: float, weight: float, use_max: bool = False) -> float:
+    """The cosine Eq.3 reads when recall probes with the question and with its focus words
+    (:func:`hela_cli.text.question_focus.focus_text`): ``max(cos, focus_cos)`` with ``use_max``, else
+    ``(1 - weight) * cos + weight * focus_cos`` (weight 0: the question's cosine, the paper)."""
+    if use_max:
+        return max(cos, focus_cos)
+    return cos if weight <= 0 else (1.0 - weight) * cos + weight * focus_cos
+
+
 def person_factor(about_named: bool, weight: float) -> float:
     """Soft person prior of a question that names some, not all, of a space's speakers, a factor on Eq.3 like
     :func:`window_factor`: 1 for a memory spoken by a person the question names or mentioning one, else
