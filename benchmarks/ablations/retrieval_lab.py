@@ -389,16 +389,23 @@ def locomo_table(rows: list[dict[str, Any]], metric: str = "recall") -> dict[str
     return out_
 
 
-def loco(out: Path, cfg: Config, emb: Any, names: list[str], baseline: str) -> dict[str, Any]:
+def loco(out: Path, cfg: Config, emb: Any, names: list[str], baseline: str, reuse: bool = False) -> dict[str, Any]:
     """Leave-one-conversation-out choice among ``names`` (variants: a mechanism's settings, "off" among
     them): for each dev conversation, the variant with the best all 1-5 recall on the other four
     conversations is chosen (ties: the first listed) and scored on the held-out one, against ``baseline``
     there. Only the held-out scores are reported as results; the tuned (all five) table is labelled."""
     per: dict[str, list[dict[str, Any]]] = {}
+    saved = out / "loco-rows"   # each variant's rows at this budget, kept for ``--reuse`` (same code only)
+    saved.mkdir(exist_ok=True)
     for name in dict.fromkeys([baseline, *names]):
+        p = saved / f"{re.sub(r'[^A-Za-z0-9_.=@,-]', '_', name)}-k{cfg.retrieval.k}-m{cfg.retrieval.m}.json"
+        if reuse and p.exists():
+            per[name] = json.loads(p.read_text())
+            continue
         overrides, learn = _with_overrides(name)
         with tempfile.TemporaryDirectory(dir=out) as tmp:
             per[name] = locomo_rows(out, cfg.replace(**overrides), emb, learn, Path(tmp))
+        p.write_text(json.dumps(per[name]))
     convs = sorted({r["conv"] for r in per[baseline]})
     folds = []
     for held in convs:
@@ -899,6 +906,8 @@ if __name__ == "__main__":
     ap.add_argument("--only", choices=["locomo", "lme"], help="evaluate one file only")
     ap.add_argument("--feedback", default="evidence", help="preq: none|evidence|answer|noisy:P (simulation)")
     ap.add_argument("--passes", type=int, default=2, help="preq: test-retest passes")
+    ap.add_argument("--reuse", action="store_true", help="loco: take a variant's rows from an earlier loco run "
+                    "in --dir (loco-rows/; only while the code is unchanged)")
     args = ap.parse_args()
     cfg = load_config()
     if args.budget:
@@ -954,7 +963,7 @@ if __name__ == "__main__":
             print(json.dumps({"variant": name, "causes": table}), flush=True)
     elif args.cmd == "loco":
         emb = _QueryMemo(Memory(cfg, store=Store(":memory:")).embedder)
-        r = {"loco": loco(Path(args.dir), cfg, emb, args.variants, args.baseline),
+        r = {"loco": loco(Path(args.dir), cfg, emb, args.variants, args.baseline, args.reuse),
              "budget": cfg.retrieval.k + cfg.retrieval.m}
         print(json.dumps(r), flush=True)
         with open(Path(args.dir) / "results.jsonl", "a") as f:
