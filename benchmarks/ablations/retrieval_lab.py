@@ -849,12 +849,14 @@ def cosine_scale(out: Path, emb: Any) -> dict[str, float]:
 
 
 def recall_speed(out: Path, cfg: Config, emb: Any, names: list[str], rounds: int = 3,
-                 cold: bool = False) -> dict[str, Any]:
+                 cold: bool = False, embed: bool = False) -> dict[str, Any]:
     """In-process recall time (``retrieve``, learning off, question vectors cached) of each variant on
     the LoCoMo dev questions, the variants interleaved question by question so load on a shared machine
     falls on all alike: median and p90 of ``timings_ms["total"]`` per variant, the first round a warm-up
     (caches of each process, as a long-lived server or the hook's server has them after its first recall).
-    ``cold``: every recall on a freshly opened store (no per-space caches: a one-shot process's recall)."""
+    ``cold``: every recall on a freshly opened store (no per-space caches: a one-shot process's recall).
+    ``embed``: the question is embedded by the recall, as ``hela ask`` and the hooks do (with a focused probe,
+    with its focus words in one batch); else its cached vector is passed in."""
     convs = parse_file(LOCOMO, "locomo")
     qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
     cfgs = {n: cfg.replace(**_with_overrides(n)[0]) for n in names}
@@ -869,11 +871,12 @@ def recall_speed(out: Path, cfg: Config, emb: Any, names: list[str], rounds: int
                         if cold:
                             with Store(out / f"locomo_{c.name}.db") as st1:
                                 t = retrieve(st1, st1.require_space(str(c.name)), emb, q, cfgs[n], learn=False,
-                                             query_vector=qv[q]).timings_ms["total"]
+                                             query_vector=None if embed else qv[q]).timings_ms["total"]
                             if rnd > 0:
                                 ms[n].append(t)
                             continue
-                        t = retrieve(st, sp, emb, q, cfgs[n], learn=False, query_vector=qv[q]).timings_ms["total"]
+                        t = retrieve(st, sp, emb, q, cfgs[n], learn=False,
+                                     query_vector=None if embed else qv[q]).timings_ms["total"]
                         if rnd > 0:
                             ms[n].append(t)
     return {n: {"p50 ms": round(median(v), 2), "p90 ms": round(sorted(v)[int(0.9 * len(v))], 2), "n": len(v)}
@@ -911,6 +914,8 @@ if __name__ == "__main__":
     ap.add_argument("--only", choices=["locomo", "lme"], help="evaluate one file only")
     ap.add_argument("--feedback", default="evidence", help="preq: none|evidence|answer|noisy:P (simulation)")
     ap.add_argument("--passes", type=int, default=2, help="preq: test-retest passes")
+    ap.add_argument("--embed", action="store_true", help="speed: each recall embeds its question (as hela ask "
+                    "does) instead of taking the cached vector")
     ap.add_argument("--reuse", action="store_true", help="loco: take a variant's rows from an earlier loco run "
                     "in --dir (loco-rows/; only while the code is unchanged)")
     args = ap.parse_args()
@@ -977,8 +982,9 @@ if __name__ == "__main__":
         emb = Memory(cfg, store=Store(":memory:")).embedder
         for cold in (False, True):
             print(json.dumps({"recall time (in process, learning off)": "fresh store each recall" if cold else "warm",
+                              "question embedded in the recall": args.embed,
                               **recall_speed(Path(args.dir), cfg, emb, args.variants, rounds=2 if cold else 3,
-                                             cold=cold)}), flush=True)
+                                             cold=cold, embed=args.embed)}), flush=True)
     elif args.cmd == "topk":
         emb = _QueryMemo(Memory(cfg, store=Store(":memory:")).embedder)
         for name in args.variants or ["new-defaults"]:
