@@ -112,6 +112,9 @@ class RetrievalConfig:
     focus_max: bool = False           # ... fused by max instead: cos = max(cos, cos_focus) (focus_weight ignored)
     list_slots: int = 0               # a question asking for several things ("What books has Tim read?") moves this
                                       # many of the k base slots to the m spreading slots (k + m unchanged)
+    soft_keywords: float = 0.0        # word-level semantic keyword match: a question keyword a memory lacks counts its
+                                      # best cosine with one of the memory's keywords when >= this (0: off; the
+                                      # keywords' vectors are embedded and kept per process)
     trace_weight: float = 1.0         # flipped-path bonus from similar earlier recalls to what they used (0: off)
     trace_min_sim: float = 0.6        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
                                       # cosine on the default embedder's scale, like theta)

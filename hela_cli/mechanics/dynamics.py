@@ -359,6 +359,15 @@ def fuse_probes(cos: float, focus_cos: float, weight: float, use_max: bool = Fal
     return cos if weight <= 0 else (1.0 - weight) * cos + weight * focus_cos
 
 
+def soft_keyword_match(exact: int, best: Sequence[float], n_query: int, tau: float) -> float:
+    """keyword_match with a word-level semantic match (a departure; ``retrieval.soft_keywords``): the share
+    of the query's ``n_query`` keywords, each one the memory holds counting 1 (``exact``) and each other one
+    its best cosine with a keyword of the memory (``best``) when that reaches ``tau``, else 0."""
+    if n_query <= 0:
+        return 0.0
+    return (exact + sum(b for b in best if b >= tau)) / n_query
+
+
 def person_factor(about_named: bool, weight: float) -> float:
     """Soft person prior of a question that names some, not all, of a space's speakers, a factor on Eq.3 like
     :func:`window_factor`: 1 for a memory spoken by a person the question names or mentioning one, else

@@ -34,7 +34,7 @@ import numpy as np
 
 from hela_cli.config import Config
 from hela_cli.mechanics.dynamics import (base_activation, dual_path, fuse_probes, hebbian_update, idf, person_factor,
-                               reinforcement, session_cover, spread_activation, time_factor, trace_bonus, trace_slot_cap,
+                               reinforcement, session_cover, soft_keyword_match, spread_activation, time_factor, trace_bonus, trace_slot_cap,
                                weighted_keyword_match, window_factor)
 from hela_cli.facts.recall import Marks, blocked_targets, with_successors
 from hela_cli.text.keywords import keyword_match, keywords, query_text
@@ -64,16 +64,69 @@ def _speaker_keywords(speaker: str) -> tuple[str, ...]:
 
 def _kw_scores(q_kw: list[str], nodes: dict[int, dict[str, Any]], bm25: dict[int, float],
                bm25_weight: float, speaker_keywords: bool = True,
-               weights: dict[str, float] | None = None) -> dict[int, float]:
+               weights: dict[str, float] | None = None, soft: tuple[float, Embedder] | None = None
+               ) -> dict[int, float]:
+    """keyword_match blended with normalised BM25 for every node; ``soft`` (tau, embedder): the word-level
+    semantic match of :func:`_soft_shares` in place of the plain share (not with IDF ``weights``)."""
     top = max(bm25.values(), default=0.0)
+    softs = _soft_shares(q_kw, nodes, speaker_keywords, *soft) if soft is not None and weights is None and q_kw \
+        else None
     out = {}
     for nid, node in nodes.items():
-        kws = node["keywords"]
-        if speaker_keywords and node.get("speaker"):
-            kws = [*kws, *_speaker_keywords(node["speaker"])]
-        share = keyword_match(q_kw, kws) if weights is None else weighted_keyword_match(q_kw, kws, weights)
+        if softs is not None:
+            share = softs[nid]
+        else:
+            kws = node["keywords"]
+            if speaker_keywords and node.get("speaker"):
+                kws = [*kws, *_speaker_keywords(node["speaker"])]
+            share = keyword_match(q_kw, kws) if weights is None else weighted_keyword_match(q_kw, kws, weights)
         norm = bm25.get(nid, 0.0) / top if top > 0 else 0.0
         out[nid] = (1.0 - bm25_weight) * share + bm25_weight * norm
+    return out
+
+
+#: (embedder model id, keyword) -> the keyword's vector, for the word-level semantic match
+#: (``retrieval.soft_keywords``); kept for the process, emptied past ``_TERM_CAP`` entries
+_TERM_VECTORS: dict[tuple[str, str], np.ndarray] = {}
+_TERM_CAP = 200_000
+
+
+def _term_vectors(embedder: Embedder, terms: list[str]) -> dict[str, np.ndarray]:
+    """The embedder's vector of each keyword (a stem, embedded as written), from the process's cache; the
+    missing ones in one batch."""
+    mid = str(getattr(embedder, "model_id", ""))
+    todo = [t for t in dict.fromkeys(terms) if (mid, t) not in _TERM_VECTORS]
+    if todo:
+        if len(_TERM_VECTORS) + len(todo) > _TERM_CAP:
+            _TERM_VECTORS.clear()
+        for t, v in zip(todo, embedder.embed(todo)):
+            _TERM_VECTORS[(mid, t)] = np.asarray(v, dtype=np.float32)
+    return {t: _TERM_VECTORS[(mid, t)] for t in dict.fromkeys(terms)}
+
+
+def _soft_shares(q_kw: list[str], nodes: dict[int, dict[str, Any]], speaker_keywords: bool, tau: float,
+                 embedder: Embedder) -> dict[int, float]:
+    """Word-level semantic keyword match (``retrieval.soft_keywords``): for each node, the question's keywords
+    it holds count 1, and each other one counts its best cosine with one of the node's own keywords when that
+    reaches ``tau`` (:func:`hela_cli.mechanics.dynamics.soft_keyword_match`: "martial" / "kickbox"). The
+    speakers' names match only exactly."""
+    names = {t for n in nodes.values() if n.get("speaker") for t in _speaker_keywords(n["speaker"])}
+    q = list(dict.fromkeys(q_kw))
+    soft_q = [t for t in q if t not in names]
+    vec = _term_vectors(embedder, [*soft_q, *(t for n in nodes.values() for t in n["keywords"] if t not in names)])
+    qm = np.stack([vec[t] for t in soft_q]) if soft_q else None
+    out = {}
+    for nid, node in nodes.items():
+        have = set(node["keywords"])
+        if speaker_keywords and node.get("speaker"):
+            have.update(_speaker_keywords(node["speaker"]))
+        exact = sum(1 for t in q if t in have)
+        own = [t for t in node["keywords"] if t not in names]
+        best: list[float] = []
+        if qm is not None and own:
+            sims = qm @ np.stack([vec[t] for t in own]).T
+            best = [float(sims[i].max()) for i, t in enumerate(soft_q) if t not in have]
+        out[nid] = soft_keyword_match(exact, best, len(q), tau)
     return out
 
 
@@ -145,8 +198,8 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     probes = _Probes(query_vector, vecs[-1] if focus else None)
     changes = _Changes(current_only, as_of)
     with store.reading(space.id):
-        res = _ranked(store, space, question, cfg, now, probes, filters, t0, changes)
-        res = _time_first(store, space, question, cfg, now, probes, filters, t0, res, changes)
+        res = _ranked(store, space, question, cfg, now, probes, filters, t0, changes, embedder)
+        res = _time_first(store, space, question, cfg, now, probes, filters, t0, res, changes, embedder)
     if learn:
         learn_from_retrieval(store, space, res, cfg)
     res.timings_ms["total"] = (time.perf_counter() - t0) * 1000
@@ -180,7 +233,7 @@ class _Changes:
 
 def _time_first(store: Store, space: Space, question: str, cfg: Config, now: float | None,
                 probes: _Probes, filters: dict[str, Any] | None, t0: float, res: Retrieval,
-                changes: _Changes) -> Retrieval:
+                changes: _Changes, embedder: Embedder | None = None) -> Retrieval:
     """A question that only names a time relative to now ("What did I do 3 days ago?": :func:`only_time`)
     has no topic to rank by: the memories of its window come first (ranked among themselves), then the
     others as ranked. Unchanged when the window holds no memory or the caller filtered by time."""
@@ -193,7 +246,7 @@ def _time_first(store: Store, space: Space, question: str, cfg: Config, now: flo
     narrow = {**(filters or {}), "since": window.start, "until": window.end}
     if not store.filtered_ids(space.id, **narrow):
         return res
-    first = _ranked(store, space, question, cfg, now, probes, narrow, t0, changes)
+    first = _ranked(store, space, question, cfg, now, probes, narrow, t0, changes, embedder)
     seen = {m["id"] for m in first.memories}
     first.memories = (first.memories + [m for m in res.memories if m["id"] not in seen])[
         :max(len(res.memories), len(first.memories))]
@@ -202,7 +255,8 @@ def _time_first(store: Store, space: Space, question: str, cfg: Config, now: flo
 
 
 def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float | None,
-            probes: _Probes, filters: dict[str, Any] | None, t0: float, changes: _Changes) -> Retrieval:
+            probes: _Probes, filters: dict[str, Any] | None, t0: float, changes: _Changes,
+            embedder: Embedder | None = None) -> Retrieval:
     """:func:`retrieve` up to the ranked memories and semantic records (the reads), stage by stage:
     candidates and their Eq.3 base scores, use traces, Eq.4 spreading, Eq.5 dual path, then the rows
     (successors of superseded memories brought in: :func:`_successors`)."""
@@ -221,7 +275,8 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
     weights = _idf_weights(store, space.id, q_kw, r.speaker_keywords) if r.keyword_idf else None
     base = _BaseScores(store, space.id, q, q_kw, cands, r, weights,
                        _named_people(store, space.id, q_kw) if r.person_prior > 0 else None,
-                       _people(store, space.id) if r.vocatives else None)
+                       _people(store, space.id) if r.vocatives else None,
+                       (r.soft_keywords, embedder) if r.soft_keywords > 0 and embedder is not None else None)
     base.add(set(cands.nodes))
     timings["candidates"] = (time.perf_counter() - t1) * 1000
 
@@ -328,10 +383,12 @@ class _BaseScores:
 
     def __init__(self, store: Store, space_id: int, q: np.ndarray, q_kw: list[str], cands: _Candidates, r: Any,
                  weights: dict[str, float] | None, named: tuple[set[str], set[str]] | None = None,
-                 people: dict[str, tuple[str, frozenset[str]]] | None = None):
+                 people: dict[str, tuple[str, frozenset[str]]] | None = None,
+                 soft: tuple[float, Embedder] | None = None):
         self.store, self.space_id, self.q, self.q_kw, self.r, self.weights = store, space_id, q, q_kw, r, weights
         self.named = named   # the people the question names: (their speaker names, their name keywords)
         self.people = people   # speaker -> (the name they are addressed by, its keywords): vocatives are dropped
+        self.soft = soft       # (tau, embedder): the word-level semantic keyword match, or None
         self.nodes, self.cos, self.pcos, self.bm25 = cands.nodes, cands.cos, cands.pcos, cands.bm25
         self.window, self.now = cands.window, cands.now
         self.focus, self.fcos = cands.focus, cands.fcos
@@ -363,7 +420,7 @@ class _BaseScores:
         scored = {i: nodes[i] for i in ids}
         if self.people:
             scored.update(self._without_vocatives(ids))
-        kw = _kw_scores(self.q_kw, scored, self.bm25, r.bm25_weight, r.speaker_keywords, self.weights)
+        kw = _kw_scores(self.q_kw, scored, self.bm25, r.bm25_weight, r.speaker_keywords, self.weights, self.soft)
         out = {}
         for i in ids:
             dt = (now - nodes[i]["ts"]) if now is not None else 0.0
