@@ -106,3 +106,51 @@ def test_a_list_question_gets_more_spreading_slots_within_the_budget(make_memory
         a = [m["id"] for m in mem.retrieve(single, "chat", learn=False).memories]
         mem.config.retrieval.list_slots = 2
         assert [m["id"] for m in mem.retrieve(single, "chat", learn=False).memories] == a
+
+
+def test_soft_keyword_match():
+    from hela_cli.mechanics.dynamics import soft_keyword_match
+
+    assert soft_keyword_match(1, [0.7, 0.3], 3, 0.6) == pytest.approx((1 + 0.7) / 3)   # 0.3 is below tau
+    assert soft_keyword_match(2, [], 2, 0.6) == 1.0
+    assert soft_keyword_match(0, [0.9], 0, 0.6) == 0.0
+
+
+class _Synonyms:
+    """The hash embedder, except that a keyword embedded alone as one of ``ALIAS`` gets its alias's vector
+    ("martial" is "kickbox"): a word-level semantic match the hash embedder alone does not have."""
+
+    ALIAS = {"martial": "kickbox"}
+
+    def __init__(self):
+        from hela_cli.testing import HashEmbedder
+
+        self.inner, self.calls = HashEmbedder(), []
+        self.model_id, self.dim, self.n_ctx = "test:synonyms", self.inner.dim, self.inner.n_ctx
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        return self.inner.embed([self.ALIAS.get(t, t) for t in texts])
+
+
+def test_a_keyword_said_in_other_words_counts_with_soft_keywords(make_memory):
+    emb = _Synonyms()
+    with make_memory(embedder=emb, retrieval__spreading=False, retrieval__replies=0,
+                     ingest__context_window=0) as mem:
+        kick = mem.add("chat", "I'm doing kickboxing these days.", session="s1", time="2024-05-01T10:00:00Z")
+        mem.add("chat", "We visited the museum.", session="s1", time="2024-05-02T10:00:00Z")
+        q = "What martial arts has Jon done?"
+
+        def keyword_of(nid):
+            return next(m["keyword"] for m in mem.retrieve(q, "chat", learn=False).memories if m["id"] == nid)
+
+        off = keyword_of(kick)
+        mem.config.retrieval.soft_keywords = 0.6
+        on = keyword_of(kick)
+        # "martial" (one of the question's three keywords: martial, art, jon) now matches "kickbox" at cosine 1,
+        # weighed 1 - bm25_weight in keyword_match
+        assert on - off == pytest.approx((1 - mem.config.retrieval.bm25_weight) / 3, abs=1e-5)
+        # the keywords' vectors are kept: a second recall embeds no keyword again
+        emb.calls.clear()
+        keyword_of(kick)
+        assert all(len(c) == 1 for c in emb.calls)   # only the question itself
