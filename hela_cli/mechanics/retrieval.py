@@ -16,7 +16,8 @@ keyword (``retrieval.vocatives``), the speakers' names stay out of the BM25 quer
 and a recalled question or complaint brings the next turn of its session right below it, within k + m
 (``retrieval.replies``). Measured and left off: a person prior and session coverage; in round 4 a focused
 second dense probe (``retrieval.focus_weight`` / ``focus_max``: the question's focus words,
-:mod:`hela_cli.text.question_focus`) and more spreading slots for a list question (``retrieval.list_slots``).
+:mod:`hela_cli.text.question_focus`), more spreading slots for a list question (``retrieval.list_slots``) and a
+word-level semantic keyword match (``retrieval.soft_keywords``).
 
 Facts that change (:mod:`hela_cli.facts.recall`): a superseded memory gets no Eq.4 bonus, brings
 its successor (placed above it), carries its marks, takes no part in Eq.1, and is dropped with
