@@ -921,6 +921,7 @@ if __name__ == "__main__":
     ap.add_argument("--only", choices=["locomo", "lme"], help="evaluate one file only")
     ap.add_argument("--feedback", default="evidence", help="preq: none|evidence|answer|noisy:P (simulation)")
     ap.add_argument("--passes", type=int, default=2, help="preq: test-retest passes")
+    ap.add_argument("--warm-only", action="store_true", help="speed: the warm process only (no fresh store)")
     ap.add_argument("--embed", action="store_true", help="speed: each recall embeds its question (as hela ask "
                     "does) instead of taking the cached vector")
     ap.add_argument("--reuse", action="store_true", help="loco: take a variant's rows from an earlier loco run "
@@ -987,7 +988,7 @@ if __name__ == "__main__":
             f.write(json.dumps(r) + "\n")
     elif args.cmd == "speed":
         emb = Memory(cfg, store=Store(":memory:")).embedder
-        for cold in (False, True):
+        for cold in (False,) if args.warm_only else (False, True):
             print(json.dumps({"recall time (in process, learning off)": "fresh store each recall" if cold else "warm",
                               "question embedded in the recall": args.embed,
                               **recall_speed(Path(args.dir), cfg, emb, args.variants, rounds=2 if cold else 3,

@@ -114,19 +114,23 @@ def _soft_shares(q_kw: list[str], nodes: dict[int, dict[str, Any]], speaker_keyw
     names = {t for n in nodes.values() if n.get("speaker") for t in _speaker_keywords(n["speaker"])}
     q = list(dict.fromkeys(q_kw))
     soft_q = [t for t in q if t not in names]
-    vec = _term_vectors(embedder, [*soft_q, *(t for n in nodes.values() for t in n["keywords"] if t not in names)])
-    qm = np.stack([vec[t] for t in soft_q]) if soft_q else None
+    terms = list(dict.fromkeys(t for n in nodes.values() for t in n["keywords"] if t not in names))
+    col = {t: j for j, t in enumerate(terms)}
+    sims = None
+    if soft_q and terms:   # every question keyword against every keyword of the scored memories, once
+        vec = _term_vectors(embedder, [*soft_q, *terms])
+        sims = np.stack([vec[t] for t in soft_q]) @ np.stack([vec[t] for t in terms]).T
     out = {}
     for nid, node in nodes.items():
         have = set(node["keywords"])
         if speaker_keywords and node.get("speaker"):
             have.update(_speaker_keywords(node["speaker"]))
         exact = sum(1 for t in q if t in have)
-        own = [t for t in node["keywords"] if t not in names]
+        own = [col[t] for t in node["keywords"] if t in col]
         best: list[float] = []
-        if qm is not None and own:
-            sims = qm @ np.stack([vec[t] for t in own]).T
-            best = [float(sims[i].max()) for i, t in enumerate(soft_q) if t not in have]
+        if sims is not None and own:
+            top = sims[:, own].max(axis=1)
+            best = [float(top[i]) for i, t in enumerate(soft_q) if t not in have]
         out[nid] = soft_keyword_match(exact, best, len(q), tau)
     return out
 
