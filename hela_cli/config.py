@@ -107,6 +107,14 @@ class RetrievalConfig:
     replies: int = 1                  # a recalled question or complaint brings the next turn of its session (its
                                       # reply), placed right below it, within the k + m budget; at most this many
                                       # (0: off; text/turns.py says which turns ask for a reply)
+    focus_weight: float = 0.0         # a second dense probe with the question's focus words (text/question_focus.py:
+                                      # no question words, names, framing words): cos = (1 - w) cos + w cos_focus
+    focus_max: bool = False           # ... fused by max instead: cos = max(cos, cos_focus) (focus_weight ignored)
+    list_slots: int = 0               # a question asking for several things ("What books has Tim read?") moves this
+                                      # many of the k base slots to the m spreading slots (k + m unchanged)
+    soft_keywords: float = 0.0        # word-level semantic keyword match: a question keyword a memory lacks counts its
+                                      # best cosine with one of the memory's keywords when >= this (0: off; the
+                                      # keywords' vectors are embedded and kept per process)
     trace_weight: float = 1.0         # flipped-path bonus from similar earlier recalls to what they used (0: off)
     trace_min_sim: float = 0.6        # ... for earlier queries at least this similar (dynamics.trace_bonus; a
                                       # cosine on the default embedder's scale, like theta)

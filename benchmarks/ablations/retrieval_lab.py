@@ -119,6 +119,15 @@ VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
                    "retrieval.bm25_names": True, "retrieval.person_prior": 0.0}, True),
     "round3": ({"retrieval.passages": False, "retrieval.vocatives": True, "retrieval.replies": 1,
                 "retrieval.bm25_names": False, "retrieval.person_prior": 0.0}, True),
+    # issue 47, round 4: round3 with a focused second dense probe and two more spreading slots for list
+    # questions (the setting the leave-one-conversation-out folds chose most; not the defaults)
+    "round4": ({"retrieval.passages": False, "retrieval.vocatives": True, "retrieval.replies": 1,
+                "retrieval.bm25_names": False, "retrieval.person_prior": 0.0, "retrieval.focus_weight": 0.7,
+                "retrieval.list_slots": 2}, True),
+    # ... and with the word-level semantic keyword match at tau 0.6 (the setting the folds chose most)
+    "round4-soft": ({"retrieval.passages": False, "retrieval.vocatives": True, "retrieval.replies": 1,
+                     "retrieval.bm25_names": False, "retrieval.person_prior": 0.0, "retrieval.focus_weight": 0.7,
+                     "retrieval.list_slots": 2, "retrieval.soft_keywords": 0.6}, True),
 }
 
 
@@ -249,6 +258,26 @@ def _qvecs(out: Path, emb: Any, questions: list[str]) -> dict[str, Any]:
     return cache
 
 
+class _QueryMemo:
+    """The embedder with its query vectors kept per text for the process (a variant's focused probe,
+    ``retrieval.focus_weight`` / ``focus_max``, embeds the question's focus words at each recall; every
+    variant and fold asks for the same ones)."""
+
+    def __init__(self, emb: Any) -> None:
+        self._emb, self._cache = emb, {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._emb, name)
+
+    def embed_query(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        if todo:
+            self._cache.update(zip(todo, embed_queries(self._emb, todo)))
+        return np.stack([self._cache[t] for t in texts])
+
+
 def _open(out: Path, name: str, learn: bool, tmp: Path, cfg: Config | None = None) -> Store:
     """The cached database, read in place without learning; a copy in ``tmp`` when learning writes edges or
     the variant adds cold-start keyword links (``ingest.keyword_links``: the one-off step
@@ -369,16 +398,23 @@ def locomo_table(rows: list[dict[str, Any]], metric: str = "recall") -> dict[str
     return out_
 
 
-def loco(out: Path, cfg: Config, emb: Any, names: list[str], baseline: str) -> dict[str, Any]:
+def loco(out: Path, cfg: Config, emb: Any, names: list[str], baseline: str, reuse: bool = False) -> dict[str, Any]:
     """Leave-one-conversation-out choice among ``names`` (variants: a mechanism's settings, "off" among
     them): for each dev conversation, the variant with the best all 1-5 recall on the other four
     conversations is chosen (ties: the first listed) and scored on the held-out one, against ``baseline``
     there. Only the held-out scores are reported as results; the tuned (all five) table is labelled."""
     per: dict[str, list[dict[str, Any]]] = {}
+    saved = out / "loco-rows"   # each variant's rows at this budget, kept for ``--reuse`` (same code only)
+    saved.mkdir(exist_ok=True)
     for name in dict.fromkeys([baseline, *names]):
+        p = saved / f"{re.sub(r'[^A-Za-z0-9_.=@,-]', '_', name)}-k{cfg.retrieval.k}-m{cfg.retrieval.m}.json"
+        if reuse and p.exists():
+            per[name] = json.loads(p.read_text())
+            continue
         overrides, learn = _with_overrides(name)
         with tempfile.TemporaryDirectory(dir=out) as tmp:
             per[name] = locomo_rows(out, cfg.replace(**overrides), emb, learn, Path(tmp))
+        p.write_text(json.dumps(per[name]))
     convs = sorted({r["conv"] for r in per[baseline]})
     folds = []
     for held in convs:
@@ -817,12 +853,14 @@ def cosine_scale(out: Path, emb: Any) -> dict[str, float]:
 
 
 def recall_speed(out: Path, cfg: Config, emb: Any, names: list[str], rounds: int = 3,
-                 cold: bool = False) -> dict[str, Any]:
+                 cold: bool = False, embed: bool = False) -> dict[str, Any]:
     """In-process recall time (``retrieve``, learning off, question vectors cached) of each variant on
     the LoCoMo dev questions, the variants interleaved question by question so load on a shared machine
     falls on all alike: median and p90 of ``timings_ms["total"]`` per variant, the first round a warm-up
     (caches of each process, as a long-lived server or the hook's server has them after its first recall).
-    ``cold``: every recall on a freshly opened store (no per-space caches: a one-shot process's recall)."""
+    ``cold``: every recall on a freshly opened store (no per-space caches: a one-shot process's recall).
+    ``embed``: the question is embedded by the recall, as ``hela ask`` and the hooks do (with a focused probe,
+    with its focus words in one batch); else its cached vector is passed in."""
     convs = parse_file(LOCOMO, "locomo")
     qv = _qvecs(out, emb, [str(qa["question"]) for c in convs for qa in c.qa])
     cfgs = {n: cfg.replace(**_with_overrides(n)[0]) for n in names}
@@ -835,13 +873,17 @@ def recall_speed(out: Path, cfg: Config, emb: Any, names: list[str], rounds: int
                     q = str(qa["question"])
                     for n in (names if rnd % 2 == 0 else names[::-1]):
                         if cold:
+                            from hela_cli.mechanics import retrieval as _rt
+
+                            _rt._TERM_VECTORS.clear()   # a one-shot process has no keyword vectors yet either
                             with Store(out / f"locomo_{c.name}.db") as st1:
                                 t = retrieve(st1, st1.require_space(str(c.name)), emb, q, cfgs[n], learn=False,
-                                             query_vector=qv[q]).timings_ms["total"]
+                                             query_vector=None if embed else qv[q]).timings_ms["total"]
                             if rnd > 0:
                                 ms[n].append(t)
                             continue
-                        t = retrieve(st, sp, emb, q, cfgs[n], learn=False, query_vector=qv[q]).timings_ms["total"]
+                        t = retrieve(st, sp, emb, q, cfgs[n], learn=False,
+                                     query_vector=None if embed else qv[q]).timings_ms["total"]
                         if rnd > 0:
                             ms[n].append(t)
     return {n: {"p50 ms": round(median(v), 2), "p90 ms": round(sorted(v)[int(0.9 * len(v))], 2), "n": len(v)}
@@ -879,6 +921,11 @@ if __name__ == "__main__":
     ap.add_argument("--only", choices=["locomo", "lme"], help="evaluate one file only")
     ap.add_argument("--feedback", default="evidence", help="preq: none|evidence|answer|noisy:P (simulation)")
     ap.add_argument("--passes", type=int, default=2, help="preq: test-retest passes")
+    ap.add_argument("--warm-only", action="store_true", help="speed: the warm process only (no fresh store)")
+    ap.add_argument("--embed", action="store_true", help="speed: each recall embeds its question (as hela ask "
+                    "does) instead of taking the cached vector")
+    ap.add_argument("--reuse", action="store_true", help="loco: take a variant's rows from an earlier loco run "
+                    "in --dir (loco-rows/; only while the code is unchanged)")
     args = ap.parse_args()
     cfg = load_config()
     if args.budget:
@@ -933,20 +980,21 @@ if __name__ == "__main__":
                                 detail=Path(args.dir) / f"causes-{name}.jsonl")
             print(json.dumps({"variant": name, "causes": table}), flush=True)
     elif args.cmd == "loco":
-        emb = Memory(cfg, store=Store(":memory:")).embedder
-        r = {"loco": loco(Path(args.dir), cfg, emb, args.variants, args.baseline),
+        emb = _QueryMemo(Memory(cfg, store=Store(":memory:")).embedder)
+        r = {"loco": loco(Path(args.dir), cfg, emb, args.variants, args.baseline, args.reuse),
              "budget": cfg.retrieval.k + cfg.retrieval.m}
         print(json.dumps(r), flush=True)
         with open(Path(args.dir) / "results.jsonl", "a") as f:
             f.write(json.dumps(r) + "\n")
     elif args.cmd == "speed":
         emb = Memory(cfg, store=Store(":memory:")).embedder
-        for cold in (False, True):
+        for cold in (False,) if args.warm_only else (False, True):
             print(json.dumps({"recall time (in process, learning off)": "fresh store each recall" if cold else "warm",
+                              "question embedded in the recall": args.embed,
                               **recall_speed(Path(args.dir), cfg, emb, args.variants, rounds=2 if cold else 3,
-                                             cold=cold)}), flush=True)
+                                             cold=cold, embed=args.embed)}), flush=True)
     elif args.cmd == "topk":
-        emb = Memory(cfg, store=Store(":memory:")).embedder
+        emb = _QueryMemo(Memory(cfg, store=Store(":memory:")).embedder)
         for name in args.variants or ["new-defaults"]:
             for k in (2, 5, 10):   # 5, 8 and 13 memories (m as configured; baselines k + m)
                 kcfg = cfg.replace(**{"retrieval.k": k})

@@ -350,6 +350,24 @@ def weighted_keyword_match(query_keywords: Sequence[str], node_keywords: Iterabl
     return sum(weights.get(t, 1.0) for t in q if t in have) / total
 
 
+def fuse_probes(cos: float, focus_cos: float, weight: float, use_max: bool = False) -> float:
+    """The cosine Eq.3 reads when recall probes with the question and with its focus words
+    (:func:`hela_cli.text.question_focus.focus_text`): ``max(cos, focus_cos)`` with ``use_max``, else
+    ``(1 - weight) * cos + weight * focus_cos`` (weight 0: the question's cosine, the paper)."""
+    if use_max:
+        return max(cos, focus_cos)
+    return cos if weight <= 0 else (1.0 - weight) * cos + weight * focus_cos
+
+
+def soft_keyword_match(exact: int, best: Sequence[float], n_query: int, tau: float) -> float:
+    """keyword_match with a word-level semantic match (a departure; ``retrieval.soft_keywords``): the share
+    of the query's ``n_query`` keywords, each one the memory holds counting 1 (``exact``) and each other one
+    its best cosine with a keyword of the memory (``best``) when that reaches ``tau``, else 0."""
+    if n_query <= 0:
+        return 0.0
+    return (exact + sum(b for b in best if b >= tau)) / n_query
+
+
 def person_factor(about_named: bool, weight: float) -> float:
     """Soft person prior of a question that names some, not all, of a space's speakers, a factor on Eq.3 like
     :func:`window_factor`: 1 for a memory spoken by a person the question names or mentioning one, else

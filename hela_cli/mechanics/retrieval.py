@@ -14,7 +14,10 @@
 Round 3 (issue 47; docs/retrieval.md): a speaker's name a turn only addresses them by is not that turn's
 keyword (``retrieval.vocatives``), the speakers' names stay out of the BM25 query (``retrieval.bm25_names``),
 and a recalled question or complaint brings the next turn of its session right below it, within k + m
-(``retrieval.replies``). Measured and left off: a person prior and session coverage.
+(``retrieval.replies``). Measured and left off: a person prior and session coverage; in round 4 a focused
+second dense probe (``retrieval.focus_weight`` / ``focus_max``: the question's focus words,
+:mod:`hela_cli.text.question_focus`), more spreading slots for a list question (``retrieval.list_slots``) and a
+word-level semantic keyword match (``retrieval.soft_keywords``).
 
 Facts that change (:mod:`hela_cli.facts.recall`): a superseded memory gets no Eq.4 bonus, brings
 its successor (placed above it), carries its marks, takes no part in Eq.1, and is dropped with
@@ -31,13 +34,14 @@ from typing import Any, Callable
 import numpy as np
 
 from hela_cli.config import Config
-from hela_cli.mechanics.dynamics import (base_activation, dual_path, hebbian_update, idf, person_factor, reinforcement,
-                               session_cover, spread_activation, time_factor, trace_bonus, trace_slot_cap,
+from hela_cli.mechanics.dynamics import (base_activation, dual_path, fuse_probes, hebbian_update, idf, person_factor,
+                               reinforcement, session_cover, soft_keyword_match, spread_activation, time_factor, trace_bonus, trace_slot_cap,
                                weighted_keyword_match, window_factor)
 from hela_cli.facts.recall import Marks, blocked_targets, with_successors
 from hela_cli.text.keywords import keyword_match, keywords, query_text
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.text.query_time import only_time, question_window
+from hela_cli.text.question_focus import asks_for_list, focus_text
 from hela_cli.text.turns import asks_for_reply, only_addressed
 from hela_cli.store import Space, Store
 
@@ -61,16 +65,73 @@ def _speaker_keywords(speaker: str) -> tuple[str, ...]:
 
 def _kw_scores(q_kw: list[str], nodes: dict[int, dict[str, Any]], bm25: dict[int, float],
                bm25_weight: float, speaker_keywords: bool = True,
-               weights: dict[str, float] | None = None) -> dict[int, float]:
+               weights: dict[str, float] | None = None, soft: tuple[float, Embedder] | None = None
+               ) -> dict[int, float]:
+    """keyword_match blended with normalised BM25 for every node; ``soft`` (tau, embedder): the word-level
+    semantic match of :func:`_soft_shares` in place of the plain share (not with IDF ``weights``)."""
     top = max(bm25.values(), default=0.0)
+    softs = _soft_shares(q_kw, nodes, speaker_keywords, *soft) if soft is not None and weights is None and q_kw \
+        else None
     out = {}
     for nid, node in nodes.items():
-        kws = node["keywords"]
-        if speaker_keywords and node.get("speaker"):
-            kws = [*kws, *_speaker_keywords(node["speaker"])]
-        share = keyword_match(q_kw, kws) if weights is None else weighted_keyword_match(q_kw, kws, weights)
+        if softs is not None:
+            share = softs[nid]
+        else:
+            kws = node["keywords"]
+            if speaker_keywords and node.get("speaker"):
+                kws = [*kws, *_speaker_keywords(node["speaker"])]
+            share = keyword_match(q_kw, kws) if weights is None else weighted_keyword_match(q_kw, kws, weights)
         norm = bm25.get(nid, 0.0) / top if top > 0 else 0.0
         out[nid] = (1.0 - bm25_weight) * share + bm25_weight * norm
+    return out
+
+
+#: (embedder model id, keyword) -> the keyword's vector, for the word-level semantic match
+#: (``retrieval.soft_keywords``); kept for the process, emptied past ``_TERM_CAP`` entries
+_TERM_VECTORS: dict[tuple[str, str], np.ndarray] = {}
+_TERM_CAP = 200_000
+
+
+def _term_vectors(embedder: Embedder, terms: list[str]) -> dict[str, np.ndarray]:
+    """The embedder's vector of each keyword (a stem, embedded as written), from the process's cache; the
+    missing ones in one batch."""
+    mid = str(getattr(embedder, "model_id", ""))
+    todo = [t for t in dict.fromkeys(terms) if (mid, t) not in _TERM_VECTORS]
+    if todo:
+        if len(_TERM_VECTORS) + len(todo) > _TERM_CAP:
+            _TERM_VECTORS.clear()
+        for t, v in zip(todo, embedder.embed(todo)):
+            _TERM_VECTORS[(mid, t)] = np.asarray(v, dtype=np.float32)
+    return {t: _TERM_VECTORS[(mid, t)] for t in dict.fromkeys(terms)}
+
+
+def _soft_shares(q_kw: list[str], nodes: dict[int, dict[str, Any]], speaker_keywords: bool, tau: float,
+                 embedder: Embedder) -> dict[int, float]:
+    """Word-level semantic keyword match (``retrieval.soft_keywords``): for each node, the question's keywords
+    it holds count 1, and each other one counts its best cosine with one of the node's own keywords when that
+    reaches ``tau`` (:func:`hela_cli.mechanics.dynamics.soft_keyword_match`: "martial" / "kickbox"). The
+    speakers' names match only exactly."""
+    names = {t for n in nodes.values() if n.get("speaker") for t in _speaker_keywords(n["speaker"])}
+    q = list(dict.fromkeys(q_kw))
+    soft_q = [t for t in q if t not in names]
+    terms = list(dict.fromkeys(t for n in nodes.values() for t in n["keywords"] if t not in names))
+    col = {t: j for j, t in enumerate(terms)}
+    sims = None
+    if soft_q and terms:   # every question keyword against every keyword of the scored memories, once
+        vec = _term_vectors(embedder, [*soft_q, *terms])
+        sims = np.stack([vec[t] for t in soft_q]) @ np.stack([vec[t] for t in terms]).T
+    out = {}
+    for nid, node in nodes.items():
+        have = set(node["keywords"])
+        if speaker_keywords and node.get("speaker"):
+            have.update(_speaker_keywords(node["speaker"]))
+        exact = sum(1 for t in q if t in have)
+        own = [col[t] for t in node["keywords"] if t in col]
+        best: list[float] = []
+        if sims is not None and own:
+            top = sims[:, own].max(axis=1)
+            best = [float(top[i]) for i, t in enumerate(soft_q) if t not in have]
+        out[nid] = soft_keyword_match(exact, best, len(q), tau)
     return out
 
 
@@ -132,16 +193,40 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
         until = (filters or {}).get("until")
         filters = {**(filters or {}), "until": as_of if until is None else min(until, as_of)}
         now = as_of if now is None else now
-    if query_vector is None:   # before the snapshot: a served embedder may take a while
-        query_vector = embed_queries(embedder, [question])[0]
+    r = cfg.retrieval
+    focus = _focus(store, space, question) if r.focus_max or r.focus_weight > 0 else ""
+    # before the snapshot: a served embedder may take a while (the question and its focus in one batch)
+    texts = ([question] if query_vector is None else []) + ([focus] if focus else [])
+    vecs = embed_queries(embedder, texts) if texts else []
+    if query_vector is None:
+        query_vector = vecs[0]
+    probes = _Probes(query_vector, vecs[-1] if focus else None)
     changes = _Changes(current_only, as_of)
     with store.reading(space.id):
-        res = _ranked(store, space, question, cfg, now, query_vector, filters, t0, changes)
-        res = _time_first(store, space, question, cfg, now, query_vector, filters, t0, res, changes)
+        res = _ranked(store, space, question, cfg, now, probes, filters, t0, changes, embedder)
+        res = _time_first(store, space, question, cfg, now, probes, filters, t0, res, changes, embedder)
     if learn:
         learn_from_retrieval(store, space, res, cfg)
     res.timings_ms["total"] = (time.perf_counter() - t0) * 1000
     return res
+
+
+@dataclass
+class _Probes:
+    """The question's vector and, with a focused probe (``retrieval.focus_weight`` / ``focus_max``), the
+    vector of its focus words (:func:`hela_cli.text.question_focus.focus_text`), or None."""
+    q: np.ndarray
+    focus: np.ndarray | None = None
+
+
+def _focus(store: Store, space: Space, question: str) -> str:
+    """The question's focus words without the space's speakers' names; empty when they are all the
+    question's keywords anyway (the probe would repeat the question) or nothing is left."""
+    names = {t for sp in store.speaker_counts(space.id) for t in (sp or "").lower().split()}
+    focus = focus_text(question, names)
+    if not focus or focus.split() == [t for t in question.lower().split()]:
+        return ""
+    return focus
 
 
 @dataclass
@@ -152,8 +237,8 @@ class _Changes:
 
 
 def _time_first(store: Store, space: Space, question: str, cfg: Config, now: float | None,
-                query_vector: np.ndarray, filters: dict[str, Any] | None, t0: float, res: Retrieval,
-                changes: _Changes) -> Retrieval:
+                probes: _Probes, filters: dict[str, Any] | None, t0: float, res: Retrieval,
+                changes: _Changes, embedder: Embedder | None = None) -> Retrieval:
     """A question that only names a time relative to now ("What did I do 3 days ago?": :func:`only_time`)
     has no topic to rank by: the memories of its window come first (ranked among themselves), then the
     others as ranked. Unchanged when the window holds no memory or the caller filtered by time."""
@@ -166,7 +251,7 @@ def _time_first(store: Store, space: Space, question: str, cfg: Config, now: flo
     narrow = {**(filters or {}), "since": window.start, "until": window.end}
     if not store.filtered_ids(space.id, **narrow):
         return res
-    first = _ranked(store, space, question, cfg, now, query_vector, narrow, t0, changes)
+    first = _ranked(store, space, question, cfg, now, probes, narrow, t0, changes, embedder)
     seen = {m["id"] for m in first.memories}
     first.memories = (first.memories + [m for m in res.memories if m["id"] not in seen])[
         :max(len(res.memories), len(first.memories))]
@@ -175,22 +260,28 @@ def _time_first(store: Store, space: Space, question: str, cfg: Config, now: flo
 
 
 def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float | None,
-            query_vector: np.ndarray, filters: dict[str, Any] | None, t0: float, changes: _Changes) -> Retrieval:
+            probes: _Probes, filters: dict[str, Any] | None, t0: float, changes: _Changes,
+            embedder: Embedder | None = None) -> Retrieval:
     """:func:`retrieve` up to the ranked memories and semantic records (the reads), stage by stage:
     candidates and their Eq.3 base scores, use traces, Eq.4 spreading, Eq.5 dual path, then the rows
     (successors of superseded memories brought in: :func:`_successors`)."""
     r = cfg.retrieval
     timings: dict[str, float] = {}
-    q = query_vector
+    q = probes.q
     q_kw = keywords(question)
+    k, m = r.k, r.m
+    if r.list_slots > 0 and k > 1 and asks_for_list(question):   # more spreading slots for a list question
+        moved = min(r.list_slots, k - 1)
+        k, m = k - moved, m + moved
     timings["embed"] = (time.perf_counter() - t0) * 1000
 
     t1 = time.perf_counter()
-    cands = _candidates(store, space, question, q, q_kw, r, now, filters)
+    cands = _candidates(store, space, question, probes, q_kw, r, now, filters)
     weights = _idf_weights(store, space.id, q_kw, r.speaker_keywords) if r.keyword_idf else None
     base = _BaseScores(store, space.id, q, q_kw, cands, r, weights,
                        _named_people(store, space.id, q_kw) if r.person_prior > 0 else None,
-                       _people(store, space.id) if r.vocatives else None)
+                       _people(store, space.id) if r.vocatives else None,
+                       (r.soft_keywords, embedder) if r.soft_keywords > 0 and embedder is not None else None)
     base.add(set(cands.nodes))
     timings["candidates"] = (time.perf_counter() - t1) * 1000
 
@@ -210,15 +301,15 @@ def _ranked(store: Store, space: Space, question: str, cfg: Config, now: float |
         s_final[v] = s_final.get(v, s_base[v]) + b
     cover = None
     if r.session_decay < 1.0 and s_base:   # coverage: the base path does not spend itself on one session
-        top = sorted(s_base, key=lambda v: -s_base[v])[:4 * (r.k + r.m)]
-        cover = session_cover({v: s_base[v] for v in top}, store.node_sessions(top), r.k, r.session_decay)
-    chosen = dual_path(s_base, s_final, r.k, r.m, base=cover)
+        top = sorted(s_base, key=lambda v: -s_base[v])[:4 * (k + m)]
+        cover = session_cover({v: s_base[v] for v in top}, store.node_sessions(top), k, r.session_decay)
+    chosen = dual_path(s_base, s_final, k, m, base=cover)
     fill: list[tuple[int, str]] = []
     if changes.current_only and marks:   # the slots superseded memories leave: Eq.5's next memories fill them
         gone = blocked_targets(marks, s_base)
         if gone:
             fill = dual_path({v: s for v, s in s_base.items() if v not in gone},
-                             {v: s for v, s in s_final.items() if v not in gone}, r.k, r.m)
+                             {v: s for v, s in s_final.items() if v not in gone}, k, m)
     timings["spreading"] = (time.perf_counter() - t2) * 1000
 
     memories = _memory_rows(store, chosen, base, s_final, spreads, traced, edge_w)
@@ -242,9 +333,11 @@ class _Candidates:
     allowed: set[int] | None              # the ids the filters let through; None: the whole space
     window: Any                           # the date window the question names (a TimeWindow), or None
     now: float | None                     # the space's present
+    focus: np.ndarray | None = None       # the focused probe's vector (None: no focused probe)
+    fcos: dict[int, float] = field(default_factory=dict)   # its cosine with the KNN hits of that probe
 
 
-def _candidates(store: Store, space: Space, question: str, q: np.ndarray, q_kw: list[str], r: Any,
+def _candidates(store: Store, space: Space, question: str, probes: _Probes, q_kw: list[str], r: Any,
                 now: float | None, filters: dict[str, Any] | None) -> _Candidates:
     """Cosine neighbours, keyword hits, the memories of long turns' best passages and of the question's date
     window; with ``filters``, from the matching memories only (not dropped after top-k)."""
@@ -254,15 +347,21 @@ def _candidates(store: Store, space: Space, question: str, q: np.ndarray, q_kw: 
         people = _people(store, space.id) or {}
         names = {t for _, kws in people.values() for t in kws}
         search_kw = [t for t in q_kw if t not in names] or q_kw
+    q, fq = probes.q, probes.focus
+    fcos: dict[int, float] = {}
     if allowed is None:
         cos = dict(store.knn(space.id, q, r.vector_candidates))
+        if fq is not None:
+            fcos = dict(store.knn(space.id, fq, r.vector_candidates))
         bm25 = dict(store.keyword_search(space.id, search_kw, r.keyword_candidates))
     else:
         cos = dict(store.knn_among(space.id, q, r.vector_candidates, allowed))
+        if fq is not None:
+            fcos = dict(store.knn_among(space.id, fq, r.vector_candidates, allowed))
         bm25 = dict(store.keyword_search_among(space.id, search_kw, r.keyword_candidates, **filters))
     asked_at = now if now is not None else time.time()   # "yesterday", "3 days ago": from the moment of asking
     now = now if now is not None else store.space_now(space.id)
-    cand = set(cos) | set(bm25)
+    cand = set(cos) | set(bm25) | set(fcos)
     # passage vectors of long turns: a memory's cosine is the best of its main and passage vectors, and
     # the best passages' memories join the candidates
     pcos = store.passage_cosines(space.id, q) if r.passages else {}
@@ -279,7 +378,8 @@ def _candidates(store: Store, space: Space, question: str, q: np.ndarray, q_kw: 
     # scoring fields only (full rows for the final set later); a node forgotten by another process since
     # the index was read is no candidate
     nodes = store.node_features(cand, space.id)
-    return _Candidates(nodes=nodes, cos=cos, pcos=pcos, bm25=bm25, allowed=allowed, window=window, now=now)
+    return _Candidates(nodes=nodes, cos=cos, pcos=pcos, bm25=bm25, allowed=allowed, window=window, now=now,
+                       focus=fq, fcos=fcos)
 
 
 class _BaseScores:
@@ -288,12 +388,15 @@ class _BaseScores:
 
     def __init__(self, store: Store, space_id: int, q: np.ndarray, q_kw: list[str], cands: _Candidates, r: Any,
                  weights: dict[str, float] | None, named: tuple[set[str], set[str]] | None = None,
-                 people: dict[str, tuple[str, frozenset[str]]] | None = None):
+                 people: dict[str, tuple[str, frozenset[str]]] | None = None,
+                 soft: tuple[float, Embedder] | None = None):
         self.store, self.space_id, self.q, self.q_kw, self.r, self.weights = store, space_id, q, q_kw, r, weights
         self.named = named   # the people the question names: (their speaker names, their name keywords)
         self.people = people   # speaker -> (the name they are addressed by, its keywords): vocatives are dropped
+        self.soft = soft       # (tau, embedder): the word-level semantic keyword match, or None
         self.nodes, self.cos, self.pcos, self.bm25 = cands.nodes, cands.cos, cands.pcos, cands.bm25
         self.window, self.now = cands.window, cands.now
+        self.focus, self.fcos = cands.focus, cands.fcos
         self.scores: dict[int, float] = {}
         self.explain: dict[int, tuple[float, float, float]] = {}
 
@@ -309,20 +412,26 @@ class _BaseScores:
         """Score memories whose scoring fields are in ``nodes``: their cosine first (KNN hit, else from their
         vector; a better passage cosine wins), then Eq.3 times the date window's factor."""
         r, nodes, now = self.r, self.nodes, self.now
-        missing = [i for i in ids if i not in self.cos]
+        focus = self.focus
+        missing = [i for i in ids if i not in self.cos or (focus is not None and i not in self.fcos)]
         for nid, vec in self.store.node_vectors(missing, self.space_id).items():
-            self.cos[nid] = float(np.dot(self.q, vec))
+            if nid not in self.cos:
+                self.cos[nid] = float(np.dot(self.q, vec))
+            if focus is not None and nid not in self.fcos:
+                self.fcos[nid] = float(np.dot(focus, vec))
         for i in ids:
             if i in self.pcos and self.pcos[i] > self.cos.get(i, -2.0):
                 self.cos[i] = self.pcos[i]
         scored = {i: nodes[i] for i in ids}
         if self.people:
             scored.update(self._without_vocatives(ids))
-        kw = _kw_scores(self.q_kw, scored, self.bm25, r.bm25_weight, r.speaker_keywords, self.weights)
+        kw = _kw_scores(self.q_kw, scored, self.bm25, r.bm25_weight, r.speaker_keywords, self.weights, self.soft)
         out = {}
         for i in ids:
             dt = (now - nodes[i]["ts"]) if now is not None else 0.0
             c = self.cos.get(i, 0.0)
+            if focus is not None:   # the focused probe's cosine, fused with the question's
+                c = fuse_probes(c, self.fcos.get(i, c), r.focus_weight, r.focus_max)
             wf = window_factor(nodes[i]["ts"], self.window, r.date_prior, r.date_slack_days)
             if self.named is not None:
                 speakers, names = self.named
