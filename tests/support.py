@@ -60,6 +60,18 @@ def good_reply(messages, schema):
                                   "date": "", "evidence": ids[:1]}],
                        "knowledge": []})
 
+def batch_clusters(prompt: str) -> list[dict[str, Any]]:
+    """A capable model's clusters for the judge's batch prompt: per ``Cluster hub=N:``, a fact from the
+    hub's own line, citing the hub."""
+    import re
+
+    clusters = []
+    for hub in re.findall(r"^Cluster hub=(\d+):", prompt, re.M):
+        line = re.search(rf"^\[{hub}\] \([^)]*\) [^:]+: (.+)$", prompt, re.M).group(1)
+        clusters.append({"hub": int(hub), "reasoning": "The hub's memory states it.", "traits": [], "knowledge": [],
+                         "facts": [{"subject": "", "text": line, "date": "", "evidence": [int(hub)]}]})
+    return clusters
+
 
 def hub_space(make_memory, tmp_path, chat, **changes):
     """A space of TURNS with a hand-made hub: node 0 strongly linked to nodes 4 and 6."""

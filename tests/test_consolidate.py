@@ -10,7 +10,7 @@ import pytest
 from hela_cli.mechanics.consolidate import (cluster_change, detect_hubs, distill_schema, normalise_date, novelty, plan_hubs,
                                   resolve_relative, salvage_json, select_cluster, validate_distillation)
 from tests.cases import write_conversation
-from tests.support import ScriptedChat, good_reply, hub_space, small_config  # noqa: F401 (shared)
+from tests.support import ScriptedChat, batch_clusters, good_reply, hub_space, small_config  # noqa: F401 (shared)
 
 MAY8 = datetime(2023, 5, 8, 10, 0, tzinfo=timezone.utc).timestamp()
 
@@ -214,15 +214,7 @@ def test_retry_after_invalid_first_reply_and_merge_of_duplicates(make_memory, tm
 
 def _batch_reply(messages):
     """The batch prompt's answer, as a capable model gives it: per cluster, a fact from its hub's own line."""
-    import re
-
-    prompt = messages[-1]["content"]
-    clusters = []
-    for hub in re.findall(r"^Cluster hub=(\d+):", prompt, re.M):
-        line = re.search(rf"^\[{hub}\] \([^)]*\) [^:]+: (.+)$", prompt, re.M).group(1)
-        clusters.append({"hub": int(hub), "reasoning": "The hub's memory states it.", "traits": [], "knowledge": [],
-                         "facts": [{"subject": "", "text": line, "date": "", "evidence": [int(hub)]}]})
-    return json.dumps({"clusters": clusters, "changes": []})
+    return json.dumps({"clusters": batch_clusters(messages[-1]["content"]), "changes": []})
 
 
 def test_a_server_gets_the_hubs_in_one_batched_call(make_memory, tmp_path):

@@ -14,6 +14,7 @@ from hela_cli.mechanics.consolidate import HubPlan
 from hela_cli.mechanics.judge import BATCH_SCHEMA, Work, apply_batch, batch_messages, parse_batch, pending, run_batch
 from hela_cli.models.agent import (AgentBudgetSpent, Budget, Ledger, Run, _claude_reply, _codex_reply, _gemini_reply,
                                    parse_budget, parse_ref)
+from tests.support import batch_clusters
 
 DAY = 86_400.0
 T0 = 1_700_000_000.0
@@ -267,11 +268,7 @@ def _judge_reply(messages):
     """A capable model's answer to the batch prompt: each change replaces its earlier memory, each cluster
     gives a fact from its hub's own line."""
     prompt = messages[-1]["content"]
-    clusters = []
-    for hub in re.findall(r"^Cluster hub=(\d+):", prompt, re.M):
-        line = re.search(rf"^\[{hub}\] \([^)]*\) [^:]+: (.+)$", prompt, re.M).group(1)
-        clusters.append({"hub": int(hub), "reasoning": "The hub's memory states it.", "traits": [], "knowledge": [],
-                         "facts": [{"subject": "", "text": line, "date": "", "evidence": [int(hub)]}]})
+    clusters = batch_clusters(prompt)
     changes = [{"pair": f"{a}>{b}", "reasoning": "A new value of the same limit.", "verdict": "replaces",
                 "evidence": [int(a), int(b)]} for a, b in re.findall(r"^Pair (\d+)>(\d+):", prompt, re.M)]
     return json.dumps({"clusters": clusters, "changes": changes})
