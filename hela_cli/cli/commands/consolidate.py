@@ -11,18 +11,20 @@ from hela_cli.cli.render import HUB_STYLE, console, err_console, print_json, tab
 
 app = typer.Typer()
 
+CONSOLIDATE_HELP = ("Distil hubs (Eq.2) and their clusters into semantic records with the chat model (prompt A.1)."
+                    "\n\nA local GGUF model gets one prompt per hub; an agent: route or an openai: server gets "
+                    "the hubs in batches of consolidation.max_hubs_per_run, one call each (on a server, the hubs a "
+                    "batch fails get one prompt each).")
 
-@app.command("consolidate")
+
+@app.command("consolidate", help=CONSOLIDATE_HELP)
 def consolidate(
     ctx: typer.Context,
     space: Optional[str] = space_option(),
     dry_run: bool = typer.Option(False, "--dry-run", help="List hubs and clusters; no model call, no write."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Distil hubs (Eq.2) and their clusters into semantic records with the chat model (prompt A.1).
-
-    A local GGUF model gets one prompt per hub; an agent: route or an openai: server gets the hubs in
-    batches of consolidation.max_hubs_per_run, one call each."""
+    """Distil hubs (Eq.2) and their clusters into semantic records (help: CONSOLIDATE_HELP)."""
     mem = state(ctx).memory()
     quiet = json_out
 

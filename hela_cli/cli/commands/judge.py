@@ -12,8 +12,15 @@ from hela_cli.cli.render import console, one_line, print_json, text
 
 app = typer.Typer()
 
+JUDGE_HELP = ("Judge the undecided changed facts and the hubs to distil now, in ONE model call; print each "
+              "verdict.\n\n"
+              "The `possible` change marks no judge has decided and the hubs that need distilling go to the chat "
+              "model in one batched call; each pair's verdict with its reason, each hub's records and the tokens "
+              "the call cost are printed. Needs an agent: route or an openai: server as models.chat (not a local "
+              "GGUF) and, for an agent, today's budget (models.agent_budget).")
 
-@app.command("judge")
+
+@app.command("judge", help=JUDGE_HELP)
 def judge(
     ctx: typer.Context,
     space: Optional[str] = space_option(),
@@ -24,12 +31,7 @@ def judge(
     dry_run: bool = typer.Option(False, "--dry-run", help="List what would be asked; no model call, no write."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
-    """Judge the undecided changed facts and the hubs to distil now, in ONE model call; print each verdict.
-
-    The `possible` change marks no judge has decided and the hubs that need distilling go to the chat model
-    in one batched call; each pair's verdict with its reason, each hub's records and the tokens the call
-    cost are printed. Needs an agent: route or an openai: server as models.chat (not a local GGUF) and,
-    for an agent, today's budget (models.agent_budget)."""
+    """Judge the undecided changed facts and the hubs to distil now, in ONE model call (help: JUDGE_HELP)."""
     mem = state(ctx).memory()
     with mem:
         rep = mem.judge(pick_space(mem, space), max_changes=limit, max_hubs=hubs, dry_run=dry_run)
