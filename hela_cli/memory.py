@@ -311,12 +311,11 @@ class Memory:
         rep["usage"] = {k: last[k] for k in ("input_tokens", "output_tokens", "estimated") if k in last}
         rep["items"] = items
         if chat.startswith("agent:"):   # what today's budget has left after the call
-            from hela_cli.models.agent import Ledger, parse_budget, parse_ref
+            from hela_cli.models.agent import budget_status, parse_ref
 
-            budget = parse_budget(cfg.models.agent_budget)
-            spent = Ledger().spent(parse_ref(chat)[0])
-            rep["budget"] = {"calls": spent["calls"], "tokens": spent["tokens"], "cap_calls": budget.calls,
-                             "cap_tokens": budget.tokens}
+            agent = parse_ref(chat)[0]
+            row = next(b for b in budget_status(cfg.models) if b["agent"] == agent)
+            rep["budget"] = {k: row[k] for k in ("calls", "tokens", "cap_calls", "cap_tokens")}
         return rep
 
     def _add_superseding(self, space: str, turns: Sequence[Any], redact: bool | None,
@@ -550,7 +549,7 @@ class Memory:
         per ``consolidation.max_hubs_per_run`` hubs: :func:`hela_cli.mechanics.judge.distill_batch`); an
         in-process GGUF gets prompt A.1 per hub."""
         from hela_cli.mechanics.consolidate import consolidate
-        from hela_cli.mechanics.judge import batches_hubs, distill_batch
+        from hela_cli.mechanics.judge import batches_hubs, distill_batch, retries_per_hub
 
         sp = self.space(space)
 
@@ -564,7 +563,7 @@ class Memory:
         return consolidate(self.store, sp, self.config, embedder=embedder, chat=lambda: self.chat,
                            dry_run=dry_run, retry_failed=not auto, max_hubs=max_hubs, progress=progress,
                            batch=batch if batches_hubs(self.config) else None,
-                           per_hub_fallback=self.config.models.chat.strip().startswith("openai:"))
+                           per_hub_fallback=retries_per_hub(self.config))
 
     def consolidate_if_due(self, space: str) -> dict[str, Any] | None:
         """Auto-consolidation, for callers to run after a learning ``ask`` with an answer (``hela ask`` after

@@ -381,6 +381,13 @@ def batches_hubs(cfg: Config) -> bool:
     return cfg.models.chat.strip().startswith(("agent:", "openai:"))
 
 
+def retries_per_hub(cfg: Config) -> bool:
+    """Whether the hubs a batch fails are distilled again with prompt A.1, one call each: on an ``openai:``
+    server (a small model behind it may not follow the batch prompt), not on an agent route, whose calls
+    are budgeted."""
+    return cfg.models.chat.strip().startswith("openai:")
+
+
 def distill_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, plans: list[HubPlan]
                   ) -> tuple[dict[int, dict[str, Any]], int]:
     """Consolidation's hubs ``plans`` in ONE call of the batch prompt (its clusters' task alone, the path of
