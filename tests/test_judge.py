@@ -176,6 +176,20 @@ def test_verdicts(make_memory, hash_embedder, change, expect):
     assert (None if not rows else (rows[0]["detector"], rows[0]["status"])) == expect
 
 
+def test_what_the_model_writes_is_stored_redacted(make_memory, hash_embedder):
+    """A change's reason the model writes is stored text: redacted whole before it is cut, like a turn."""
+    mem, ids = _world(make_memory, hash_embedder)
+    sp = mem.space("p")
+    work = pending(mem.store, sp, mem.config, hubs=False)
+    obj = _answer(Work(sp, hubs=[HubPlan(0, 0, 0, [], {}, "distill")], changes=work.changes), clusters=[])
+    key = "sk-proj-" + "Ab3dE5gH7jK9mN1pQ3sT5vX7zB9dF1hJ3lN5pR7tV9xZ"
+    obj["changes"][0]["reasoning"] = "The limit changed. " * 19 + f"The deploy key is {key} now."
+    apply_batch(mem.store, work, obj, hash_embedder, mem.config)
+    row = mem.store.supersessions_for([ids[0]])[ids[0]][0]
+    assert row["detector"] == "judge" and len(row["reason"]) <= 400
+    assert key[:12] not in row["reason"] and key[-12:] not in row["reason"]
+
+
 def test_an_answer_that_does_not_parse_is_dropped(make_memory, hash_embedder):
     mem, ids = _world(make_memory, hash_embedder)
     sp = mem.space("p")

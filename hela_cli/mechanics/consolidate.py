@@ -49,6 +49,7 @@ from hela_cli.config import Config
 from hela_cli.mechanics.dynamics import is_hub
 from hela_cli.errors import HelaError
 from hela_cli.text.keywords import keywords, stem
+from hela_cli.text.redact import redact
 from hela_cli.models import ChatModel, Embedder
 from hela_cli.text.dates import MONTH_NAMES, WEEKDAY_NAMES, YEAR_RE, has_relative, normalise_date, resolve_relative
 from hela_cli.answering.prompts import DISTILL_SCHEMA, distill_messages
@@ -337,7 +338,9 @@ def validate_distillation(obj: Mapping[str, Any], turns: Mapping[int, Mapping[st
             if not isinstance(item, Mapping):
                 rejected.append({"kind": kind, "text": None, "reason": "not an object"})
                 continue
-            text = _LIST_MARK.sub("", " ".join(str(item.get("text") or "").split()))
+            # the model's words are stored text like a turn's: redacted (it saw redacted memories, but may
+            # still write a secret's shape)
+            text = redact(_LIST_MARK.sub("", " ".join(str(item.get("text") or "").split())))
             reason = None
             if len(text.split()) < MIN_WORDS:
                 reason = "text too short"

@@ -52,6 +52,8 @@ from hela_cli.mechanics.consolidate import (HubPlan, plan_consolidation, salvage
                                             validate_distillation)
 from hela_cli.store import Space
 from hela_cli.text.dates import format_date
+from hela_cli.text.redact import redact
+from hela_cli.text.session_lines import cut
 
 MAX_CHANGES = 16            # undecided pairs per call
 TURN_CHARS = 600            # each memory's text is cut to this many characters in the prompt
@@ -213,6 +215,13 @@ def _ids(v: Any) -> list[int] | None:
     return out
 
 
+def _model_text(text: str, limit: int) -> str:
+    """A line of the model's answer as it is stored (a change's reason, a gist line): redacted whole, then
+    cut (a marker the limit falls inside goes whole: :func:`hela_cli.text.session_lines.cut`). The model saw
+    redacted memories, but what it writes is stored text like any other."""
+    return cut(redact(text), limit, stored=True)
+
+
 def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg: Config,
                 model: str | None = None, details: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Store what the answer ``obj`` gives for ``work`` (see the module docstring). Returns counts:
@@ -275,7 +284,7 @@ def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg:
             rep["skipped"] += 1
             continue
         seen.add(pair)
-        verdicts.append((pair, verdict, reason[:400]))
+        verdicts.append((pair, verdict, _model_text(reason, 400)))
     summaries = []
     asked_sessions = {g["session"]: g for g in work.sessions}
     for v in obj.get("sessions") or []:
@@ -287,7 +296,7 @@ def apply_batch(store: Any, work: Work, obj: dict[str, Any], embedder: Any, cfg:
         if g is None or not lines or evidence is None or not set(evidence) <= set(g["ids"]):
             rep["skipped"] += 1
             continue
-        summaries.append((g, "\n".join(ln[:300] for ln in lines[:3]), evidence))
+        summaries.append((g, "\n".join(_model_text(ln, 300) for ln in lines[:3]), evidence))
     out: list[dict[str, Any]] = []
     changed = "skipped: a memory of it was deleted or edited meanwhile"
     with store.transaction(space=space.id):
