@@ -181,7 +181,11 @@ class HooksConfig:                    # `hela hook EVENT` inside coding agents (
     start_sessions: int = 3           # ... the gist of this many recent sessions
     prompt_tokens: int = 800          # prompt recall budget
     prompt_k: int = 8                 # ... at most this many memories
-    prompt_min_score: float = 0.5     # ... relevance floor on the retrieval score (S of Eq.5)
+    prompt_min_score: float = 0.5     # ... floor on the retrieval score (S of Eq.5), before the relevance decision
+    relevance: bool = True            # inject only memories with topical evidence (mechanics/relevance.py); off: the floor alone
+    meaning_margin: float = 0.45      # ... evidence by meaning: cosine less the memory's background cosine at least this
+    anchored_margin: float = 0.10     # ... or at least this when the prompt points at the project or two rare keywords match
+    learn_injected: bool = False      # every injected memory learns (Eq.1) at the prompt; off: only what the reply used (feedback)
     prompt_min_chars: int = 12        # shorter prompts ("ok", "yes, go on") get no recall
     line_chars: int = 400             # a memory's text is cut to this many characters in injected context
     tool_calls: bool = True           # a tool call becomes one short line (tool name + its short input)
@@ -317,6 +321,7 @@ _RANGES: dict[str, tuple[float | None, float | None, bool]] = {
     "hooks.line_chars": (40, None, False), "hooks.detached_budget_s": (0, None, True),
     "hooks.max_detached": (1, None, False), "hooks.path_tokens": (0, None, False),
     "hooks.path_k": (1, None, False), "hooks.gist_timeout_s": (0, None, True),
+    "hooks.meaning_margin": (-2, 2, False), "hooks.anchored_margin": (-2, 2, False),
     "supersession.candidates": (1, None, False), "supersession.min_similarity": (-1, 1, False),
     "supersession.max_per_turn": (1, None, False),
 }

@@ -380,17 +380,21 @@ class Memory:
             res.recall_id = self._log(sp.id, question, None, res.memories, res.step, "recall", res.query_vector)
         return res
 
-    def learn_recall(self, space: str, question: str, res: Retrieval, used: list[dict[str, Any]]) -> int | None:
+    def learn_recall(self, space: str, question: str, res: Retrieval, used: list[dict[str, Any]], *,
+                     learn: bool = True) -> int | None:
         """Learn from the part of a read-only retrieval (``learn=False``) that was put to use: Eq.1 over
         ``used`` (a subset of ``res.memories``) and one asks-log row, as a learning :meth:`retrieve` does for
         all of its memories. Returns the recall id (None when ``used`` is empty). The prompt hook learns from
-        the memories it injected, not from those under its relevance floor."""
+        the memories it injected, not from those under its relevance floor. ``learn`` off: the asks-log row
+        alone (a recall feedback can name later, :meth:`reinforce`), no Eq.1: the prompt hook's default, which
+        learns only from what the agent's reply used (``hooks.learn_injected``, docs/agents.md)."""
         if not used:
             return None
         sp = self.space(space)
         part = Retrieval(memories=used, semantic=res.semantic, query_keywords=res.query_keywords, now=res.now,
                          step=res.step, query_vector=res.query_vector)
-        learn_from_retrieval(self.store, sp, part, self.config)
+        if learn:
+            learn_from_retrieval(self.store, sp, part, self.config)
         # the caller's prompt may not be redacted (retrieve redacted only its own copy)
         return self._log(sp.id, redact_secrets(question), None, used, part.step, "recall", res.query_vector)
 

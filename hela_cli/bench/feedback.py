@@ -12,6 +12,9 @@ no question profits from its own answer (prequential protocol):
               retrieved ones (word overlap > 0): a capable reader whose answer is right
 ``noisy:P``   the evidence set with a share ``P`` of its ids replaced by retrieved non-evidence memories
               (seeded per question, so a run is reproducible)
+``echo``      the memories the hooks' reply echo rule (:func:`hela_cli.mechanics.feedback.echoed_memories`)
+              finds in the *gold* answer taken as the agent's reply: the rule ``hooks.feedback`` runs at the
+              end of a turn, fed a capable reader's reply (issue 52)
 ``cite``      **not a simulation**: the memories the reader's own answer cites (word overlap > 0), the signal
               ``answer.cite_feedback`` sends after a ``hela ask``; needs answers (not ``--retrieval-only``)
 ============  ==============================================================================================
@@ -27,7 +30,7 @@ from hela_cli.errors import InputError
 
 __all__ = ["parse_feedback", "simulated_used", "EvidenceHistory"]
 
-KINDS = ("none", "evidence", "answer", "noisy", "cite")
+KINDS = ("none", "evidence", "answer", "echo", "noisy", "cite")
 
 
 def parse_feedback(spec: str | None) -> tuple[str, float]:
@@ -35,7 +38,7 @@ def parse_feedback(spec: str | None) -> tuple[str, float]:
     s = (spec or "none").strip().lower()
     kind, _, arg = s.partition(":")
     if kind not in KINDS or (kind == "noisy") != bool(arg):
-        raise InputError(f"--feedback: expected none, evidence, answer, noisy:P (0 <= P <= 1) or cite, got {spec!r}")
+        raise InputError(f"--feedback: expected none, evidence, answer, echo, noisy:P (0 <= P <= 1) or cite, got {spec!r}")
     p = 0.0
     if kind == "noisy":
         try:
@@ -56,6 +59,12 @@ def simulated_used(kind: str, p: float, memories: Sequence[Mapping[str, Any]], e
         return []
     if kind == "cite":   # what Memory.ask sends with answer.cite_feedback
         return [c["id"] for c in select_citations(prediction, memories, question=question) if c["overlap"] > 0]
+    if kind == "echo":
+        if not gold:
+            return []
+        from hela_cli.mechanics.feedback import echoed_memories
+
+        return echoed_memories([{"id": m["id"], "text": m["text"]} for m in memories], str(gold), prompt=question)
     ev = set(evidence)
     hits = [m["id"] for m in memories if m.get("source_id") in ev]
     if kind == "evidence":

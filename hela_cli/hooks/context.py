@@ -26,19 +26,27 @@ from hela_cli.memory import Memory
 from hela_cli.text.content import is_content_free
 from hela_cli.text.dates import format_iso
 from hela_cli.text.marks import with_mark
-from hela_cli.text.session_lines import (cut, file_memory_kind, is_passed_command, is_tool_line, line_kind,
-                                         plain_answer, without_files)
+from hela_cli.text.prompt_cues import named_things, names_in
+from hela_cli.text.session_lines import (cut, file_memory_kind, is_passed_command, is_receipt, is_tool_line,
+                                         line_kind, plain_answer, without_files)
 
 
-def injectable(m: dict[str, Any]) -> bool:
+def injectable(m: dict[str, Any], named: list[str] | None = None) -> bool:
     """May this memory be recalled by meaning (the prompt recall, the brief's relevant memories)? Not a
     content-free turn ("Noted.", "Done."), nor a command that merely passed (the session gist counts it,
     alone it says nothing), nor a bare tool-call line (it says a file was touched, not what happened there;
-    the recall by file uses it: :func:`hela_cli.text.session_lines.file_memory_kind`)."""
+    the recall by file uses it: :func:`hela_cli.text.session_lines.file_memory_kind`), nor a tool's receipt
+    (a file created or updated, a listing, the agent's own tool error:
+    :func:`hela_cli.text.session_lines.is_receipt`) unless the prompt ``named`` the file or command it holds."""
     text = str(m.get("text") or "")
-    if is_passed_command(text):
-        return False
-    return not is_tool_line(text) and not is_content_free(text)
+    if is_passed_command(text) or is_tool_line(text) or is_receipt(text):
+        return bool(named) and names_in(text, named or [])
+    return not is_content_free(text)
+
+
+def _says_something(m: dict[str, Any]) -> bool:
+    text = str(m.get("text") or "")
+    return not (is_passed_command(text) or is_tool_line(text) or is_receipt(text))
 
 
 def approx_tokens(text: str) -> int:
@@ -92,7 +100,7 @@ def is_trivial(prompt: str, cfg: Config) -> bool:
     return len(text) < cfg.hooks.prompt_min_chars or not keywords(query_text(text))   # what recall reads
 
 
-PROMPT_SPARE = 4   # candidates retrieved beyond hooks.prompt_k: the filters (floor, session, injected) drop some
+PROMPT_SPARE = 12  # candidates retrieved beyond hooks.prompt_k: the filters (floor, session, injected, relevance) drop some
 
 
 def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, now: float | None = None,
@@ -109,19 +117,44 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, no
     t2 = time.perf_counter()
     limit = h.line_chars
     shown = injected.already(mem.config.db, space, session)
+    named = named_things(prompt)
     candidates = [m for m in res.memories if m["score"] >= h.prompt_min_score and m.get("session") != session
-                  and m["id"] not in shown and injectable(m)]
-    header = "Memories from earlier sessions of this project (hela; `hela memories` / `hela delete ID` to see or remove):"
-    lines = [memory_line(m, limit) for m in candidates[:h.prompt_k]]
-    text, n = _fill(header, [("", lines)], h.prompt_tokens)
-    used = candidates[:n]
-    injected.remember(mem.config.db, space, session, [m["id"] for m in used])
-    recall_id = mem.learn_recall(space, prompt, res, used) if used and cfg.retrieval.learn else None
+                  and m["id"] not in shown and injectable(m, named)]
+    verdicts = relevance_of(mem, space, prompt, candidates, res.query_vector, cfg, res.query_keywords)
+    kept = [m for m in candidates if verdicts is None or verdicts[m["id"]].relevant]
+    kept.sort(key=lambda m: not _says_something(m))   # a receipt the prompt named comes after what was said
     t3 = time.perf_counter()
+    header = "Memories from earlier sessions of this project (hela; `hela memories` / `hela delete ID` to see or remove):"
+    lines = [memory_line(m, limit) for m in kept[:h.prompt_k]]
+    text, n = _fill(header, [("", lines)], h.prompt_tokens)
+    used = kept[:n]
+    injected.remember(mem.config.db, space, session, [m["id"] for m in used])
+    # Eq.1 at the prompt only with hooks.learn_injected; with hooks.feedback the recall is logged so that the
+    # reply's echo (the capture of the turn) strengthens what was used (docs/agents.md, "What the hooks learn")
+    learn = cfg.retrieval.learn and h.learn_injected
+    recall_id = (mem.learn_recall(space, prompt, res, used, learn=learn)
+                 if used and cfg.retrieval.learn and (learn or h.feedback) else None)
+    t4 = time.perf_counter()
     return text, {"memories": [m["id"] for m in used], "recall_id": recall_id, "injected": used,
                   "below_floor": sum(1 for m in res.memories if m["score"] < h.prompt_min_score),
-                  "timings_ms": {"retrieve": round((t2 - t1) * 1000, 1),
-                                 "learn": round((t3 - t2) * 1000, 1)}}
+                  "not_relevant": len(candidates) - len(kept),
+                  "evidence": [verdicts[m["id"]].evidence for m in used] if verdicts is not None else None,
+                  "timings_ms": {"retrieve": round((t2 - t1) * 1000, 1), "relevance": round((t3 - t2) * 1000, 1),
+                                 "learn": round((t4 - t3) * 1000, 1)}}
+
+
+def relevance_of(mem: Memory, space: str, prompt: str, memories: list[dict[str, Any]], query_vector: Any,
+             cfg: Config, query_keywords: list[str] | None = None) -> dict[int, Any] | None:
+    """Each memory's relevance verdict (:func:`hela_cli.mechanics.relevance.judge`), or None with
+    ``hooks.relevance`` off (every memory passes)."""
+    if not cfg.hooks.relevance or not memories:
+        return None if not cfg.hooks.relevance else {}
+    from hela_cli.mechanics.relevance import judge
+
+    sp = mem.space(space)
+    return judge(mem.store, sp.id, mem.embedder, prompt, memories, query_vector,
+                 meaning_margin=cfg.hooks.meaning_margin, anchored_margin=cfg.hooks.anchored_margin,
+                 query_keywords=query_keywords)
 
 
 # ------------------------------------------------------------------------------------------ session start
@@ -182,8 +215,12 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None, cfg:
     relevant_ids: list[int] = []
     if query:
         res = mem.retrieve(query, space, k=12, learn=False)
-        for m in res.memories:
-            if m["id"] in shown or m["id"] in before or m.get("session") == session or not injectable(m):
+        named = named_things(query)
+        fit = [m for m in res.memories if m["id"] not in shown and m["id"] not in before
+               and m.get("session") != session and injectable(m, named)]
+        verdicts = relevance_of(mem, space, query, fit, res.query_vector, cfg, res.query_keywords)
+        for m in fit:
+            if verdicts is not None and not verdicts[m["id"]].relevant:
                 continue
             relevant.append(memory_line(m, limit))
             relevant_ids.append(m["id"])

@@ -235,6 +235,39 @@ def is_tool_line(text: str | None) -> bool:
     return text is not None and line_kind(text) == "tool"
 
 
+# what a tool says when it only confirms that it did what it was asked: a receipt, not knowledge
+_RECEIPT = re.compile(
+    r"(?:^|\n)\s*(?:<tool_use_error>|(?:The )?file .{0,300}? has been (?:updated|created|written|modified|saved)|"
+    r"File (?:created|written|updated|deleted) successfully|Successfully (?:wrote|created|updated|edited|deleted)|"
+    r"Todos have been modified|Applied patch|Success\. Updated the following files|No (?:files|matches) found|"
+    r"Found \d+ (?:files?|matches)|Command running in background|Wrote \d+ lines? to|"
+    r"Updated (?:task|todo) list|Running in the background|Shell cwd was reset)", re.I)
+_NUMBERED = re.compile(r"^\s*\d+(?:→|\t|:)")   # a file as a read tool shows it: "   12→text", "2:First ..."
+_LISTED = re.compile(r"^\s*[\w.~/-]+/[\w.@+-]*/?\s*$|^[-dlrwxs@+.]{10}\s")   # a path alone, or ls -l
+
+
+def is_receipt(text: str | None) -> bool:
+    """A tool's confirmation, listing or error rather than an outcome: "File created successfully at: ...",
+    "The file ... has been updated successfully", ``<tool_use_error>``, a file's numbered lines as a read
+    tool returns them, a listing of paths. Stored for history and the recall by file, never injected by
+    meaning (:func:`hela_cli.hooks.context.injectable`). A failed command's result is an outcome, not a
+    receipt."""
+    t = str(text or "")
+    if line_kind(t) != "tool_output":
+        head = t.split("\n" + TOOL_OUTPUT_PREFIX, 1)
+        if len(head) == 1 or line_kind(t) != "result" or not _passed(t):
+            return bool(line_kind(t) is None and t.lstrip().startswith("<tool_use_error>"))
+        t = TOOL_OUTPUT_PREFIX + head[1]   # a passed command and what it printed: the printout decides
+    body = t[len(TOOL_OUTPUT_PREFIX):] if t.startswith(TOOL_OUTPUT_PREFIX) else t
+    if _RECEIPT.search(body[:400]):
+        return True
+    lines = [ln for ln in body.splitlines() if ln.strip()]
+    if lines and (sum(bool(_NUMBERED.match(ln)) for ln in lines) * 2 >= len(lines)
+                  or (len(lines) >= 2 and sum(bool(_LISTED.match(ln)) for ln in lines) * 3 >= len(lines) * 2)):
+        return True
+    return False
+
+
 def is_outcome(text: str | None) -> bool:
     """A command's outcome, a commit or the user's answer: what a call did."""
     return line_kind(text) in ("result", "commit", "answer")
