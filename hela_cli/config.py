@@ -191,7 +191,7 @@ class HooksConfig:                    # `hela hook EVENT` inside coding agents (
     tool_calls: bool = True           # a tool call becomes one short line (tool name + its short input)
     tool_outputs: bool = False        # tool outputs are stored too (cut to line_chars)
     redact: bool = True               # secrets become [REDACTED:kind] before anything is stored or logged
-    feedback: bool = False            # capture reinforces injected memories echoed in the final answer
+    feedback: bool = True             # capture strengthens the injected memories the final answer echoed (the only hook learning by default)
     path_tokens: int = 300            # recall by file (before an edit) budget; 0 turns it off
     path_k: int = 6                   # ... at most this many memories
     gist: str = "auto"                # session gist in the brief: auto (abstractive with an openai: models.chat) | extractive

@@ -32,7 +32,7 @@ def test_session_start_brief(project, agent):
 
 @pytest.mark.parametrize("agent, event", [("claude-code", "UserPromptSubmit"), ("codex", "UserPromptSubmit"),
                                           ("gemini", "BeforeAgent")])
-def test_prompt_recall_learns_from_what_it_injected(project, agent, event):
+def test_prompt_recall_logs_what_it_injected_and_learns_nothing_yet(project, agent, event):
     before = db_state(project["db"])
     res, lines = hook(project, event, base(project, event, prompt=PROMPT), agent)
     text = context_of(res, event)
@@ -41,7 +41,8 @@ def test_prompt_recall_learns_from_what_it_injected(project, agent, event):
     entry = lines[-1]
     assert entry["result"] == "ok" and entry["recall_id"] and set(entry["memories"]) <= {1, 2, 3, 4}
     after = db_state(project["db"])
-    assert len(after["asks"]) == len(before["asks"]) + 1   # a recall, with learning: real use
+    assert len(after["asks"]) == len(before["asks"]) + 1   # the recall the reply's echo will name (hooks.feedback)
+    assert after["edges"] == before["edges"] and after["meta"] == before["meta"]   # no Eq.1 at the prompt
     con = sqlite3.connect(project["db"])
     kind, memories = con.execute("SELECT kind, memories FROM asks ORDER BY id DESC LIMIT 1").fetchone()
     con.close()

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("config, store", {"config", "store"}),
     ("formats, models, answering", {"formats", "models", "answering"}),
     ("the paper's operations, facts, ingest, maintenance", {"mechanics.retrieval", "mechanics.consolidate",
-                                                      "mechanics.forget", "mechanics.feedback", "mechanics.judge", "facts", "ingest",
+                                                      "mechanics.forget", "mechanics.feedback", "mechanics.judge", "mechanics.relevance", "facts", "ingest",
                                                       "maintenance"}),
     ("memory", {"memory"}),
     ("mcp_server, bench, ui, hooks, testing", {"mcp_server", "bench", "ui", "hooks", "testing"}),

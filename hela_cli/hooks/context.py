@@ -37,16 +37,18 @@ def injectable(m: dict[str, Any], named: list[str] | None = None) -> bool:
     alone it says nothing), nor a bare tool-call line (it says a file was touched, not what happened there;
     the recall by file uses it: :func:`hela_cli.text.session_lines.file_memory_kind`), nor a tool's receipt
     (a file created or updated, a listing, the agent's own tool error:
-    :func:`hela_cli.text.session_lines.is_receipt`) unless the prompt ``named`` the file or command it holds."""
+    :func:`hela_cli.text.session_lines.is_receipt`) unless the prompt ``named`` the file or command it holds
+    (then after what was said: :func:`prompt_context`)."""
     text = str(m.get("text") or "")
-    if is_passed_command(text) or is_tool_line(text) or is_receipt(text):
+    if is_passed_command(text) or is_tool_line(text):
+        return False
+    if is_receipt(text):
         return bool(named) and names_in(text, named or [])
     return not is_content_free(text)
 
 
 def _says_something(m: dict[str, Any]) -> bool:
-    text = str(m.get("text") or "")
-    return not (is_passed_command(text) or is_tool_line(text) or is_receipt(text))
+    return not is_receipt(str(m.get("text") or ""))
 
 
 def approx_tokens(text: str) -> int:

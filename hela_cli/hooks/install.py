@@ -406,7 +406,9 @@ def uninstall(agent_name: str, scope: str = "user", *, cwd: Path | None = None) 
 def status(cwd: Path | None = None, models: Any = None) -> dict[str, Any]:
     """Per agent and scope: the settings file, hela's installed events and commands; per event the last
     run, the last failure and the number of runs from the hook log; per agent the tokens its hooks injected
-    (``tokens``: per session and per prompt, p50 / p95: :func:`hela_cli.hooks.log.token_stats`); per agent
+    (``tokens``: per session and per prompt, p50 / p95: :func:`hela_cli.hooks.log.token_stats`); the newest
+    sessions (``sessions``: the share of prompts that got nothing, the tokens injected, the memories injected
+    and how many the reply used: :func:`hela_cli.hooks.log.session_stats`); per agent
     route the calls and tokens spent today against ``models.agent_budget`` (``agent_budget``:
     :func:`hela_cli.models.agent.budget_status`)."""
     from hela_cli.models.agent import budget_status
@@ -446,6 +448,7 @@ def status(cwd: Path | None = None, models: Any = None) -> dict[str, Any]:
     for row in budget:   # a route set by the hooks' command lines (install --chat) counts as configured
         row["configured"] = row["configured"] or row["agent"] in routes
     return {"log": str(log.log_path()), "installs": out, "tokens": log.token_stats(),
+            "sessions": log.session_stats(),
             "agent_budget": budget,
             "unlisted_runs": [{"agent": a, "event": e, **v} for (a, e), v in sorted(runs.items())
                               if a not in AGENTS]}

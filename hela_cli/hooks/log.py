@@ -148,3 +148,38 @@ def token_stats(path: Path | None = None) -> dict[str, dict[str, Any]]:
                       "per_prompt": {"p50": _quantile(per_prompt, 0.5), "p95": _quantile(per_prompt, 0.95)},
                       "total": sum(by_role[agent].values()), "by_role": by_role[agent]}
     return out
+
+
+def session_stats(path: Path | None = None, last: int = 5) -> list[dict[str, Any]]:
+    """The newest ``last`` agent sessions of the log, newest first: per session its agent, the prompts the
+    prompt hook saw and the share of them that got nothing (``silent``), the tokens all its hooks injected,
+    the memories the prompt hook injected and, once a reply was captured, how many of them the reply used
+    (``used``: echoed, ``hooks.feedback``; None before any reply was read)."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in entries(path):
+        session = row.get("session")
+        if not session:
+            continue
+        key = (str(row.get("agent") or ""), str(session))
+        s = rows.get(key)
+        if s is None:
+            s = rows[key] = {"agent": key[0], "session": key[1], "prompts": 0, "silent_prompts": 0, "tokens": 0,
+                             "injected": 0, "used": None, "time": 0.0}
+        else:
+            rows.pop(key)
+            rows[key] = s   # most recent activity last
+        s["time"] = float(row.get("time") or s["time"])
+        role, tokens = row.get("role"), row.get("tokens")
+        if role in INJECTING and isinstance(tokens, int):
+            s["tokens"] += tokens
+        if role == "prompt" and row.get("result") in ("ok", "empty"):
+            s["prompts"] += 1
+            s["silent_prompts"] += 0 if tokens else 1
+            s["injected"] += len(row.get("memories") or [])
+        fb = row.get("feedback")
+        if isinstance(fb, dict) and isinstance(fb.get("echoed"), list):
+            s["used"] = (s["used"] or 0) + len(fb["echoed"])
+    out = list(rows.values())[-last:][::-1] if last else []
+    for s in out:
+        s["silent"] = round(s["silent_prompts"] / s["prompts"], 3) if s["prompts"] else None
+    return out

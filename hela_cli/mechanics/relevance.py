@@ -9,7 +9,7 @@ here asks for topical evidence instead, per memory, measured against the space i
   :data:`hela_cli.text.background.BACKGROUND` (prompts about no project in particular) has with it. A git
   memory of a coding project comes close to every git question; it is evidence for a prompt only when the
   prompt comes closer to it than generic questions do. The background vectors are computed once per
-  embedder and kept in the database's meta.
+  embedder and kept in hela's cache.
 * evidence **by meaning**: margin >= ``hooks.meaning_margin``;
 * evidence **anchored**: margin >= ``hooks.anchored_margin`` and an anchor: the prompt speaks of the project
   (:func:`hela_cli.text.prompt_cues.refers_to_project`: "we", "this repo", "last time") or two keywords
@@ -42,7 +42,6 @@ MEANING_MARGIN = 0.45    # defaults of hooks.meaning_margin / hooks.anchored_mar
 ANCHORED_MARGIN = 0.10
 ONE_RARE_MARGIN = 0.30   # ... or this when one rare keyword of the space matches
 
-_BACKGROUND_KEY = "relevance.background"
 _CACHE: dict[str, np.ndarray] = {}
 
 
@@ -69,32 +68,31 @@ def _fingerprint(model_id: str) -> str:
     return hashlib.sha256(("\n".join(BACKGROUND) + "\x00" + model_id).encode("utf-8")).hexdigest()[:16]
 
 
-def background_vectors(store: Any, embedder: Any) -> np.ndarray:
-    """The background prompts' unit vectors for ``embedder``: from this process, else the database's meta
-    (written once per embedder and background list), else embedded now (about 60 short texts) and kept."""
+def background_vectors(embedder: Any) -> np.ndarray:
+    """The background prompts' unit vectors for ``embedder``: from this process, else hela's cache
+    (``cache/relevance-background.<fingerprint>.json`` in the data dir: one file per embedder and background
+    list, never in the database, which a prompt hook only reads), else embedded now (about 60 short texts)
+    and cached."""
     from hela_cli.models.base import embed_queries
+    from hela_cli.paths import data_dir, read_cache, write_cache
 
     key = _fingerprint(str(getattr(embedder, "model_id", "")))
     if key in _CACHE:
         return _CACHE[key]
+    path = data_dir() / "cache" / f"relevance-background.{key}.json"
     vecs = None
-    raw = store.get_meta(f"{_BACKGROUND_KEY}.{key}") if store is not None else None
-    if raw:
+    raw = read_cache(path)
+    dim = int(getattr(embedder, "dim", 0) or 0)
+    if isinstance(raw, str):
         try:
             arr = np.frombuffer(base64.b64decode(raw), dtype=np.float32)
-            dim = int(getattr(embedder, "dim", 0) or 0)
             if dim and arr.size == dim * len(BACKGROUND):
                 vecs = arr.reshape(len(BACKGROUND), dim)
         except ValueError:
             vecs = None
     if vecs is None:
-        vecs = _unit(embed_queries(embedder, list(BACKGROUND)))
-        if store is not None:
-            try:
-                store.set_meta(f"{_BACKGROUND_KEY}.{key}", base64.b64encode(vecs.astype(np.float32).tobytes())
-                               .decode("ascii"))
-            except Exception:  # noqa: BLE001 - a read-only database: computed again next time
-                pass
+        vecs = _unit(embed_queries(embedder, list(BACKGROUND))).astype(np.float32)
+        write_cache(path, base64.b64encode(vecs.tobytes()).decode("ascii"))
     _CACHE[key] = vecs
     return vecs
 
@@ -120,7 +118,7 @@ def judge(store: Any, space_id: int, embedder: Any, prompt: str, memories: Seque
 
     ids = [int(m["id"]) for m in memories]
     q = _unit(query_vector if query_vector is not None else embed_queries(embedder, [prompt])[0])
-    bg = background_vectors(store, embedder)
+    bg = background_vectors(embedder)
     vecs = store.node_vectors(ids, space_id)
     named = named_things(prompt)
     project = refers_to_project(prompt)

@@ -16,6 +16,7 @@ _PROJECT = re.compile(
 _NAMED = re.compile(r"`([^`\n]{2,80})`|((?:[\w.-]*/)+[\w.-]+/?|[\w-]+\.[A-Za-z][\w]{0,9}\b|\.[\w-]{2,}(?:\.[\w-]+)*|"
                     r"[A-Za-z]\w*_\w+)")
 _TRIM = ".,:;!?()[]{}'\""
+_BARE_FILES = re.compile(r"\b(?:[A-Z][a-z]+file|Containerfile|LICENSE|CODEOWNERS|CHANGELOG|README)\b")   # Dockerfile, Makefile
 MIN_NAMED = 4   # a named thing shorter than this ("a.b") matches too much to be an anchor
 
 
@@ -37,6 +38,9 @@ def named_things(prompt: str) -> list[str]:
         if not code and not any(c in t for c in "/._"):
             continue
         out.append(t)
+    for name in _BARE_FILES.findall(prompt or ""):
+        if name.lower() not in out:
+            out.append(name.lower())
     return out
 
 

@@ -79,6 +79,7 @@ def hooks_uninstall(
 def hooks_status(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Per agent and scope: what is installed, the command it runs, the last run and last failure of each
     event (from the hook log); per agent the tokens the hooks injected, per session and per prompt; the
+    newest sessions with the share of prompts that got nothing and how many injected memories a reply used; the
     agent models' calls and tokens spent today against models.agent_budget."""
     from hela_cli.hooks.install import status
 
@@ -122,6 +123,15 @@ def hooks_status(ctx: typer.Context, json_out: bool = typer.Option(False, "--jso
                        str(st["prompts"]), f"{st['per_prompt']['p50']:g}/{st['per_prompt']['p95']:g}",
                        str(st["total"]))
         console.print(tt)
+    if rep.get("sessions"):
+        st = table("recent sessions: prompts that got nothing, what was injected, what the reply used",
+                   [("agent", "key"), ("session", "key"), ("prompts", "num"), ("silent", "num"), ("tokens", "num"),
+                    ("injected", "num"), ("used", "num")])
+        for s in rep["sessions"]:
+            silent = f"{100 * s['silent']:.0f} %" if s["silent"] is not None else "-"
+            st.add_row(s["agent"], text(s["session"][:12]), str(s["prompts"]), silent, str(s["tokens"]),
+                       str(s["injected"]), "-" if s["used"] is None else str(s["used"]))
+        console.print(st)
     rows = [b for b in rep.get("agent_budget") or [] if b["configured"] or b["calls"] or b["stopped"]]
     if rows:
         bt = table(f"agent model calls today ({rows[0]['day']}), spent / cap (models.agent_budget)",
