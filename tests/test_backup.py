@@ -330,6 +330,16 @@ def _break(exp: dict[str, Any], how: str) -> Any:
         e["format"] = "something-else"
     elif how == "dup":
         e["nodes"][5]["hash"] = e["nodes"][4]["hash"]
+    elif how == "ts":   # issue 57: imported with exit 0, then every read of the space exited 70
+        e["nodes"][1]["ts"] = 1e308
+    elif how == "float32":   # finite as JSON, infinite as the float32 it is stored as
+        e["nodes"][0]["vector"] = [1e308] * len(e["nodes"][0]["vector"])
+    elif how == "count":
+        e["nodes"][2]["access_count"] = 10 ** 30
+    elif how == "step":
+        e["space"]["step"] = 10 ** 30
+    elif how == "surrogate":
+        e["nodes"][4]["text"] = "half a pair \ud800 here"
     return e
 
 
@@ -342,15 +352,46 @@ def _break(exp: dict[str, Any], how: str) -> Any:
     ("weight", "edges[0]: 'amp' must be a finite number >= 0, got -1"),
     ("format", "format: not a hela export"),
     ("dup", "nodes[5]: same 'hash' as nodes[4] (a memory twice)"),
+    ("ts", "nodes[1]: 'ts' must be a time in epoch seconds within the years hela accepts, got 1e+308"),
+    ("float32", "nodes[0].vector: a vector's numbers must be finite as 32-bit floats (one overflows)"),
+    ("count", "nodes[2]: 'access_count' must be an integer >= 0 within 64 bits"),
+    ("step", "space: 'step' must be an integer within 64 bits"),
+    ("surrogate", "nodes[4]: 'text' must be a string of text (no lone surrogates)"),
 ])
 def test_import_bad_input_one_line_nothing_written(tmp_path, hash_embedder, how, where):
     f = tmp_path / "a.json"
     f.write_text(json.dumps(_break(_export(tmp_path, hash_embedder), how)))
     target = tmp_path / "target.db"
+    if how == "surrogate":
+        assert "\\ud800" in f.read_text()   # JSON's escape: the file itself is valid UTF-8
     with pytest.raises(InputError) as e:
         _hash_memory(target, hash_embedder).import_export(f)
     assert str(e.value).startswith(f"{f}: {where}") and "\n" not in str(e.value)
     assert not target.exists()  # checked before the database is created
+
+
+def test_a_stored_time_no_calendar_holds_is_shown_not_fatal(tmp_path, hash_embedder, monkeypatch):
+    """A database an older hela filled from a hostile import (issue 57): its space still lists, and its
+    memories still show, with the bad time said as such (exit 0, not 70)."""
+    import sqlite3
+
+    db = tmp_path / "old.db"
+    with _hash_memory(db, hash_embedder) as m:
+        m.add("s", "The deploy key rotates every Monday.", speaker="ana")
+    con = sqlite3.connect(db)
+    con.execute("UPDATE nodes SET ts = 1e308")
+    con.commit()
+    con.close()
+    monkeypatch.setenv("HELA_DB", str(db))
+    monkeypatch.setenv("HELA_HOME", str(tmp_path / "home"))
+    from hela_cli.text.dates import fmt_ts, format_date, format_iso
+
+    assert fmt_ts(1e308) == format_iso(1e308) == format_date(1e308) == "(bad time 1e+308)"
+    assert fmt_ts(float("nan")) == "(bad time nan)"
+    res = runner.invoke(app, ["spaces"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["memories", "-s", "s"])
+    assert res.exit_code == 0 and "deploy key" in res.output and "bad time" in res.output, res.output
 
 
 def test_import_cli_errors(tmp_path, monkeypatch):

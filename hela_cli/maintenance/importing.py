@@ -53,8 +53,29 @@ def _num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
+INT_MAX = 2 ** 63 - 1   # what both engines store in an integer column (SQLite INTEGER, Postgres bigint)
+
+
 def _int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, int) and not isinstance(v, bool) and -INT_MAX - 1 <= v <= INT_MAX
+
+
+def _time(v: Any) -> bool:
+    """A time in epoch seconds within the years ``hela add --time`` accepts."""
+    from hela_cli.text.dates import EPOCH_MAX, EPOCH_MIN
+
+    return _num(v) and EPOCH_MIN <= v < EPOCH_MAX
+
+
+def _text(v: Any) -> bool:
+    """A string that is text: no lone surrogate (it could not be stored or printed as UTF-8)."""
+    if not isinstance(v, str):
+        return False
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _Checker:
@@ -89,11 +110,12 @@ class _Checker:
         v = o[key]
         if v is None:
             return None
-        ok = {"str": isinstance(v, str), "int": _int(v), "num": _num(v),
-              "nonneg": _num(v) and v >= 0}[kind]
+        ok = {"str": _text(v), "int": _int(v), "num": _num(v), "time": _time(v),
+              "nonneg": _num(v) and v >= 0, "count": _int(v) and v >= 0}[kind]
         if not ok:
-            want = {"str": "a string", "int": "an integer", "num": "a finite number",
-                    "nonneg": "a finite number >= 0"}[kind]
+            want = {"str": "a string of text (no lone surrogates)", "int": "an integer within 64 bits",
+                    "num": "a finite number", "time": "a time in epoch seconds within the years hela accepts",
+                    "nonneg": "a finite number >= 0", "count": "an integer >= 0 within 64 bits"}[kind]
             raise self.fail(where, f"'{key}' must be {want}, got {json.dumps(v)[:40]}")
         return v
 
@@ -102,7 +124,11 @@ class _Checker:
             raise self.fail(where, "a vector must be a non-empty list of finite numbers")
         if dim is not None and len(v) != dim:
             raise self.fail(where, f"vector has {len(v)} numbers, the export's embedder has {dim}")
-        return np.asarray(v, dtype=np.float32)
+        with np.errstate(over="ignore", invalid="ignore"):
+            arr = np.asarray(v, dtype=np.float32)
+        if not np.isfinite(arr).all():
+            raise self.fail(where, "a vector's numbers must be finite as 32-bit floats (one overflows)")
+        return arr
 
 
 def read_export(path: str | Path) -> dict[str, Any]:
@@ -122,6 +148,8 @@ def read_export(path: str | Path) -> dict[str, Any]:
         data = json.loads(raw)
     except json.JSONDecodeError as e:
         raise InputError(f"{p}: line {e.lineno} column {e.colno}: not valid JSON ({e.msg})") from None
+    except RecursionError:
+        raise InputError(f"{p}: nested too deeply to be an export") from None
     return data
 
 
@@ -169,12 +197,12 @@ def check_export(data: Any, path: str, need_vectors: bool) -> dict[str, Any]:
         kws = n.get("keywords", [])
         if isinstance(kws, str):
             kws = kws.split()
-        if not isinstance(kws, list) or not all(isinstance(k, str) and k and " " not in k for k in kws):
+        if not isinstance(kws, list) or not all(_text(k) and k and " " not in k for k in kws):
             raise c.fail(w, "'keywords' must be a list of words")
-        row = {"id": nid, "text": text, "keywords": kws, "ts": c.field(n, "ts", w, "num"),
+        row = {"id": nid, "text": text, "keywords": kws, "ts": c.field(n, "ts", w, "time"),
                "ord": c.field(n, "ord", w, "int"), "hash": c.field(n, "hash", w, "str"),
-               "access_count": c.field(n, "access_count", w, "int", required=False) or 0,
-               "last_access": c.field(n, "last_access", w, "num", required=False)}
+               "access_count": c.field(n, "access_count", w, "count", required=False) or 0,
+               "last_access": c.field(n, "last_access", w, "time", required=False)}
         for k in ("speaker", "role", "time_str", "source_id", "session", "source"):
             row[k] = c.field(n, k, w, "str", required=False)
         row["vector"] = c.vector(n.get("vector"), f"{w}.vector", dim) if need_vectors else None
@@ -230,13 +258,13 @@ def check_export(data: Any, path: str, need_vectors: bool) -> dict[str, Any]:
                 raise c.fail(w, f"evidence {json.dumps(n)} is not in the export's nodes")
         hub = c.field(r, "hub_id", w, "int", required=False)
         now = time.time()
-        created = c.field(r, "created_at", w, "num", required=False)
+        created = c.field(r, "created_at", w, "time", required=False)
         rec = {"kind": kind, "text": text, "subject": c.field(r, "subject", w, "str", required=False),
                "confidence": c.field(r, "confidence", w, "num", required=False),
                "date": c.field(r, "date", w, "str", required=False), "hub_id": hub,
                "forgotten_evidence": c.field(r, "forgotten_evidence", w, "int", required=False) or 0,
                "created_at": created if created is not None else now,
-               "updated_at": c.field(r, "updated_at", w, "num", required=False) or created or now,
+               "updated_at": c.field(r, "updated_at", w, "time", required=False) or created or now,
                "evidence": ev}
         rec["vector"] = c.vector(r.get("vector"), f"{w}.vector", dim) if need_vectors else None
         semantic.append(rec)
@@ -265,13 +293,13 @@ def check_export(data: Any, path: str, need_vectors: bool) -> dict[str, Any]:
         conf = c.field(r, "confidence", w, "num", required=False)
         if status not in ("superseded", "possible"):
             raise c.fail(w, f"status must be 'superseded' or 'possible', not {status!r}")
-        supersessions.append({"old_id": pair[0], "new_id": pair[1], "invalid_at": c.field(r, "invalid_at", w, "num"),
+        supersessions.append({"old_id": pair[0], "new_id": pair[1], "invalid_at": c.field(r, "invalid_at", w, "time"),
                               "detector": c.field(r, "detector", w, "str"), "status": status,
                               "confidence": 1.0 if conf is None else conf,
-                              "created_at": c.field(r, "created_at", w, "num", required=False),
+                              "created_at": c.field(r, "created_at", w, "time", required=False),
                               "reason": c.field(r, "reason", w, "str", required=False)})
     name = space.get("name")
-    return {"name": name if isinstance(name, str) else None, "step": step,
+    return {"name": name if _text(name) else None, "step": step,
             "base_step": base_step if base_step is not None else step, "consolidated_step": consolidated,
             "embedder": embedder, "decay": decay, "nodes": nodes, "edges": edges, "raw_edges": raw,
             "semantic": semantic, "hubs": hubs, "supersessions": supersessions}

@@ -232,10 +232,24 @@ def parse_time_value(value: Any) -> tuple[float, str]:
 # --------------------------------------------------------------------------- formatting
 
 
+def _bad_time(ts: Any) -> str | None:
+    """What a listing shows for a stored time no calendar holds (a database an older hela filled from a
+    hostile import: ``1e308``, NaN): ``(bad time 1e+308)``; None for a time that can be shown."""
+    try:
+        if isinstance(ts, (int, float)) and math.isfinite(ts) and -62135596800 <= ts < 253402300800:
+            return None
+    except TypeError:
+        pass
+    return f"(bad time {ts!r:.24})"
+
+
 def format_date(ts: float | None) -> str:
     """``15 July 2023`` (the answer style the prompts ask for)."""
     if ts is None:
         return "unknown date"
+    bad = _bad_time(ts)
+    if bad:
+        return bad
     d = datetime.fromtimestamp(ts, tz=timezone.utc)
     return f"{d.day} {d.strftime('%B %Y')}"
 
@@ -244,11 +258,17 @@ def fmt_ts(ts: float | None) -> str:
     """``YYYY-MM-DD HH:MM`` in UTC for listings (``-`` for none): the CLI's and the web page's."""
     if ts is None:
         return "-"
+    bad = _bad_time(ts)
+    if bad:
+        return bad
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
 
 
 def format_iso(ts: float) -> str:
     """``2023-05-08T13:56:12Z`` (UTC, whole seconds): the date string kept for epoch-stamped exports."""
+    bad = _bad_time(ts)
+    if bad:
+        return bad
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
