@@ -248,3 +248,26 @@ def test_no_network_or_telemetry_code_in_the_package():
             if needle in src and (rel, needle) not in allowed:
                 offenders.append(f"{rel}: {needle}")
     assert offenders == []
+
+
+def test_an_empty_file_made_first_becomes_user_only(tmp_path):
+    """issue 57: `touch hela.db` then `hela add`: the memories were readable by every user (0644 kept)."""
+    import stat
+
+    from hela_cli.store import Store
+
+    db = tmp_path / "hela.db"
+    db.touch(mode=0o644)
+    os.chmod(db, 0o644)
+    with Store.open(str(db), must_exist=True) as store:
+        store.ensure_space("s")
+    assert stat.S_IMODE(db.stat().st_mode) == 0o600
+
+
+def test_terminal_output_escapes_bidi_and_zero_width():
+    """issue 57: a stored U+202E made `hela memories` show other text than is stored."""
+    from hela_cli.cli.render import clean, one_line
+
+    shown = clean("pay \u202eevil\u2066x\u2069 \u200bhidden \x1b[2J")
+    assert shown == "pay \\u202eevil\\u2066x\\u2069 \\u200bhidden \\x1b[2J"
+    assert "\u202e" not in one_line("a\u202eb", 10)

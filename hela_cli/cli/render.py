@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from typing import TYPE_CHECKING, Any
@@ -50,12 +51,16 @@ class _LazyConsole:
 console: Any = _LazyConsole(highlight=False, soft_wrap=False)
 err_console: Any = _LazyConsole(stderr=True, highlight=False)
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# control characters (ANSI escapes), and what can make a terminal show other text than is stored: bidi
+# overrides and isolates (U+202A-202E, U+2066-2069, marks U+200E/200F/061C) and zero-width characters
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
 def clean(s: Any) -> str:
-    """User text made safe for a terminal: control characters (ANSI escapes included) shown escaped."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(s))
+    """User text made safe for a terminal: control characters (ANSI escapes included), bidi controls and
+    zero-width characters shown escaped (``\\x1b``, ``\\u202e``)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                        str(s))
 
 
 def text(s: Any, style: str = "") -> "Text":
@@ -65,9 +70,20 @@ def text(s: Any, style: str = "") -> "Text":
     return Text(clean(s), style=style)
 
 
+def _finite(obj: Any) -> Any:
+    """``obj`` with every NaN or infinite float as None (JSON has no such numbers: ``NaN`` is not JSON)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def print_json(obj: Any) -> None:
-    """Machine output: plain JSON on stdout (no Rich processing)."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+    """Machine output: plain JSON on stdout (no Rich processing); a non-finite number is null."""
+    sys.stdout.write(json.dumps(_finite(obj), ensure_ascii=False, indent=2, default=str, allow_nan=False) + "\n")
     sys.stdout.flush()
 
 

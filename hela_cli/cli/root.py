@@ -40,10 +40,21 @@ def _usage_exit(e: Exception) -> typer.Exit:
     return _error_line(f"{where}{msg}{hint}", 2)
 
 
+def _not_text(arg: str) -> bool:
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 class HelaGroup(TyperGroup):
     """Top-level group: maps errors to one line + exit code, never a traceback."""
 
     def parse_args(self, ctx: click_core.Context, args: list[str]) -> list[str]:
+        for i, arg in enumerate(args, 1):   # bytes that are not UTF-8 arrive as lone surrogates (PEP 383)
+            if _not_text(arg):
+                raise _error_line(f"argument {i} is not valid UTF-8 text", 2) from None
         try:
             return super().parse_args(ctx, args)
         except _NO_ARGS_HELP:
@@ -64,6 +75,12 @@ class HelaGroup(TyperGroup):
             raise
         except BrokenPipeError:  # the reader went away (`hela ... | head`): click exits quietly
             raise
+        except UnicodeDecodeError as e:  # standard input or a file that is not UTF-8, before anything is written
+            raise _error_line(f"input is not valid UTF-8 text (byte {e.start})", 2) from None
+        except UnicodeEncodeError:  # a lone surrogate in input text that no check caught earlier
+            raise _error_line("input is not valid UTF-8 text (a lone surrogate)", 2) from None
+        except RecursionError:
+            raise _error_line("input nested too deeply", 2) from None
         except KeyboardInterrupt:
             err_console.print("interrupted", style="red")
             raise typer.Exit(130) from None

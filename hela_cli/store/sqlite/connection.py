@@ -121,6 +121,18 @@ def _vec0_path() -> str:
     return os.path.normpath(os.path.join(list(spec.submodule_search_locations)[0], "vec0"))
 
 
+def _private_if_new(p: Path) -> None:
+    """An empty file someone created for hela (``touch hela.db``) keeps the mode it was made with, often
+    0644: hela makes it user-only when it initialises it, as it does the files it creates (issue 57). A file
+    that already holds a database keeps its owner's choice."""
+    try:
+        st = p.stat()
+        if st.st_size == 0 and st.st_uid == os.getuid() and st.st_mode & 0o077:
+            os.chmod(p, 0o600)
+    except OSError:
+        pass
+
+
 class SqliteConnection(Connection):
     """Opens the file and owns the connection, transactions and migrations."""
 
@@ -153,6 +165,8 @@ class SqliteConnection(Connection):
                     os.close(fd)
                 except OSError as e:
                     raise StoreError(f"{p}: cannot create database ({e.strerror})") from None
+            else:
+                _private_if_new(p)
             self.path = str(p)
         old_umask = os.umask(0o077)  # -wal / -shm files are user-only too
         try:
