@@ -60,6 +60,7 @@ class IngestConfig:
                                       # sharing rare keywords (dynamics.keyword_partners); 0: off
     keyword_link_weight: float = 0.25 # ... initial weight of such a link (conversation links: initial_weight)
     keyword_link_min_score: float = 6.0  # ... a pair needs this sum of IDFs of shared rare keywords
+    private_tag: str = "private"      # <private>...</private> is removed before anything else (text/private.py); comma-separated tags
     redact: bool = False              # replace secrets with [REDACTED:kind] before a turn is embedded or stored
                                       # (text/redact.py); `hela add|ingest --redact`; on for a hook's capture
     redact_assistant: bool = True     # ... always for AI-assistant input: coding-agent sessions (Claude Code,

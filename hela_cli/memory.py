@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from hela_cli.text.private import strip_private
 from hela_cli.answering.citations import select_citations
 from hela_cli.config import Config
 from hela_cli.models.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
@@ -143,7 +144,7 @@ class Memory:
         formats by ``ingest.redact`` (off)."""
         from hela_cli.ingest import ingest_conversations, parse_all  # parsers: not needed to ask
 
-        convs = parse_all(paths, fmt, self.config.ingest.tool_output_chars)  # everything validated before any write
+        convs = parse_all(paths, fmt, self.config.ingest.tool_output_chars, self.config.ingest.private_tag)  # everything validated before any write
         if not any(c.turns for c in convs):
             raise HelaError(f"{', '.join(map(str, paths))}: no turns to ingest")
         embedder = self.embedder  # a model fault is reported before the database is touched
@@ -370,7 +371,7 @@ class Memory:
         (:func:`hela_cli.text.redact.redact`): neither the asks log nor the query vector it keeps holds one."""
         if not question.strip():
             raise HelaError("the question is empty")
-        question = redact_secrets(question)
+        question = redact_secrets(strip_private(question, self.config.ingest.private_tag))
         sp = self.space(space)
         learn = self.config.retrieval.learn if learn is None else learn
         res = self._retrieve(sp, question, self._config(k), now=now, learn=learn,
@@ -396,7 +397,8 @@ class Memory:
         if learn:
             learn_from_retrieval(self.store, sp, part, self.config)
         # the caller's prompt may not be redacted (retrieve redacted only its own copy)
-        return self._log(sp.id, redact_secrets(question), None, used, part.step, "recall", res.query_vector)
+        return self._log(sp.id, redact_secrets(strip_private(question, self.config.ingest.private_tag)), None, used,
+                         part.step, "recall", res.query_vector)
 
     def _log(self, space_id: int, question: str, answer: str | None, memories: list[dict[str, Any]], step: int,
              kind: str, vector: Any = None) -> int | None:
@@ -464,7 +466,7 @@ class Memory:
             self.chat  # noqa: B018 - load (and validate) the chat model before retrieving
         if not question.strip():
             raise HelaError("the question is empty")
-        question = redact_secrets(question)   # as in retrieve: nothing logged, embedded or sent to a model holds it
+        question = redact_secrets(strip_private(question, self.config.ingest.private_tag))   # as in retrieve: nothing logged, embedded or sent to a model holds it
         sp = self.space(space)  # resolved once: retrieval, learning and the log use this space
         cfg = self._config(k)
         res = self._retrieve(sp, question, cfg, now=now, learn=False,

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from hela_cli.text.private import DEFAULT_TAG, strip_raw
 from hela_cli.text.dates import MAX_YEAR, MIN_YEAR, parse_date  # noqa: F401  (MIN_YEAR, MAX_YEAR: still imported from here)
 from hela_cli.formats import chatgpt, claude, claude_code, codex, gemini, locomo, longmemeval, messages, text, whatsapp
 from hela_cli.formats.base import Conversation, Source, Turn, _Bad, _error, _read_text, _show
@@ -48,14 +49,17 @@ PARSERS: dict[str, Callable[[Source], list[Conversation]]] = {
 FORMATS = ("auto", *PARSERS)
 
 
-def parse_file(path: str | Path, fmt: str = "auto", *, tool_output_chars: int = 0) -> list[Conversation]:
+def parse_file(path: str | Path, fmt: str = "auto", *, tool_output_chars: int = 0,
+               private_tag: str = DEFAULT_TAG) -> list[Conversation]:
     """Parse a conversation file. Raises InputError("FILE: PLACE: what") on any bad input.
     ``tool_output_chars``: coding-agent transcripts keep each tool's output cut to this many characters
-    (0: dropped)."""
+    (0: dropped). ``private_tag``: the closed private spans of the file are removed before it is parsed,
+    so no parser's cut can fall inside one (:func:`hela_cli.text.private.strip_raw`; the turns are cleared
+    of any left again at ingest)."""
     name = str(path)
     if fmt not in FORMATS:
         raise _error(name, None, f"unknown format {_show(fmt)}; expected one of {', '.join(FORMATS)}")
-    src = Source(name, _read_text(path), tool_output_chars=tool_output_chars)
+    src = Source(name, strip_raw(_read_text(path), private_tag), tool_output_chars=tool_output_chars)
     try:
         if fmt == "auto":
             fmt, document, ok = _sniff(src.text, name)

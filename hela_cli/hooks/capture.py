@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from hela_cli.text.private import strip_private
 from hela_cli.errors import InputError
 from hela_cli.formats import Turn, parse_file
 from hela_cli.memory import Memory
@@ -36,7 +37,7 @@ def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any
     if not p.is_file():
         raise InputError(f"{p}: transcript not found")
     keep = cfg.hooks.line_chars if cfg.hooks.tool_outputs else 0
-    convs = parse_file(p, TRANSCRIPT_FORMAT[agent], tool_output_chars=keep)
+    convs = parse_file(p, TRANSCRIPT_FORMAT[agent], tool_output_chars=keep, private_tag=cfg.ingest.private_tag)
     redact = _redactor() if cfg.hooks.redact else None
     out = []
     for conv in convs:
@@ -44,7 +45,7 @@ def transcript_turns(agent: str, path: str | Path, session: str | None, cfg: Any
             kind = capture_kind(t.text, t.role)
             if (kind == "tool_output" and not cfg.hooks.tool_outputs) or (kind == "tool_call" and not cfg.hooks.tool_calls):
                 continue
-            text = t.text
+            text = strip_private(t.text, cfg.ingest.private_tag)   # before the redaction and every cut
             if redact is not None:
                 text = redact(text)
             out.append(replace(t, text=text, session=session or t.session))

@@ -116,7 +116,9 @@ def _prompt(args: Any, payload: dict[str, Any], cfg: Any, raw: bytes) -> tuple[s
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise Fail("stdin has no 'prompt'")
-    prompt = user_prompt(prompt)
+    from hela_cli.text.private import strip_private
+
+    prompt = strip_private(user_prompt(prompt), cfg.ingest.private_tag)   # before the log, redaction, query
     space, _ = _space(args, payload)
     if is_trivial(prompt, cfg):
         return "", {"result": "empty", "space": space, "detail": "trivial prompt"}

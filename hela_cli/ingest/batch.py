@@ -34,14 +34,15 @@ def add_passages(store: Store, embedder: Embedder, space: str, cfg: Config, batc
     return len(todo)
 
 
-def parse_all(paths: Sequence[str | Path], fmt: str = "auto", tool_output_chars: int = 0) -> list[Conversation]:
+def parse_all(paths: Sequence[str | Path], fmt: str = "auto", tool_output_chars: int = 0,
+              private_tag: str = "private") -> list[Conversation]:
     """Parse every file first; any error aborts before a single write. A directory stands for the agent
     session files under it (:func:`hela_cli.formats.session_files`)."""
     convs: list[Conversation] = []
     for p in paths:
         files = session_files(p) if Path(p).is_dir() else [p]
         for f in files:
-            convs.extend(parse_file(f, fmt, tool_output_chars=tool_output_chars))
+            convs.extend(parse_file(f, fmt, tool_output_chars=tool_output_chars, private_tag=private_tag))
     return convs
 
 
@@ -65,6 +66,17 @@ def redacted(convs: Sequence[Conversation], cfg: Config | None = None) -> list[C
             if cfg is None or redacts(c, cfg) else c for c in convs]
 
 
+def without_private(convs: Sequence[Conversation], cfg: Config) -> list[Conversation]:
+    """The conversations with every private span removed (:func:`hela_cli.text.private.strip_private`)."""
+    from dataclasses import replace
+
+    from hela_cli.text.private import strip_private
+
+    tag = cfg.ingest.private_tag
+    return [replace(c, turns=[replace(t, text=strip_private(t.text, tag), speaker=strip_private(t.speaker, tag))
+                              for t in c.turns]) for c in convs]
+
+
 def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conversation], cfg: Config,
                          space: str | None = None, progress: Progress | None = None,
                          judge: Judge | None = None) -> dict[str, Any]:
@@ -74,6 +86,7 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
     the optional ``judge``)."""
     t0 = time.perf_counter()
     convs = [c for c in convs if c.turns]   # an agent session without text: no space created for it
+    convs = without_private(convs, cfg)   # before redaction, cuts, embedding, writing
     convs = redacted(convs, cfg)   # before anything is embedded or written
     for conv in convs:  # a bad space name must fail before the first conversation is written
         store.check_space_name(space or conv.name or "default")

@@ -91,6 +91,11 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
     holding its source id.
     """
     t0 = time.perf_counter()
+    from hela_cli.text.private import strip_private   # before redaction, cuts, embedding, writing
+
+    tag = cfg.ingest.private_tag
+    turns = [Turn(strip_private(t.speaker, tag) if t.speaker else t.speaker, strip_private(t.text, tag), t.timestamp,
+                  t.time_str, t.session, t.source_id, t.role) for t in turns]
     if cfg.ingest.redact:   # before anything is embedded or written
         from hela_cli.text.redact import redact
 

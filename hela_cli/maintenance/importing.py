@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from hela_cli.text.private import strip_private
 from hela_cli.config import Config
 from hela_cli.errors import InputError, StoreError
 from hela_cli.maintenance.exporting import EXPORT_FORMAT
@@ -153,7 +154,7 @@ def read_export(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def check_export(data: Any, path: str, need_vectors: bool) -> dict[str, Any]:
+def check_export(data: Any, path: str, need_vectors: bool, private_tag: str = "private") -> dict[str, Any]:
     """Validate an export completely; returns it normalised: ``{"space", "embedder", "decay", "nodes",
     "edges", "semantic", "hubs"}`` with vectors as float32 arrays (None without ``need_vectors``)."""
     c = _Checker(path)
@@ -191,7 +192,7 @@ def check_export(data: Any, path: str, need_vectors: bool) -> dict[str, Any]:
         if nid in ids:
             raise c.fail(w, f"duplicate id {nid}")
         ids.add(nid)
-        text = c.field(n, "text", w, "str")
+        text = strip_private(c.field(n, "text", w, "str"), private_tag)
         if not text.strip():
             raise c.fail(w, "'text' is empty")
         kws = n.get("keywords", [])
