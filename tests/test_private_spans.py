@@ -108,7 +108,7 @@ def test_hooks_capture_prompt_and_brief(project):  # noqa: F811 - the fixture
     import sqlite3
 
     con = sqlite3.connect(project["db"])
-    stored = [t for (t,) in con.execute("SELECT text FROM nodes WHERE text LIKE '%vault%' OR text LIKE 'Noted%'")]
+    stored = [t for (t,) in con.execute("SELECT text FROM nodes WHERE text LIKE '%vault%' OR text LIKE 'Noted [%'")]
     con.close()
     assert stored and all("[private]" in t for t in stored), stored
     _clean(project["db"], project["home"])
