@@ -108,7 +108,9 @@ class World:
         hela = hela_env(tmp, self.db, HELA_MODELS_CHAT=f"agent:{agent}", HELA_CONSOLIDATION_DELTA_HUB="0.01",
                         HELA_SUPERSESSION_MIN_SIMILARITY="-1", HELA_HOOKS_CAPTURE_BUDGET_S="120",
                         HELA_HOOKS_PROMPT_MIN_SCORE="0", HELA_HOOKS_BUDGET_S="60",
-                        **{"HELA_MODELS_TIMEOUT": "120", **hela_vars})
+                        # the recall of the next session learns at the prompt (Eq.1 over what it injected) so
+                        # that a hub forms: the default learns only from a reply's echo (issue 52)
+                        **{"HELA_MODELS_TIMEOUT": "120", "HELA_HOOKS_LEARN_INJECTED": "true", **hela_vars})
         env.update({k: v for k, v in hela.items() if k.startswith(("HELA_", "PYTHON"))})
         env["PATH"] = f"{AGENTS_DIR / 'node_modules' / '.bin'}{os.pathsep}{env.get('PATH', '')}"
         self.env = env
