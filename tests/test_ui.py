@@ -61,12 +61,59 @@ def test_token_gate(tmp_path, hash_embedder):
     assert r.status_code == 303
     assert r.headers["location"] == "/memories?space=demo&page=2"   # the token leaves the address bar
     cookie = r.headers["set-cookie"]
-    assert cookie.startswith(f"hela-ui-9={TOKEN}") and "HttpOnly" in cookie and "SameSite=strict" in cookie
-    assert client.get("/").status_code == 200                        # the cookie opens every page now
+    assert cookie.startswith("hela-ui-9=") and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert TOKEN not in cookie and "Domain" not in cookie             # a session id, host-only: never the token
+    assert client.get("/").status_code == 200                        # the session opens every page now
     foreign = client.post("/recall", data={"space": "demo", "q": "y", "learn": "1"},
                           headers={"origin": "http://evil.example"})
     assert foreign.status_code == 403                                 # a write from another site's page
     assert client.get("/static/ui.css").status_code == 200
+    mem.close()
+
+
+def test_hostile_pages_get_nothing(tmp_path, hash_embedder):
+    """issue 57: the cookie was the token (a local server on another port received it), the page could be
+    framed (one click on an invisible frame deleted a memory), `//evil.example/?token=` redirected there, and a
+    GET of /recall learned with --learn."""
+    cfg = Config()
+    cfg.db = str(tmp_path / "h.db")
+    mem = Memory(cfg, store=Store.open(cfg.db, must_exist=False), embedder=hash_embedder)
+    mem.add("demo", "Tofu the dog likes apple cake.", speaker="ana")
+    client = TestClient(create_app(mem, TOKEN, cookie="hela-ui-7", learn_default=True))
+    from hela_cli.ui.app import TokenGate
+
+    async def app(scope, receive, send):   # the gate alone, with the raw path a browser sends for //evil.example/
+        raise AssertionError("not reached")
+    sent = []
+
+    async def send(m):
+        sent.append(m)
+    import asyncio
+
+    gate = TokenGate(app, lambda t: object() if t == TOKEN else None, "c")
+    asyncio.run(gate({"type": "http", "method": "GET", "path": "//evil.example/", "raw_path": b"//evil.example/",
+                      "query_string": f"token={TOKEN}".encode(), "headers": [], "scheme": "http",
+                      "server": ("127.0.0.1", 80)}, None, send))
+    loc = dict(sent[0]["headers"])[b"location"].decode()
+    assert sent[0]["status"] == 303 and loc == "/evil.example/"   # a path of this page only, not another site
+    client.get(f"/?token={TOKEN}")
+    sid = client.cookies.get("hela-ui-7")
+    assert sid and TOKEN not in sid
+    for path in ("/", "/memories?space=demo", "/recall?space=demo&q=Tofu", "/nowhere"):
+        r = client.get(path)
+        assert r.headers["x-frame-options"] == "DENY" and "frame-ancestors 'none'" in r.headers["content-security-policy"]
+    assert client.get("/?token=wrong").headers["x-frame-options"] == "DENY"     # the refusal too
+    step = mem.store.require_space("demo").step
+    assert client.get("/recall?space=demo&q=Tofu+apple+cake").status_code == 200
+    assert mem.store.require_space("demo").step == step                         # a GET never learns
+    other = TestClient(create_app(mem, TOKEN, cookie="hela-ui-7"))             # a session of another server
+    other.cookies.set("hela-ui-7", sid)
+    assert other.get("/").status_code == 403
+    bare = TestClient(create_app(mem, TOKEN, cookie="hela-ui-7"))
+    bare.cookies.set("hela-ui-7", TOKEN)                                        # the token as a cookie: refused
+    assert bare.get("/").status_code == 403
+    r = client.post("/recall", data={"space": "demo", "q": "y", "learn": "1"}, headers={"sec-fetch-site": "cross-site"})
+    assert r.status_code == 403
     mem.close()
 
 

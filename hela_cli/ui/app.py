@@ -1,14 +1,14 @@
 """The ``hela ui`` web app (Starlette): server-rendered pages over :mod:`hela_cli.ui.views`, behind a token.
 
-Access: every request needs a token, given once as ``?token=`` (the page then sets a cookie named after
-the port and redirects to the same address without it, so the token stays out of history and referrers)
-or by that cookie. Two tokens open it: the session's own (every space, as before), and a client token of
+Access: every request needs a token, given once as ``?token=`` (exchanged for a random session id in a
+cookie named after the port; the page redirects to the same path without it, so the token stays out of
+history, referrers and every cookie) or that session. Two tokens open it: the session's own (every space, as before), and a client token of
 ``hela tokens add`` (:mod:`hela_cli.mcp_server.access`), looked up in the database on every request (a
 revoked one is refused from the next request): its pages show only its spaces (the space list too), a
 memory of another space is refused with 403, and a read-only one can neither edit nor delete, and its
 recalls do not learn. Anything else gets 403. The cookie is ``HttpOnly`` and ``SameSite=Strict``:
 another site cannot make the browser send it, and a POST whose ``Origin`` is another site is refused too, so
-a learning recall cannot be triggered from outside.
+a learning recall cannot be triggered from outside; a GET never learns, and no page can be framed.
 
 The database: one connection with ``PRAGMA query_only`` on (this process writes nothing unless a learning
 recall is asked for, which lifts it for that call only), shared by the handlers under one lock (SQLite
@@ -40,13 +40,22 @@ STATIC = Path(__file__).parent / "static"
 
 
 class TokenGate:
-    """ASGI middleware: the token as ``?token=`` (sets the cookie, redirects without it) or the cookie.
-    ``verify(token)`` is the token's :class:`~hela_cli.mcp_server.access.Grant` or None (blocking: a client
-    token is read from the database, in a worker thread); the grant goes to the handlers in
-    ``scope["hela_grant"]``."""
+    """ASGI middleware: the token as ``?token=`` is exchanged once for a random session id (the cookie, named
+    for the port: ``HttpOnly``, ``SameSite=Strict``, host-only), then the page redirects to the same path
+    without it; every later request carries the session id, never the token (a browser sends a
+    127.0.0.1 cookie to every port of the host: another local server the user visits gets an id that
+    means nothing to it). Each request's session is checked again against its token (a revoked client token
+    is refused at once). ``verify(token)`` is the token's :class:`~hela_cli.mcp_server.access.Grant` or None
+    (blocking: a client token is read from the database, in a worker thread); the grant goes to the
+    handlers in ``scope["hela_grant"]``. Every response refuses to be framed (``X-Frame-Options: DENY``,
+    CSP ``frame-ancestors 'none'``); a request that is not a GET or HEAD needs a same-origin ``Origin``
+    (or, without one, no ``Sec-Fetch-Site: cross-site``)."""
+
+    MAX_SESSIONS = 64   # browser sessions kept; the oldest is dropped first (its page asks for the token again)
 
     def __init__(self, app: Any, verify: Callable[[str], Grant | None], cookie: str):
         self.app, self.verify, self.cookie = app, verify, cookie
+        self.sessions: dict[str, str] = {}   # session id -> the token it was exchanged for (insertion order)
 
     async def _grant(self, token: str) -> Grant | None:
         if not token:
@@ -55,31 +64,51 @@ class TokenGate:
 
         return await run_in_threadpool(self.verify, token)
 
+    def _new_session(self, token: str) -> str:
+        sid = secrets.token_urlsafe(32)
+        self.sessions[sid] = token
+        while len(self.sessions) > self.MAX_SESSIONS:
+            self.sessions.pop(next(iter(self.sessions)))
+        return sid
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+
+        async def framed_never(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers += [(b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'"),
+                            (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
+                message = {**message, "headers": headers}
+            await send(message)
+
         req = Request(scope)
         given = req.query_params.get("token")
         if given is not None and await self._grant(given) is not None:
             rest = [(k, v) for k, v in req.query_params.multi_items() if k != "token"]
-            target = req.url.path + (f"?{urlencode(rest)}" if rest else "")
+            # a path of this page only: "//evil.example/" would be another site to the browser
+            target = "/" + req.url.path.lstrip("/\\") + (f"?{urlencode(rest)}" if rest else "")
             resp: Response = RedirectResponse(target, status_code=303)
-            resp.set_cookie(self.cookie, given, httponly=True, samesite="strict", path="/")
-            await resp(scope, receive, send)
+            resp.set_cookie(self.cookie, self._new_session(given), httponly=True, samesite="strict", path="/")
+            await resp(scope, receive, framed_never)
             return
-        have = req.cookies.get(self.cookie, "")
-        origin = req.headers.get("origin")
-        if req.method not in ("GET", "HEAD") and origin is not None and \
-                origin.split("://", 1)[-1] != req.headers.get("host", ""):
-            have = ""   # a write from another site's page: refused even if its browser sent the cookie
-        grant = await self._grant(have)
+        token = self.sessions.get(req.cookies.get(self.cookie, ""), "")
+        if req.method not in ("GET", "HEAD"):
+            origin = req.headers.get("origin")
+            if origin is not None:
+                if origin.split("://", 1)[-1] != req.headers.get("host", ""):
+                    token = ""   # a write from another site's page: refused even if its browser sent the cookie
+            elif req.headers.get("sec-fetch-site", "") == "cross-site":
+                token = ""
+        grant = await self._grant(token)
         if grant is not None:
             scope["hela_grant"] = grant
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, framed_never)
             return
         resp = HTMLResponse(FORBIDDEN, status_code=403)
-        await resp(scope, receive, send)
+        await resp(scope, receive, framed_never)
 
 
 def session_verifier(token: str, clients: Any = None) -> Callable[[str], Grant | None]:
@@ -315,9 +344,11 @@ def _recall_routes(site: _Site) -> list[Route]:
     def recall(request: Request) -> Response:
         sp = site.space(request)
         q = (request.query_params.get("q") or "").strip()
-        learn = learn_default and site.grant(request).write   # a read-only token's recalls do not learn
-        return site.page(request, "recall.html", space=sp.name, q=q, learn_default=learn,
-                         result=site.recall(sp.name, q, learn) if q else None)
+        # a GET never learns (an <img> on another local page must not advance Eq.1): the form's default says
+        # what its POST will do
+        default = learn_default and site.grant(request).write   # a read-only token's recalls do not learn
+        return site.page(request, "recall.html", space=sp.name, q=q, learn_default=default,
+                         result=site.recall(sp.name, q, False) if q else None)
 
     async def recall_learn(request: Request) -> Response:
         form = await request.form()
