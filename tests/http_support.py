@@ -61,19 +61,32 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def start(tmp: Path, *args: str, sigint: str = "default", db: str | None = None, **env: str) -> Server:
+def _preexec(sigint: str, nofile: int | None) -> Any:
+    """The child's SIGINT disposition and, with ``nofile``, its descriptor limit (``ulimit -n``)."""
+    def run() -> None:
+        (_ignore_sigint if sigint == "ignored" else _default_sigint)()
+        if nofile is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+    return run
+
+
+def start(tmp: Path, *args: str, sigint: str = "default", db: str | None = None, nofile: int | None = None,
+          **env: str) -> Server:
     """``hela mcp --http 127.0.0.1:PORT`` as a real process; returns once it listens (or fails the test
     with its stderr if it exits first). stdout and stderr go to one file. ``sigint``: the disposition the
     process inherits: "default", or "ignored" (what `cmd &` in a script, or a CI runner, hands down);
     "default" is set explicitly so that a test run started in the background behaves as one in a terminal.
-    ``db``: the database (a file path or a Postgres URL; default ``tmp/shared.db``)."""
+    ``db``: the database (a file path or a Postgres URL; default ``tmp/shared.db``). ``nofile``: the server's
+    ``ulimit -n``."""
     tmp.mkdir(parents=True, exist_ok=True)
     db, err = (db or tmp / "shared.db"), tmp / "server.out"
     port = free_port()
     with err.open("w") as f:
         proc = subprocess.Popen([PY, "-m", "hela_cli", "mcp", "--http", f"127.0.0.1:{port}", "--db", str(db), *args],
                                 env=hela_env(tmp, None, **env), stdout=f, stderr=subprocess.STDOUT, cwd=str(REPO),
-                                preexec_fn=_ignore_sigint if sigint == "ignored" else _default_sigint)
+                                preexec_fn=_preexec(sigint, nofile))
     server = Server(proc, f"http://127.0.0.1:{port}/mcp", db, err, tmp / "home")
     deadline = time.monotonic() + 180  # a hang guard for a busy machine, not a timing assertion
     while READY not in server.output():

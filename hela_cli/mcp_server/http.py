@@ -35,7 +35,6 @@ every route).
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 import json
 import os
@@ -324,15 +323,16 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
                           auth=AuthSettings(issuer_url=base, resource_server_url=None))
     hooks = HookHost(config)
     add_hook_route(server, verifier, hooks)
-    app = BodyLimit(server.streamable_http_app(streamable_http_path=MCP_PATH, host=host))
+    from hela_cli.mcp_server.bounds import SESSION_IDLE_S, SessionCap, uvicorn_config
+
+    app = SessionCap(BodyLimit(server.streamable_http_app(streamable_http_path=MCP_PATH, host=host,
+                                                          session_idle_timeout=SESSION_IDLE_S)))
     if token is not None and token.generated:
         say(f"hela mcp: generated an access token, saved user-only in {token_path()}; an MCP client connects "
             f"with (shown this once):")
         say(json.dumps(client_config(url, token.value)))
     tokens = f"bearer token {token.source}, and client tokens" if token is not None else "client tokens only"
     say(f"hela mcp: serving the hela tools at {url} ({tokens}: hela tokens list); Ctrl-C stops")
-    log_config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)  # the access log (no token in it) to stderr too
-    log_config["handlers"]["access"]["stream"] = "ext://sys.stderr"
 
     class Server(uvicorn.Server):
         """uvicorn's server, remembering the first signal that stopped it (``stopped_by``)."""
@@ -344,8 +344,8 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
                 self.stopped_by = sig
             super().handle_exit(sig, frame)
 
-    uv = Server(uvicorn.Config(app, log_level="info", log_config=log_config, access_log=True,
-                               timeout_graceful_shutdown=5, lifespan="on"))
+    # bounded connections and sessions, plain one-line logging to stderr (the access log holds no token)
+    uv = Server(uvicorn_config(app, log_level="info", access_log=True, timeout_graceful_shutdown=5, lifespan="on"))
 
     def terminated(signum: int, frame: Any) -> None:  # uvicorn re-raises the signal after its shutdown
         raise SystemExit(128 + signum)

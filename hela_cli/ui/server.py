@@ -141,8 +141,9 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
             on_ready(Started(url, full, url_file, bind, real_port, str(path), is_loopback(bind)))
         if open_browser:
             webbrowser.open(open_file.as_uri())
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                server_header=False)
+        from hela_cli.mcp_server.bounds import uvicorn_config
+
+        config = uvicorn_config(app, log_level="warning", access_log=False, lifespan="off", server_header=False)
         # uvicorn shuts down on SIGINT / SIGTERM, restores the previous handlers and raises the signal again:
         # SIGTERM's default action would end the process before the cleanup below removes the URL file
         previous = signal.signal(signal.SIGTERM, _terminated)
