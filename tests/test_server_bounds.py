@@ -108,3 +108,18 @@ def test_plain_logging_never_renders_a_traceback(capsys):
         logging.getLogger("asyncio").exception("socket.accept() out of system resource")
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and "OSError: [Errno 24] Too many open files" in err
+
+
+def test_deeply_nested_hook_body_is_one_clear_refusal(tmp_path):
+    """issue 57: a deeply nested JSON body to POST /hook was a 500 with a traceback."""
+    server = start(tmp_path, HELA_MCP_TOKEN=TOKEN)
+    try:
+        hook_url = server.url[: -len("/mcp")] + "/hook"
+        with httpx2.Client(timeout=60, headers={"Authorization": f"Bearer {TOKEN}"}) as c:
+            r = c.post(hook_url, content=b"[" * 100_000 + b"]" * 100_000)
+            assert r.status_code == 400 and r.json() == {"error": "JSON nested too deeply"}
+            r = c.post(hook_url, content=b"[1, 2]")
+            assert r.status_code == 400 and "object" in r.json()["error"]
+        assert "Traceback" not in server.output()
+    finally:
+        server.stop()

@@ -252,6 +252,10 @@ def add_hook_route(server: Any, verifier: Verifier, host: HookHost) -> None:
             body = json.loads(b"".join(chunks))
         except ValueError:
             return JSONResponse({"error": "not JSON"}, status_code=400)
+        except RecursionError:   # deep nesting: one clear answer, not a 500 with a traceback (issue 57)
+            return JSONResponse({"error": "JSON nested too deeply"}, status_code=400)
+        if not isinstance(body, dict):
+            return JSONResponse({"error": "the body must be a JSON object"}, status_code=400)
         if grant is not ALL:
             refusal = _client_hook_refusal(grant, body)
             if refusal is not None:
