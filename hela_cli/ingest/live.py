@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from hela_cli.config import Config
 from hela_cli.text.dates import format_iso, parse_time
 from hela_cli.formats import Turn
-from hela_cli.ingest.embedding import embedding_texts
+from hela_cli.ingest.embedding import embed_passages, embedding_texts
 from hela_cli.ingest.links import _associate, link_keywords, write_links
 from hela_cli.ingest.nodes import node_row, source_hash
 from hela_cli.facts.detect import Judge, detect_and_mark
@@ -143,6 +143,10 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
         last = (session, t.timestamp)
     bs = max(1, cfg.ingest.batch_size)
     vectors = [v for s in range(0, len(texts), bs) for v in embedder.embed(texts[s:s + bs])]
+    # a long turn's passage vectors, as `hela ingest` writes them (ingest.passage_chars): a turn stored
+    # through add, MCP remember or a hook capture was without them (issue 54)
+    passages = embed_passages(embedder, [(i, resolved[i].speaker, resolved[i].text) for i in new],
+                              cfg.ingest.passage_chars) if cfg.ingest.passage_chars > 0 and new else {}
 
     ids: list[int] = [known.get(t.source_id, -1) if t.source_id is not None else -1 for t in turns]
     added: list[int] = []
@@ -158,6 +162,9 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
         base_ord = store.next_ord(sp.id)
         rows = [node_row(resolved[i], base_ord + k, _add_hash(resolved[i]), ADD_SOURCE) for k, i in enumerate(write)]
         new_ids = store.insert_nodes(sp.id, rows, [vec_of[i] for i in write]) if rows else []
+        if passages:
+            store.insert_passages(sp.id, {nid: passages[i] for i, nid in zip(write, new_ids)
+                                          if nid != -1 and i in passages})
         links: dict[tuple[int, int], float] = {}
         added_vecs: list[Any] = []   # aligned with added: association and supersession detection use them
         for i, nid in zip(write, new_ids):
