@@ -123,3 +123,29 @@ def test_deeply_nested_hook_body_is_one_clear_refusal(tmp_path):
         assert "Traceback" not in server.output()
     finally:
         server.stop()
+
+
+def test_the_session_cap_counts_mcp_sessions_only():
+    """A token at its cap still reaches POST /hook (a hook request opens no session)."""
+    import asyncio
+
+    seen = []
+
+    async def app(scope, receive, send):
+        seen.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"mcp-session-id", str(len(seen)).encode())] if scope["path"] == "/mcp" else []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    cap = bounds.SessionCap(app, per_token=2, path="/mcp")
+    statuses = []
+
+    async def send(m):
+        if m["type"] == "http.response.start":
+            statuses.append(m["status"])
+
+    def req(path):
+        return {"type": "http", "method": "POST", "path": path, "headers": [(b"authorization", b"Bearer x")]}
+    for path in ("/mcp", "/mcp", "/mcp", "/hook", "/hook"):
+        asyncio.run(cap(req(path), None, send))
+    assert statuses == [200, 200, 429, 200, 200]

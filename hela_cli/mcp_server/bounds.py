@@ -32,6 +32,7 @@ HEAD_TIMEOUT_S = 10.0
 BODY_TIMEOUT_S = 15.0
 SESSIONS_PER_TOKEN = 64
 SESSION_IDLE_S = 600.0
+REPEAT_S = 5.0   # a repeated warning is logged at most this often
 
 
 def plain_logging(level: int = logging.INFO) -> None:
@@ -49,7 +50,29 @@ def plain_logging(level: int = logging.INFO) -> None:
 
 class _OneLine(logging.StreamHandler):
     """A stream handler that writes one line per record: an exception as its type and message only (a
-    rendered traceback reads source files, which fails when the process is out of descriptors)."""
+    rendered traceback reads source files, which fails when the process is out of descriptors). A warning
+    or error repeated (the same logger and message template, e.g. asyncio's EMFILE back-off) is written at
+    most once every :data:`REPEAT_S` seconds, with the number left out since."""
+
+    def __init__(self, stream: Any):
+        super().__init__(stream)
+        self._seen: dict[tuple[str, str], tuple[float, int]] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:  # type: ignore[override]
+        if record.levelno < logging.WARNING:
+            return True
+        key = (record.name, str(record.msg)[:200])
+        now = time.monotonic()
+        last, skipped = self._seen.get(key, (-REPEAT_S, 0))
+        if now - last < REPEAT_S:
+            self._seen[key] = (last, skipped + 1)
+            return False
+        if len(self._seen) > 1000:
+            self._seen.clear()
+        self._seen[key] = (now, 0)
+        if skipped:
+            record.msg = f"{record.msg} ({skipped} more like it not logged)"
+        return True
 
     def format(self, record: logging.LogRecord) -> str:
         exc = record.exc_info
@@ -123,9 +146,11 @@ class SessionCap:
     that names it, and forgotten after a ``DELETE`` or ``idle_s`` without a request (the SDK's manager is
     given the same idle timeout, so both forget it together)."""
 
-    def __init__(self, app: Any, per_token: int = SESSIONS_PER_TOKEN, idle_s: float = SESSION_IDLE_S):
-        self.app, self.per_token, self.idle_s = app, per_token, idle_s
+    def __init__(self, app: Any, per_token: int = SESSIONS_PER_TOKEN, idle_s: float = SESSION_IDLE_S,
+                 path: str = "/mcp"):
+        self.app, self.per_token, self.idle_s, self.path = app, per_token, idle_s, path
         self.sessions: dict[str, dict[str, float]] = {}   # token key -> session id -> last use
+        self.pending: dict[str, int] = {}                 # token key -> requests without a session in flight
 
     def _live(self, key: str) -> dict[str, float]:
         now = time.monotonic()
@@ -135,7 +160,7 @@ class SessionCap:
         return held
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or scope.get("path", "").rstrip("/") != self.path:   # /hook: no sessions
             await self.app(scope, receive, send)
             return
         key = _token_key(scope)
@@ -149,7 +174,7 @@ class SessionCap:
                     held[sid] = time.monotonic()
             await self.app(scope, receive, send)
             return
-        if scope.get("method") == "POST" and len(held) >= self.per_token:
+        if scope.get("method") == "POST" and len(held) + self.pending.get(key, 0) >= self.per_token:
             body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {
                 "code": -32000, "message": f"too many open sessions for this token ({self.per_token}); "
                                            "close one (DELETE) or wait for one to expire"}}).encode()
@@ -159,11 +184,23 @@ class SessionCap:
             await send({"type": "http.response.body", "body": body})
             return
 
+        counted = [True]   # this request is in ``pending`` until its response starts
+
+        def settle() -> None:
+            if counted[0]:
+                counted[0] = False
+                self.pending[key] -= 1
+
         async def counting(message: Any) -> None:
             if message["type"] == "http.response.start":
                 for k, v in message.get("headers") or []:
                     if k.lower() == b"mcp-session-id":
                         self._live(key)[v.decode("latin-1")] = time.monotonic()
+                settle()   # counted as a session now, or opened none
             await send(message)
 
-        await self.app(scope, receive, counting)
+        self.pending[key] = self.pending.get(key, 0) + 1   # a request in flight may open a session: counted now
+        try:
+            await self.app(scope, receive, counting)
+        finally:
+            settle()

@@ -330,7 +330,7 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
     from hela_cli.mcp_server.bounds import SESSION_IDLE_S, SessionCap, uvicorn_config
 
     app = SessionCap(BodyLimit(server.streamable_http_app(streamable_http_path=MCP_PATH, host=host,
-                                                          session_idle_timeout=SESSION_IDLE_S)))
+                                                          session_idle_timeout=SESSION_IDLE_S)), path=MCP_PATH)
     if token is not None and token.generated:
         say(f"hela mcp: generated an access token, saved user-only in {token_path()}; an MCP client connects "
             f"with (shown this once):")
