@@ -13,8 +13,13 @@ import httpx2
 
 from hela_cli.mcp_server import bounds
 from tests.http_support import Session, start
-from tests.test_tokens import add_token
-from tests.reliability import hela_env
+from tests.reliability import hela, hela_env
+
+
+def add_token(db: str, env: dict[str, str], name: str, *args: str) -> str:
+    r = hela(["--db", db, "tokens", "add", name, *args], env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
 
 TOKEN = "bounds-test-token-0123456789abcdef"
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",

@@ -363,7 +363,8 @@ def install(agent_name: str, scope: str = "user", *, space: str | None = None, d
     changed = text != original
     if changed:
         _write(path, text, original)
-    notes = [n for n in (_pgpass_note(db) if db and db_without_password(db)[1] else None, _note(ag)) if n]
+    notes = [n for n in (_pgpass_note(db) if db and db_without_password(db)[1] else None, _note(ag),
+                         _plugin_note(ag)) if n]
     return {"agent": ag.name, "scope": scope, "path": str(path), "changed": changed, "events": events,
             "backup": str(path.with_name(path.name + BACKUP_SUFFIX)) if changed and original is not None else None,
             "note": " ".join(notes) or None, "model": _model_offer(ag.name, chat)}
@@ -470,6 +471,43 @@ def _check_server(url: str) -> None:
 def _check_scope(scope: str) -> None:
     if scope not in SCOPES:
         raise InputError(f"unknown scope '{scope}' (user or project)")
+
+
+def plugin_enabled(agent_name: str) -> bool:
+    """Is hela's Claude Code plugin enabled in the user's Claude Code settings (``enabledPlugins``)?"""
+    if agent_name != "claude-code":
+        return False
+    try:
+        data, _ = _load(AGENTS["claude-code"].settings_path("user", Path.cwd()))
+    except InputError:
+        return False
+    plugins = data.get("enabledPlugins")
+    return isinstance(plugins, dict) and any(str(k).split("@", 1)[0] == "hela" and v for k, v in plugins.items())
+
+
+def settings_hooks_installed(agent_name: str, cwd: Path) -> bool:
+    """Are hela's hooks written into a settings file of the agent (either scope), as `hela hooks install`
+    writes them? The plugin's own hook (``bin/hela-run``) is not one."""
+    ag = AGENTS.get(agent_name)
+    if ag is None:
+        return False
+    for scope in SCOPES:
+        try:
+            data, _ = _load(ag.settings_path(scope, project_root(cwd)))
+        except InputError:
+            continue
+        hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+        if any(_hela_entries(hooks, event) for event in ag.events):
+            return True
+    return False
+
+
+def _plugin_note(ag: Agent) -> str | None:
+    if plugin_enabled(ag.name):
+        return ("hela's Claude Code plugin is enabled too: its hooks step aside while these are installed, so "
+                "one way runs (`claude plugin uninstall hela` keeps only these, `hela hooks uninstall "
+                "claude-code` only the plugin).")
+    return None
 
 
 def _note(ag: Agent) -> str | None:

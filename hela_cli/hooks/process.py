@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import sys
 import threading
 import time
@@ -112,6 +113,15 @@ def process_main(argv: list[str]) -> NoReturn:
     os._exit(0)
 
 
+def _settings_hooks(agent: str, payload: dict[str, Any]) -> bool:
+    try:
+        from hela_cli.hooks.install import settings_hooks_installed
+
+        return settings_hooks_installed(agent, Path(payload.get("cwd") or os.getcwd()))
+    except Exception:  # noqa: BLE001 - unsure: run the hook (a duplicate injection is dropped as already shown)
+        return False
+
+
 def _stop_agents() -> None:
     """Kill the agent CLIs a model call of this process still runs (a child stopped at its budget)."""
     agent = sys.modules.get("hela_cli.models.agent")
@@ -156,6 +166,11 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: boo
         payload = _payload(raw)
         if payload.get("session_id"):
             entry["session"] = str(payload["session_id"])[:80]
+        if os.environ.get("HELA_VIA_PLUGIN") and not args.detached and _settings_hooks(args.agent, payload):
+            # hela's plugin and its settings-file hooks both installed: the settings' hook runs, this one not
+            entry.update(result="skipped", detail="hela's hooks are in a settings file too: the plugin's steps aside")
+            log.write(dict(entry), t0)
+            return 0
         job.args, job.role, job.payload, job.raw, job.process, job.limit = args, role, payload, raw, process, limit
         # an event the agent cuts short (SessionEnd): in a process, a child captures and the agent never waits
         job.child_now = role == "capture" and process and not args.detached and limit < 5.0
