@@ -485,6 +485,7 @@ def test_a_bare_tool_line_is_recalled_by_file_only(captured):
     tools = {i for i, t in rows.items() if t.startswith("[tool] ")}
     assert {"[tool] Edit: billing/api.py", "[tool] Read: billing/api.py"} <= set(rows.values())
     captured.config.hooks.prompt_min_score = -1.0
+    captured.config.hooks.relevance = False   # every candidate passes: what is tested is the tool-line filter
     for q, sid in (("What happened to billing/api.py before? Edit Read", "p1"), ("Bash pytest -x git commit", "p2")):
         text, facts = prompt_context(captured, "shop", q, sid)
         assert facts["memories"] and not set(facts["memories"]) & tools and "[tool] " not in text, (q, text)

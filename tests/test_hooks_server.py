@@ -209,7 +209,8 @@ def test_the_hooks_own_settings_apply_on_the_fast_path(project, served):
     own, sent with its request, are the ones its event is run with: each client gets what it would get
     in-process with its settings (issue 44: ``prompt_k`` 1 and 3 both got the server's 8)."""
     for k in (1, 3):
-        mine = {"HELA_HOOKS_PROMPT_K": str(k), "HELA_HOOKS_PROMPT_MIN_SCORE": "0"}
+        # the relevance decision off in the client's settings too (a setting the server does not have)
+        mine = {"HELA_HOOKS_PROMPT_K": str(k), "HELA_HOOKS_PROMPT_MIN_SCORE": "0", "HELA_HOOKS_RELEVANCE": "false"}
         payload = base(project, "UserPromptSubmit", prompt=PROMPT, session_id=f"sess-k{k}")
         res, lines = hook(project, "UserPromptSubmit", payload, env={**served["env"], **mine})
         fast = context_of(res, "UserPromptSubmit")
