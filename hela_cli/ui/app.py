@@ -80,7 +80,7 @@ class TokenGate:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 headers += [(b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'"),
-                            (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
+                            (b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"same-origin")]
                 message = {**message, "headers": headers}
             await send(message)
 
