@@ -122,7 +122,7 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, no
     named = named_things(prompt)
     candidates = [m for m in res.memories if m["score"] >= h.prompt_min_score and m.get("session") != session
                   and m["id"] not in shown and injectable(m, named)]
-    verdicts = relevance_of(mem, space, prompt, candidates, res.query_vector, cfg, res.query_keywords)
+    verdicts = relevance_of(mem, space, prompt, candidates, res.query_vector, cfg, res.query_keywords, named)
     kept = [m for m in candidates if verdicts is None or verdicts[m["id"]].relevant]
     kept.sort(key=lambda m: not _says_something(m))   # a receipt the prompt named comes after what was said
     t3 = time.perf_counter()
@@ -146,17 +146,16 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, no
 
 
 def relevance_of(mem: Memory, space: str, prompt: str, memories: list[dict[str, Any]], query_vector: Any,
-             cfg: Config, query_keywords: list[str] | None = None) -> dict[int, Any] | None:
+                 cfg: Config, query_keywords: list[str], named: list[str]) -> dict[int, Any] | None:
     """Each memory's relevance verdict (:func:`hela_cli.mechanics.relevance.judge`), or None with
     ``hooks.relevance`` off (every memory passes)."""
-    if not cfg.hooks.relevance or not memories:
-        return None if not cfg.hooks.relevance else {}
+    if not cfg.hooks.relevance:
+        return None
     from hela_cli.mechanics.relevance import judge
 
-    sp = mem.space(space)
-    return judge(mem.store, sp.id, mem.embedder, prompt, memories, query_vector,
+    return judge(mem.store, mem.space(space).id, mem.embedder, prompt, memories, query_vector,
                  meaning_margin=cfg.hooks.meaning_margin, anchored_margin=cfg.hooks.anchored_margin,
-                 query_keywords=query_keywords)
+                 query_keywords=query_keywords, named=named)
 
 
 # ------------------------------------------------------------------------------------------ session start
@@ -220,7 +219,7 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None, cfg:
         named = named_things(query)
         fit = [m for m in res.memories if m["id"] not in shown and m["id"] not in before
                and m.get("session") != session and injectable(m, named)]
-        verdicts = relevance_of(mem, space, query, fit, res.query_vector, cfg, res.query_keywords)
+        verdicts = relevance_of(mem, space, query, fit, res.query_vector, cfg, res.query_keywords, named)
         for m in fit:
             if verdicts is not None and not verdicts[m["id"]].relevant:
                 continue

@@ -154,7 +154,7 @@ def read_export(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def check_export(data: Any, path: str, need_vectors: bool, private_tag: str = "private") -> dict[str, Any]:
+def check_export(data: Any, path: str, need_vectors: bool) -> dict[str, Any]:
     """Validate an export completely; returns it normalised: ``{"space", "embedder", "decay", "nodes",
     "edges", "semantic", "hubs"}`` with vectors as float32 arrays (None without ``need_vectors``)."""
     c = _Checker(path)
@@ -192,7 +192,7 @@ def check_export(data: Any, path: str, need_vectors: bool, private_tag: str = "p
         if nid in ids:
             raise c.fail(w, f"duplicate id {nid}")
         ids.add(nid)
-        text = strip_private(c.field(n, "text", w, "str"), private_tag)
+        text = strip_private(c.field(n, "text", w, "str"))   # the default tag: an export carries no config
         if not text.strip():
             raise c.fail(w, "'text' is empty")
         kws = n.get("keywords", [])

@@ -19,8 +19,8 @@ here asks for topical evidence instead, per memory, measured against the space i
   (:func:`hela_cli.text.prompt_cues.named_things`).
 
 A memory with none of these is not relevant. The prompt hook and the start brief inject relevant memories
-only; ``hela ask`` and MCP ``recall`` return their memories as before, each with its verdict. Pure but for
-the store and embedder reads."""
+only; ``hela ask`` and MCP ``recall`` return their memories as before (they do not report a verdict yet).
+Pure but for the store and embedder reads."""
 
 from __future__ import annotations
 
@@ -52,10 +52,6 @@ class Verdict:
     evidence: str | None
     margin: float
     background: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"relevant": self.relevant, "evidence": self.evidence, "margin": round(self.margin, 3),
-                "background": round(self.background, 3)}
 
 
 def _unit(m: np.ndarray) -> np.ndarray:
@@ -109,9 +105,10 @@ def rare_keywords(store: Any, space_id: int, terms: Sequence[str]) -> set[str]:
 def judge(store: Any, space_id: int, embedder: Any, prompt: str, memories: Sequence[dict[str, Any]],
           query_vector: np.ndarray | None, *, meaning_margin: float = MEANING_MARGIN,
           anchored_margin: float = ANCHORED_MARGIN, query_keywords: Sequence[str] | None = None,
-          ) -> dict[int, Verdict]:
+          named: Sequence[str] | None = None) -> dict[int, Verdict]:
     """The verdict of each of ``memories`` (a retrieval's rows: ``id``, ``text``, ``cos``) for ``prompt``.
-    ``query_vector``: the prompt's embedding as retrieval computed it (embedded here when None)."""
+    ``query_vector``: the prompt's embedding as retrieval computed it (embedded here when None);
+    ``query_keywords`` / ``named``: the prompt's keywords and named things when the caller has them."""
     if not memories:
         return {}
     from hela_cli.models.base import embed_queries
@@ -120,7 +117,7 @@ def judge(store: Any, space_id: int, embedder: Any, prompt: str, memories: Seque
     q = _unit(query_vector if query_vector is not None else embed_queries(embedder, [prompt])[0])
     bg = background_vectors(embedder)
     vecs = store.node_vectors(ids, space_id)
-    named = named_things(prompt)
+    named = list(named) if named is not None else named_things(prompt)
     project = refers_to_project(prompt)
     q_kw = list(query_keywords) if query_keywords is not None else keywords(query_text(prompt))
     rare = rare_keywords(store, space_id, q_kw)

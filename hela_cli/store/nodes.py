@@ -184,7 +184,15 @@ class Nodes:
         return out
 
     def count_nodes(self, space_id: int) -> int:
-        return self.db.execute("SELECT count(*) FROM nodes WHERE space_id=?", (space_id,)).fetchone()[0]
+        """The space's number of memories, cached per space until its nodes change (the prompt hook's
+        relevance decision reads it on every prompt)."""
+        cache = self._space_cache(space_id, "count")
+        if cache and 0 in cache:
+            return int(cache[0])
+        n = self.db.execute("SELECT count(*) FROM nodes WHERE space_id=?", (space_id,)).fetchone()[0]
+        if cache is not None:
+            cache[0] = n
+        return n
 
     def touch_nodes(self, ids: Sequence[int], when: float) -> None:
         """Record an access (inside a transaction)."""

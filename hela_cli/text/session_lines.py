@@ -253,12 +253,10 @@ def is_receipt(text: str | None) -> bool:
     meaning (:func:`hela_cli.hooks.context.injectable`). A failed command's result is an outcome, not a
     receipt."""
     t = str(text or "")
-    if line_kind(t) != "tool_output":
-        head = t.split("\n" + TOOL_OUTPUT_PREFIX, 1)
-        if len(head) == 1 or line_kind(t) != "result" or not _passed(t):
-            return bool(line_kind(t) is None and t.lstrip().startswith("<tool_use_error>"))
-        t = TOOL_OUTPUT_PREFIX + head[1]   # a passed command and what it printed: the printout decides
-    body = t[len(TOOL_OUTPUT_PREFIX):] if t.startswith(TOOL_OUTPUT_PREFIX) else t
+    kind = line_kind(t)
+    if kind != "tool_output":   # a passed command is left out anyway (is_passed_command); a failed one is an outcome
+        return kind is None and t.lstrip().startswith("<tool_use_error>")
+    body = t[len(TOOL_OUTPUT_PREFIX):]
     if _RECEIPT.search(body[:400]):
         return True
     lines = [ln for ln in body.splitlines() if ln.strip()]
