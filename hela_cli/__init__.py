@@ -9,7 +9,7 @@ The public Python API, imported lazily (``hela --help`` does not load it)::
         hits = mem.retrieve("Where does Alice live?", "alice").memories
 """
 
-from typing import Any
+from __future__ import annotations
 
 __version__ = "0.1.0"
 
@@ -26,7 +26,7 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'hela_cli' has no attribute {name!r}")

@@ -177,7 +177,9 @@ class HooksConfig:                    # `hela hook EVENT` inside coding agents (
     capture_inline: int = 24          # capture more new turns than this in a detached child process
     detached_budget_s: float = 300.0  # ... which stops after this long (one per session, max_detached in all)
     max_detached: int = 2             # ... at most this many detached capture children at a time
-    server: str = ""                  # a `hela mcp --http` URL on the same database: hooks ask it (fast path)
+    server: str = "auto"              # auto: hela's own local server, started by a hook, gone when idle | off: every
+                                      # hook in its own process | a `hela mcp --http` URL on the same database
+    server_idle: float = 30.0         # ... the auto server exits after this many minutes without a request
     start_tokens: int = 1500          # session-start brief budget (tokens estimated as characters / 4)
     start_sessions: int = 3           # ... the gist of this many recent sessions
     prompt_tokens: int = 800          # prompt recall budget

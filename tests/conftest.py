@@ -22,6 +22,10 @@ MODEL_DIR = Path(os.environ.get("HELA_TEST_MODEL_DIR") or model_dir(os.environ.g
 
 #: under CI (``CI`` set, not "false" / "0") a missing tool, binary or browser fails the test: it never skips
 IN_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+# hooks.server's default (auto) starts a managed server that outlives its hook: off for every process the
+# tests start (an env made from os.environ inherits it; tests/reliability.hela_env sets it), on where a test
+# asks for it (tests/test_hooks_managed.py)
+os.environ["HELA_HOOKS_SERVER"] = "off"
 
 
 def missing(why: str, *, module: bool = False) -> NoReturn:

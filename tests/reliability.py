@@ -30,6 +30,9 @@ def hela_env(tmp: Path, db: Path | None = None, **extra: str) -> dict[str, str]:
         "PYTHONPATH": str(REPO),
         "PYTHONDONTWRITEBYTECODE": "1",
         "COLUMNS": "200",
+        # every hook in its own process unless a test asks for the managed server (tests/test_hooks_managed.py):
+        # a server started by a test would outlive it
+        "HELA_HOOKS_SERVER": "off",
     })
     if db is not None:
         env["HELA_DB"] = str(db)

@@ -7,6 +7,8 @@ commands share (``--space``, the progress bar, read-a-space-then-JSON-or-table, 
 rendering in :mod:`.render` and :mod:`.explain`.
 """
 
+from __future__ import annotations
+
 import os
 
 # numpy's OpenBLAS starts a worker thread per core at import and they spin: 85 instead of 175 ms of CPU for
@@ -15,7 +17,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import sys  # noqa: E402
-from typing import Any  # noqa: E402
 
 
 def _mcp_stdio_options(args: list[str]) -> dict[str, str] | None:
@@ -52,8 +53,26 @@ def _serve_mcp_stdio(options: dict[str, str]) -> bool:
 
 
 def _hook(argv: list[str]) -> None:
-    """``hela hook``: exits 0 whatever fails, even the import of the hook's own module (one line on stderr
-    and in the hook log when that can still be written): an agent reads exit 2 as "block"."""
+    """``hela hook``: the managed server's answer when it gives one (:mod:`hela_cli.hooks.fast`: no config, no
+    model in this process), else the full hook (:func:`hela_cli.hooks.process.process_main`) with the stdin
+    already read. Exits 0 whatever fails, even the import of the hook's own modules (one line on stderr and
+    in the hook log when that can still be written): an agent reads exit 2 as "block"."""
+    if os.environ.get("HELA_NESTED"):   # a session hela started for a model call: no hook at all
+        os._exit(0)
+    try:
+        from hela_cli.hooks import fast
+
+        answered, got = fast.ask(argv)
+    except BaseException as e:  # noqa: BLE001 - the full hook decides
+        answered, got = False, (None, f"error ({e.__class__.__name__})")
+    if answered:
+        try:
+            if got:
+                sys.stdout.buffer.write(got)
+                sys.stdout.buffer.flush()
+        except BaseException:  # noqa: BLE001 - a reader that went away
+            pass
+        os._exit(0)
     try:
         from hela_cli.hooks.process import process_main
     except BaseException as e:  # noqa: BLE001 - a broken install must not block the agent
@@ -66,13 +85,14 @@ def _hook(argv: list[str]) -> None:
         except BaseException:  # noqa: BLE001
             pass
         os._exit(0)
-    process_main(argv)
+    raw, why = got
+    process_main(argv, preread=raw, server_note=why)
 
 
 def main() -> None:
     """The console script. ``hela hook ...`` (what coding agents run on every prompt) goes straight to
-    :func:`hela_cli.hooks.process.main` without importing Typer, Rich or the command modules (about a third of
-    the start-up of a plain command), and so does ``hela mcp`` on stdio with no option but ``--db`` and
+    :func:`_hook` without importing Typer, Rich or the command modules (about a third of the start-up of a
+    plain command), and so does ``hela mcp`` on stdio with no option but ``--db`` and
     ``--config``; every other command goes through the Typer app."""
     if sys.argv[1:2] == ["hook"] and "--help" not in sys.argv and "-h" not in sys.argv:
         _hook(sys.argv[2:])
@@ -85,7 +105,7 @@ def main() -> None:
     cli_main()
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "app":
         from hela_cli.cli.root import app
 

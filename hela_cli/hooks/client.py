@@ -63,21 +63,39 @@ def dispatch_or_ask(job: Any, cfg: Any) -> tuple[str, dict[str, Any]]:
     (a detached child never asks one) or in this process."""
     from hela_cli.hooks.handlers import dispatch
 
-    url = cfg.hooks.server
-    if not url or job.args.detached:
+    url = str(cfg.hooks.server or "").strip()
+    managed = None
+    if url.lower() == "auto":   # the managed server (hooks/managed.py): a capture uses it when it runs; a
+        from hela_cli.hooks import fast   # prompt got here because it did not answer (hooks/fast.py)
+
+        a = job.args
+        managed = fast.live(fast.key(a.db, a.config, getattr(a, "chat", None))) if job.role == "capture" and \
+            fast.wanted(a.server, a.detached) else None
+        if managed is None:
+            return dispatch(job.args, job.role, job.payload, cfg, job.raw)
+    if not url or url.lower() == "off" or job.args.detached:
         return dispatch(job.args, job.role, job.payload, cfg, job.raw)
     t = time.perf_counter()
     try:
         budget = cfg.hooks.capture_budget_s if job.role == "capture" else cfg.hooks.budget_s
         wait = SERVER_SHARE * budget
-        answer = ask(url, request_body(job.args, job.payload, cfg, wait), wait)
+        body = request_body(job.args, job.payload, cfg, wait)
+        if managed is not None:
+            body.pop("hooks")   # the managed server runs this very configuration
+            answer = exchange(f"http://127.0.0.1:{managed['port']}", PATH, body, wait, managed["token"])
+            if not isinstance(answer, dict):
+                raise Unavailable("bad answer")
+            if answer.get("error"):
+                raise Failed(str(answer["error"]))
+        else:
+            answer = ask(url, body, wait)
     except Failed as e:
         raise Fail(str(e)) from None
     except Unavailable as e:
         text, facts = dispatch(job.args, job.role, job.payload, cfg, job.raw)
         return text, {**facts, "server": e.reason}
     ms = round((time.perf_counter() - t) * 1000, 1)
-    mine = {"server": "ok", "server_ms": ms, "cpu_ms": {"total": round(time.process_time() * 1000, 1)}}
+    mine = {"server": "managed" if managed is not None else "ok", "server_ms": ms, "cpu_ms": {"total": round(time.process_time() * 1000, 1)}}
     if answer.get("handoff"):   # the server found a capture too big to do inline: a child of ours does it
         from hela_cli.hooks.capture_runs import NO_SLOT, detach
 
@@ -127,9 +145,26 @@ def _loopback(host: str) -> bool:
 def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
     """POST ``body`` to the server's hook endpoint; its JSON answer within ``timeout`` seconds (the whole
     exchange: a server that trickles its answer gets no more). Raises :class:`Unavailable` (fall back
-    in-process; ``slow`` past the timeout) or :class:`Failed` (the handler failed there). Plain HTTP/1.1 over
-    a socket (``http.client`` imports the email package: a fifth of this path's start-up); ``https`` through
-    ``http.client``."""
+    in-process; ``slow`` past the timeout) or :class:`Failed` (the handler failed there)."""
+    u = urlsplit(url)
+    if u.scheme == "http" and u.hostname and not _loopback(u.hostname):
+        raise Unavailable("not loopback", "the token goes over plain http to loopback only; use https")
+    secret = token() if u.scheme in ("http", "https") and u.hostname else None
+    if u.scheme in ("http", "https") and u.hostname and not secret:
+        raise Unavailable("no token")
+    out = exchange(url, PATH, body, timeout, secret or "")
+    if not isinstance(out, dict):
+        raise Unavailable("bad answer")
+    if out.get("error"):
+        raise Failed(str(out["error"]))
+    return out
+
+
+def exchange(url: str, route: str, body: dict[str, Any] | None, timeout: float, secret: str,
+             method: str = "POST") -> Any:
+    """One request to ``url`` + ``route`` with the bearer ``secret``; the decoded JSON of a 200 answer within
+    ``timeout`` seconds. Plain HTTP/1.1 over a socket (``http.client`` imports the email package: a fifth of
+    this path's start-up); ``https`` through ``http.client``. Raises :class:`Unavailable`."""
     import socket
 
     end = time.perf_counter() + max(timeout, 0.01)
@@ -139,14 +174,11 @@ def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
         raise Unavailable("bad url", url[:80])
     if u.scheme == "http" and not _loopback(u.hostname):
         raise Unavailable("not loopback", "the token goes over plain http to loopback only; use https")
-    secret = token()
-    if not secret:
-        raise Unavailable("no token")
-    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-    path = u.path.rstrip("/") + PATH
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8") if body is not None else b""
+    path = u.path.rstrip("/") + route
     headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
     if u.scheme == "https":
-        status, raw = _https(u, path, data, headers, end)
+        status, raw = _https(u, path, data, headers, end, method)
     else:
         host = f"[{u.hostname}]" if ":" in u.hostname else u.hostname
         head = "".join(f"{k}: {v}\r\n" for k, v in {"Host": f"{host}:{u.port or 80}", **headers,
@@ -160,7 +192,7 @@ def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
             raise Unavailable("unreachable", e.__class__.__name__) from None
         try:
             sock.settimeout(_left(end))
-            sock.sendall(f"POST {path} HTTP/1.1\r\n{head}\r\n".encode("latin-1") + data)
+            sock.sendall(f"{method} {path} HTTP/1.1\r\n{head}\r\n".encode("latin-1") + data)
             chunks = []
             while True:
                 sock.settimeout(_left(end))
@@ -180,14 +212,9 @@ def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
     if status != 200:
         raise Unavailable("refused", str(status))
     try:
-        out = json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise Unavailable("bad answer") from None
-    if not isinstance(out, dict):
-        raise Unavailable("bad answer")
-    if out.get("error"):
-        raise Failed(str(out["error"]))
-    return out
 
 
 def _response(raw: bytes) -> tuple[int, bytes]:
@@ -217,7 +244,8 @@ def _left(end: float) -> float:
     return left
 
 
-def _https(u: Any, path: str, data: bytes, headers: dict[str, str], end: float) -> tuple[int, bytes]:
+def _https(u: Any, path: str, data: bytes, headers: dict[str, str], end: float,
+           method: str = "POST") -> tuple[int, bytes]:
     import http.client
 
     conn = http.client.HTTPSConnection(u.hostname, u.port or 443, timeout=min(CONNECT_TIMEOUT_S, _left(end)))
@@ -229,7 +257,7 @@ def _https(u: Any, path: str, data: bytes, headers: dict[str, str], end: float) 
         assert conn.sock is not None
         try:
             conn.sock.settimeout(_left(end))
-            conn.request("POST", path, body=data, headers=headers)
+            conn.request(method, path, body=data, headers=headers)
             resp = conn.getresponse()
             return resp.status, resp.read()   # the answer is one small JSON object
         except TimeoutError:

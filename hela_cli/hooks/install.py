@@ -411,7 +411,8 @@ def status(cwd: Path | None = None, models: Any = None) -> dict[str, Any]:
     sessions (``sessions``: the share of prompts that got nothing, the tokens injected, the memories injected
     and how many the reply used: :func:`hela_cli.hooks.log.session_stats`); per agent
     route the calls and tokens spent today against ``models.agent_budget`` (``agent_budget``:
-    :func:`hela_cli.models.agent.budget_status`)."""
+    :func:`hela_cli.models.agent.budget_status`); the managed servers running (``servers``: pid, uptime,
+    requests, memory: :func:`hela_cli.hooks.managed.server_status`)."""
     from hela_cli.models.agent import budget_status
 
     from hela_cli.hooks import log
@@ -448,8 +449,10 @@ def status(cwd: Path | None = None, models: Any = None) -> dict[str, Any]:
     budget = budget_status(models)
     for row in budget:   # a route set by the hooks' command lines (install --chat) counts as configured
         row["configured"] = row["configured"] or row["agent"] in routes
+    from hela_cli.hooks.managed import server_status
+
     return {"log": str(log.log_path()), "installs": out, "tokens": log.token_stats(),
-            "sessions": log.session_stats(),
+            "sessions": log.session_stats(), "servers": server_status(),
             "agent_budget": budget,
             "unlisted_runs": [{"agent": a, "event": e, **v} for (a, e), v in sorted(runs.items())
                               if a not in AGENTS]}

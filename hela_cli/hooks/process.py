@@ -87,7 +87,7 @@ def _parse(argv: list[str]) -> tuple[SimpleNamespace, list[str]]:
     return args, rest
 
 
-def process_main(argv: list[str]) -> NoReturn:
+def process_main(argv: list[str], preread: Any = None, server_note: str | None = None) -> NoReturn:
     """``hela hook``: :func:`main`, then exit 0 whatever happened (a stdout the agent closed, a worker thread
     still inside llama.cpp or SQLite: nothing it did was committed). A session hela itself started for a
     model call (``HELA_NESTED`` set, models/agent.py) runs no hook at all."""
@@ -102,7 +102,7 @@ def process_main(argv: list[str]) -> NoReturn:
 
     try:
         signal.signal(signal.SIGTERM, terminated)
-        main(argv, process=True)
+        main(argv, process=True, preread=preread, server_note=server_note)
     except BaseException:  # noqa: BLE001 - nothing may change the exit code
         pass
     try:
@@ -113,7 +113,7 @@ def process_main(argv: list[str]) -> NoReturn:
     os._exit(0)
 
 
-def _settings_hooks(agent: str, payload: dict[str, Any]) -> bool:
+def settings_hooks(agent: str, payload: dict[str, Any]) -> bool:
     try:
         from hela_cli.hooks.install import settings_hooks_installed
 
@@ -132,9 +132,12 @@ def _stop_agents() -> None:
             pass
 
 
-def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: bool = False) -> int:
+def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: bool = False,
+         preread: Any = None, server_note: str | None = None) -> int:
     """Run one hook; always returns 0. ``argv``: the words after ``hook``. In-process (``process`` false) a
-    handler still running at the budget is left to finish in its thread and no child is started for it."""
+    handler still running at the budget is left to finish in its thread and no child is started for it.
+    ``preread``: the stdin :mod:`hela_cli.hooks.fast` already read (``(bytes, "stdin")``: it did not end in
+    time); ``server_note``: why the managed server did not answer (``"none"``: none runs)."""
     t0 = time.perf_counter()
     stdin = sys.stdin.buffer if stdin is None else stdin
     stdout = sys.stdout if stdout is None else stdout
@@ -162,25 +165,32 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: boo
         hard = t0 - _process_age() + limit - max(MARGIN_S, 0.2 * limit)
         if args.detached or not process:   # no agent waits for a child or an in-process caller: the budget
             hard = t0 + 600.0              # bounds them (and this, a config that never loads)
-        raw = _read_stdin(stdin, min(STDIN_WAIT_S, hard - time.perf_counter()))
-        payload = _payload(raw)
+        if isinstance(preread, tuple):
+            raise _Fail(f"stdin not closed within {STDIN_WAIT_S:.3g} s ({len(preread[0])} bytes, not a whole "
+                        f"JSON object, read)")
+        raw = preread if preread is not None else _read_stdin(stdin, min(STDIN_WAIT_S, hard - time.perf_counter()))
+        payload = parse_payload(raw)
         if payload.get("session_id"):
             entry["session"] = str(payload["session_id"])[:80]
-        if os.environ.get("HELA_VIA_PLUGIN") and not args.detached and _settings_hooks(args.agent, payload):
+        if os.environ.get("HELA_VIA_PLUGIN") and not args.detached and settings_hooks(args.agent, payload):
             # hela's plugin and its settings-file hooks both installed: the settings' hook runs, this one not
             entry.update(result="skipped", detail="hela's hooks are in a settings file too: the plugin's steps aside")
             log.write(dict(entry), t0)
             return 0
         job.args, job.role, job.payload, job.raw, job.process, job.limit = args, role, payload, raw, process, limit
+        # asked of the managed server before (hooks/fast.py) and not answered: why, and a server to start
+        fast = server_note if process and role != "capture" and not args.detached else None
         # an event the agent cuts short (SessionEnd): in a process, a child captures and the agent never waits
         job.child_now = role == "capture" and process and not args.detached and limit < 5.0
         out, facts = _within(job, t0, hard)
         entry.update(facts)
-        if out:
-            stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": args.event,
-                                                            "additionalContext": out}}, ensure_ascii=False))
-            stdout.write("\n")
-            stdout.flush()
+        _print(stdout, args.event, out)
+        if fast is not None and process:   # in-process because no managed server answered: start one
+            started = _start_server(job)
+            if started is not None:
+                entry["server"] = started if fast == "none" else f"{fast}; {started}"
+            elif fast != "none":
+                entry["server"] = fast
     except _Timeout as e:
         entry.update(result="timeout", detail=str(e))
         if job.role == "capture" and process and not job.args.detached:
@@ -208,6 +218,26 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: boo
     log.write(dict(entry), t0)
     return 0
 
+
+
+def _print(stdout: Any, event: str, out: str) -> None:
+    if out:
+        stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": out}},
+                                ensure_ascii=False))
+        stdout.write("\n")
+        stdout.flush()
+
+
+def _start_server(job: "_Job") -> str | None:
+    """After an in-process answer with ``hooks.server: auto``: the managed server started (never waited for)."""
+    if job.cfg is None:
+        return None
+    try:
+        from hela_cli.hooks import managed
+
+        return managed.ensure(job.args, job.cfg)
+    except Exception as e:  # noqa: BLE001 - the hook answered; the next one tries again
+        return f"not started ({e.__class__.__name__})"
 
 
 def _process_age() -> float:
@@ -262,7 +292,7 @@ def _whole_json(data: bytes) -> bool:
         return False
 
 
-def _payload(raw: bytes) -> dict[str, Any]:
+def parse_payload(raw: bytes) -> dict[str, Any]:
     if len(raw) > MAX_STDIN:
         raise _Fail(f"stdin is larger than {MAX_STDIN} bytes")
     if not raw.strip():

@@ -132,6 +132,20 @@ def hooks_status(ctx: typer.Context, json_out: bool = typer.Option(False, "--jso
             st.add_row(s["agent"], text(s["session"][:12]), str(s["prompts"]), silent, str(s["tokens"]),
                        str(s["injected"]), "-" if s["used"] is None else str(s["used"]))
         console.print(st)
+    if rep.get("servers"):
+        sv = table("hook servers (hooks.server auto; hela hooks stop)",
+                   [("pid", "num"), ("up", "num"), ("requests", "num"), ("idle", "num"), ("memory", "num"),
+                    ("database", "text")])
+        for s in rep["servers"]:
+            if not s.get("answering"):
+                sv.add_row(str(s["pid"]), "-", "-", "-", "-", text("not answering"))
+                continue
+            rss = f"{s['rss_mib']:g} MiB" if s.get("rss_mib") is not None else "-"
+            sv.add_row(str(s["pid"]), _ago(s["uptime_s"]), str(s["requests"]), _ago(s["idle_s"]), rss,
+                       text(str(s.get("db") or "")))
+        console.print(sv)
+    else:
+        console.print("no hook server running (the next hook starts one: hooks.server auto)")
     rows = [b for b in rep.get("agent_budget") or [] if b["configured"] or b["calls"] or b["stopped"]]
     if rows:
         bt = table(f"agent model calls today ({rows[0]['day']}), spent / cap (models.agent_budget)",
@@ -142,6 +156,28 @@ def hooks_status(ctx: typer.Context, json_out: bool = typer.Option(False, "--jso
             bt.add_row(b["agent"], f"{b['calls']} / {b['cap_calls']}", f"{b['tokens']} / {b['cap_tokens']}{est}",
                        str(b["stopped"]), str(b["dropped"]))
         console.print(bt)
+
+
+@app.command("stop")
+def hooks_stop(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Stop hela's hook servers (hooks.server auto) of this user: each finishes the hook it runs and exits;
+    the next hook starts a new one."""
+    from hela_cli.hooks.managed import stop_all
+
+    done = stop_all()
+    if json_out:
+        print_json({"stopped": done})
+        return
+    if not done:
+        console.print("no hook server running")
+    for row in done:
+        console.print(f"stopped the hook server {row['pid']}" + (" (it did not answer: signalled)"
+                                                                  if row["how"] != "asked" else ""))
+
+
+def _ago(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"
 
 
 def _run(row: Optional[dict]) -> str:
