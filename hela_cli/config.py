@@ -281,8 +281,13 @@ def _set(cfg: Config, key: str, value: Any, origin: str) -> None:
     fields = {f.name: f for f in dataclasses.fields(target)}
     if leaf not in fields or leaf in _SECTIONS:
         raise HelaError(f"{origin}: unknown config key '{key}'")
+    if key == "hooks.server" and isinstance(value, bool):   # YAML reads a bare off / on as a boolean
+        value = "auto" if value else "off"
     v = _coerce(value, fields[leaf].type, key, origin)
     _check_range(key, v, origin)
+    if key == "hooks.server" and str(v).strip().lower() not in ("", "auto", "off") and \
+            not str(v).strip().lower().startswith(("http://", "https://")):
+        raise HelaError(f"{origin}: 'hooks.server' must be auto, off or a hela mcp --http URL, got {v!r}")
     setattr(target, leaf, v)
 
 

@@ -165,3 +165,36 @@ def cfg(model_dir_path: Path) -> Config:
     c = Config()
     c.models.dir = str(model_dir_path)
     return c
+
+
+def _managed_servers_under(base: Path) -> list[int]:
+    """Pids of hela's managed hook servers (hela_cli.hooks.server) whose HELA_HOME lies under ``base``."""
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmd = (proc / "cmdline").read_bytes().split(b"\0")
+            if b"hela_cli.hooks.server" not in cmd:
+                continue
+            env = dict(e.split(b"=", 1) for e in (proc / "environ").read_bytes().split(b"\0") if b"=" in e)
+        except OSError:
+            continue
+        home = env.get(b"HELA_HOME", b"").decode("utf-8", "replace")
+        if home and Path(home).resolve().is_relative_to(base.resolve()):
+            pids.append(int(proc.name))
+    return pids
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_server_left(tmp_path_factory):
+    """No managed hook server started by a test outlives the run: the leftovers are killed and named."""
+    yield
+    import signal
+
+    base = tmp_path_factory.getbasetemp()
+    left = _managed_servers_under(base)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert not left, f"managed hook servers left running by the tests (killed now): {left}"

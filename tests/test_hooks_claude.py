@@ -465,3 +465,29 @@ def test_the_users_reversal_of_the_assistants_plan_reaches_the_next_session_mark
     plan is marked superseded by the user's turn and session 3 sees it marked."""
     _three_sessions_marked(setup, (PLAN_PROMPT, PLAN), (REVERSAL, "Done: the version is in the path now."),
                            "Accept-Version header", "assistant", "drop the header versioning", REVERSAL_QUESTION)
+
+
+def test_two_sessions_through_the_managed_server(setup):
+    """hooks.server auto, the default a user gets: the first hook of session 1 starts hela's server; session 2's
+    hooks are answered by it, and the fact still reaches the model; the server is stopped afterwards."""
+    setup = {**setup, "henv": {**setup["henv"], "HELA_HOOKS_SERVER": "auto"}}
+    try:
+        with fake_messages_api("Noted, I will remember that.") as api:
+            _, sid1 = session(setup, api, f"Remember this for later: {FACT}")
+        rows = wait_for(setup, captured(sid1))
+        assert any(r.get("session") == sid1 and str(r.get("server", "")).endswith("started") for r in rows), rows
+        with fake_messages_api("It is frosty-otter-assets in eu-west-3.") as api:
+            _, sid2 = session(setup, api, QUESTION)
+            main = [t for t in api.texts() if QUESTION in t]
+        assert main and "frosty-otter-assets" in main[0]
+        rows = wait_for(setup, captured(sid2))
+        mine = [r for r in rows if r.get("session") == sid2]
+        start = next(r for r in mine if r["event"] == "SessionStart")
+        prompt = next(r for r in mine if r["event"] == "UserPromptSubmit")
+        assert start["server"] == "managed" and prompt["server"] == "managed", mine
+        assert any(r["event"] == "Stop" and r.get("server") == "managed" for r in mine), mine
+        assert not [r for r in rows if r.get("result") in ("error", "timeout")], rows
+    finally:
+        res = subprocess.run([PY, "-m", "hela_cli", "hooks", "stop", "--json"], env=setup["henv"],
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0 and json.loads(res.stdout)["stopped"], res.stdout + res.stderr
