@@ -12,7 +12,7 @@ runner = CliRunner()
 
 
 def run(*args, ok=True):
-    res = runner.invoke(app, list(args))
+    res = runner.invoke(app, list(args), prog_name="hela")
     if ok:
         assert res.exit_code == 0, res.output
     return res
@@ -21,8 +21,29 @@ def run(*args, ok=True):
 def test_help_and_version():
     assert "ingest" in run("--help").output
     assert "hela" in run("--version").output
-    for cmd in ("ingest", "ask", "spaces", "models"):
-        assert "--help" in run(cmd, "--help").output or "Usage" in run(cmd, "--help").output
+    # each command's own page: its usage line and an option only it has (a top-level page, or another
+    # command's, fails here)
+    for cmd, own in (("ingest", "--format"), ("ask", "--no-llm"), ("spaces", "--json"), ("models", "pull")):
+        out = run(cmd, "--help").output
+        assert f"Usage: hela {cmd}" in " ".join(out.split()) and own in out, out
+    # argument names as a user reads them (typer 0.28 printed {paths}... and {question})
+    usage = " ".join(run("ingest", "--help").output.split())
+    assert "Usage: hela ingest [OPTIONS] PATHS..." in usage and "{" not in usage.split("Ingest")[0], usage
+    assert "Usage: hela ask [OPTIONS] QUESTION" in " ".join(run("ask", "--help").output.split())
+
+
+def test_global_options_after_the_command(cli_env, tmp_path):
+    """`hela ask "..." --db team.db` failed with "No such option: --db": the global options work after the
+    command too; a command with an option of that name keeps it; nothing after `--` moves."""
+    team = tmp_path / "team.db"
+    assert run("add", "--space", "t", "The team wiki lives at wiki.example.org", "--db", str(team)).exit_code == 0
+    out = json.loads(run("memories", "--space", "t", "--json", f"--db={team}").stdout)
+    assert [m["text"] for m in out] == ["The team wiki lives at wiki.example.org"]
+    assert not (tmp_path / "hela.db").exists()   # the default database (HELA_DB) untouched
+    assert {s["name"] for s in json.loads(run("spaces", "--json", "--db", str(team)).stdout)} == {"t"}
+    assert run("add", "--space", "t", "--db", str(team), "--", "--db").exit_code == 0
+    texts = [m["text"] for m in json.loads(run("memories", "--space", "t", "--json", "--db", str(team)).stdout)]
+    assert "--db" in texts
 
 
 def test_ingest_spaces_ask_json(cli_env):

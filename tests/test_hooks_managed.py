@@ -248,3 +248,27 @@ def test_the_key_follows_what_decides_the_configuration(monkeypatch, tmp_path):
     time.sleep(0.01)
     cfg.write_text("hooks:\n  prompt_k: 5\n")
     assert fast.key(config=str(cfg)) != k2   # an edited config file is another server
+
+
+def test_the_docs_commands_run_as_written(managed):
+    """docs/agents.md, "hela's own hook server": its commands, as written, on a running server."""
+    import re
+    import shlex
+
+    from tests.reliability import REPO
+
+    doc = (REPO / "docs" / "agents.md").read_text(encoding="utf-8")
+    section = doc.split("## hela's own hook server", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    commands = [shlex.split(line.split("#", 1)[0]) for line in block.splitlines() if line.split("#", 1)[0].strip()]
+    assert [c[:3] for c in commands] == [["hela", "hooks", "status"], ["hela", "hooks", "stop"]]
+    _prompt(managed, "sess-a")
+    info = _wait_live(managed)
+    outs = []
+    for words in commands:
+        res = subprocess.run([PY, "-m", "hela_cli", *words[1:]], env=managed["env"], capture_output=True,
+                             text=True, timeout=60, cwd=str(managed["dir"]))
+        assert res.returncode == 0, res.stderr
+        outs.append(res.stdout)
+    assert str(info["pid"]) in outs[0] and "hook servers" in outs[0]
+    assert f"stopped the hook server {info['pid']}" in outs[1] and _gone(info["pid"])

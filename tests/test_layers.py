@@ -165,3 +165,31 @@ def test_the_test_import_check_can_fail(tmp_path):
     (tmp_path / "test_a.py").write_text("def f():\n    from tests.test_b import helper\n")
     (tmp_path / "test_c.py").write_text("import tests.support\nfrom tests.cases import write\n")
     assert _test_module_imports(tmp_path) == ["test_a.py: tests.test_b"]
+
+
+ENGINES = ("hela_cli.store.sqlite", "hela_cli.store.postgres")
+
+
+def _engine_importers(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Modules outside ``store/`` that import an engine's own modules (``store/sqlite/``, ``store/postgres/``),
+    the test doubles of ``testing/`` aside (a private Postgres for the tests)."""
+    out = {}
+    for mod, deps in graph.items():
+        if mod.startswith(("hela_cli.store", "hela_cli.testing")):
+            continue
+        hit = {d for d in deps if d.startswith(ENGINES)}
+        if hit:
+            out[mod] = hit
+    return out
+
+
+def test_only_the_store_knows_its_engines():
+    """ARCHITECTURE.md: engine differences live in store/sqlite/ and store/postgres/; callers use store/'s
+    own names (``database_kind``, ``Store``). hela ui imported store.postgres.browse itself."""
+    assert _engine_importers(_imports(_modules())) == {}
+
+
+def test_the_engine_rule_can_fail():
+    graph = {"hela_cli.ui.server": {"hela_cli.store.postgres.browse", "hela_cli.config"},
+             "hela_cli.store.core": {"hela_cli.store.sqlite.read"}}
+    assert _engine_importers(graph) == {"hela_cli.ui.server": {"hela_cli.store.postgres.browse"}}

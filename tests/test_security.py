@@ -224,28 +224,70 @@ def test_model_cache_is_user_only(sandbox, tmp_path):
         assert not [e for e in rec["events"] if e[0] == "net"]
 
 
+NETWORK_MODULES = ("socket", "_socket", "requests", "urllib.request", "http.client", "httpx", "httpx2", "urllib3",
+                   "aiohttp", "websockets", "sentry_sdk", "posthog")
+
+
+def network_imports(src: str) -> set[str]:
+    """The network modules ``src`` imports, however it spells it: ``import socket``, ``import socket as s``,
+    ``from socket import create_connection``, ``from http import client``, ``importlib.import_module("socket")``
+    and ``__import__("socket")``, at any depth (inside functions too)."""
+    import ast
+
+    found = set()
+
+    def note(name: str) -> None:
+        for mod in NETWORK_MODULES:
+            if name == mod or name.startswith(mod + "."):
+                found.add(mod)
+
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                note(alias.name)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            note(node.module)
+            for alias in node.names:
+                note(f"{node.module}.{alias.name}")
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) and \
+                isinstance(node.args[0].value, str):
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+            if name in ("import_module", "__import__"):
+                note(node.args[0].value)
+    return found
+
+
+def test_the_network_import_finder_sees_every_spelling():
+    for src in ("import socket", "from socket import create_connection", "import _socket as s",
+                "def f():\n    from http import client", "import importlib\nimportlib.import_module('socket')",
+                "__import__('urllib.request')", "import httpx2 as httpx"):
+        assert network_imports(src), src
+    for src in ("import json", "from hela_cli import socket_name", "x = 'import socket'"):
+        assert not network_imports(src), src
+
+
 def test_no_network_or_telemetry_code_in_the_package():
     """Static backstop: the only network use in hela is ``models pull`` shelling out to pip,
     ``endpoints.py`` talking to an ``openai:`` endpoint the configuration names (loopback, or a host in
-    ``models.allow_remote``: tests/test_endpoints.py), and the listening sockets of the opt-in local
-    servers (``hela mcp --http``, ``hela ui``), which connect nowhere."""
+    ``models.allow_remote``: tests/test_endpoints.py), the listening sockets of the local servers (``hela mcp
+    --http``, ``hela ui``, the hooks' own server on loopback), which connect nowhere, and the hooks' loopback
+    clients of those servers. The imports are read from the syntax tree (any spelling, any depth)."""
     pkg = REPO / "hela_cli"
-    # listening sockets (hela mcp --http, hela ui), and the hooks' client of a running hela mcp --http
-    # (hooks/client.py: plain http to loopback only, https elsewhere: tests/test_hooks_server.py)
-    allowed = {("mcp_server/http.py", "import socket"), ("ui/server.py", "import socket"),
-               ("hooks/client.py", "import socket"), ("hooks/client.py", "import http.client"),
-               # the facts vocabularies name products people switch between (data: "we moved from Mixpanel
-               # to PostHog"), no import, no call
-               ("facts/vocab.py", "posthog"), ("facts/vocab.py", "analytics")}
+    allowed = {"mcp_server/http.py": {"socket"}, "ui/server.py": {"socket"}, "hooks/server.py": {"socket"},
+               # the hooks' clients: a running hela mcp --http (plain http to loopback only, https elsewhere:
+               # tests/test_hooks_server.py) and the managed server on loopback (tests/test_hooks_managed.py)
+               "hooks/client.py": {"socket", "http.client"}, "hooks/fast.py": {"_socket"},
+               "models/endpoints.py": {"httpx2"}}
+    words = {"facts/vocab.py": {"posthog", "analytics"}}   # products people switch between: data, no import
     offenders = []
     for p in sorted(pkg.rglob("*.py")):
+        rel = p.relative_to(pkg).as_posix()
         src = p.read_text()
-        if p.name == "endpoints.py":
-            src = src.replace("import httpx2 as httpx", "").replace("httpx", "")
-        for needle in ("import socket", "import requests", "import urllib.request", "from urllib.request",
-                       "import http.client", "httpx", "urllib3", "telemetry", "sentry_sdk", "posthog", "analytics"):
-            rel = p.relative_to(pkg).as_posix()
-            if needle in src and (rel, needle) not in allowed:
+        for mod in sorted(network_imports(src) - allowed.get(rel, set())):
+            offenders.append(f"{rel}: imports {mod}")
+        for needle in ("telemetry", "sentry_sdk", "posthog", "analytics", "urllib3"):
+            if needle in src and needle not in words.get(rel, set()):
                 offenders.append(f"{rel}: {needle}")
     assert offenders == []
 

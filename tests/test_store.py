@@ -93,12 +93,20 @@ def test_spaces_are_isolated(store):
     assert {n for n, _ in store.keyword_search(b.id, ["common"], 10)} == set(ib)
 
 
-def test_fts_query_syntax_is_literal(store):
+def test_keyword_query_syntax_is_literal(store):
+    """A search term is one keyword, matched as written: no operator, prefix, column or phrase syntax of any
+    engine (the test used to check only that these did not raise)."""
     sp = store.ensure_space("a")
+    special = ['"', "NEAR(", "a OR b", "*", "kw0)", "col:kw0"]
+    rows = [dict(text=f"turn {i}", speaker="A", ts=1000.0 + i, keywords=kws, ord=i, hash=f"h{i}", session="s1")
+            for i, kws in enumerate([["kw0", "a", "b", "col", "near"], ["a or b"], ["kw0)"], ["col:kw0"]])]
     with store.transaction():
-        store.insert_nodes(sp.id, _rows(1), _vecs(1))
-    for term in ['"', "NEAR(", "a OR b", "*", "kw0)", "col:kw0"]:
-        store.keyword_search(sp.id, [term], 5)  # must not raise
+        ids = store.insert_nodes(sp.id, rows, _vecs(len(rows)))
+    holds = {"a OR b": {ids[1]}, "kw0)": {ids[2]}, "col:kw0": {ids[3]}}
+    for term in special:
+        got = {n for n, _ in store.keyword_search(sp.id, [term], 10)}
+        assert got == holds.get(term, set()), (term, got)   # never kw0's node by kw0*, a OR b, col:, NEAR(
+    assert {n for n, _ in store.keyword_search(sp.id, ["kw0"], 10)} == {ids[0]}
 
 
 def test_global_decay_is_o1_and_reinforcement_rewrites(store):

@@ -11,7 +11,7 @@ import os
 from typing import Any, Optional
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperGroup
 
 from hela_cli import __version__
 from hela_cli.config import Config, load_config
@@ -22,6 +22,7 @@ from hela_cli.cli.helpers import store_progress
 from hela_cli.cli.render import clean, console, err_console, text
 
 _NO_ARGS_HELP = (click_exceptions.NoArgsIsHelpError,)
+GLOBAL_OPTIONS = ("--db", "--config")
 _USAGE_ERRORS = (click_exceptions.UsageError,)
 _PASS_THROUGH = (click_exceptions.ClickException, typer.Exit, typer.Abort)
 
@@ -56,11 +57,59 @@ class HelaGroup(TyperGroup):
             if _not_text(arg):
                 raise _error_line(f"argument {i} is not valid UTF-8 text", 2) from None
         try:
-            return super().parse_args(ctx, args)
+            return super().parse_args(ctx, self._globals_first(ctx, list(args)))
         except _NO_ARGS_HELP:
             raise
         except _USAGE_ERRORS as e:  # a bad global option: one line, exit 2
             raise _usage_exit(e) from None
+
+    def _globals_first(self, ctx: click_core.Context, args: list[str]) -> list[str]:
+        """``hela ask "..." --db team.db`` as ``hela --db team.db ask "..."``: the global options (``--db``,
+        ``--config``) given after the command move in front of it, unless that command has an option of the
+        same name (``hela mcp --db``, ``hela bench ... --db``); nothing after ``--`` moves."""
+        i = 0
+        while i < len(args) and args[i].startswith("-"):   # the global options before the command
+            if args[i] == "--":
+                return args
+            i += 2 if args[i] in GLOBAL_OPTIONS else 1
+        own: set[str] = set()
+        group: Any = self
+        j = i
+        while j < len(args) and hasattr(group, "get_command"):   # down to the (sub)command named
+            word = args[j]
+            try:
+                cmd = None if word.startswith("-") else group.get_command(ctx, word)
+            except Exception:  # noqa: BLE001 - an unknown command: click reports it
+                cmd = None
+            if cmd is None:
+                if word.startswith("-") and word.partition("=")[0] not in GLOBAL_OPTIONS:
+                    j += 1   # an option of the group itself
+                    continue
+                break
+            own |= {o.split("=")[0] for p in cmd.params for o in getattr(p, "opts", [])}
+            group, j = cmd, j + 1
+        if group is self:
+            return args
+        j = i + 1
+        front, rest, k = [], args[:i] + args[i:j], j
+        while k < len(args):
+            word = args[k]
+            if word == "--":
+                rest += args[k:]
+                break
+            name, eq, _ = word.partition("=")
+            if name in GLOBAL_OPTIONS and name not in own:
+                if eq:
+                    front.append(word)
+                    k += 1
+                    continue
+                if k + 1 < len(args):
+                    front += [word, args[k + 1]]
+                    k += 2
+                    continue
+            rest.append(word)
+            k += 1
+        return front + rest
 
     def invoke(self, ctx: click_core.Context) -> Any:
         try:
@@ -90,6 +139,17 @@ class HelaGroup(TyperGroup):
             msg = f"unexpected {e.__class__.__name__}: {clean(e)} (set HELA_DEBUG=1 for a traceback)"
             raise _error_line(msg, 70) from None
 
+
+def _readable_metavar(self: Any, ctx: Any, *, usage: bool = False) -> str:
+    """An argument as ``--help`` shows it: ``QUESTION``, ``PATHS...``, ``[SPACE]`` (typer 0.28 writes a required
+    one as ``{question}``, which reads as a literal brace pair)."""
+    var = self.metavar or (self.name or "").upper()
+    if self.nargs != 1 and not var.endswith("..."):
+        var += "..."
+    return f"[{var}]" if usage and not self.required and not var.startswith("[") else var
+
+
+TyperArgument.make_metavar = _readable_metavar   # hela's CLI only: this module is imported by no library path
 
 app = typer.Typer(cls=HelaGroup, no_args_is_help=True, add_completion=False,
                   context_settings={"help_option_names": ["-h", "--help"]},

@@ -57,9 +57,7 @@ def check_database(cfg: Config) -> Path | str:
     from hela_cli.store.target import describe, is_postgres
 
     if cfg.db and is_postgres(cfg.db):
-        from hela_cli.store.postgres.browse import pg_database_kind
-
-        reason = pg_database_kind(str(cfg.db))
+        reason = database_kind(str(cfg.db))
         if reason is not None:
             raise InputError(f"{describe(cfg.db)}: {reason}")
         return str(cfg.db)
