@@ -32,7 +32,7 @@ CWD = "/Users/palimondo/Developer/BookMinder"
 
 def one(checkout: Path, db: Path, home: Path, prompt: str, session: str) -> tuple[float, float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HELA_")}
-    env.update({"HELA_DB": str(db), "HELA_HOME": str(home), "PYTHONPATH": str(checkout),
+    env.update({"HELA_DB": str(db), "HELA_HOME": str(home), "PYTHONPATH": str(checkout), "HELA_HOOKS_SERVER": "off",
                 "HELA_MODELS_DIR": os.environ.get("HELA_MODELS_DIR", str(Path.home() / ".local/share/hela/models")),
                 "HELA_HOOKS_BUDGET_S": "60"})
     payload = json.dumps({"session_id": session, "cwd": CWD, "prompt": prompt, "hook_event_name": "UserPromptSubmit"})

@@ -95,7 +95,8 @@ def capture_session(work: Path, space: str, session: str, turns: list[Any]) -> P
 
 def env_for(db: Path, home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HELA_")}
-    env.update({"HELA_DB": str(db), "HELA_HOME": str(home), "PYTHONPATH": str(REPO), **extra})
+    env.update({"HELA_DB": str(db), "HELA_HOME": str(home), "PYTHONPATH": str(REPO), "HELA_HOOKS_SERVER": "off",
+                **extra})   # in-process unless a variant asks for a server
     # the hooks' own homes hold no models: they use the caller's (HELA_MODELS_DIR, else the caller's home)
     from hela_cli.paths import model_dir
 
@@ -283,6 +284,98 @@ def server(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     return results
 
 
+def managed(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """hooks.server auto (issue 53): the prompt hook, whole process, through hela's own managed server, through
+    a running ``hela mcp --http`` and in its own process, interleaved in a rotating order in one run; then the
+    first prompt of a session with no server running (auto: answered in-process, the server started after),
+    alternating with ``off``. ``python -c pass`` as the floor."""
+    import socket
+
+    questions = [it.question for it in load_items(args.lme)]
+    results: dict[str, Any] = {}
+    for size in [int(s) for s in args.sizes.split(",")]:
+        db, home = work / f"synthetic-{size}.db", work / f"home-managed-{size}"
+        build_s = build_synthetic(db, size) if not db.exists() else 0.0
+        # synthetic memories have no topic a prompt can be about: the relevance decision off, so that every
+        # variant injects (the same work in each)
+        env = env_for(db, home, HELA_HOOKS_BUDGET_S="60", HELA_HOOKS_PROMPT_MIN_SCORE="0", HELA_HOOKS_RELEVANCE="false")
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        proc = subprocess.Popen([PY, "-m", "hela_cli", "mcp", "--http", f"127.0.0.1:{port}"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stop = [PY, "-m", "hela_cli", "hooks", "stop"]
+        try:
+            for line in proc.stderr:
+                if "serving the hela tools" in line:
+                    break
+            import threading
+
+            threading.Thread(target=proc.stderr.read, daemon=True).start()
+            variants = {"managed": {**env, "HELA_HOOKS_SERVER": "auto"},
+                        "mcp_http": {**env, "HELA_HOOKS_SERVER": f"http://127.0.0.1:{port}"},
+                        "in_process": {**env, "HELA_HOOKS_SERVER": "off"}}
+            expect = {"managed": "managed", "mcp_http": "ok", "in_process": None}
+            hook = [PY, "-m", "hela_cli", "hook", "UserPromptSubmit", "--space", "scale"]
+            sessions = iter(range(10 ** 9))
+
+            def payload(q: str) -> bytes:
+                return json.dumps({"session_id": f"bench-q{next(sessions)}", "transcript_path": "", "cwd": str(work),
+                                   "prompt": q, "hook_event_name": "UserPromptSubmit"}).encode()
+
+            _timed(hook, payload(questions[0]), variants["mcp_http"])   # the MCP server loads its models
+            _timed(hook, payload(questions[0]), variants["managed"])     # starts the managed server
+            end = time.monotonic() + 120
+            while time.monotonic() < end:
+                _timed(hook, payload(questions[0]), variants["managed"])
+                if last_log(home).get("server") == "managed":
+                    break
+                time.sleep(0.5)
+            floor = [_timed([PY, "-c", "pass"], b"", env)[0] for _ in range(9)]
+            rows: dict[str, dict[str, list[float]]] = {v: {"wall": [], "cpu": []} for v in variants}
+            load0 = os.getloadavg()
+            names = list(variants)
+            for i, q in enumerate((questions * 10)[:args.queries]):
+                for v in names[i % 3:] + names[:i % 3]:
+                    wall, cpu, out = _timed(hook, payload(q), variants[v])
+                    row = last_log(home)
+                    assert row["result"] == "ok" and out and row.get("server") == expect[v], (v, row)
+                    rows[v]["wall"].append(wall)
+                    rows[v]["cpu"].append(cpu)
+            first: dict[str, list[float]] = {"auto_no_server": [], "off": []}
+            for i, q in enumerate((questions * 10)[:max(4, args.queries // 4)]):
+                for v in (["auto_no_server", "off"] if i % 2 == 0 else ["off", "auto_no_server"]):
+                    if v == "auto_no_server":
+                        subprocess.run(stop, env=env, capture_output=True, check=True)
+                        # a server the previous start left loading would be "starting": none may hold the lock
+                        time.sleep(0.2)
+                    e = variants["managed"] if v == "auto_no_server" else variants["in_process"]
+                    wall, cpu, out = _timed(hook, payload(q), e)
+                    row = last_log(home)
+                    assert row["result"] == "ok" and out, (v, row)
+                    assert v == "off" or row.get("server") == "started", (v, row)
+                    first[v].append(wall)
+                    if v == "auto_no_server":   # let the server it started come up and be stopped in peace
+                        time.sleep(3)
+                        subprocess.run(stop, env=env, capture_output=True, check=True)
+        finally:
+            subprocess.run(stop, env=env, capture_output=True)
+            proc.terminate()
+            proc.wait(timeout=60)
+        out_size: dict[str, Any] = {"memories": size, "build_s": round(build_s, 1), "queries": args.queries,
+                                    "python_c_pass_p50_ms": round(statistics.median(floor), 1),
+                                    "loadavg_before": load0, "loadavg_after": os.getloadavg()}
+        for v, r in rows.items():
+            out_size[v] = {"p50_ms": round(pct(r["wall"], 50), 1), "p95_ms": round(pct(r["wall"], 95), 1),
+                           "cpu_p50_ms": round(pct(r["cpu"], 50), 1), "cpu_p95_ms": round(pct(r["cpu"], 95), 1)}
+        for v, w in first.items():
+            out_size[f"first_prompt_{v}"] = {"runs": len(w), "p50_ms": round(pct(w, 50), 1),
+                                             "p95_ms": round(pct(w, 95), 1)}
+        results[str(size)] = out_size
+        print(json.dumps({size: out_size}), file=sys.stderr, flush=True)
+    return results
+
+
 # ------------------------------------------------------------------------------------------ LongMemEval
 def lme(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from hela_cli.config import load_config
@@ -347,7 +440,7 @@ def lme(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["latency", "lme", "server"])
+    ap.add_argument("what", choices=["latency", "lme", "server", "managed"])
     ap.add_argument("--lme", required=True)
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--queries", type=int, default=20)
@@ -361,7 +454,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()   # the code this run started with
-    res = {"latency": latency, "lme": lme, "server": server}[args.what](args, work)
+    res = {"latency": latency, "lme": lme, "server": server, "managed": managed}[args.what](args, work)
     res = {"what": args.what, "commit": commit, **res}
     text = json.dumps(res, indent=1)
     print(text)

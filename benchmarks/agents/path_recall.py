@@ -126,7 +126,8 @@ def main() -> None:
     mem.close()
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("HELA_")}
-    env.update({"HELA_DB": str(db), "HELA_HOME": str(work / "home-hooks"), "PYTHONPATH": str(REPO)})
+    env.update({"HELA_DB": str(db), "HELA_HOME": str(work / "home-hooks"), "PYTHONPATH": str(REPO),
+                "HELA_HOOKS_SERVER": "off"})   # each hook in its own process, as measured before the managed server
     walls, cpus = [], []
     for i, f in enumerate(rng.sample(sorted(latest), min(args.hooks, len(latest)))):
         payload = {"session_id": f"hook-{i}", "cwd": ROOT, "hook_event_name": "PreToolUse", "tool_name": "Edit",

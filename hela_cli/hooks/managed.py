@@ -145,11 +145,10 @@ def ensure(args: Any, cfg: Any) -> str | None:
     if fast.held(str(p["lock"])):
         return "starting" if live(k) is None else "running"
     ensure_private_dir(run_dir())
-    try:   # a start that never came up (no file written since) is not retried for RESTART_S; a server that
-        # came up and died later (a SIGKILL, a reboot) is replaced by the next hook at once
-        last = p["started"].stat().st_mtime
-        came_up = p["info"].exists() and p["info"].stat().st_mtime >= last
-        if not came_up and time.time() - last < RESTART_S:
+    try:   # the mark of a start is removed by the server once it is up: one still there is a start that
+        # never came up, not retried for RESTART_S; a server that came up and ended later (killed, stopped,
+        # idle) is replaced by the next hook at once
+        if time.time() - p["started"].stat().st_mtime < RESTART_S:
             return "backoff"
     except OSError:
         pass

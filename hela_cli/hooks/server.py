@@ -347,6 +347,7 @@ def _serve(opts: dict[str, str], key: str, p: dict[str, Path], stopping: list[in
         tmp.unlink(missing_ok=True)
         return 0
     os.replace(tmp, p["info"])
+    p["started"].unlink(missing_ok=True)   # up: the next start after this one ends is not a failed one
     stop = threading.Event()
     watcher = threading.Thread(target=_watch, args=(state, server, p["info"], db_id, config, cfg_stat, install,
                                                     stop), name="hela-watch", daemon=True)
