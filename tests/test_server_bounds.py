@@ -9,6 +9,7 @@ import socket
 import time
 
 import anyio
+import pytest
 import httpx2
 
 from hela_cli.mcp_server import bounds
@@ -154,3 +155,19 @@ def test_the_session_cap_counts_mcp_sessions_only():
     for path in ("/mcp", "/mcp", "/mcp", "/hook", "/hook"):
         asyncio.run(cap(req(path), None, send))
     assert statuses == [200, 200, 429, 200, 200]
+
+
+def test_a_ctrl_c_while_uvicorn_starts_is_a_ctrl_c():
+    """A Ctrl-C landing before uvicorn's own signal handlers are in place surfaced from asyncio as
+    CancelledError (no Exception): `hela ui` printed a traceback and exited 1 (tests/test_ui_token.py once,
+    under load). run_server turns it into the KeyboardInterrupt the commands treat as a normal stop."""
+    import asyncio
+
+    from hela_cli.mcp_server.bounds import run_server
+
+    class Starting:
+        def run(self, sockets):
+            raise asyncio.CancelledError()
+
+    with pytest.raises(KeyboardInterrupt):
+        run_server(Starting(), None)

@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,8 @@ def db(tmp_path_factory) -> Path:
     return path
 
 
-def run_ui(tmp: Path, db: Path, *args: str, sigint: str = "default", **env: str) -> tuple[str, dict, int]:
+def run_ui(tmp: Path, db: Path, *args: str, sigint: str = "default", delay: float = 0.0,
+           **env: str) -> tuple[str, dict, int]:
     """Start ``hela ui --port 0 ARGS``, wait for the last line of its banner, Ctrl-C it; (its stderr and
     stdout, the URL file's JSON, the exit code). ``sigint``: the disposition the process inherits ("ignored"
     is what a background job of a script gets)."""
@@ -50,12 +52,14 @@ def run_ui(tmp: Path, db: Path, *args: str, sigint: str = "default", **env: str)
     banner_done.wait(300)          # a hang guard for a busy machine, not a timing assert
     files = list((tmp / "home" / "ui").glob("ui-*.json"))
     info = json.loads(files[0].read_text()) if files else {}
+    time.sleep(delay)
     proc.send_signal(signal.SIGINT)
-    try:
-        out, _ = proc.communicate(timeout=120)
+    try:   # stderr is the reader's alone (communicate would read it too: lines lost between the two)
+        proc.wait(timeout=120)
     except subprocess.TimeoutExpired:
         proc.kill()
-        out, _ = proc.communicate()
+        proc.wait()
+    out = proc.stdout.read()  # type: ignore[union-attr]
     reader.join(30)
     err = "".join(lines)
     assert files, f"hela ui did not start: {err}"
@@ -79,3 +83,12 @@ def test_with_a_browser_the_token_stays_off_the_terminal(tmp_path, db):
     assert code == 0, out
     assert info["url"].split("token=")[1] not in out
     assert "the address with its access token is also in" in out and "serving" in out
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.01, 0.03, 0.06, 0.12, 0.25])
+def test_ctrl_c_at_any_moment_of_the_start_is_a_clean_stop(tmp_path, db, delay):
+    """issue 53: a Ctrl-C during uvicorn's start printed a CancelledError traceback and exited 1 (once, under
+    load). At each of these moments after the banner (uvicorn starting, then serving): exit 0, no traceback."""
+    err, _, code = run_ui(tmp_path, db, "--no-browser", delay=delay)
+    assert code == 0 and "Traceback" not in err and "CancelledError" not in err, (code, err)
+    assert "hela ui: stopped" in err

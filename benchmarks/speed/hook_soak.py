@@ -181,8 +181,34 @@ def main() -> None:
                 run_hook(d, "Stop", {**base, "hook_event_name": "Stop"})
         mine["final"] = base
 
+    follow = {"ino": None, "pos": 0, "rows": []}   # the hook log read as it grows (it rotates at 1 MB)
+
+    def read_log() -> None:
+        path = tmp / "home" / "hooks.log"
+        try:
+            st = path.stat()
+        except OSError:
+            return
+        if follow["ino"] is not None and st.st_ino != follow["ino"]:   # rotated: the rest of the old file
+            old = path.with_name("hooks.log.1")
+            try:
+                with old.open("rb") as f:
+                    f.seek(follow["pos"])
+                    follow["rows"] += [json.loads(x) for x in f.read().splitlines() if x.strip()]
+            except OSError:
+                pass
+            follow["pos"] = 0
+        follow["ino"] = st.st_ino
+        with path.open("rb") as f:
+            f.seek(follow["pos"])
+            data = f.read()
+        cut = data.rfind(b"\n") + 1
+        follow["rows"] += [json.loads(x) for x in data[:cut].splitlines() if x.strip()]
+        follow["pos"] += cut
+
     def sampler() -> None:
         while time.monotonic() < stop_at + 5:
+            read_log()
             pids = hela_pids()
             n_srv = sum(1 for v in pids.values() if v == "server")
             with lock:
@@ -230,6 +256,7 @@ def main() -> None:
         t.start()
     for t in threads[: a.sessions]:
         t.join()
+    threads[a.sessions].join()   # the sampler's last read of the log
     for m in transcripts:   # what a deleted database lost is captured again from the transcript
         run_hook(m["db"], "Stop", {**m["final"], "hook_event_name": "Stop"})
     for d in dbs:
@@ -253,9 +280,8 @@ def main() -> None:
         for text in m["texts"]:
             n = sum(1 for s in stored if text in s)
             counts["0" if n == 0 else "1" if n == 1 else "more"] += 1
-    log = [json.loads(x) for x in (tmp / "home" / "hooks.log").read_text().splitlines()]
-    log += [json.loads(x) for x in (tmp / "home" / "hooks.log.1").read_text().splitlines()] \
-        if (tmp / "home" / "hooks.log.1").exists() else []
+    read_log()
+    log = follow["rows"]
     by = {}
     for ev in ("SessionStart", "UserPromptSubmit", "Stop"):
         ms = sorted(r["ms"] for r in runs if r["event"] == ev)

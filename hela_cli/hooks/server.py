@@ -352,8 +352,12 @@ def _serve(opts: dict[str, str], key: str, p: dict[str, Path], stopping: list[in
     watcher = threading.Thread(target=_watch, args=(state, server, p["info"], db_id, config, cfg_stat, install,
                                                     stop), name="hela-watch", daemon=True)
     watcher.start()
+    import asyncio
+
     try:
         server.run(sockets=[sock])
+    except (asyncio.CancelledError, KeyboardInterrupt):   # a stop while uvicorn was starting: a stop
+        state.stop_reason = state.stop_reason or "interrupted"
     finally:
         stop.set()
         current = fast.read_info(str(p["info"]))

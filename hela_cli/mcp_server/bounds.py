@@ -204,3 +204,15 @@ class SessionCap:
             await self.app(scope, receive, counting)
         finally:
             settle()
+
+
+def run_server(server: Any, sock: Any) -> None:
+    """``server.run`` on ``sock``; a Ctrl-C that lands while uvicorn is still starting (before its own signal
+    handlers are in place) surfaces from asyncio as ``CancelledError``, which is no ``Exception``: it printed a
+    traceback and exited 1. It is the Ctrl-C it came from."""
+    import asyncio
+
+    try:
+        server.run(sockets=[sock])
+    except asyncio.CancelledError:
+        raise KeyboardInterrupt from None

@@ -355,8 +355,10 @@ def serve_http(config: Config, address: str, token_file: str | None = None,
         raise SystemExit(128 + signum)
 
     previous = signal.signal(signal.SIGTERM, terminated)
+    from hela_cli.mcp_server.bounds import run_server
+
     try:
-        uv.run(sockets=[sock])
+        run_server(uv, sock)
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()

@@ -145,8 +145,10 @@ def serve(cfg: Config, *, host: str | None = None, port: int = 0, open_browser: 
         # uvicorn shuts down on SIGINT / SIGTERM, restores the previous handlers and raises the signal again:
         # SIGTERM's default action would end the process before the cleanup below removes the URL file
         previous = signal.signal(signal.SIGTERM, _terminated)
+        from hela_cli.mcp_server.bounds import run_server
+
         try:
-            uvicorn.Server(config).run(sockets=[sock])
+            run_server(uvicorn.Server(config), sock)
         finally:
             signal.signal(signal.SIGTERM, previous)
     finally:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from typing import Any, Optional
 
 import typer
@@ -51,5 +53,7 @@ def ui(
         serve(cfg, host=host, port=port, open_browser=not no_browser, learn=learn, on_ready=ready,
               store_progress=store_progress)
     except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it shut down on: a normal stop
-        pass
+        # the one Ctrl-C may be delivered twice on its way out (asyncio's runner and uvicorn each pass it
+        # on): once stopped, a second one must not kill the process by the signal (exit -2, seen 2 in 30)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     err_console.print("hela ui: stopped")
