@@ -40,6 +40,11 @@ class StoreError(HelaError):
     exit_code = 4
 
 
+class StoreReadOnly(StoreError):
+    """A write to a database opened read-only (a read-only mount, directory or file, an immutable file):
+    reading works, the write is refused as one line (exit 4, as every store error)."""
+
+
 class StoreLocked(StoreError):
     """Another process held the database's write lock longer than the busy timeout (exit 70, as before).
 

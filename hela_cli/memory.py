@@ -462,6 +462,8 @@ class Memory:
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
+        read_only = bool(getattr(self.store, "read_only", False))
+        learn = learn and not read_only   # a database opened read-only answers, and learns nothing
         if llm:
             self.chat  # noqa: B018 - load (and validate) the chat model before retrieving
         if not question.strip():
@@ -501,7 +503,7 @@ class Memory:
             "timings_ms": {k: round(v, 2) for k, v in timings.items()},
             "consolidation": None,
         }
-        if (learn and res.memories) or (llm and cfg.answer.log):
+        if not read_only and ((learn and res.memories) or (llm and cfg.answer.log)):
             # a learning ask always gets a row: its id is the recall id feedback names (answer.log off keeps no
             # text in it)
             result["recall_id"] = self._log(sp.id, question, answer, res.memories, res.step, "ask", res.query_vector)

@@ -112,6 +112,8 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--sessions", type=int, default=8)
     ap.add_argument("--seed", type=int, default=53)
+    ap.add_argument("--think", type=float, default=0.0, help="seconds a session waits between its prompts "
+                    "(0: back to back, a stress far beyond an agent's pace)")
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args()
     rng = random.Random(a.seed)
@@ -172,6 +174,8 @@ def main() -> None:
             i += 1
             run_hook(d, "UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
                                              "prompt": rng.choice(PROMPTS)})
+            if a.think:
+                time.sleep(a.think)
             if i % 5 == 0:
                 u = f"Session {w} turn {i}: remember that widget {w}-{i} ships on build {w * 1000 + i}."
                 r = f"Noted: widget {w}-{i} goes out with build {w * 1000 + i}."
@@ -233,19 +237,22 @@ def main() -> None:
                 dst.close()
                 for suffix in ("", "-wal", "-shm"):
                     Path(str(d["db"]) + suffix).unlink(missing_ok=True)
-                events.append({"t": round(time.monotonic() - start, 1), "what": "database 0 deleted"})
+                events.append({"t": round(time.monotonic() - start, 1), "what": "database 0 deleted",
+                               "at": time.time()})
                 time.sleep(20)
                 for suffix in ("-wal", "-shm"):   # what hooks made meanwhile at that path is replaced whole
                     Path(str(d["db"]) + suffix).unlink(missing_ok=True)
                 os.replace(d["copy"], d["db"])
-                events.append({"t": round(time.monotonic() - start, 1), "what": "database 0 restored"})
+                events.append({"t": round(time.monotonic() - start, 1), "what": "database 0 restored",
+                               "at": time.time()})
                 continue
             servers = [p for p, v in hela_pids().items() if v == "server"]
             if servers:
                 victim = rng.choice(servers)
                 try:
                     os.kill(victim, signal.SIGKILL)
-                    events.append({"t": round(time.monotonic() - start, 1), "what": f"SIGKILL server {victim}"})
+                    events.append({"t": round(time.monotonic() - start, 1), "what": f"SIGKILL server {victim}",
+                                   "at": time.time()})
                 except OSError:
                     pass
 
@@ -300,7 +307,14 @@ def main() -> None:
            "in_process": sum(1 for s in servers if s != "managed"),
            "servers_started": sum(1 for r in log if str(r.get("server", "")).endswith("started")),
            "servers_killed": sum(1 for e in events if e["what"].startswith("SIGKILL")),
+           "think_s": a.think,
            "log_errors": sum(1 for r in log if r.get("result") in ("error", "timeout")),
+           # a hook that spent its budget within 15 s after a server was killed or the database deleted (the
+           # sessions' hooks then run in-process at once, beside the new server's loading) or elsewhere
+           "timeouts_after_a_disruption": sum(1 for r in log if r.get("result") == "timeout" and any(
+               0 <= r["time"] - e["at"] <= 15 for e in events)),
+           "timeouts_elsewhere": sum(1 for r in log if r.get("result") == "timeout" and not any(
+               0 <= r["time"] - e["at"] <= 15 for e in events)),
            "log_error_kinds": dict(__import__("collections").Counter(
                f"{r.get('event')} {r.get('result')}: {str(r.get('detail', ''))[:70]}" for r in log
                if r.get("result") in ("error", "timeout")).most_common(8)),

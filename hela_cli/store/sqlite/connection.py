@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from hela_cli.errors import StoreError, StoreLocked
+from hela_cli.errors import StoreError, StoreLocked, StoreReadOnly
 from hela_cli.paths import ensure_private_dir
 from hela_cli.store.base import BUSY_TIMEOUT_MS, CACHE_KIB, MMAP_BYTES, sqlite3
 from hela_cli.store.connection import Connection, Progress
@@ -75,11 +75,16 @@ class SqliteDB:
     """The sqlite3 connection with lock errors mapped: ``execute`` / ``executemany`` raise
     :class:`StoreLocked` for ``SQLITE_BUSY`` / ``SQLITE_LOCKED``; every other attribute is the connection's."""
 
-    __slots__ = ("conn", "where")
+    __slots__ = ("conn", "where", "read_only")
 
     def __init__(self, conn: Any, where: str):
         self.conn = conn
         self.where = where
+        self.read_only = False
+
+    def _unwritable(self, e: BaseException) -> StoreError:
+        return StoreReadOnly(f"{self.where}: the database cannot be written here (a read-only file, directory or "
+                          f"mount); reading works, nothing was written")
 
     def _locked(self, e: BaseException) -> StoreLocked:
         return StoreLocked(f"{self.where}: the database stayed locked by another process for too long "
@@ -91,6 +96,8 @@ class SqliteDB:
         except sqlite3.OperationalError as e:
             if is_lock_error(e):
                 raise self._locked(e) from None
+            if is_readonly_error(e) and self.read_only:
+                raise self._unwritable(e) from None
             raise
 
     def executemany(self, sql: str, rows: Any) -> Any:
@@ -99,6 +106,8 @@ class SqliteDB:
         except sqlite3.OperationalError as e:
             if is_lock_error(e):
                 raise self._locked(e) from None
+            if is_readonly_error(e) and self.read_only:
+                raise self._unwritable(e) from None
             raise
 
     def __getattr__(self, name: str) -> Any:
@@ -119,6 +128,26 @@ def _vec0_path() -> str:
     if spec is None or not spec.submodule_search_locations:
         raise StoreError("sqlite-vec is not installed; install hela with its dependencies")
     return os.path.normpath(os.path.join(list(spec.submodule_search_locations)[0], "vec0"))
+
+
+def _unwritable(p: Path) -> bool:
+    """Whether nothing can be written at ``p`` (a file, or a directory's entries): a read-only mount, no
+    permission, an immutable file or directory (``chattr +i``, which stops root too). Probed by trying: an
+    ``access`` check passes for root whatever the mode, and knows nothing of immutable files."""
+    import errno
+
+    try:
+        if p.is_dir():
+            probe = p / f".hela-probe-{os.getpid()}"
+            fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+            os.close(fd)
+            os.unlink(probe)
+        else:
+            fd = os.open(p, os.O_WRONLY)
+            os.close(fd)
+    except OSError as e:
+        return e.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+    return False
 
 
 def _private_if_new(p: Path) -> None:
@@ -168,15 +197,22 @@ class SqliteConnection(Connection):
             else:
                 _private_if_new(p)
             self.path = str(p)
+        self.read_only = False
         old_umask = os.umask(0o077)  # -wal / -shm files are user-only too
         try:
-            self.db = SqliteDB(sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
-                                               check_same_thread=False), self.path)
-            self.db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            self.db.conn.create_aggregate("hela_ordered_sum", 1, OrderedSum)
-            self._load_vec()
-            if self.path != ":memory:":
-                self._set_wal()
+            try:
+                self._connect(self.path)
+                if self.path != ":memory:":
+                    self._set_wal()
+            except sqlite3.DatabaseError as e:
+                # a database on a read-only mount, in a directory hela cannot write, or an immutable file:
+                # opened read-only, so that reading works (issue 57: "unable to open database file")
+                if self.path == ":memory:" or not (_unwritable(Path(self.path)) or
+                                                     _unwritable(Path(self.path).parent)):
+                    raise
+                with contextlib.suppress(Exception):
+                    self.db.close()
+                self._open_read_only(e)
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             self.db.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
@@ -184,7 +220,14 @@ class SqliteConnection(Connection):
             # deleted cells and freed pages are overwritten with zeros: a deleted memory leaves the file's
             # bytes (complete deletion, store/sqlite/correct.py)
             self.db.execute("PRAGMA secure_delete=ON")
-            self._migrate()
+            if not self.read_only and self.path != ":memory:" and _unwritable(Path(self.path)):
+                self.read_only = self.db.read_only = True   # SQLite fell back to reading (an immutable file)
+            if self.read_only:
+                if not self._migrations_current():
+                    raise StoreError(f"{self.path}: the database is read-only here and was written by an older "
+                                     f"hela; open it once where it can be written (it is upgraded then)")
+            else:
+                self._migrate()
         except sqlite3.DatabaseError as e:
             with contextlib.suppress(Exception):
                 self.db.close()
@@ -195,6 +238,29 @@ class SqliteConnection(Connection):
             raise
         finally:
             os.umask(old_umask)
+
+    def _connect(self, target: str, uri: bool = False) -> None:
+        self.db = SqliteDB(sqlite3.connect(target, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+                                           check_same_thread=False, uri=uri), self.path)
+        self.db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        self.db.conn.create_aggregate("hela_ordered_sum", 1, OrderedSum)
+        self._load_vec()
+
+    def _open_read_only(self, first: BaseException) -> None:
+        """Reopen ``self.path`` read-only (``mode=ro``; ``immutable=1`` too where even the WAL index cannot be
+        made: a read-only mount, a directory nobody may write); a write then fails as one line
+        (:meth:`SqliteDB.execute`)."""
+        p = Path(self.path)
+        uri = p.resolve().as_uri() + "?mode=ro"
+        if _unwritable(p.parent):
+            uri += "&immutable=1"
+        try:
+            self._connect(uri, uri=True)
+            self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError:
+            raise first from None
+        self.read_only = True
+        self.db.read_only = True
 
     def _set_wal(self) -> None:
         """``PRAGMA journal_mode=WAL``, retried: switching a new file to WAL needs an exclusive lock and SQLite

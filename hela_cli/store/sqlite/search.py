@@ -16,6 +16,7 @@ import numpy as np
 
 
 from hela_cli.store.base import _blob, sqlite3, term_rows
+from hela_cli.errors import StoreReadOnly
 from hela_cli.store.sqlite.connection import is_readonly_error
 
 
@@ -291,6 +292,8 @@ class SqliteSearch:
             if is_readonly_error(e):
                 return False
             raise
+        except StoreReadOnly:   # a database opened read-only: searched without persisting the bits
+            return False
         return True
 
     def _signs_after_write(self, space_id: int, add: tuple[np.ndarray, np.ndarray] | None = None,
