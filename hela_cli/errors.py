@@ -45,6 +45,11 @@ class StoreReadOnly(StoreError):
     reading works, the write is refused as one line (exit 4, as every store error)."""
 
 
+class StoreFull(StoreError):
+    """The disk (or the database's size limit) is full: the transaction that met it wrote nothing; what
+    committed before stays (SQLite ``SQLITE_FULL``, Postgres SQLSTATE 53100 disk_full)."""
+
+
 class StoreLocked(StoreError):
     """Another process held the database's write lock longer than the busy timeout (exit 70, as before).
 

@@ -87,3 +87,35 @@ def test_reads_work_and_a_write_is_one_line(made, what):
         assert _bytes(made["folder"]) == before, [(p.name, p.stat().st_size) for p in made["folder"].iterdir()]
     res = hela(["memories", "--space", "s", "--json"], env)
     assert len(json.loads(res.stdout)) == 2   # nothing was written
+
+
+def test_a_full_disk_says_what_was_stored_and_the_same_command_resumes(tmp_path, hash_embedder):
+    """issue 57: a full disk was "database or disk is full", exit 70, without the count of what was stored.
+    SQLite's own limit on the file's size (``max_page_count``) gives the same SQLITE_FULL a full disk gives."""
+    from hela_cli.config import Config
+    from hela_cli.errors import StoreFull
+    from hela_cli.memory import Memory
+    from hela_cli.store import Store
+
+    n = 400
+    session = [{"speaker": "A" if i % 2 else "B", "dia_id": f"D1:{i}",
+                "text": f"Turn {i}: the widget {i} ships with build {1000 + i}, " + "padding " * 40} for i in range(n)]
+    src = tmp_path / "talk.json"
+    src.write_text(json.dumps({"sample_id": "talk", "qa": [], "conversation": {
+        "speaker_a": "A", "speaker_b": "B", "session_1": session, "session_1_date_time": "1:00 pm on 8 May, 2023"}}))
+    db = tmp_path / "full.db"
+    store = Store(str(db))
+    with Memory(Config(db=str(db)), store=store, embedder=hash_embedder) as mem:
+        mem.add("talk", "a first memory so the schema is there")
+        pages = store.db.execute("PRAGMA page_count").fetchone()[0]
+        store.db.execute(f"PRAGMA max_page_count = {pages + 60}")   # room for some of the turns, not all
+        with pytest.raises(StoreFull) as e:
+            mem.ingest([str(src)], space="talk")
+        msg = e.value.message
+        stored = store.db.execute("SELECT count(*) FROM nodes").fetchone()[0] - 1
+        assert 0 < stored < n and f"{stored} of {n} turns are stored" in msg, (stored, msg)
+        assert "run the same command again" in msg and "\n" not in msg
+        store.db.execute("PRAGMA max_page_count = 1073741823")
+        rep = mem.ingest([str(src)], space="talk")   # the same command: the rest added, nothing twice
+        assert rep["nodes_added"] == n - stored and rep["skipped_duplicates"] == stored
+        assert store.db.execute("SELECT count(*) FROM nodes").fetchone()[0] == n + 1

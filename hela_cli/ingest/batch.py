@@ -14,6 +14,7 @@ from hela_cli.ingest.links import _associate, link_keywords, write_links
 from hela_cli.ingest.nodes import node_row, source_hash, turn_hash
 from hela_cli.facts.detect import Judge, detect_and_mark
 from hela_cli.models import Embedder
+from hela_cli.errors import StoreFull
 from hela_cli.store import Store
 
 Progress = Callable[[int, int], None]
@@ -114,32 +115,14 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
             passages = embed_passages(embedder, [(i, conv.turns[i].speaker, conv.turns[i].text) for i in new],
                                       cfg.ingest.passage_chars) if cfg.ingest.passage_chars > 0 else {}
             rows = [node_row(conv.turns[i], base_ord + i, hashes[i], conv.source) for i in new]
-            with store.transaction(space=sp.id):
-                ids = store.insert_nodes(sp.id, rows, vectors) if rows else []
-                id_of = dict(zip(new, ids))
-                if passages:
-                    store.insert_passages(sp.id, {id_of[i]: v for i, v in passages.items() if id_of[i] != -1})
-                raced = [hashes[i] for i, n in id_of.items() if n == -1]
-                if raced:  # another process stored these turns since we looked: link to its nodes
-                    existing.update(store.existing_hashes(sp.id, raced))
-                    id_of = {i: n for i, n in id_of.items() if n != -1}
-                links: dict[tuple[int, int], float] = {}
-                for i in idx:
-                    nid = id_of[i] if i in id_of else existing[hashes[i]]
-                    if nid == -1:
-                        continue
-                    session = conv.turns[i].session
-                    if session in prev_id and i in id_of:  # link consecutive turns of a session
-                        links[(prev_id[session], nid)] = cfg.ingest.initial_weight
-                    prev_id[session] = nid
-                fresh = store.refresh_space(sp)
-                if links:
-                    write_links(store, fresh, links, cfg)
-                keep = [k for k, n in enumerate(ids) if n != -1]  # keep ids and vectors aligned
-                if cfg.ingest.associate:
-                    _associate(store, fresh, [ids[k] for k in keep], vectors[keep] if keep else [], cfg)
-                if keep:
-                    marked += len(detect_and_mark(store, sp.id, [ids[k] for k in keep], vectors[keep], cfg, judge))
+            try:
+                ids, n_marked = _store_batch(store, sp, conv, idx, new, rows, vectors, passages, hashes,
+                                             existing, prev_id, cfg, judge)
+            except StoreFull as e:
+                raise StoreFull(f"{e.message}: {done} of {total} turns are stored ({added} new); free some space "
+                                f"and run the same command again: what is stored is skipped, the rest is "
+                                f"added") from None
+            marked += n_marked
             n_new = sum(1 for n in ids if n != -1)
             new_ids.setdefault(name, []).extend(n for n in ids if n != -1)
             added += n_new
@@ -156,3 +139,38 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
     return {"nodes_added": added, "skipped_duplicates": skipped, "turns": total,
             "embedding_truncated": truncated, "spaces": spaces, "keyword_links": keyword_links,
             "supersessions": marked, "seconds": round(time.perf_counter() - t0, 3)}
+
+
+def _store_batch(store: Store, sp: Any, conv: Conversation, idx: range, new: list[int], rows: list[Any],
+                 vectors: Any, passages: dict[int, Any], hashes: list[str], existing: dict[str, int],
+                 prev_id: dict[str, int], cfg: Config, judge: Judge | None) -> tuple[list[int], int]:
+    """One batch in one transaction: its nodes, passages, links, associations and marks. Returns the ids
+    written (-1: stored by another process meanwhile) and the number of marks made."""
+    marked = 0
+    with store.transaction(space=sp.id):
+        ids = store.insert_nodes(sp.id, rows, vectors) if rows else []
+        id_of = dict(zip(new, ids))
+        if passages:
+            store.insert_passages(sp.id, {id_of[i]: v for i, v in passages.items() if id_of[i] != -1})
+        raced = [hashes[i] for i, n in id_of.items() if n == -1]
+        if raced:  # another process stored these turns since we looked: link to its nodes
+            existing.update(store.existing_hashes(sp.id, raced))
+            id_of = {i: n for i, n in id_of.items() if n != -1}
+        links: dict[tuple[int, int], float] = {}
+        for i in idx:
+            nid = id_of[i] if i in id_of else existing[hashes[i]]
+            if nid == -1:
+                continue
+            session = conv.turns[i].session
+            if session in prev_id and i in id_of:  # link consecutive turns of a session
+                links[(prev_id[session], nid)] = cfg.ingest.initial_weight
+            prev_id[session] = nid
+        fresh = store.refresh_space(sp)
+        if links:
+            write_links(store, fresh, links, cfg)
+        keep = [k for k, n in enumerate(ids) if n != -1]  # keep ids and vectors aligned
+        if cfg.ingest.associate:
+            _associate(store, fresh, [ids[k] for k in keep], vectors[keep] if keep else [], cfg)
+        if keep:
+            marked += len(detect_and_mark(store, sp.id, [ids[k] for k in keep], vectors[keep], cfg, judge))
+    return ids, marked

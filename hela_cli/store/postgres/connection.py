@@ -26,7 +26,7 @@ import functools
 import re
 from typing import Any, Iterator, Sequence
 
-from hela_cli.errors import InputError, StoreError, StoreLocked
+from hela_cli.errors import InputError, StoreError, StoreFull, StoreLocked
 from hela_cli.store.connection import Connection, Progress
 from hela_cli.store.dialect import Dialect
 from hela_cli.store.postgres.schema import PG_MIGRATIONS
@@ -121,6 +121,8 @@ class PgDB:
         if getattr(e, "sqlstate", None) in LOCK_SQLSTATES:
             return StoreLocked(f"{self.where}: the database stayed locked by another transaction too long "
                                f"({first}); try again")
+        if getattr(e, "sqlstate", None) == "53100":   # disk_full
+            return StoreFull(f"{self.where}: the disk is full ({first}); the write that met it stored nothing")
         if isinstance(e, (psycopg.OperationalError, psycopg.InterfaceError)) or self.conn.closed:
             return StoreError(f"{self.where}: lost the connection to the database ({first}); the write in "
                               f"progress was not applied")

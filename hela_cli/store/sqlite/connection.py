@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from hela_cli.errors import StoreError, StoreLocked, StoreReadOnly
+from hela_cli.errors import StoreError, StoreFull, StoreLocked, StoreReadOnly
 from hela_cli.paths import ensure_private_dir
 from hela_cli.store.base import BUSY_TIMEOUT_MS, CACHE_KIB, MMAP_BYTES, sqlite3
 from hela_cli.store.connection import Connection, Progress
@@ -90,12 +90,18 @@ class SqliteDB:
         return StoreLocked(f"{self.where}: the database stayed locked by another process for too long "
                            f"({error_code_name(e)}); try again")
 
+    def _full(self, e: BaseException) -> StoreFull:
+        return StoreFull(f"{self.where}: the disk is full ({error_code_name(e)}); the write that met it stored "
+                         f"nothing")
+
     def execute(self, sql: str, params: Any = ()) -> Any:
         try:
             return self.conn.execute(sql, params)
         except sqlite3.OperationalError as e:
             if is_lock_error(e):
                 raise self._locked(e) from None
+            if error_code(e) == sqlite3.SQLITE_FULL:
+                raise self._full(e) from None
             if is_readonly_error(e) and self.read_only:
                 raise self._unwritable(e) from None
             raise
@@ -106,6 +112,8 @@ class SqliteDB:
         except sqlite3.OperationalError as e:
             if is_lock_error(e):
                 raise self._locked(e) from None
+            if error_code(e) == sqlite3.SQLITE_FULL:
+                raise self._full(e) from None
             if is_readonly_error(e) and self.read_only:
                 raise self._unwritable(e) from None
             raise
