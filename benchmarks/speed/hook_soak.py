@@ -10,12 +10,12 @@ deleted once (then restored), every process and listening socket counted all alo
    (``UserPromptSubmit``), a ``Stop`` capture every 5 prompts of a transcript that grew by one user turn and one
    assistant turn since (each turn's text unique), a ``SessionStart`` at the start.
 3. A killer: every 10-40 s (random, seeded) a SIGKILL to a random live server; once, at a third of the run, one
-   database file (and its -wal / -shm) deleted; restored from a copy 20 s later.
+   database file (and its -wal / -shm) deleted, as a user's ``rm`` would (the next hooks make a new one).
 4. A sampler, every 0.5 s: the number of hela processes (hooks in flight + servers) and of listening TCP
    sockets held by them.
-5. At the end: one more ``Stop`` per session (captures what a deleted database lost), ``hela hooks stop``, then
-   every turn of every transcript counted in its database (stored exactly once?), and the processes and
-   sockets left.
+5. At the end: one more ``Stop`` per session (what the deleted database held is captured again into the new
+   one), ``hela hooks stop``, then every turn of every transcript counted in its database (stored exactly
+   once?), the database's integrity, and the processes and sockets left.
 
 Reported: hook runs, their wall time (p50 / p95 / max per event and how many went over their budget:
 ``hooks.budget_s`` 2 s for a prompt, ``hooks.capture_budget_s`` 10 s for a capture), the answers by the server
@@ -229,21 +229,9 @@ def main() -> None:
             if not deleted and time.monotonic() > stop_at - a.minutes * 60 * 2 / 3:
                 deleted = True
                 d = dbs[0]
-                import sqlite3
-
-                src, dst = sqlite3.connect(d["db"], timeout=30), sqlite3.connect(d["copy"])
-                src.backup(dst)   # a consistent copy (a byte copy of a live WAL database may be torn)
-                src.close()
-                dst.close()
-                for suffix in ("", "-wal", "-shm"):
-                    Path(str(d["db"]) + suffix).unlink(missing_ok=True)
+                for suffix in ("", "-wal", "-shm"):   # as a user's rm: the open connections keep the old
+                    Path(str(d["db"]) + suffix).unlink(missing_ok=True)   # inodes, new ones make a new file
                 events.append({"t": round(time.monotonic() - start, 1), "what": "database 0 deleted",
-                               "at": time.time()})
-                time.sleep(20)
-                for suffix in ("-wal", "-shm"):   # what hooks made meanwhile at that path is replaced whole
-                    Path(str(d["db"]) + suffix).unlink(missing_ok=True)
-                os.replace(d["copy"], d["db"])
-                events.append({"t": round(time.monotonic() - start, 1), "what": "database 0 restored",
                                "at": time.time()})
                 continue
             servers = [p for p, v in hela_pids().items() if v == "server"]

@@ -1,7 +1,7 @@
 """Floods against a real ``hela mcp --http`` (issue 57; a benchmark, not a test): idle connections past the
 descriptor limit, then one token's ``initialize`` flood, while another token's client keeps working.
 
-    python benchmarks/speed/server_flood.py --idle 5000 --inits 10000 --nofile 1024 --json flood.json
+    python benchmarks/speed/server_flood.py --idle 5000 --inits 10000 --nofile 1024 --ui --json flood.json
 
 1. The server starts with ``ulimit -n NOFILE`` on 127.0.0.1 (a free port, a temporary database).
 2. ``--idle`` connections that send nothing are opened and held for ``--hold`` seconds; the server's RSS and
@@ -10,6 +10,10 @@ descriptor limit, then one token's ``initialize`` flood, while another token's c
 3. ``--inits`` ``initialize`` requests from one read-only client token (a flood), 20 at a time; meanwhile the
    server token's ``initialize`` is timed every 0.25 s. Reported: the flood's status codes, the other
    client's p50 / p95 and failures, the server's RSS before and after.
+4. ``--aborted`` authenticated POSTs that announce a 100 kB body, send one byte and close; then the time a
+   real request takes.
+5. With ``--ui``: the idle flood of 2. against ``hela ui`` under the same limit, and the time until the page
+   (the address with its token) is served after it.
 Loopback only; every loop is bounded in count and time.
 """
 
@@ -29,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 TOKEN = "flood-bench-token-0123456789abcdef0123"
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -51,6 +56,8 @@ def main() -> None:
     ap.add_argument("--hold", type=float, default=5.0)
     ap.add_argument("--inits", type=int, default=10000)
     ap.add_argument("--nofile", type=int, default=1024)
+    ap.add_argument("--aborted", type=int, default=200, help="aborted authenticated uploads after the floods")
+    ap.add_argument("--ui", action="store_true", help="the idle flood against hela ui too")
     ap.add_argument("--json", type=Path, default=None)
     a = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -142,6 +149,16 @@ def main() -> None:
                                        "p50_ms": round(statistics.median(lat), 1) if lat else None,
                                        "p95_ms": round(lat[int(0.95 * (len(lat) - 1))], 1) if lat else None}
             asyncio.run(flood_and_probe())
+            # aborted uploads: a POST that announces a body, sends a byte of it and closes (with the token)
+            for _ in range(a.aborted):
+                s = socket.create_connection(("127.0.0.1", port))
+                s.sendall(f"POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {TOKEN}\r\n"
+                          f"Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{".encode())
+                s.close()
+            t0 = time.perf_counter()
+            rr = httpx.post(url, json=INIT, headers={**HDR, "Authorization": f"Bearer {TOKEN}"}, timeout=60)
+            out["aborted_uploads"] = {"n": a.aborted, "next_request_ms": round((time.perf_counter() - t0) * 1000, 1),
+                                      "status": rr.status_code}
             out["rss_end_mib"] = rss_mib(proc.pid) if proc.poll() is None else None
             out["alive_at_end"] = proc.poll() is None
             text = Path(f"{tmp}/server.out").read_text(errors="replace")
@@ -153,9 +170,66 @@ def main() -> None:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+        if a.ui:
+            out["ui"] = ui_flood(a, tmp, env, db, limit)
     print(json.dumps(out, indent=1))
     if a.json:
         a.json.write_text(json.dumps(out, indent=1))
+
+
+def ui_flood(a: argparse.Namespace, tmp: str, env: dict, db: str, limit: Any) -> dict:
+    """The same idle flood against ``hela ui`` (under the same descriptor limit): alive, its memory, and the
+    time until a real browser request (the address with its token) is answered once the flood ends."""
+    import httpx2 as httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    subprocess.run([sys.executable, "-m", "hela_cli", "--db", db, "add", "--space", "s", "a memory to show"],
+                   env=env, capture_output=True, check=True)
+    err = open(f"{tmp}/ui.out", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "hela_cli", "--db", db, "ui", "--no-browser", "--port", str(port)],
+                            env=env, stdout=err, stderr=subprocess.STDOUT, preexec_fn=limit)
+    out: dict = {}
+    try:
+        end = time.monotonic() + 120
+        files: list = []
+        while not files and time.monotonic() < end:
+            files = list(Path(f"{tmp}/home/ui").glob("ui-*.json")) if Path(f"{tmp}/home/ui").exists() else []
+            time.sleep(0.1)
+        full = json.loads(files[0].read_text())["url"]
+        out["rss_start_mib"] = rss_mib(proc.pid)
+        socks = []
+        for _ in range(a.idle):
+            s = socket.socket()
+            s.setblocking(False)
+            s.connect_ex(("127.0.0.1", port))
+            socks.append(s)
+        time.sleep(a.hold)
+        out["alive_during_idle"] = proc.poll() is None
+        out["rss_idle_mib"] = rss_mib(proc.pid) if proc.poll() is None else None
+        for s in socks:
+            s.close()
+        t0 = time.perf_counter()
+        ok = False
+        while time.perf_counter() - t0 < 30 and not ok:
+            try:
+                rr = httpx.get(full, timeout=5, follow_redirects=True)
+                ok = rr.status_code == 200 and "a memory to show" in rr.text
+            except httpx.HTTPError:
+                time.sleep(0.05)
+        out["served_after_idle_s"] = round(time.perf_counter() - t0, 3) if ok else None
+        text = Path(f"{tmp}/ui.out").read_text(errors="replace")
+        out["log_lines"] = len(text.splitlines())
+        out["tracebacks"] = text.count("Traceback")
+        out["alive_at_end"] = proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return out
 
 
 if __name__ == "__main__":
