@@ -185,6 +185,8 @@ def ui_flood(a: argparse.Namespace, tmp: str, env: dict, db: str, limit: Any) ->
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    env = {**env, "HELA_MODELS_DIR": os.environ.get("HELA_MODELS_DIR") or
+           str(Path.home() / ".local" / "share" / "hela" / "models")}   # `hela add` embeds with the real model
     subprocess.run([sys.executable, "-m", "hela_cli", "--db", db, "add", "--space", "s", "a memory to show"],
                    env=env, capture_output=True, check=True)
     err = open(f"{tmp}/ui.out", "w")
@@ -214,8 +216,10 @@ def ui_flood(a: argparse.Namespace, tmp: str, env: dict, db: str, limit: Any) ->
         ok = False
         while time.perf_counter() - t0 < 30 and not ok:
             try:
-                rr = httpx.get(full, timeout=5, follow_redirects=True)
-                ok = rr.status_code == 200 and "a memory to show" in rr.text
+                with httpx.Client(timeout=5, follow_redirects=True) as c:   # the token for a session cookie
+                    rr = c.get(full)
+                ok = rr.status_code == 200 and "hela" in rr.text
+                out.setdefault("first_status", rr.status_code)
             except httpx.HTTPError:
                 time.sleep(0.05)
         out["served_after_idle_s"] = round(time.perf_counter() - t0, 3) if ok else None

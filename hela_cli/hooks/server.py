@@ -82,12 +82,24 @@ def _rss_mib() -> float | None:
 class State:
     """What the routes and the watcher share."""
 
-    def __init__(self, key: str, cfg: Any, token: str):
-        self.key, self.cfg, self.token = key, cfg, token
+    def __init__(self, key: str, cfg: Any, token: str, db_id: Any = None):
+        self.key, self.cfg, self.token, self.db_id = key, cfg, token, db_id
         self.started = time.time()
         self.last = time.monotonic()
         self.requests = 0
         self.stop_reason: str | None = None
+
+    def db_moved(self) -> bool:
+        """Whether the SQLite file at the configured path is no longer the one this server opened (deleted,
+        replaced): then nothing more may be written through the open connection, and it must not be closed
+        the graceful way either (SQLite's last close checkpoints and unlinks ``PATH-wal`` by name, which would
+        be the new database's)."""
+        if self.db_id is None:
+            return False
+        if _file_id(self.cfg.db) != self.db_id:
+            self.stop_reason = self.stop_reason or "its database file was deleted or replaced"
+            return True
+        return False
 
     def authorized(self, request: Any) -> bool:
         scheme, _, value = request.headers.get("authorization", "").partition(" ")
@@ -106,9 +118,16 @@ def _app(state: State, host: Any, server: list[Any]) -> Any:
 
     db = db_identity(state.cfg.db)
 
+    def stop_now() -> None:
+        if server:
+            server[0].should_exit = True
+
     async def hook(request: Any) -> Any:
         if not state.authorized(request):
             return JSONResponse({"error": "unauthorized"}, status_code=401)
+        if state.db_moved():
+            stop_now()
+            return JSONResponse({"error": "this server's database file was deleted or replaced"}, status_code=409)
         state.last = time.monotonic()
         raw = await request.body()   # BodyLimit bounds it by its Content-Length
         if len(raw) > MAX_BODY:
@@ -146,6 +165,9 @@ def _app(state: State, host: Any, server: list[Any]) -> Any:
     async def event(request: Any) -> Any:
         if not state.authorized(request):
             return JSONResponse({"error": "unauthorized"}, status_code=401)
+        if state.db_moved():   # the hook runs in-process on the new file (and starts a server for it)
+            stop_now()
+            return JSONResponse({"error": "this server's database file was deleted or replaced"}, status_code=409)
         t = time.perf_counter()
         state.last = time.monotonic()
         raw = await request.body()
@@ -232,7 +254,7 @@ def _watch(state: State, server: Any, info_path: Path, db_id: Any, config: str |
         why = None
         if time.monotonic() - state.last > idle_s:
             why = f"idle for {state.cfg.hooks.server_idle:g} min"
-        elif sqlite and _file_id(state.cfg.db) != db_id:
+        elif sqlite and state.db_moved():
             why = "its database file was deleted or replaced"
         elif config and _stat(config) != cfg_stat:
             why = "its config file changed"
@@ -315,7 +337,7 @@ def _serve(opts: dict[str, str], key: str, p: dict[str, Path], stopping: list[in
         pass
     db_id = _file_id(cfg.db) if not cfg.db.startswith(("postgres://", "postgresql://")) else None
     token = secrets.token_urlsafe(32)
-    state = State(key, cfg, token)
+    state = State(key, cfg, token, db_id)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(256)
@@ -364,12 +386,15 @@ def _serve(opts: dict[str, str], key: str, p: dict[str, Path], stopping: list[in
         if current is not None and current.get("token") == token:
             p["info"].unlink(missing_ok=True)
         sock.close()
+        moved = state.db_moved()
+        print(f"hela hooks server {os.getpid()}: exit ({state.stop_reason or 'stopped'}; "
+              f"{state.requests} requests)", file=sys.stderr, flush=True)
+        if moved:   # no graceful close: it would unlink the new database's PATH-wal (see State.db_moved)
+            os._exit(0)
         try:
             host.close()
         except Exception:  # noqa: BLE001 - exiting anyway
             pass
-        print(f"hela hooks server {os.getpid()}: exit ({state.stop_reason or 'stopped'}; "
-              f"{state.requests} requests)", file=sys.stderr, flush=True)
     return 0
 
 
