@@ -17,7 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CLAUDE = ROOT / "plugins" / "claude-code"
 GEMINI = ROOT / "plugins" / "gemini"
-RUNNER = {"claude-code": '"${CLAUDE_PLUGIN_ROOT}/bin/hela-run"', "gemini": '"${extensionPath}/bin/hela-run"'}
+RUNNER = {"claude-code": '"${CLAUDE_PLUGIN_ROOT}/bin/hela-run"', "gemini": '"${extensionPath}/bin/hela-run"',
+          "codex": '"${CLAUDE_PLUGIN_ROOT}/bin/hela-run"'}   # Codex sets CLAUDE_PLUGIN_ROOT for a plugin's hooks too
 
 
 def plugin_hooks(agent: str = "claude-code") -> dict:
@@ -31,7 +32,7 @@ def plugin_hooks(agent: str = "claude-code") -> dict:
         matcher = ag.matchers.get(event)
         hooks[event] = [{"matcher": matcher, "hooks": [entry]} if matcher else {"hooks": [entry]}]
     return {"description": "hela's hooks: the brief at session start, the prompt recall, the recall by file "
-                           f"{'before an edit' if agent == 'claude-code' else 'after a read or an edit'}, the "
+                           f"{'after a read or an edit' if agent == 'gemini' else 'before an edit'}, the "
                            f"capture of each turn (the same as `hela hooks install {agent}`)",
             "hooks": hooks}
 
@@ -41,6 +42,7 @@ def files() -> dict[Path, str]:
         .replace("hela hooks install claude-code", "hela hooks install gemini").replace("hela plugin:", "hela extension:")
     skill = (CLAUDE / "skills" / "hela-memory" / "SKILL.md").read_text(encoding="utf-8")
     return {CLAUDE / "hooks" / "hooks.json": json.dumps(plugin_hooks("claude-code"), indent=2) + "\n",
+            CLAUDE / "hooks" / "codex.json": json.dumps(plugin_hooks("codex"), indent=2) + "\n",   # .codex-plugin/
             GEMINI / "hooks" / "hooks.json": json.dumps(plugin_hooks("gemini"), indent=2) + "\n",
             GEMINI / "bin" / "hela-run": run,
             GEMINI / "skills" / "hela-memory" / "SKILL.md": skill}

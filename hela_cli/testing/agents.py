@@ -374,11 +374,28 @@ def codex_env(home: Path, api: FakeAPI, project: Path | None = None, **extra: st
              "[features]", "hooks = true", ""]
     if project is not None:
         lines += [f"[projects.{json.dumps(str(project.resolve()))}]", 'trust_level = "trusted"', ""]
+    lines += _codex_plugin_tables(codex_home / "config.toml")
     (codex_home / "config.toml").write_text("\n".join(lines), encoding="utf-8")
     env = _base_env(home)
     env.update({"CODEX_HOME": str(codex_home), "FAKE_API_KEY": "fake-key-not-a-secret"})
     env.update(extra)
     return env
+
+
+def _codex_plugin_tables(config: Path) -> list[str]:
+    """The ``[marketplaces.*]`` and ``[plugins.*]`` tables of an existing Codex config (what ``codex plugin
+    marketplace add`` / ``codex plugin add`` wrote there), kept when the session's config is written."""
+    try:
+        text = config.read_text(encoding="utf-8")
+    except OSError:
+        return []
+    keep, out = False, []
+    for line in text.splitlines():
+        if line.startswith("["):
+            keep = line.startswith(("[marketplaces.", "[plugins."))
+        if keep:
+            out.append(line)
+    return out + ([""] if out else [])
 
 
 def codex_session(binary: Path, home: Path, project: Path, prompt: str, reply: str | ReplyFn | None = None, *,
