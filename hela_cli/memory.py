@@ -16,15 +16,12 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from hela_cli.text.private import strip_private
-from hela_cli.answering.citations import select_citations
 from hela_cli.config import Config
 from hela_cli.models.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
 from hela_cli.errors import HelaError, InputError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
-from hela_cli.answering.answer import answer as generate_answer
 from hela_cli.paths import default_db_path
-from hela_cli.answering.prompts import answer_messages
 from hela_cli.mechanics.retrieval import Retrieval, learn_from_retrieval, retrieve
 from hela_cli.store import Space, Store
 from hela_cli.text.redact import redact as redact_secrets   # `redact` names the add/ingest argument
@@ -474,6 +471,10 @@ class Memory:
         res = self._retrieve(sp, question, cfg, now=now, learn=False,
                              filters=_recall_filters(speaker, session, since, until),
                              current_only=current_only, as_of=_as_of(as_of))
+        from hela_cli.answering.answer import answer as generate_answer   # here: a hook's recall needs none of
+        from hela_cli.answering.citations import select_citations         # the answering modules (~20 ms of
+        from hela_cli.answering.prompts import answer_messages            # its imports)
+
         messages = answer_messages(question, res.memories, res.semantic)
         context = "\n".join(m["content"] for m in messages)
         tokens = self.count_tokens(context) if llm else self._context_tokens_if_chat(context)

@@ -24,6 +24,7 @@ from hela_cli.text.private import strip_private
 from hela_cli.errors import InputError
 from hela_cli.formats import Turn, parse_file
 from hela_cli.memory import Memory
+from hela_cli.hooks.space import has_database
 from hela_cli.text.session_lines import capture_kind
 
 #: agent -> the ``hela ingest --format`` name of its transcripts
@@ -56,18 +57,6 @@ def _redactor() -> Any:
     from hela_cli.text.redact import redact
 
     return redact
-
-
-def has_database(mem: Memory) -> bool:
-    """Does the configured database exist? (A Postgres URL counts as existing.) Nothing is created to find out."""
-    from hela_cli.store.target import is_postgres
-
-    db = mem.config.db
-    if is_postgres(db) or db == ":memory:":
-        return True
-    from hela_cli.paths import default_db_path
-
-    return Path(db or default_db_path()).expanduser().exists()
 
 
 def new_turns(mem: Memory, space: str, turns: list[Turn]) -> list[Turn]:

@@ -87,7 +87,7 @@ class _CachingMemory:
 
 def _has_space(mem: Any, space: str) -> bool:
     """Does the database exist and hold ``space``? (No file is created to find out.)"""
-    from hela_cli.hooks.capture import has_database
+    from hela_cli.hooks.space import has_database
 
     return has_database(mem) and mem.store.get_space(space) is not None
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
+from typing import Any
 
 
 def project_root(cwd: Path | str) -> Path:
@@ -28,3 +29,16 @@ def project_space(cwd: Path | str) -> str:
     root = project_root(cwd)
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-") or "root"
     return f"{name[:60]}-{hashlib.sha256(str(root).encode('utf-8')).hexdigest()[:6]}"
+
+
+def has_database(mem: Any) -> bool:
+    """Does ``mem``'s configured database exist? (A Postgres URL counts as existing.) Nothing is created to find
+    out. Here rather than with the capture, so that a prompt hook does not import the transcript parsers."""
+    from hela_cli.store.target import is_postgres
+
+    db = mem.config.db
+    if is_postgres(db) or db == ":memory:":
+        return True
+    from hela_cli.paths import default_db_path
+
+    return Path(db or default_db_path()).expanduser().exists()

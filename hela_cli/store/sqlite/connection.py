@@ -75,12 +75,13 @@ class SqliteDB:
     """The sqlite3 connection with lock errors mapped: ``execute`` / ``executemany`` raise
     :class:`StoreLocked` for ``SQLITE_BUSY`` / ``SQLITE_LOCKED``; every other attribute is the connection's."""
 
-    __slots__ = ("conn", "where", "read_only")
+    __slots__ = ("conn", "where", "read_only", "query_only")
 
     def __init__(self, conn: Any, where: str):
         self.conn = conn
         self.where = where
         self.read_only = False
+        self.query_only = False
 
     def _unwritable(self, e: BaseException) -> StoreError:
         return StoreReadOnly(f"{self.where}: the database cannot be written here (a read-only file, directory or "
@@ -102,7 +103,7 @@ class SqliteDB:
                 raise self._locked(e) from None
             if error_code(e) == sqlite3.SQLITE_FULL:
                 raise self._full(e) from None
-            if is_readonly_error(e) and self.read_only:
+            if is_readonly_error(e) and not self.query_only:   # a read-only file, directory or mount
                 raise self._unwritable(e) from None
             raise
 
@@ -114,7 +115,7 @@ class SqliteDB:
                 raise self._locked(e) from None
             if error_code(e) == sqlite3.SQLITE_FULL:
                 raise self._full(e) from None
-            if is_readonly_error(e) and self.read_only:
+            if is_readonly_error(e) and not self.query_only:   # a read-only file, directory or mount
                 raise self._unwritable(e) from None
             raise
 
@@ -138,21 +139,51 @@ def _vec0_path() -> str:
     return os.path.normpath(os.path.join(list(spec.submodule_search_locations)[0], "vec0"))
 
 
+SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE = 1006
+
+
+def _no_checkpoint_on_close(conn: Any, path: str) -> bool:
+    """``sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)`` on a Python connection (Python 3.11's
+    sqlite3 has no ``setconfig``; 3.12's does). The handle is read from the connection object, where CPython
+    keeps it first after the object header, and used only when SQLite itself confirms it names ``path``'s
+    database; else nothing is done and False returned."""
+    try:
+        if hasattr(conn, "setconfig"):   # Python >= 3.12
+            conn.setconfig(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, True)
+            return True
+        import _sqlite3
+        import ctypes
+
+        lib = ctypes.CDLL(_sqlite3.__file__)
+        handle = ctypes.c_void_p.from_address(id(conn) + ctypes.sizeof(ctypes.c_ssize_t) * 2).value
+        if not handle:
+            return False
+        lib.sqlite3_db_filename.restype = ctypes.c_char_p
+        lib.sqlite3_db_filename.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        named = lib.sqlite3_db_filename(handle, b"main") or b""
+        if os.path.realpath(os.fsdecode(named)) != os.path.realpath(path):
+            return False
+        out = ctypes.c_int(-1)
+        rc = lib.sqlite3_db_config(ctypes.c_void_p(handle), ctypes.c_int(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE),
+                                   ctypes.c_int(1), ctypes.byref(out))
+        return rc == 0 and out.value == 1
+    except Exception:  # noqa: BLE001 - best effort: the close goes on as SQLite does it
+        return False
+
+
 def _unwritable(p: Path) -> bool:
-    """Whether nothing can be written at ``p`` (a file, or a directory's entries): a read-only mount, no
-    permission, an immutable file or directory (``chattr +i``, which stops root too). Probed by trying: an
-    ``access`` check passes for root whatever the mode, and knows nothing of immutable files."""
+    """Whether no file can be made in the directory ``p``: a read-only mount, no permission, an immutable
+    directory (``chattr +i``, which stops root too). Probed by trying, with a file of its own: an ``access``
+    check passes for root whatever the mode. Never by opening the database file itself: closing any descriptor
+    of a file drops every POSIX lock the process holds on it, SQLite's too (then another connection's close
+    checkpoints and unlinks the -wal under this one's feet)."""
     import errno
 
     try:
-        if p.is_dir():
-            probe = p / f".hela-probe-{os.getpid()}"
-            fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-            os.close(fd)
-            os.unlink(probe)
-        else:
-            fd = os.open(p, os.O_WRONLY)
-            os.close(fd)
+        probe = p / f".hela-probe-{os.getpid()}"
+        fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(fd)
+        os.unlink(probe)
     except OSError as e:
         return e.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
     return False
@@ -215,7 +246,7 @@ class SqliteConnection(Connection):
             except sqlite3.DatabaseError as e:
                 # a database on a read-only mount, in a directory hela cannot write, or an immutable file:
                 # opened read-only, so that reading works (issue 57: "unable to open database file")
-                if self.path == ":memory:" or not (_unwritable(Path(self.path)) or
+                if self.path == ":memory:" or not (not os.access(self.path, os.W_OK) or
                                                      _unwritable(Path(self.path).parent)):
                     raise
                 with contextlib.suppress(Exception):
@@ -228,8 +259,12 @@ class SqliteConnection(Connection):
             # deleted cells and freed pages are overwritten with zeros: a deleted memory leaves the file's
             # bytes (complete deletion, store/sqlite/correct.py)
             self.db.execute("PRAGMA secure_delete=ON")
-            if not self.read_only and self.path != ":memory:" and _unwritable(Path(self.path)):
-                self.read_only = self.db.read_only = True   # SQLite fell back to reading (an immutable file)
+            if self.path != ":memory:":
+                with contextlib.suppress(OSError):
+                    st = os.stat(self.path)
+                    self._file_id = (st.st_dev, st.st_ino)
+            if not self.read_only and self.path != ":memory:" and not os.access(self.path, os.W_OK):
+                self.read_only = self.db.read_only = True   # SQLite opened it read-only itself (an immutable file)
             if self.read_only:
                 if not self._migrations_current():
                     raise StoreError(f"{self.path}: the database is read-only here and was written by an older "
@@ -246,6 +281,28 @@ class SqliteConnection(Connection):
             raise
         finally:
             os.umask(old_umask)
+
+    def _moved(self) -> bool:
+        """Whether the file at ``self.path`` is no longer the one this connection opened (deleted, or replaced
+        by another: a restore, ``rm`` then a new database made there). One ``stat``."""
+        opened = getattr(self, "_file_id", None)
+        if opened is None:
+            return False
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return True
+        return (st.st_dev, st.st_ino) != opened
+
+    def close(self) -> None:
+        """Close the connection. When the file was deleted or replaced meanwhile, without SQLite's checkpoint
+        on the last close: that checkpoint ends by unlinking ``PATH-wal`` by name, which is then the new
+        database's (a soak of hooks with the database deleted once lost 58 turns to it and broke the new file's
+        index: BENCHMARKS.md, issue 53)."""
+        if self.path != ":memory:" and self._moved():
+            _no_checkpoint_on_close(self.db.conn, self.path)
+        with contextlib.suppress(Exception):
+            self.db.close()
 
     def _connect(self, target: str, uri: bool = False) -> None:
         self.db = SqliteDB(sqlite3.connect(target, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
@@ -346,6 +403,9 @@ class SqliteConnection(Connection):
             else:
                 self.db.execute(f"RELEASE SAVEPOINT {name}")
             return
+        if self._moved():
+            raise StoreError(f"{self.path}: the database file was deleted or replaced while hela had it open; "
+                             f"nothing was written (run the command again)")
         self.db.execute("BEGIN IMMEDIATE")
         self._in_tx = True
         try:

@@ -128,6 +128,7 @@ class SqliteCorrect:
         """``PRAGMA query_only``: with it on, this connection refuses every write (a browser reads the file
         other processes write; only an explicit learning recall turns it off for its own transaction)."""
         self.db.execute(f"PRAGMA query_only={'ON' if on else 'OFF'}")
+        self.db.query_only = on   # a refused write is then this choice, not a read-only file
 
     def _engine_integrity(self) -> list[str]:
         """``PRAGMA integrity_check`` (its first line when not ``ok``)."""
