@@ -91,3 +91,38 @@ def test_both_ways_installed_run_once(tmp_path):
     r, _ = _run_plugin_hook(tmp_path, home, [])
     assert r.returncode == 0 and r.stdout == "" and r.stderr.strip().splitlines() == [
         "hela plugin: the hela command is not installed: pip install hela (or see docs/agents.md)"]
+
+
+def test_a_fact_carried_to_the_next_session_through_the_plugin(tmp_path):
+    """The plugin installed from the repository path, no settings-file hooks: session 1 states a fact, which
+    hela's plugin hooks capture; session 2's request to the model carries it (issue 56's done means)."""
+    import sqlite3
+
+    from tests.agents_support import captured, claude_session, hook_log, wait_for_log
+
+    binary = require_agent("claude")
+    home, proj = tmp_path / "agent-home", tmp_path / "shop"
+    home.mkdir()
+    proj.mkdir()
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    for args in (("marketplace", "add", str(REPO)), ("install", "hela@hela")):
+        r = _claude(home, *args)
+        assert r.returncode == 0, r.stdout + r.stderr
+    henv = hela_env(tmp_path, tmp_path / "hela.db", HELA_HOOKS_BUDGET_S="60", HELA_HOOKS_CAPTURE_BUDGET_S="120")
+    env = {k: v for k, v in henv.items() if k.startswith(("HELA_", "PYTHON"))}
+    env["PATH"] = os.pathsep.join([str(Path(PY).parent), os.environ.get("PATH", "/usr/bin:/bin")])   # `hela`
+    fact = "Our deploy bucket is called frosty-otter-assets and it lives in eu-west-3."
+    question = "What is our deploy bucket called, and where does it live?"
+    res, _ = claude_session(binary, home, proj, f"Remember this for later: {fact}", reply="Noted.", env=env)
+    assert res.returncode == 0, (res.stdout[-2000:], res.stderr[-3000:])
+    rows = hook_log(tmp_path / "home")
+    sid1 = next(r["session"] for r in rows if r.get("event") == "SessionStart")
+    rows = wait_for_log(tmp_path / "home", captured(sid1))
+    assert not [r for r in rows if r.get("result") in ("error", "skipped")], rows
+    con = sqlite3.connect(tmp_path / "hela.db")
+    assert con.execute("SELECT count(*) FROM nodes WHERE text LIKE '%frosty-otter-assets%'").fetchone()[0] >= 1
+    con.close()
+    res, api = claude_session(binary, home, proj, question, reply="It is frosty-otter-assets in eu-west-3.", env=env)
+    assert res.returncode == 0, (res.stdout[-2000:], res.stderr[-3000:])
+    asked = [t for t in api.texts() if question in t]
+    assert asked and "frosty-otter-assets" in asked[0], api.texts()[:1]   # the fact reached the model
