@@ -459,8 +459,6 @@ class Memory:
         """
         t0 = time.perf_counter()
         learn = self.config.retrieval.learn if learn is None else learn
-        read_only = bool(getattr(self.store, "read_only", False))
-        learn = learn and not read_only   # a database opened read-only answers, and learns nothing
         if llm:
             self.chat  # noqa: B018 - load (and validate) the chat model before retrieving
         if not question.strip():
@@ -484,6 +482,10 @@ class Memory:
             t1 = time.perf_counter()
             answer = generate_answer(self.chat, messages, res.memories, cfg.answer, on_text=on_text)
             timings["generate"] = (time.perf_counter() - t1) * 1000
+        # a database opened read-only answers and learns nothing (the store is open by now: never opened here,
+        # which would create a database a read must not)
+        read_only = bool(getattr(self._store, "read_only", False))
+        learn = learn and not read_only
         if learn and res.memories:
             learn_from_retrieval(self.store, sp, res, cfg)
             timings["learn"] = res.timings_ms["learn"]

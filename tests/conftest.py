@@ -167,8 +167,8 @@ def cfg(model_dir_path: Path) -> Config:
     return c
 
 
-def _managed_servers_under(base: Path) -> list[int]:
-    """Pids of hela's managed hook servers (hela_cli.hooks.server) whose HELA_HOME lies under ``base``."""
+def _managed_servers_under(base: Path) -> list[tuple[int, str]]:
+    """(pid, HELA_HOME) of hela's managed hook servers (hela_cli.hooks.server) whose HELA_HOME lies under ``base``."""
     pids = []
     for proc in Path("/proc").glob("[0-9]*"):
         try:
@@ -180,7 +180,7 @@ def _managed_servers_under(base: Path) -> list[int]:
             continue
         home = env.get(b"HELA_HOME", b"").decode("utf-8", "replace")
         if home and Path(home).resolve().is_relative_to(base.resolve()):
-            pids.append(int(proc.name))
+            pids.append((int(proc.name), home))
     return pids
 
 
@@ -192,7 +192,7 @@ def no_server_left(tmp_path_factory):
 
     base = tmp_path_factory.getbasetemp()
     left = _managed_servers_under(base)
-    for pid in left:
+    for pid, _ in left:
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:

@@ -383,8 +383,7 @@ def codex_env(home: Path, api: FakeAPI, project: Path | None = None, **extra: st
 
 
 def _codex_plugin_tables(config: Path) -> list[str]:
-    """The ``[marketplaces.*]`` and ``[plugins.*]`` tables of an existing Codex config (what ``codex plugin
-    marketplace add`` / ``codex plugin add`` wrote there), kept when the session's config is written."""
+    """The ``[marketplaces.*]`` / ``[plugins.*]`` tables ``codex plugin`` wrote to an existing config: kept."""
     try:
         text = config.read_text(encoding="utf-8")
     except OSError:

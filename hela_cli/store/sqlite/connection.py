@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from hela_cli.errors import StoreError, StoreFull, StoreLocked, StoreReadOnly
+from hela_cli.store.sqlite.files import no_checkpoint_on_close, unwritable_dir
 from hela_cli.paths import ensure_private_dir
 from hela_cli.store.base import BUSY_TIMEOUT_MS, CACHE_KIB, MMAP_BYTES, sqlite3
 from hela_cli.store.connection import Connection, Progress
@@ -139,56 +140,6 @@ def _vec0_path() -> str:
     return os.path.normpath(os.path.join(list(spec.submodule_search_locations)[0], "vec0"))
 
 
-SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE = 1006
-
-
-def _no_checkpoint_on_close(conn: Any, path: str) -> bool:
-    """``sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)`` on a Python connection (Python 3.11's
-    sqlite3 has no ``setconfig``; 3.12's does). The handle is read from the connection object, where CPython
-    keeps it first after the object header, and used only when SQLite itself confirms it names ``path``'s
-    database; else nothing is done and False returned."""
-    try:
-        if hasattr(conn, "setconfig"):   # Python >= 3.12
-            conn.setconfig(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, True)
-            return True
-        import _sqlite3
-        import ctypes
-
-        lib = ctypes.CDLL(_sqlite3.__file__)
-        handle = ctypes.c_void_p.from_address(id(conn) + ctypes.sizeof(ctypes.c_ssize_t) * 2).value
-        if not handle:
-            return False
-        lib.sqlite3_db_filename.restype = ctypes.c_char_p
-        lib.sqlite3_db_filename.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-        named = lib.sqlite3_db_filename(handle, b"main") or b""
-        if os.path.realpath(os.fsdecode(named)) != os.path.realpath(path):
-            return False
-        out = ctypes.c_int(-1)
-        rc = lib.sqlite3_db_config(ctypes.c_void_p(handle), ctypes.c_int(SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE),
-                                   ctypes.c_int(1), ctypes.byref(out))
-        return rc == 0 and out.value == 1
-    except Exception:  # noqa: BLE001 - best effort: the close goes on as SQLite does it
-        return False
-
-
-def _unwritable(p: Path) -> bool:
-    """Whether no file can be made in the directory ``p``: a read-only mount, no permission, an immutable
-    directory (``chattr +i``, which stops root too). Probed by trying, with a file of its own: an ``access``
-    check passes for root whatever the mode. Never by opening the database file itself: closing any descriptor
-    of a file drops every POSIX lock the process holds on it, SQLite's too (then another connection's close
-    checkpoints and unlinks the -wal under this one's feet)."""
-    import errno
-
-    try:
-        probe = p / f".hela-probe-{os.getpid()}"
-        fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as e:
-        return e.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
-    return False
-
-
 def _private_if_new(p: Path) -> None:
     """An empty file someone created for hela (``touch hela.db``) keeps the mode it was made with, often
     0644: hela makes it user-only when it initialises it, as it does the files it creates (issue 57). A file
@@ -247,7 +198,7 @@ class SqliteConnection(Connection):
                 # a database on a read-only mount, in a directory hela cannot write, or an immutable file:
                 # opened read-only, so that reading works (issue 57: "unable to open database file")
                 if self.path == ":memory:" or not (not os.access(self.path, os.W_OK) or
-                                                     _unwritable(Path(self.path).parent)):
+                                                     unwritable_dir(Path(self.path).parent)):
                     raise
                 with contextlib.suppress(Exception):
                     self.db.close()
@@ -300,7 +251,7 @@ class SqliteConnection(Connection):
         database's (a soak of hooks with the database deleted once lost 58 turns to it and broke the new file's
         index: BENCHMARKS.md, issue 53)."""
         if self.path != ":memory:" and self._moved():
-            _no_checkpoint_on_close(self.db.conn, self.path)
+            no_checkpoint_on_close(self.db.conn, self.path)
         with contextlib.suppress(Exception):
             self.db.close()
 
@@ -317,7 +268,7 @@ class SqliteConnection(Connection):
         (:meth:`SqliteDB.execute`)."""
         p = Path(self.path)
         uri = p.resolve().as_uri() + "?mode=ro"
-        if _unwritable(p.parent):
+        if unwritable_dir(p.parent):
             uri += "&immutable=1"
         try:
             self._connect(uri, uri=True)
