@@ -82,11 +82,7 @@ def dispatch_or_ask(job: Any, cfg: Any) -> tuple[str, dict[str, Any]]:
         body = request_body(job.args, job.payload, cfg, wait)
         if managed is not None:
             body.pop("hooks")   # the managed server runs this very configuration
-            answer = exchange(f"http://127.0.0.1:{managed['port']}", PATH, body, wait, managed["token"])
-            if not isinstance(answer, dict):
-                raise Unavailable("bad answer")
-            if answer.get("error"):
-                raise Failed(str(answer["error"]))
+            answer = ask(f"http://127.0.0.1:{managed['port']}", body, wait, managed["token"])
         else:
             answer = ask(url, body, wait)
     except Failed as e:
@@ -142,17 +138,12 @@ def _loopback(host: str) -> bool:
         return False
 
 
-def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
+def ask(url: str, body: dict[str, Any], timeout: float, secret: str | None = None) -> dict[str, Any]:
     """POST ``body`` to the server's hook endpoint; its JSON answer within ``timeout`` seconds (the whole
     exchange: a server that trickles its answer gets no more). Raises :class:`Unavailable` (fall back
-    in-process; ``slow`` past the timeout) or :class:`Failed` (the handler failed there)."""
-    u = urlsplit(url)
-    if u.scheme == "http" and u.hostname and not _loopback(u.hostname):
-        raise Unavailable("not loopback", "the token goes over plain http to loopback only; use https")
-    secret = token() if u.scheme in ("http", "https") and u.hostname else None
-    if u.scheme in ("http", "https") and u.hostname and not secret:
-        raise Unavailable("no token")
-    out = exchange(url, PATH, body, timeout, secret or "")
+    in-process; ``slow`` past the timeout) or :class:`Failed` (the handler failed there). ``secret``: the
+    bearer token (default: :func:`token`)."""
+    out = exchange(url, PATH, body, timeout, secret)
     if not isinstance(out, dict):
         raise Unavailable("bad answer")
     if out.get("error"):
@@ -160,11 +151,12 @@ def ask(url: str, body: dict[str, Any], timeout: float) -> dict[str, Any]:
     return out
 
 
-def exchange(url: str, route: str, body: dict[str, Any] | None, timeout: float, secret: str,
-             method: str = "POST") -> Any:
-    """One request to ``url`` + ``route`` with the bearer ``secret``; the decoded JSON of a 200 answer within
-    ``timeout`` seconds. Plain HTTP/1.1 over a socket (``http.client`` imports the email package: a fifth of
-    this path's start-up); ``https`` through ``http.client``. Raises :class:`Unavailable`."""
+def exchange(url: str, route: str, body: dict[str, Any] | None, timeout: float,
+             secret: str | None = None, method: str = "POST") -> Any:
+    """One request to ``url`` + ``route`` with the bearer ``secret`` (default: :func:`token`); the decoded
+    JSON of a 200 answer within ``timeout`` seconds. Plain HTTP/1.1 over a socket (``http.client`` imports the
+    email package: a fifth of this path's start-up); ``https`` through ``http.client``. Raises
+    :class:`Unavailable`."""
     import socket
 
     end = time.perf_counter() + max(timeout, 0.01)
@@ -174,6 +166,9 @@ def exchange(url: str, route: str, body: dict[str, Any] | None, timeout: float, 
         raise Unavailable("bad url", url[:80])
     if u.scheme == "http" and not _loopback(u.hostname):
         raise Unavailable("not loopback", "the token goes over plain http to loopback only; use https")
+    secret = secret if secret is not None else token()
+    if not secret:
+        raise Unavailable("no token")
     data = json.dumps(body, ensure_ascii=False).encode("utf-8") if body is not None else b""
     path = u.path.rstrip("/") + route
     headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}

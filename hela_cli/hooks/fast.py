@@ -147,21 +147,18 @@ def _parse(argv: list) -> dict | None:
     return args if args["event"] else None
 
 
-def read_stdin(wait_s: float = STDIN_WAIT_S) -> tuple:
-    """The agent's JSON on stdin: ``(bytes, True)`` to end of file, or a whole JSON object from an agent that
-    never closes it; ``(what came, False)`` when neither came in time (the full hook then logs it)."""
+def read_stdin(fd: int, wait_s: float = STDIN_WAIT_S) -> tuple:
+    """The agent's JSON on ``fd``: ``(bytes, True)`` to end of file, or a whole JSON object from an agent that
+    never closes it; ``(what came, False)`` when neither came within ``wait_s`` (at least one look: what the
+    agent wrote is there). ``select`` failing on this kind of stdin raises (the caller reads it plainly).
+    The one reader of a hook's stdin: :func:`hela_cli.hooks.process.main` uses it too."""
     import select
 
-    fd = sys.stdin.fileno()
     chunks: list = []
     size = 0
-    end = time.perf_counter() + wait_s
+    end = time.perf_counter() + max(wait_s, 0.0)
     while size <= MAX_STDIN:
-        try:
-            ready = select.select([fd], [], [], max(end - time.perf_counter(), 0.0))[0]
-        except (OSError, ValueError):
-            return b"".join(chunks), False
-        if not ready:
+        if not select.select([fd], [], [], max(end - time.perf_counter(), 0.0))[0]:
             return b"".join(chunks), False
         chunk = os.read(fd, 1 << 16)
         if not chunk:
@@ -204,7 +201,10 @@ def ask(argv: list) -> tuple:
     info = live(k)
     if info is None:
         return False, (None, "none")
-    raw, whole = read_stdin()
+    try:
+        raw, whole = read_stdin(sys.stdin.fileno())
+    except (OSError, ValueError):   # no select on this stdin: the full hook reads it
+        return False, (None, None)
     if not whole or len(raw) > MAX_STDIN:
         return False, (raw if whole else (raw, "stdin"), None)
     wait = max(0.05, SERVER_SHARE * info["budget_s"])

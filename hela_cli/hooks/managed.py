@@ -59,8 +59,7 @@ def paths(k: str) -> dict[str, Path]:
     return {name: Path(value) for name, value in fast.paths(k).items()}
 
 
-def live(k: str) -> dict[str, Any] | None:
-    return fast.live(k)
+live = fast.live   # the running server of a key, or None (its lock free)
 
 
 def servers() -> list[dict[str, Any]]:

@@ -166,8 +166,7 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: boo
         if args.detached or not process:   # no agent waits for a child or an in-process caller: the budget
             hard = t0 + 600.0              # bounds them (and this, a config that never loads)
         if isinstance(preread, tuple):
-            raise _Fail(f"stdin not closed within {STDIN_WAIT_S:.3g} s ({len(preread[0])} bytes, not a whole "
-                        f"JSON object, read)")
+            raise _Fail(_not_closed(STDIN_WAIT_S, len(preread[0])))
         raw = preread if preread is not None else _read_stdin(stdin, min(STDIN_WAIT_S, hard - time.perf_counter()))
         payload = parse_payload(raw)
         if payload.get("session_id"):
@@ -220,11 +219,15 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None, *, process: boo
 
 
 
+def context_output(event: str, text: str) -> str:
+    """What the agents read as additional context: one JSON line (the event name always the event's)."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}},
+                      ensure_ascii=False) + "\n"
+
+
 def _print(stdout: Any, event: str, out: str) -> None:
     if out:
-        stdout.write(json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": out}},
-                                ensure_ascii=False))
-        stdout.write("\n")
+        stdout.write(context_output(event, out))
         stdout.flush()
 
 
@@ -256,40 +259,21 @@ def _process_age() -> float:
 
 def _read_stdin(stdin: Any, wait_s: float) -> bytes:
     """The agent's JSON: everything up to end of file, or a complete JSON object (an agent that writes its
-    payload and never closes stdin), within ``wait_s`` seconds."""
+    payload and never closes stdin), within ``wait_s`` seconds (:func:`hela_cli.hooks.fast.read_stdin`)."""
+    from hela_cli.hooks.fast import read_stdin
+
     try:
-        fd = stdin.fileno()
-    except (AttributeError, OSError, ValueError):   # in-process: a file object
+        data, whole = read_stdin(stdin.fileno(), wait_s)
+    except (AttributeError, OSError, ValueError):   # in-process: a file object (or no select on this stdin)
         return stdin.read(MAX_STDIN + 1)
-    import select
-
-    chunks: list[bytes] = []
-    size = 0
-    end = time.perf_counter() + max(wait_s, 0.0)
-    while size <= MAX_STDIN:
-        left = end - time.perf_counter()
-        try:   # at least one look, even with no time left: what the agent wrote is there
-            ready = select.select([fd], [], [], max(left, 0.0))[0]
-        except (OSError, ValueError):   # pragma: no cover - no select on this kind of stdin (Windows pipes)
-            return stdin.read(MAX_STDIN + 1)
-        if not ready:
-            got = "nothing" if not size else f"{size} bytes, not a whole JSON object"
-            raise _Fail(f"stdin not closed within {max(wait_s, 0.0):.3g} s ({got} read)")
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if chunk.rstrip().endswith(b"}") and _whole_json(b"".join(chunks)):
-            break
-    return b"".join(chunks)
+    if not whole:
+        raise _Fail(_not_closed(wait_s, len(data)))
+    return data
 
 
-def _whole_json(data: bytes) -> bool:
-    try:
-        return isinstance(json.loads(data.decode("utf-8")), dict)
-    except (UnicodeDecodeError, ValueError):
-        return False
+def _not_closed(wait_s: float, size: int) -> str:
+    got = "nothing" if not size else f"{size} bytes, not a whole JSON object"
+    return f"stdin not closed within {max(wait_s, 0.0):.3g} s ({got} read)"
 
 
 def parse_payload(raw: bytes) -> dict[str, Any]:

@@ -88,12 +88,12 @@ class State:
         self.last = time.monotonic()
         self.requests = 0
         self.stop_reason: str | None = None
+        self.db_identity = ""
 
     def db_moved(self) -> bool:
         """Whether the SQLite file at the configured path is no longer the one this server opened (deleted,
-        replaced): then nothing more may be written through the open connection, and it must not be closed
-        the graceful way either (SQLite's last close checkpoints and unlinks ``PATH-wal`` by name, which would
-        be the new database's)."""
+        replaced): the server then serves nothing more and exits (its store refuses writes through such a
+        file and closes it without SQLite's checkpoint: store/sqlite/files.py)."""
         if self.db_id is None:
             return False
         if _file_id(self.cfg.db) != self.db_id:
@@ -116,7 +116,7 @@ def _app(state: State, host: Any, server: list[Any]) -> Any:
     from hela_cli.mcp_server.http import MAX_BODY, BodyLimit
     from hela_cli.paths import db_identity
 
-    db = db_identity(state.cfg.db)
+    db = state.db_identity = db_identity(state.cfg.db)
 
     def stop_now() -> None:
         if server:
@@ -201,9 +201,8 @@ def _run_event(state: State, host: Any, raw: bytes, got: dict[str, Any], t: floa
     from hela_cli.hooks import log
     from hela_cli.hooks.agents import AGENTS
     from hela_cli.hooks.endpoint import serve_event
-    from hela_cli.hooks.process import parse_payload, settings_hooks
+    from hela_cli.hooks.process import context_output, parse_payload, settings_hooks
     from hela_cli.hooks.space import project_space
-    from hela_cli.paths import db_identity
 
     agent = AGENTS.get(got["agent"])
     role = agent.role(got["event"]) if agent else None
@@ -223,16 +222,13 @@ def _run_event(state: State, host: Any, raw: bytes, got: dict[str, Any], t: floa
         return 200, b""
     space = got["space"] or project_space(payload.get("cwd") or got["cwd"])
     body = {"event": got["event"], "agent": agent.name, "space": space, "payload": payload,
-            "db": db_identity(state.cfg.db), "sent": got["sent"], "wait_s": got["wait"]}
+            "db": state.db_identity, "sent": got["sent"], "wait_s": got["wait"]}
     status, answer = serve_event(body, host.memory, state.cfg)
     if status != 200 or answer.get("error") or answer.get("handoff"):
         return (status if status != 200 else 502), b""
     text = answer.get("text") or ""
     facts = answer.get("facts") if isinstance(answer.get("facts"), dict) else {}
-    out = b""
-    if text:
-        out = (json.dumps({"hookSpecificOutput": {"hookEventName": got["event"], "additionalContext": text}},
-                          ensure_ascii=False) + "\n").encode("utf-8")
+    out = context_output(got["event"], text).encode("utf-8") if text else b""
     server_ms = round((time.perf_counter() - t) * 1000, 1)
     log.append({**entry, **facts, "result": facts.get("result", "ok"), "server": "managed",
                 "server_ms": server_ms, "ms": ms()})
@@ -386,11 +382,9 @@ def _serve(opts: dict[str, str], key: str, p: dict[str, Path], stopping: list[in
         if current is not None and current.get("token") == token:
             p["info"].unlink(missing_ok=True)
         sock.close()
-        moved = state.db_moved()
+        state.db_moved()   # the reason, when it is that (the store closes a moved file without a checkpoint)
         print(f"hela hooks server {os.getpid()}: exit ({state.stop_reason or 'stopped'}; "
               f"{state.requests} requests)", file=sys.stderr, flush=True)
-        if moved:   # no graceful close: it would unlink the new database's PATH-wal (see State.db_moved)
-            os._exit(0)
         try:
             host.close()
         except Exception:  # noqa: BLE001 - exiting anyway
