@@ -17,7 +17,8 @@ from typing import Any, Callable, Sequence
 
 from hela_cli.text.private import strip_private
 from hela_cli.config import Config
-from hela_cli.models.endpoints import endpoint_chat, endpoint_embedder, is_endpoint, is_local_chat
+from hela_cli.models.endpoints import endpoint_chat, endpoint_embedder, is_endpoint
+from hela_cli.models.routes import budget_row, refusal, route
 from hela_cli.errors import HelaError, InputError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
@@ -87,9 +88,14 @@ class Memory:
         return self._embedder
 
     @property
+    def loaded_embedder(self) -> Embedder | None:
+        """The embedder if this Memory has one already (given or loaded), else None: nothing is loaded."""
+        return self._embedder
+
+    @property
     def chat(self) -> ChatModel:
-        if self._chat is None and not is_local_chat(self.config.models.chat):
-            if self.config.models.chat.startswith("agent:"):   # the coding agent's CLI (models/agent.py)
+        if self._chat is None and not route(self.config.models.chat).in_process:
+            if route(self.config.models.chat).kind == "agent":   # the coding agent's CLI (models/agent.py)
                 from hela_cli.models.agent import agent_chat
 
                 self._chat = agent_chat(self.config.models, self.config.db or str(default_db_path()))
@@ -105,7 +111,7 @@ class Memory:
 
     def count_tokens(self, text: str) -> int:
         """Tokens as the chat model counts them (its vocabulary only is loaded when no chat is needed)."""
-        if self._chat is not None or not is_local_chat(self.config.models.chat):
+        if self._chat is not None or not route(self.config.models.chat).in_process:
             return self.chat.count_tokens(text)
         if self._tokenizer is None:  # a cached copy of the vocabulary; llama.cpp's only for other tokenizers
             from hela_cli.models import VocabTokenizer
@@ -120,7 +126,7 @@ class Memory:
         """Without an answer the chat model only counts the context's tokens: when no chat model can be
         found (not downloaded, a path that does not exist) the count is None rather than a refusal, since
         retrieval needs none. A chat model that is there but unreadable is still an error."""
-        if self._chat is None and not is_local_chat(self.config.models.chat):
+        if self._chat is None and not route(self.config.models.chat).in_process:
             try:
                 return self.count_tokens(context)
             except ModelError:  # a server down, no client model: retrieval alone needs none
@@ -285,13 +291,11 @@ class Memory:
             if not batch_capable(cfg):
                 raise ModelError(f"models.chat is '{chat}': the batched judge needs an agent: route, an openai: "
                                  f"endpoint or the MCP client's model (an in-process GGUF is too small)")
-            if chat.startswith("agent:"):
-                from hela_cli.models.agent import AgentBudgetSpent, Ledger, parse_budget, parse_ref
+            refused = refusal(cfg.models)
+            if refused is not None:
+                from hela_cli.models.agent import AgentBudgetSpent
 
-                agent, _ = parse_ref(chat)
-                refused = Ledger().refuse(agent, parse_budget(cfg.models.agent_budget))
-                if refused is not None:
-                    raise AgentBudgetSpent(refused[0], first=refused[1])
+                raise AgentBudgetSpent(refused[0], first=refused[1])
         store = self._open_store(must_exist=True)
         sp = self.space(space)
         work = pending(store, sp, cfg, max_hubs=max_hubs, changes=None if max_changes != 0 else False,
@@ -308,12 +312,9 @@ class Memory:
         last = getattr(self.chat, "last", None) or {}
         rep["usage"] = {k: last[k] for k in ("input_tokens", "output_tokens", "estimated") if k in last}
         rep["items"] = items
-        if chat.startswith("agent:"):   # what today's budget has left after the call
-            from hela_cli.models.agent import budget_status, parse_ref
-
-            agent = parse_ref(chat)[0]
-            row = next(b for b in budget_status(cfg.models) if b["agent"] == agent)
-            rep["budget"] = {k: row[k] for k in ("calls", "tokens", "cap_calls", "cap_tokens")}
+        budget = budget_row(cfg.models)   # what today's budget has left after the call
+        if budget is not None:
+            rep["budget"] = budget
         return rep
 
     def _add_superseding(self, space: str, turns: Sequence[Any], redact: bool | None,

@@ -122,9 +122,9 @@ SUMMARY_PROMPT = ("You summarize coding sessions for the developer who continues
 
 
 def wants_abstractive(cfg: Any) -> bool:
-    from hela_cli.models.endpoints import is_endpoint
+    from hela_cli.models.routes import route
 
-    return cfg.hooks.gist == "auto" and is_endpoint(cfg.models.chat)
+    return cfg.hooks.gist == "auto" and route(cfg.models.chat).inline
 
 
 def abstractive(cfg: Any, gists: list[Gist], limit: int = 400, marks: Any = None) -> list[list[str]] | None:

@@ -79,7 +79,7 @@ class _CachingMemory:
         return self.mem
 
     def __exit__(self, *exc: Any) -> None:
-        loaded = self.mem._embedder   # None unless this hook needed the model: never load one to keep it
+        loaded = self.mem.loaded_embedder   # None unless this hook needed the model: never load one to keep it
         if loaded is not None:
             _EMBEDDERS[self.key] = loaded
         self.mem.close()

@@ -333,8 +333,9 @@ def install(agent_name: str, scope: str = "user", *, space: str | None = None, d
         _check_server(server)
     if chat is not None:
         from hela_cli.models.agent import parse_ref
+        from hela_cli.models.routes import route
 
-        if not chat.startswith("agent:"):
+        if route(chat).kind != "agent":
             raise InputError(f"--chat {chat!r}: the hooks' own chat model is an agent route, agent:NAME[@MODEL] "
                              f"(other models: models.chat in the config)")
         parse_ref(chat)

@@ -33,17 +33,12 @@ def wanted(cfg: Any) -> bool:
 def _budget_left(cfg: Any, hook_agent: str | None) -> bool:
     """False when the configured agent route's budget is spent today (no child is started for nothing); the
     first such refusal of the day writes one line to the hook log."""
-    chat = cfg.models.chat.strip()
-    if not chat.startswith("agent:"):
-        return True
-    from hela_cli.models.agent import Ledger, parse_budget, parse_ref
+    from hela_cli.models.routes import refusal
 
     try:
-        agent, _ = parse_ref(chat)
-        budget = parse_budget(cfg.models.agent_budget)
+        refused = refusal(cfg.models)
     except HelaError:
         return False
-    refused = Ledger().refuse(agent, budget)
     if refused is None:
         return True
     if refused[1]:

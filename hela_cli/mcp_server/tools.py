@@ -106,14 +106,14 @@ class HelaServer:
         """The :class:`Memory`, imported and made on first use (it opens nothing until a call needs it)."""
         if self._memory is None:
             from hela_cli.memory import Memory
-            from hela_cli.models.endpoints import CLIENT
+            from hela_cli.models.routes import route
 
-            memory = Memory(self.config)
-            if self.config.models.chat == CLIENT:  # the client's model (hela_cli.models.sampling)
+            chat = None
+            if route(self.config.models.chat).kind == "client":  # the client's model (hela_cli.models.sampling)
                 from hela_cli.models.sampling import SamplingChat
 
-                memory._chat = SamplingChat(lambda: self.session, n_ctx=self.config.models.chat_ctx)
-            self._memory = memory
+                chat = SamplingChat(lambda: self.session, n_ctx=self.config.models.chat_ctx)
+            self._memory = Memory(self.config, chat=chat)
         return self._memory
 
     def close(self) -> None:
@@ -190,10 +190,10 @@ class HelaServer:
     def ask(self, space: str, question: str, learn: bool = True, now: str | None = None) -> dict[str, Any]:
         """As ``hela ask``, except that a due auto-consolidation is left to :meth:`consolidate_due`, which
         the server runs after the answer is sent (it can take a minute with a small CPU model)."""
-        from hela_cli.models.endpoints import CLIENT
+        from hela_cli.models.routes import route
         from hela_cli.models.sampling import NO_SAMPLING
 
-        if self.memory.config.models.chat == CLIENT and not self.client_samples:
+        if route(self.memory.config.models.chat).kind == "client" and not self.client_samples:
             raise HelaError(NO_SAMPLING)
         res = self.memory.ask(question, space, now=self._now(now), learn=learn)
         if learn and res["memories"]:

@@ -51,6 +51,7 @@ from hela_cli.errors import HelaError
 from hela_cli.mechanics.consolidate import (HubPlan, plan_consolidation, salvage_json, store_records,
                                             validate_distillation)
 from hela_cli.store import Space
+from hela_cli.models.routes import hooks_may_use, route
 from hela_cli.text.dates import format_date
 from hela_cli.text.redact import redact
 from hela_cli.text.session_lines import cut
@@ -387,14 +388,14 @@ def batches_hubs(cfg: Config) -> bool:
     """Whether ``hela consolidate`` sends its hubs to the chat model in batches (:func:`distill_batch`): an
     ``agent:`` route or an ``openai:`` server; an in-process GGUF (a 135M model cannot follow the batched
     prompt) and the MCP client's model keep prompt A.1, one call per hub."""
-    return cfg.models.chat.strip().startswith(("agent:", "openai:"))
+    return route(cfg.models.chat).batches
 
 
 def retries_per_hub(cfg: Config) -> bool:
     """Whether the hubs a batch fails are distilled again with prompt A.1, one call each: on an ``openai:``
     server (a small model behind it may not follow the batch prompt), not on an agent route, whose calls
     are budgeted."""
-    return cfg.models.chat.strip().startswith("openai:")
+    return route(cfg.models.chat).retries_per_hub
 
 
 def distill_batch(store: Any, space: Space, cfg: Config, chat: Any, embedder: Any, plans: list[HubPlan]
@@ -447,12 +448,9 @@ def batch_capable(cfg: Config, hooks: bool = False) -> bool:
     """Whether the chat model may do the batched work: never an in-process GGUF (too slow, and the 135M
     default's records are unusable). From the hooks (``hooks``): ``hooks.model_work`` ``auto`` = an ``agent:``
     route only, ``on`` = also an ``openai:`` endpoint, ``off`` = never."""
-    chat = cfg.models.chat.strip()
     if hooks:
-        mode = cfg.hooks.model_work
-        return (mode == "auto" and chat.startswith("agent:")) or \
-            (mode == "on" and (chat.startswith("agent:") or chat.startswith("openai:")))
-    return chat.startswith(("agent:", "openai:")) or chat == "client"
+        return hooks_may_use(cfg.models.chat, cfg.hooks.model_work)
+    return route(cfg.models.chat).judges
 
 
 __all__ = ["BATCH_SCHEMA", "Work", "apply_batch", "batch_capable", "batch_messages", "batches_hubs", "distill_batch",

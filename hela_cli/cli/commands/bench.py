@@ -39,7 +39,9 @@ def _with_reader(cfg: Any, reader: Optional[str]) -> Any:
     """``--reader REF``: the benchmark answers with that chat model (``models.chat`` for this run)."""
     if reader is None:
         return cfg
-    if not reader.strip() or reader.strip() == "client":
+    from hela_cli.models.routes import route
+
+    if not reader.strip() or route(reader).kind == "client":
         raise InputError("--reader: give a chat model (alias, GGUF path, ollama:NAME or openai:MODEL@BASE_URL); "
                          "'client' exists only inside `hela mcp`")
     return cfg.replace(**{"models.chat": reader.strip()})
