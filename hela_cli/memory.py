@@ -23,6 +23,7 @@ from hela_cli.errors import HelaError, InputError, ModelError, StoreError
 from hela_cli.models import ChatModel, Embedder, LlamaChat, LlamaEmbedder, resolve_model
 from hela_cli.paths import model_dir
 from hela_cli.paths import default_db_path
+from hela_cli.mechanics.request import RecallRequest
 from hela_cli.mechanics.retrieval import Retrieval, learn_from_retrieval, retrieve
 from hela_cli.store import Space, Store
 from hela_cli.text.redact import redact as redact_secrets   # `redact` names the add/ingest argument
@@ -354,27 +355,24 @@ class Memory:
         if info is not None:
             self.store.bind_embedder(self.embedder.model_id, self.embedder.dim)
 
-    def retrieve(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
-                 learn: bool | None = None, speaker: str | None = None, session: str | None = None,
-                 since: Any = None, until: Any = None, log: bool = True, current_only: bool = False,
-                 as_of: Any = None) -> Retrieval:
-        """Dual-path retrieval (:func:`hela_cli.mechanics.retrieval.retrieve`); ``k`` overrides ``retrieval.k`` for this
-        call. Learns from the result (Eq.1) unless ``learn`` (default ``retrieval.learn``) is off.
-        ``speaker``, ``session``, ``since`` / ``until`` (any date ``hela add --time`` reads) restrict the
-        candidates before ranking (docs/correcting.md). A learning retrieval is logged (``log``) in the asks
-        log; its id is ``recall_id``, which :meth:`reinforce` names (docs/feedback.md). A read-only one
-        (``learn=False``) writes nothing and has no recall id. Facts that change: ``current_only`` leaves out
-        memories a later one superseded (possibly superseded ones stay, marked); ``as_of`` (a date) recalls as
-        of that time (docs/retrieval.md, "Facts that change"). Secrets in the question are redacted first
+    def retrieve(self, question: str, space: str, request: RecallRequest | None = None, *, now: float | None = None,
+                 learn: bool | None = None, log: bool = True, **options: Any) -> Retrieval:
+        """Dual-path retrieval (:func:`hela_cli.mechanics.retrieval.retrieve`) of ``request`` (a
+        :class:`~hela_cli.mechanics.request.RecallRequest`), or of the request its ``options`` make
+        (``k``, ``speaker``, ``session``, ``since`` / ``until`` (any date ``hela add --time`` reads),
+        ``current_only``, ``as_of``: :meth:`RecallRequest.of <hela_cli.mechanics.request.RecallRequest.of>`).
+        Learns from the result (Eq.1) unless ``learn`` (default ``retrieval.learn``) is off. A learning
+        retrieval is logged (``log``) in the asks log; its id is ``recall_id``, which :meth:`reinforce` names
+        (docs/feedback.md). A read-only one (``learn=False``) writes nothing and has no recall id. Facts that
+        change: docs/retrieval.md, "Facts that change". Secrets in the question are redacted first
         (:func:`hela_cli.text.redact.redact`): neither the asks log nor the query vector it keeps holds one."""
+        request = _request(request, options)
         if not question.strip():
             raise HelaError("the question is empty")
         question = redact_secrets(strip_private(question, self.config.ingest.private_tag))
         sp = self.space(space)
         learn = self.config.retrieval.learn if learn is None else learn
-        res = self._retrieve(sp, question, self._config(k), now=now, learn=learn,
-                             filters=_recall_filters(speaker, session, since, until),
-                             current_only=current_only, as_of=_as_of(as_of))
+        res = self._retrieve(sp, question, request, now=now, learn=learn)
         if learn and log and res.memories:
             res.recall_id = self._log(sp.id, question, None, res.memories, res.step, "recall", res.query_vector)
         return res
@@ -434,17 +432,14 @@ class Memory:
     def _config(self, k: int | None) -> Config:
         return self.config if k is None else self.config.replace(**{"retrieval.k": k})
 
-    def _retrieve(self, sp: Space, question: str, cfg: Config, *, now: float | None,
-                  learn: bool | None, filters: dict[str, Any] | None = None, current_only: bool = False,
-                  as_of: float | None = None) -> Retrieval:
+    def _retrieve(self, sp: Space, question: str, request: RecallRequest, *, now: float | None,
+                  learn: bool | None) -> Retrieval:
         self._check_embedder()
-        return retrieve(self.store, sp, self.embedder, question, cfg, now=now, learn=learn, filters=filters,
-                        current_only=current_only, as_of=as_of)
+        return retrieve(self.store, sp, self.embedder, question, self.config, now=now, learn=learn, request=request)
 
-    def ask(self, question: str, space: str, *, k: int | None = None, now: float | None = None,
-            llm: bool = True, learn: bool | None = None, speaker: str | None = None, session: str | None = None,
-            since: Any = None, until: Any = None, on_text: Callable[[str], None] | None = None,
-            current_only: bool = False, as_of: Any = None) -> dict[str, Any]:
+    def ask(self, question: str, space: str, request: RecallRequest | None = None, *, now: float | None = None,
+            llm: bool = True, learn: bool | None = None, on_text: Callable[[str], None] | None = None,
+            **options: Any) -> dict[str, Any]:
         """Retrieve, answer with the chat model using prompt A.2 (:func:`hela_cli.answering.answer.answer`), then
         learn (Eq.1). Nothing else: a due auto-consolidation is the caller's to run, after it has shown the
         answer (:meth:`consolidate_if_due`; it can take a minute on a CPU).
@@ -454,11 +449,11 @@ class Memory:
         (``consolidation`` is None: a caller that runs one reports it); ``citations`` are the memories the
         answer rests on (:func:`hela_cli.answering.citations.select_citations`, empty without an answer). Without
         ``llm``, ``context_tokens`` is None when no chat model is found (retrieval alone needs none).
-        ``speaker``, ``session``, ``since``, ``until``, ``current_only``, ``as_of``: as in :meth:`retrieve`.
-        ``on_text`` gets the answer as it is generated, in pieces that join to the result's ``answer``
+        ``request`` / ``options``: as in :meth:`retrieve`. ``on_text`` gets the answer as it is generated, in pieces that join to the result's ``answer``
         (streaming; see :func:`hela_cli.answering.answer.answer`).
         """
         t0 = time.perf_counter()
+        request = _request(request, options)
         learn = self.config.retrieval.learn if learn is None else learn
         if llm:
             self.chat  # noqa: B018 - load (and validate) the chat model before retrieving
@@ -466,10 +461,8 @@ class Memory:
             raise HelaError("the question is empty")
         question = redact_secrets(strip_private(question, self.config.ingest.private_tag))   # as in retrieve: nothing logged, embedded or sent to a model holds it
         sp = self.space(space)  # resolved once: retrieval, learning and the log use this space
-        cfg = self._config(k)
-        res = self._retrieve(sp, question, cfg, now=now, learn=False,
-                             filters=_recall_filters(speaker, session, since, until),
-                             current_only=current_only, as_of=_as_of(as_of))
+        cfg = self._config(request.k)
+        res = self._retrieve(sp, question, request, now=now, learn=False)
         from hela_cli.answering.answer import answer as generate_answer   # here: a hook's recall needs none of
         from hela_cli.answering.citations import select_citations         # the answering modules (~20 ms of
         from hela_cli.answering.prompts import answer_messages            # its imports)
@@ -730,18 +723,12 @@ class Memory:
         return {"space": space, "decay": float(decay), "previous": before, "rebased_edges": learned}
 
 
-def _as_of(value: Any) -> float | None:
-    """``as_of`` as UTC epoch seconds (any date ``hela add --time`` reads; None: now)."""
-    if value is None:
-        return None
-    from hela_cli.text.dates import parse_time
-
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        else parse_time(value, "--as-of")[0]
-
-
-def _recall_filters(speaker: str | None, session: str | None, since: Any, until: Any) -> dict[str, Any] | None:
-    """Recall filters as :func:`hela_cli.mechanics.retrieval.retrieve` takes them (None: no filter)."""
-    from hela_cli.maintenance.correct import parse_filters
-
-    return parse_filters(speaker=speaker, session=session, since=since, until=until) or None
+def _request(request: RecallRequest | None, options: dict[str, Any]) -> RecallRequest:
+    """The recall request a caller gave, or the one its keyword options make (never both)."""
+    if request is None:
+        return RecallRequest.of(**options)
+    if options:
+        raise InputError(f"give a RecallRequest or its options ({', '.join(sorted(options))}), not both")
+    if not isinstance(request, RecallRequest):
+        raise InputError(f"request must be a RecallRequest, not {type(request).__name__}")
+    return request

@@ -42,3 +42,42 @@ def test_a_long_turn_has_the_same_passages_through_every_entry_point(tmp_path, e
     got = _passages(server.memory, "remembered")
     assert len(got) == len(ref)
     server.memory.close()
+
+
+OLD = "Our staging database runs on Postgres 14."
+NEW = "We upgraded the staging database from Postgres 14 to Postgres 16 yesterday. " + LONG
+
+
+def _shape(mem: Memory, space: str) -> dict:
+    """What a space holds of the two turns, by position: passages, the links between them, the marks."""
+    rows = sorted(mem.memories(space, limit=10), key=lambda r: r["id"])
+    assert [r["text"] for r in rows] == [OLD, NEW]
+    a, b = rows[0]["id"], rows[1]["id"]
+    sp = mem.store.require_space(space)
+    marks = mem.store.supersessions_for([a])
+    return {"passages": sorted(len(v) for v in mem.store.passage_vectors([a, b]).values()),
+            "link": round(mem.store.edge_weight(sp, a, b), 6),
+            "marks": sorted((m["status"], m["new_id"] == b) for ms in marks.values() for m in ms)}
+
+
+def test_two_turns_get_the_same_links_passages_and_marks_through_every_entry_point(tmp_path, embedder, cfg):
+    cfg.db = str(tmp_path / "w.db")
+    cfg.ingest.passage_chars = 200
+    notes = tmp_path / "notes.txt"
+    notes.write_text(f"ana: {OLD}\nana: {NEW}\n")
+    turns = [{"speaker": "ana", "text": OLD, "session": "s1"}, {"speaker": "ana", "text": NEW, "session": "s1"}]
+    with Memory(cfg, embedder=embedder) as mem:
+        mem.ingest([str(notes)], space="ingested")
+        ref = _shape(mem, "ingested")
+        assert ref["passages"] and ref["link"] > 0 and ref["marks"], ref   # the case holds each part
+        mem.add_many("added", turns)
+        mem.add_many("captured", [{**t, "id": f"c{i}"} for i, t in enumerate(turns)])
+        for space in ("added", "captured"):
+            assert _shape(mem, space) == ref, space
+    from hela_cli.mcp_server.tools import HelaServer, TurnIn
+
+    server = HelaServer(cfg)
+    server.remember("remembered", [TurnIn(text=OLD, speaker="ana", session="s1"),
+                                   TurnIn(text=NEW, speaker="ana", session="s1")])
+    assert _shape(server.memory, "remembered") == ref
+    server.memory.close()

@@ -77,4 +77,5 @@ def test_the_mechanics_read_the_routes_capabilities():
     assert not any(batch_capable(cfg(c, "off"), hooks=True) for c in (agent, server, client, local))
     assert route(agent).budgeted and not route(server).budgeted
     assert route(server).inline and not route(agent).inline and not route(local).inline
+    assert route(client).lent and not any(route(c).lent for c in (agent, server, local))
     assert hooks_may_use(agent, "auto") and not hooks_may_use(server, "auto") and hooks_may_use(server, "on")

@@ -4,15 +4,17 @@ each), consecutive turns linked, and the cold-start keyword links after a space'
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from hela_cli.config import Config
 from hela_cli.formats import Conversation, parse_file, session_files
 from hela_cli.ingest.embedding import embed_passages, embedding_texts
-from hela_cli.ingest.links import _associate, link_keywords, write_links
+from hela_cli.ingest.links import link_keywords
 from hela_cli.ingest.nodes import node_row, source_hash, turn_hash
-from hela_cli.facts.detect import Judge, detect_and_mark
+from hela_cli.ingest.write import Entry, clean, embed, write
+from hela_cli.facts.detect import Judge
 from hela_cli.models import Embedder
 from hela_cli.errors import StoreFull
 from hela_cli.store import Store
@@ -59,23 +61,10 @@ def redacts(conv: Conversation, cfg: Config) -> bool:
 def redacted(convs: Sequence[Conversation], cfg: Config | None = None) -> list[Conversation]:
     """The conversations with every turn's text through :func:`hela_cli.text.redact.redact` (with ``cfg``:
     those :func:`redacts` picks)."""
-    from dataclasses import replace
-
     from hela_cli.text.redact import redact
 
     return [replace(c, turns=[replace(t, text=redact(t.text)) for t in c.turns])
             if cfg is None or redacts(c, cfg) else c for c in convs]
-
-
-def without_private(convs: Sequence[Conversation], cfg: Config) -> list[Conversation]:
-    """The conversations with every private span removed (:func:`hela_cli.text.private.strip_private`)."""
-    from dataclasses import replace
-
-    from hela_cli.text.private import strip_private
-
-    tag = cfg.ingest.private_tag
-    return [replace(c, turns=[replace(t, text=strip_private(t.text, tag), speaker=strip_private(t.speaker, tag))
-                              for t in c.turns]) for c in convs]
 
 
 def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conversation], cfg: Config,
@@ -87,8 +76,8 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
     the optional ``judge``)."""
     t0 = time.perf_counter()
     convs = [c for c in convs if c.turns]   # an agent session without text: no space created for it
-    convs = without_private(convs, cfg)   # before redaction, cuts, embedding, writing
-    convs = redacted(convs, cfg)   # before anything is embedded or written
+    # private spans out, then secrets, before anything is embedded or written (the one write path)
+    convs = [replace(c, turns=clean(c.turns, cfg, redacts(c, cfg))) for c in convs]
     for conv in convs:  # a bad space name must fail before the first conversation is written
         store.check_space_name(space or conv.name or "default")
     store.bind_embedder(embedder.model_id, embedder.dim)
@@ -111,13 +100,15 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
             texts = embedding_texts(conv.turns, new, embedder, cfg)
             truncated += sum(1 for i, tx in zip(new, texts)  # the turn's own line not whole in its text
                              if not tx.endswith(f"{conv.turns[i].speaker}: {conv.turns[i].text}"))
-            vectors = embedder.embed(texts) if new else None
-            passages = embed_passages(embedder, [(i, conv.turns[i].speaker, conv.turns[i].text) for i in new],
-                                      cfg.ingest.passage_chars) if cfg.ingest.passage_chars > 0 else {}
-            rows = [node_row(conv.turns[i], base_ord + i, hashes[i], conv.source) for i in new]
+            vectors, passages = embed(embedder, texts, [conv.turns[i] for i in new], cfg)
+            vec_of = {i: (vectors[k], passages.get(k)) for k, i in enumerate(new)}
+            entries = [Entry(conv.turns[i].session, node_row(conv.turns[i], base_ord + i, hashes[i], conv.source),
+                             *vec_of[i]) if i in vec_of else Entry(conv.turns[i].session, node=existing[hashes[i]])
+                       for i in idx]
             try:
-                ids, n_marked = _store_batch(store, sp, conv, idx, new, rows, vectors, passages, hashes,
-                                             existing, prev_id, cfg, judge)
+                with store.transaction(space=sp.id):
+                    wrote = write(store, sp, entries, prev_id, cfg, judge=judge)
+                ids, n_marked = wrote.ids, len(wrote.found)
             except StoreFull as e:
                 raise StoreFull(f"{e.message}: {done} of {total} turns are stored ({added} new); free some space "
                                 f"and run the same command again: what is stored is skipped, the rest is "
@@ -139,38 +130,3 @@ def ingest_conversations(store: Store, embedder: Embedder, convs: Sequence[Conve
     return {"nodes_added": added, "skipped_duplicates": skipped, "turns": total,
             "embedding_truncated": truncated, "spaces": spaces, "keyword_links": keyword_links,
             "supersessions": marked, "seconds": round(time.perf_counter() - t0, 3)}
-
-
-def _store_batch(store: Store, sp: Any, conv: Conversation, idx: range, new: list[int], rows: list[Any],
-                 vectors: Any, passages: dict[int, Any], hashes: list[str], existing: dict[str, int],
-                 prev_id: dict[str, int], cfg: Config, judge: Judge | None) -> tuple[list[int], int]:
-    """One batch in one transaction: its nodes, passages, links, associations and marks. Returns the ids
-    written (-1: stored by another process meanwhile) and the number of marks made."""
-    marked = 0
-    with store.transaction(space=sp.id):
-        ids = store.insert_nodes(sp.id, rows, vectors) if rows else []
-        id_of = dict(zip(new, ids))
-        if passages:
-            store.insert_passages(sp.id, {id_of[i]: v for i, v in passages.items() if id_of[i] != -1})
-        raced = [hashes[i] for i, n in id_of.items() if n == -1]
-        if raced:  # another process stored these turns since we looked: link to its nodes
-            existing.update(store.existing_hashes(sp.id, raced))
-            id_of = {i: n for i, n in id_of.items() if n != -1}
-        links: dict[tuple[int, int], float] = {}
-        for i in idx:
-            nid = id_of[i] if i in id_of else existing[hashes[i]]
-            if nid == -1:
-                continue
-            session = conv.turns[i].session
-            if session in prev_id and i in id_of:  # link consecutive turns of a session
-                links[(prev_id[session], nid)] = cfg.ingest.initial_weight
-            prev_id[session] = nid
-        fresh = store.refresh_space(sp)
-        if links:
-            write_links(store, fresh, links, cfg)
-        keep = [k for k, n in enumerate(ids) if n != -1]  # keep ids and vectors aligned
-        if cfg.ingest.associate:
-            _associate(store, fresh, [ids[k] for k in keep], vectors[keep] if keep else [], cfg)
-        if keep:
-            marked += len(detect_and_mark(store, sp.id, [ids[k] for k in keep], vectors[keep], cfg, judge))
-    return ids, marked

@@ -11,10 +11,10 @@ from typing import Any, Sequence
 from hela_cli.config import Config
 from hela_cli.text.dates import format_iso, parse_time
 from hela_cli.formats import Turn
-from hela_cli.ingest.embedding import embed_passages, embedding_texts
-from hela_cli.ingest.links import _associate, link_keywords, write_links
+from hela_cli.ingest.embedding import embedding_texts
 from hela_cli.ingest.nodes import node_row, source_hash
-from hela_cli.facts.detect import Judge, detect_and_mark
+from hela_cli.ingest.write import Entry, clean, embed, write
+from hela_cli.facts.detect import Judge
 from hela_cli.models import Embedder
 from hela_cli.store import Store
 
@@ -91,16 +91,7 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
     holding its source id.
     """
     t0 = time.perf_counter()
-    from hela_cli.text.private import strip_private   # before redaction, cuts, embedding, writing
-
-    tag = cfg.ingest.private_tag
-    turns = [Turn(strip_private(t.speaker, tag) if t.speaker else t.speaker, strip_private(t.text, tag), t.timestamp,
-                  t.time_str, t.session, t.source_id, t.role) for t in turns]
-    if cfg.ingest.redact:   # before anything is embedded or written
-        from hela_cli.text.redact import redact
-
-        turns = [Turn(t.speaker, redact(t.text), t.timestamp, t.time_str, t.session, t.source_id, t.role)
-                 for t in turns]
+    turns = clean(turns, cfg, cfg.ingest.redact)   # private spans, then secrets: before anything is embedded
     store.check_space_name(space)
     sp = store.get_space(space)
     given = [t.source_id for t in turns if t.source_id is not None]
@@ -141,58 +132,33 @@ def add_turns(store: Store, embedder: Embedder, space: str, turns: Sequence[Turn
         resolved.append(t)
         new.append(i)
         last = (session, t.timestamp)
-    bs = max(1, cfg.ingest.batch_size)
-    vectors = [v for s in range(0, len(texts), bs) for v in embedder.embed(texts[s:s + bs])]
-    # a long turn's passage vectors, as `hela ingest` writes them (ingest.passage_chars): a turn stored
-    # through add, MCP remember or a hook capture was without them (issue 54)
-    passages = embed_passages(embedder, [(i, resolved[i].speaker, resolved[i].text) for i in new],
-                              cfg.ingest.passage_chars) if cfg.ingest.passage_chars > 0 and new else {}
+    vectors, passages = embed(embedder, texts, [resolved[i] for i in new], cfg)   # the one write path
 
     ids: list[int] = [known.get(t.source_id, -1) if t.source_id is not None else -1 for t in turns]
-    added: list[int] = []
     known_space = store.get_space(space)   # a new space: its first write is database-wide
     with store.transaction(space=known_space.id if known_space is not None else None):
         sp = store.ensure_space(space, cfg.hebbian.decay)
         store.bind_embedder(embedder.model_id, embedder.dim)
         raced = store.ids_by_source(sp.id, [resolved[i].source_id for i in new if resolved[i].source_id])
-        write = [i for i in new if resolved[i].source_id not in raced]
-        vec_of = dict(zip(new, vectors))
-        sessions = {resolved[i].session for i in write}
+        at = {i: k for k, i in enumerate(new)}
+        write_ = [i for i in new if resolved[i].source_id not in raced]
+        sessions = {resolved[i].session for i in write_}
         prev = {s: rows[0]["id"] for s in sessions if (rows := store.latest_nodes(sp.id, 1, s))}
         base_ord = store.next_ord(sp.id)
-        rows = [node_row(resolved[i], base_ord + k, _add_hash(resolved[i]), ADD_SOURCE) for k, i in enumerate(write)]
-        new_ids = store.insert_nodes(sp.id, rows, [vec_of[i] for i in write]) if rows else []
-        if passages:
-            store.insert_passages(sp.id, {nid: passages[i] for i, nid in zip(write, new_ids)
-                                          if nid != -1 and i in passages})
-        links: dict[tuple[int, int], float] = {}
-        added_vecs: list[Any] = []   # aligned with added: association and supersession detection use them
-        for i, nid in zip(write, new_ids):
-            if nid == -1:  # cannot happen under the write lock; kept safe
-                continue
-            ids[i] = nid
-            added.append(nid)
-            added_vecs.append(vec_of[i])
-            session = resolved[i].session
-            if session in prev:
-                links[(prev[session], nid)] = cfg.ingest.initial_weight
-            prev[session] = nid
-        fresh = store.refresh_space(sp)
-        if links:
-            write_links(store, fresh, links, cfg)
-        if cfg.ingest.associate and added:
-            import numpy as np
-
-            _associate(store, fresh, added, np.asarray(added_vecs), cfg)
-        if cfg.ingest.keyword_links > 0 and added:   # same transaction (a savepoint): all or nothing
-            link_keywords(store, space, cfg, added)
-        found = detect_and_mark(store, sp.id, added, added_vecs, cfg, judge)
+        entries = [Entry(resolved[i].session, node_row(resolved[i], base_ord + k, _add_hash(resolved[i]), ADD_SOURCE),
+                         vectors[at[i]], passages.get(at[i])) for k, i in enumerate(write_)]
+        wrote = write(store, sp, entries, prev, cfg, judge=judge, keyword_links=True)
+        new_ids, found = wrote.ids, wrote.found
+        added = [nid for nid in new_ids if nid != -1]
+        for i, nid in zip(write_, new_ids):
+            if nid != -1:
+                ids[i] = nid
     known.update(raced)
     for i, t in enumerate(turns):  # duplicates: the node that holds the id (an earlier turn of this call too)
         if ids[i] == -1 and t.source_id is not None:
             ids[i] = known.get(t.source_id) or next(
                 (ids[j] for j in range(i) if turns[j].source_id == t.source_id and ids[j] != -1), -1)
-    fresh_idx = {i for i, n in zip(write, new_ids) if n != -1}
+    fresh_idx = {i for i, n in zip(write_, new_ids) if n != -1}
     skipped = [{"id": ids[i], "source_id": t.source_id} for i, t in enumerate(turns) if i not in fresh_idx]
     return {"space": space, "added": added, "skipped": skipped, "ids": ids,
             "supersessions": [{"old": f.old_id, "new": f.new_id, "status": f.status, "detector": f.detector,

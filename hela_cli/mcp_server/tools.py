@@ -109,7 +109,7 @@ class HelaServer:
             from hela_cli.models.routes import route
 
             chat = None
-            if route(self.config.models.chat).kind == "client":  # the client's model (hela_cli.models.sampling)
+            if route(self.config.models.chat).lent:  # the client's model (hela_cli.models.sampling)
                 from hela_cli.models.sampling import SamplingChat
 
                 chat = SamplingChat(lambda: self.session, n_ctx=self.config.models.chat_ctx)
@@ -193,7 +193,7 @@ class HelaServer:
         from hela_cli.models.routes import route
         from hela_cli.models.sampling import NO_SAMPLING
 
-        if route(self.memory.config.models.chat).kind == "client" and not self.client_samples:
+        if route(self.memory.config.models.chat).lent and not self.client_samples:
             raise HelaError(NO_SAMPLING)
         res = self.memory.ask(question, space, now=self._now(now), learn=learn)
         if learn and res["memories"]:

@@ -38,6 +38,7 @@ from hela_cli.mechanics.dynamics import (base_activation, dual_path, fuse_probes
                                reinforcement, session_cover, soft_keyword_match, spread_activation, time_factor, trace_bonus, trace_slot_cap,
                                weighted_keyword_match, window_factor)
 from hela_cli.facts.recall import Marks, blocked_targets, with_successors
+from hela_cli.mechanics.request import EVERYTHING, RecallRequest
 from hela_cli.text.keywords import keyword_match, keywords, query_text
 from hela_cli.models import Embedder, embed_queries
 from hela_cli.text.query_time import only_time, question_window
@@ -174,12 +175,11 @@ def _idf_weights(store: Store, space_id: int, q_kw: list[str], speaker_keywords:
 
 def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg: Config, *,
              now: float | None = None, learn: bool | None = None,
-             query_vector: np.ndarray | None = None, filters: dict[str, Any] | None = None,
-             current_only: bool = False, as_of: float | None = None) -> Retrieval:
-    """``filters`` (``speaker``, ``session``, ``since``, ``until`` as UTC epoch seconds; see
-    :func:`hela_cli.maintenance.correct.parse_filters`) restrict the candidates before ranking: KNN, keyword search,
-    passages, the date window and spreading see only the matching memories. None: the whole space.
-    ``as_of`` (UTC epoch seconds): recall as of that time: memories after it are left out (an ``until``
+             query_vector: np.ndarray | None = None, request: RecallRequest = EVERYTHING) -> Retrieval:
+    """``request`` (:class:`~hela_cli.mechanics.request.RecallRequest`, built where the recall entered): its
+    filters (``speaker``, ``session``, ``since``, ``until``) restrict the candidates before ranking: KNN,
+    keyword search, passages, the date window and spreading see only the matching memories; its ``k``
+    replaces ``retrieval.k``. ``as_of``: recall as of that time: memories after it are left out (an ``until``
     filter), supersessions in force only from later are ignored, and it is the space's "now" unless ``now``
     is given. ``current_only``: memories superseded for certain are left out (possibly superseded ones are
     kept, marked), and so are semantic records resting on them.
@@ -188,11 +188,11 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     learn = cfg.retrieval.learn if learn is None else learn
     t0 = time.perf_counter()
     question = query_text(question)   # a question of any length is read in bounded time (issue 44)
-    if as_of is not None:
-        as_of = float(as_of)
-        until = (filters or {}).get("until")
-        filters = {**(filters or {}), "until": as_of if until is None else min(until, as_of)}
-        now = as_of if now is None else now
+    filters = request.filters()
+    if request.as_of is not None and now is None:
+        now = request.as_of
+    if request.k is not None and request.k != cfg.retrieval.k:
+        cfg = cfg.replace(**{"retrieval.k": request.k})
     r = cfg.retrieval
     focus = _focus(store, space, question) if r.focus_max or r.focus_weight > 0 else ""
     # before the snapshot: a served embedder may take a while (the question and its focus in one batch)
@@ -201,7 +201,7 @@ def retrieve(store: Store, space: Space, embedder: Embedder, question: str, cfg:
     if query_vector is None:
         query_vector = vecs[0]
     probes = _Probes(query_vector, vecs[-1] if focus else None)
-    changes = _Changes(current_only, as_of)
+    changes = _Changes(request.current_only, request.as_of)
     with store.reading(space.id):
         res = _ranked(store, space, question, cfg, now, probes, filters, t0, changes, embedder)
         res = _time_first(store, space, question, cfg, now, probes, filters, t0, res, changes, embedder)

@@ -33,6 +33,8 @@ class Route:
     * ``in_process``: its weights load into this process (a model file to find, a context window to fit).
     * ``inline``: it answers within a hook's own time (a server already running: no process to start, no
       weights to load, no budget), so a hook may ask it with a timeout (the brief's gist, ``hooks.gist``).
+    * ``lent``: it exists only inside ``hela mcp``, lent by the client's session (sampling): the server
+      makes it, and a session that cannot sample cannot ask.
     """
     kind: str
     batches: bool
@@ -42,6 +44,7 @@ class Route:
     from_hooks: bool
     in_process: bool
     inline: bool
+    lent: bool = False
 
 
 ROUTES: dict[str, Route] = {
@@ -52,7 +55,7 @@ ROUTES: dict[str, Route] = {
     "agent": Route("agent", batches=True, judges=True, retries_per_hub=False, budgeted=True, from_hooks=True,
                    in_process=False, inline=False),
     "client": Route("client", batches=False, judges=True, retries_per_hub=False, budgeted=False,
-                    from_hooks=False, in_process=False, inline=False),
+                    from_hooks=False, in_process=False, inline=False, lent=True),
 }
 
 

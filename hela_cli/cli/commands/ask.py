@@ -43,7 +43,11 @@ def ask(
 ) -> None:
     """Answer a question from memory, then the memories it rests on (retrieval learns from use unless
     --no-learn)."""
+    from hela_cli.mechanics.request import RecallRequest
+
     st = state(ctx)
+    request = RecallRequest.of(speaker=speaker, session=session, since=since, until=until,
+                               current_only=current_only, as_of=as_of)
     mem = st.memory(**{"retrieval.k": k, "retrieval.m": flip})
     # plain output: the answer is printed as it is generated (what is printed equals the final answer)
     def on_text(piece: str) -> None:
@@ -54,9 +58,8 @@ def ask(
     with mem:
         space = pick_space(mem, space)
         learn = mem.config.retrieval.learn and not no_learn
-        res = mem.ask(question, space, now=parse_now(now), llm=not no_llm, learn=learn, speaker=speaker,
-                      session=session, since=since, until=until, on_text=on_text if plain else None,
-                      current_only=current_only, as_of=as_of)
+        res = mem.ask(question, space, request, now=parse_now(now), llm=not no_llm, learn=learn,
+                      on_text=on_text if plain else None)
         _print_answer(res, json_out, explain, no_llm, quiet, streamed=plain)
         # the answer is printed before a due auto-consolidation runs (a minute with a small CPU model)
         rep = mem.consolidate_if_due(space) if not no_llm and learn and res["memories"] else None

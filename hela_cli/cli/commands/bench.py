@@ -41,7 +41,7 @@ def _with_reader(cfg: Any, reader: Optional[str]) -> Any:
         return cfg
     from hela_cli.models.routes import route
 
-    if not reader.strip() or route(reader).kind == "client":
+    if not reader.strip() or route(reader).lent:
         raise InputError("--reader: give a chat model (alias, GGUF path, ollama:NAME or openai:MODEL@BASE_URL); "
                          "'client' exists only inside `hela mcp`")
     return cfg.replace(**{"models.chat": reader.strip()})
