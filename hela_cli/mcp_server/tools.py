@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, AsyncIterator, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -91,6 +92,36 @@ def _semantic_out(r: dict[str, Any]) -> dict[str, Any]:
     return {k: r.get(k) for k in ("id", "kind", "text", "confidence", "similarity", "stale") if k in r}
 
 
+@dataclass(frozen=True)
+class ToolSpec:
+    """How one tool is served: its ``description``; what it writes (``writes``: the action a read-only token
+    is refused, or a function of the call's arguments giving it, or None for a read); its MCP annotations
+    (``read_only``, ``destructive``); whether it may use the client's model (``samples``: the session is
+    attached first) and whether its result lists spaces (``lists_spaces``: only the token's are kept)."""
+    description: str
+    writes: str | Callable[[dict[str, Any]], str | None] | None = None
+    read_only: bool = False
+    destructive: bool = False
+    samples: bool = False
+    lists_spaces: bool = False
+
+    def action(self, arguments: dict[str, Any]) -> str | None:
+        return self.writes(arguments) if callable(self.writes) else self.writes
+
+
+def tool(description: str, **how: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare a :class:`HelaServer` method an MCP tool (:class:`ToolSpec`); its signature is its schema."""
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.hela_tool = ToolSpec(description, **how)  # type: ignore[attr-defined]
+        return fn
+    return mark
+
+
+def tool_names() -> list[str]:
+    """The tools, in the order they are declared."""
+    return [name for name, fn in vars(HelaServer).items() if hasattr(fn, "hela_tool")]
+
+
 class HelaServer:
     """The tools over one :class:`Memory`. Usable without the protocol (tests, embedding in a host)."""
 
@@ -133,8 +164,33 @@ class HelaServer:
 
         self.client_samples = client_samples(caps)
 
-    # ------------------------------------------------------------------ tools (plain, synchronous)
-    def remember(self, space: str, turns: list[TurnIn], redact: bool | None = None) -> dict[str, Any]:
+    def consolidate_due(self) -> list[dict[str, Any]]:
+        """Run the auto-consolidation of the spaces asked in since the last run, if due (cheap otherwise);
+        failures are part of the summaries, never raised."""
+        out = []
+        while self.due:
+            space = self.due.pop()
+            try:
+                rep = self.memory.consolidate_if_due(space)
+            except Exception as e:  # noqa: BLE001 - a background step must not take the server down
+                rep = {"error": _error_line(e)}
+            if rep is not None:
+                out.append({"space": space, **rep})
+        return out
+
+    # ------------------------------------------------------------------ the tools (plain, synchronous)
+    # Each tool is declared once, here: its arguments' schema is its signature, its description and what it
+    # writes are its @tool; build_server registers every one through one wrapper (the token's spaces and scope).
+    @tool("Remember one or more conversation turns (as `hela add`): each becomes a memory linked to the previous "
+          "turn of its session. Returns the new memory ids; turns whose id is already stored are skipped.",
+          writes="remember")
+    def remember(self, space: Space, turns: Annotated[list[TurnIn], Field(min_length=1, description="Turns in "
+                                                                          "order.")],
+                 redact: Annotated[bool | None, Field(description="Secrets (API keys, tokens, passwords) are "
+                                                      "replaced with [REDACTED:kind] before storing: on by "
+                                                      "default; false is honoured only where the server allows "
+                                                      "it (ingest.redact_assistant: false).")] = None
+                 ) -> dict[str, Any]:
         if not turns:
             raise InputError("turns: give at least one turn")
         # on by default: the model picks what it stores, often out of tool output, and nobody reads each call;
@@ -149,13 +205,31 @@ class HelaServer:
             out["replaced"] = [{"old": m["old"], "new": m["new"], "status": m["status"]} for m in rep["supersessions"]]
         return out
 
-    def recall(self, space: str, query: str, k: int | None = None, learn: bool = True, explain: bool = False,
-               now: str | None = None, speaker: str | None = None, session: str | None = None,
-               since: str | None = None, until: str | None = None, current_only: bool = False,
-               as_of: str | None = None) -> dict[str, Any]:
-        res = self.memory.retrieve(query, space, k=k, now=self._now(now), learn=learn, speaker=speaker,
-                                   session=session, since=since, until=until, current_only=current_only,
-                                   as_of=as_of)
+    @tool("Memories relevant to a query (retrieval only, no chat model): id, source id, date, speaker, text, score "
+          "and path (base = similarity, hebbian = reached through learnt associations, successor = the later "
+          "memory that replaced a recalled one). A memory a later one replaced has superseded_by (that memory's "
+          "id, listed above it), invalid_at, supersession_status (superseded | possible) and mark; do not treat "
+          "it as current. Retrieval learns from use unless learn is false.")
+    def recall(self, space: Space, query: Annotated[str, Field(min_length=1, description="What to look for.")],
+               k: Annotated[int | None, Field(ge=1, le=200, description="How many memories by base activation "
+                                              "(default 10; up to 3 more by association).")] = None,
+               learn: Annotated[bool, Field(description="Apply the Hebbian update (default true).")] = True,
+               explain: Annotated[bool, Field(description="Add the score trace of each memory.")] = False,
+               now: Annotated[str | None, Field(description="The present for time decay (default: the newest "
+                                                "memory).")] = None,
+               speaker: Annotated[str | None, Field(description="Only this speaker's memories.")] = None,
+               session: Annotated[str | None, Field(description="Only this session's memories.")] = None,
+               since: Annotated[str | None, Field(description="Only memories at or after this date.")] = None,
+               until: Annotated[str | None, Field(description="Only memories at or before this date.")] = None,
+               current_only: Annotated[bool, Field(description="Leave out memories a later one superseded "
+                                                   "(possibly superseded ones stay, marked).")] = False,
+               as_of: Annotated[str | None, Field(description="Recall as of this date: later memories and later "
+                                                  "supersessions are ignored.")] = None) -> dict[str, Any]:
+        from hela_cli.mechanics.request import RecallRequest
+
+        request = RecallRequest.of(speaker=speaker, session=session, since=since, until=until,
+                                   current_only=current_only, as_of=as_of, k=k)
+        res = self.memory.retrieve(query, space, request, now=self._now(now), learn=learn)
         out: dict[str, Any] = {"space": space, "query": query, "recall_id": res.recall_id, "now": _date(res.now),
                                "memories": [_memory_out(m, explain) for m in res.memories],
                                "semantic": [_semantic_out(r) for r in res.semantic]}
@@ -164,30 +238,11 @@ class HelaServer:
             out["timings_ms"] = {k: round(v, 2) for k, v in res.timings_ms.items()}
         return out
 
-    def memories(self, space: str, speaker: str | None = None, session: str | None = None,
-                 since: str | None = None, until: str | None = None, contains: str | None = None,
-                 limit: int | None = 50) -> dict[str, Any]:
-        rows = self.memory.memories(space, speaker=speaker, session=session, since=since, until=until,
-                                    contains=contains, limit=limit)
-        return {"space": space, "memories": [{k: v for k, v in r.items() if k != "timestamp"} for r in rows]}
-
-    def update(self, space: str, text: str, id: int | None = None, source_id: str | None = None) -> dict[str, Any]:
-        if (id is None) == (source_id is None):
-            raise InputError("update: give the memory's id or its source_id")
-        rep = self.memory.edit(space, id, text, source_id=source_id)
-        return {"space": space, "id": rep["id"], "source_id": rep["source_id"], "text": rep["text"],
-                "previous": rep["previous"], "semantic_deleted": rep["semantic"]}
-
-    def delete(self, space: str, ids: list[int] | None = None, source_ids: list[str] | None = None,
-               session: str | None = None, speaker: str | None = None, before: str | None = None,
-               contains: str | None = None, confirm: bool = False) -> dict[str, Any]:
-        rep = self.memory.delete(space, ids or [], source_ids=source_ids or [], session=session, speaker=speaker,
-                                 before=before, contains=contains, confirm=confirm)
-        scrub = rep.get("scrub")
-        return {"space": space, "deleted": rep["deleted"], "semantic_deleted": rep["semantic"],
-                "asks_deleted": rep["asks"], "bytes_verified": None if scrub is None else scrub["verified"]}
-
-    def ask(self, space: str, question: str, learn: bool = True, now: str | None = None) -> dict[str, Any]:
+    @tool("Answer a question from memory with the local chat model; returns the answer and the memories it came "
+          "from.", samples=True)
+    def ask(self, space: Space, question: Annotated[str, Field(min_length=1)],
+            learn: Annotated[bool, Field(description="Apply the Hebbian update (default true).")] = True,
+            now: Annotated[str | None, Field(description="The present for time decay.")] = None) -> dict[str, Any]:
         """As ``hela ask``, except that a due auto-consolidation is left to :meth:`consolidate_due`, which
         the server runs after the answer is sent (it can take a minute with a small CPU model)."""
         from hela_cli.models.routes import route
@@ -203,25 +258,20 @@ class HelaServer:
                 "semantic": [_semantic_out(r) for r in res["semantic"]],
                 "timings_ms": res["timings_ms"]}
 
-    def reinforce(self, space: str, used: list[int], recall_id: int | None = None) -> dict[str, Any]:
+    @tool("Feedback on a recall or ask: the ids of its memories you actually used in your reply. hela strengthens "
+          "the associations between them and the query's best matches, so later related queries bring them in. "
+          "Once per recall; ids must come from that recall.", writes="reinforce")
+    def reinforce(self, space: Space, used: Annotated[list[int], Field(description="Memory ids from that recall's "
+                                                                       "result that you used.")],
+                  recall_id: Annotated[int | None, Field(description="The recall_id of the recall or ask (default: "
+                                                         "the space's latest).")] = None) -> dict[str, Any]:
         """Feedback on a recall: the memories of it the agent used (``Memory.reinforce``)."""
         return self.memory.reinforce(space, used, recall_id=recall_id)
 
-    def consolidate_due(self) -> list[dict[str, Any]]:
-        """Run the auto-consolidation of the spaces asked in since the last run, if due (cheap otherwise);
-        failures are part of the summaries, never raised."""
-        out = []
-        while self.due:
-            space = self.due.pop()
-            try:
-                rep = self.memory.consolidate_if_due(space)
-            except Exception as e:  # noqa: BLE001 - a background step must not take the server down
-                rep = {"error": _error_line(e)}
-            if rep is not None:
-                out.append({"space": space, **rep})
-        return out
-
-    def forget(self, space: str, apply: bool = False) -> dict[str, Any]:
+    @tool("Forgetting: list the memories that are weak, idle and never used (dry run), or remove them with "
+          "apply=true.", writes=lambda args: "forget with apply" if args.get("apply") else None)
+    def forget(self, space: Space, apply: Annotated[bool, Field(description="Remove the candidates (default false: "
+                                                                "dry run).")] = False) -> dict[str, Any]:
         rep = self.memory.forget(space, apply=apply)
         cands = [{"id": c["id"], "source_id": c["source_id"], "date": _date(c["timestamp"]),
                   "speaker": c["speaker"], "text": c["text"], "total_weight": c["total_weight"],
@@ -230,16 +280,62 @@ class HelaServer:
         return {"space": space, "applied": rep["applied"], "nodes": rep["nodes"], "candidates": cands,
                 "removed": rep["removed"]}
 
+    @tool("The memory spaces with their memory, edge and semantic-record counts.", read_only=True, lists_spaces=True)
     def spaces(self) -> dict[str, Any]:
         return {"spaces": [{"name": r["name"], "nodes": r["nodes"], "edges": r["edges"], "semantic": r["semantic"],
                             "retrievals": r["steps"], "first": _date(r["first_ts"]), "last": _date(r["last_ts"])}
                            for r in self.memory.spaces()]}
 
-    def hubs(self, space: str, top: int = 10) -> dict[str, Any]:
+    @tool("The strongest hubs of a space (as `hela inspect hubs`): memories at the centre of many strong "
+          "associations, with their clusters.", read_only=True)
+    def hubs(self, space: Space, top: Annotated[int, Field(ge=1, le=200)] = 10) -> dict[str, Any]:
         from hela_cli.maintenance.inspection import hubs
 
         sp = self.memory.space(space)
         return {"space": space, "hubs": hubs(self.memory.store, sp, self.memory.config, top=top)}
+
+    @tool("List memories of a space, newest first, with filters (as `hela memories`): id, source id, date, "
+          "speaker, session, text.", read_only=True)
+    def memories(self, space: Space,
+                 speaker: Annotated[str | None, Field(description="Only this speaker's memories.")] = None,
+                 session: Annotated[str | None, Field(description="Only this session.")] = None,
+                 since: Annotated[str | None, Field(description="Only at or after this date.")] = None,
+                 until: Annotated[str | None, Field(description="Only at or before this date.")] = None,
+                 contains: Annotated[str | None, Field(description="Only texts holding this (any case).")] = None,
+                 limit: Annotated[int, Field(ge=1, le=1000, description="At most this many (default 50).")] = 50
+                 ) -> dict[str, Any]:
+        rows = self.memory.memories(space, speaker=speaker, session=session, since=since, until=until,
+                                    contains=contains, limit=limit)
+        return {"space": space, "memories": [{k: v for k, v in r.items() if k != "timestamp"} for r in rows]}
+
+    @tool("Replace a memory's text (as `hela edit`): it keeps its id, time, session, speaker and learned links; "
+          "the previous text goes to its history. Name it by id or source_id.", writes="update")
+    def update(self, space: Space, text: Annotated[str, Field(min_length=1, description="The new text.")],
+               id: Annotated[int | None, Field(description="The memory id.")] = None,
+               source_id: Annotated[str | None, Field(description="Or its source id.")] = None) -> dict[str, Any]:
+        if (id is None) == (source_id is None):
+            raise InputError("update: give the memory's id or its source_id")
+        rep = self.memory.edit(space, id, text, source_id=source_id)
+        return {"space": space, "id": rep["id"], "source_id": rep["source_id"], "text": rep["text"],
+                "previous": rep["previous"], "semantic_deleted": rep["semantic"]}
+
+    @tool("Delete memories completely (as `hela delete`): by ids or source_ids, or by filter (session, speaker, "
+          "before, contains), which needs confirm=true. Also removes the asks that retrieved them and the "
+          "semantic records citing them.", writes="delete", destructive=True)
+    def delete(self, space: Space,
+               ids: Annotated[list[int] | None, Field(description="Memory ids.")] = None,
+               source_ids: Annotated[list[str] | None, Field(description="Source ids.")] = None,
+               session: Annotated[str | None, Field(description="Filter: this session.")] = None,
+               speaker: Annotated[str | None, Field(description="Filter: this speaker.")] = None,
+               before: Annotated[str | None, Field(description="Filter: before this date.")] = None,
+               contains: Annotated[str | None, Field(description="Filter: texts holding this.")] = None,
+               confirm: Annotated[bool, Field(description="Required for a delete by filter.")] = False
+               ) -> dict[str, Any]:
+        rep = self.memory.delete(space, ids or [], source_ids=source_ids or [], session=session, speaker=speaker,
+                                 before=before, contains=contains, confirm=confirm)
+        scrub = rep.get("scrub")
+        return {"space": space, "deleted": rep["deleted"], "semantic_deleted": rep["semantic"],
+                "asks_deleted": rep["asks"], "bytes_verified": None if scrub is None else scrub["verified"]}
 
     @staticmethod
     def _now(value: str | None) -> float | None:
@@ -307,9 +403,6 @@ def build_server(config: Config, **options: Any) -> Any:
                     raise HelaToolError(f"{name}: invalid arguments: {what}") from None
                 raise HelaToolError(redact_secrets(" ".join(str(e).split()))) from None
 
-    # the SDK resolves the `ctx: Context` annotation of the ask tool in this module's globals (imported here,
-    # not at the top: the library imports this module without the SDK's CLI stack)
-    globals()["Context"] = Context
     hela = HelaServer(config)
     limiter = anyio.CapacityLimiter(1)  # one call at a time: one connection, one set of models
     background: list[Any] = []  # the lifespan's task group
@@ -356,130 +449,42 @@ def build_server(config: Config, **options: Any) -> Any:
 
     server = Server("hela", lifespan=lifespan, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
                     **options)
-    read_only = ToolAnnotations(readOnlyHint=True)
-
-    @server.tool(description="Remember one or more conversation turns (as `hela add`): each becomes a memory "
-                             "linked to the previous turn of its session. Returns the new memory ids; turns "
-                             "whose id is already stored are skipped.")
-    async def remember(space: Space, turns: Annotated[list[TurnIn], Field(min_length=1, description="Turns in "
-                                                                          "order.")],
-                       redact: Annotated[bool | None, Field(description="Secrets (API keys, tokens, "
-                                                            "passwords) are replaced with [REDACTED:kind] before "
-                                                            "storing: on by default; false is honoured only where "
-                                                            "the server allows it (ingest.redact_assistant: "
-                                                            "false).")] = None,
-                       ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
-        return await call(hela.remember, ctx, "remember", space=space, turns=turns, redact=redact)
-
-    @server.tool(description="Memories relevant to a query (retrieval only, no chat model): id, source id, "
-                             "date, speaker, text, score and path (base = similarity, hebbian = reached through "
-                             "learnt associations, successor = the later memory that replaced a recalled one). "
-                             "A memory a later one replaced has superseded_by (that memory's id, listed above "
-                             "it), invalid_at, supersession_status (superseded | possible) and mark; do not "
-                             "treat it as current. Retrieval learns from use unless learn is false.")
-    async def recall(space: Space, query: Annotated[str, Field(min_length=1, description="What to look for.")],
-                     k: Annotated[int | None, Field(ge=1, le=200, description="How many memories by base "
-                                                    "activation (default 10; up to 3 more by association).")] = None,
-                     learn: Annotated[bool, Field(description="Apply the Hebbian update (default true).")] = True,
-                     explain: Annotated[bool, Field(description="Add the score trace of each memory.")] = False,
-                     now: Annotated[str | None, Field(description="The present for time decay (default: the "
-                                                     "newest memory).")] = None,
-                     speaker: Annotated[str | None, Field(description="Only this speaker's memories.")] = None,
-                     session: Annotated[str | None, Field(description="Only this session's memories.")] = None,
-                     since: Annotated[str | None, Field(description="Only memories at or after this date.")] = None,
-                     until: Annotated[str | None, Field(description="Only memories at or before this date.")] = None,
-                     current_only: Annotated[bool, Field(description="Leave out memories a later one superseded "
-                                                         "(possibly superseded ones stay, marked).")] = False,
-                     as_of: Annotated[str | None, Field(description="Recall as of this date: later memories and "
-                                                        "later supersessions are ignored.")] = None,
-                     ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
-        return await call(hela.recall, ctx, space=space, query=query, k=k, learn=learn, explain=explain, now=now,
-                          speaker=speaker, session=session, since=since, until=until, current_only=current_only,
-                          as_of=as_of)
-
-    @server.tool(description="Answer a question from memory with the local chat model; returns the answer and "
-                             "the memories it came from.")
-    async def ask(space: Space, question: Annotated[str, Field(min_length=1)],
-                  learn: Annotated[bool, Field(description="Apply the Hebbian update (default true).")] = True,
-                  now: Annotated[str | None, Field(description="The present for time decay.")] = None,
-                  ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
-        hela.attach(ctx)  # models.chat: client answers (and consolidates) through this client's sampling
-        return await call(hela.ask, ctx, space=space, question=question, learn=learn, now=now)
-
-    @server.tool(description="Feedback on a recall or ask: the ids of its memories you actually used in your "
-                             "reply. hela strengthens the associations between them and the query's best matches, "
-                             "so later related queries bring them in. Once per recall; ids must come from that "
-                             "recall.")
-    async def reinforce(space: Space, used: Annotated[list[int], Field(description="Memory ids from that "
-                                                                       "recall's result that you used.")],
-                        recall_id: Annotated[int | None, Field(description="The recall_id of the recall or ask "
-                                                               "(default: the space's latest).")] = None,
-                        ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
-        return await call(hela.reinforce, ctx, "reinforce", space=space, used=used, recall_id=recall_id)
-
-    @server.tool(description="Forgetting: list the memories that are weak, idle and never used (dry run), or "
-                             "remove them with apply=true.")
-    async def forget(space: Space, apply: Annotated[bool, Field(description="Remove the candidates "
-                                                                "(default false: dry run).")] = False,
-                     ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
-        return await call(hela.forget, ctx, "forget with apply" if apply else None, space=space, apply=apply)
-
-    @server.tool(description="The memory spaces with their memory, edge and semantic-record counts.",
-                 annotations=read_only)
-    async def spaces(ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
-        grant = request_grant(ctx)   # a token sees only its own spaces
-        out = await call(hela.spaces, ctx)
-        return {"spaces": [s for s in out["spaces"] if grant.allows(s["name"])]}
-
-    @server.tool(description="The strongest hubs of a space (as `hela inspect hubs`): memories at the centre "
-                             "of many strong associations, with their clusters.", annotations=read_only)
-    async def hubs(space: Space, top: Annotated[int, Field(ge=1, le=200)] = 10,
-                   ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
-        return await call(hela.hubs, ctx, space=space, top=top)
-
-    @server.tool(description="List memories of a space, newest first, with filters (as `hela memories`): id, "
-                             "source id, date, speaker, session, text.", annotations=read_only)
-    async def memories(space: Space,
-                       speaker: Annotated[str | None, Field(description="Only this speaker's memories.")] = None,
-                       session: Annotated[str | None, Field(description="Only this session.")] = None,
-                       since: Annotated[str | None, Field(description="Only at or after this date.")] = None,
-                       until: Annotated[str | None, Field(description="Only at or before this date.")] = None,
-                       contains: Annotated[str | None, Field(description="Only texts holding this (any case)."
-                                                             )] = None,
-                       limit: Annotated[int, Field(ge=1, le=1000, description="At most this many (default 50)."
-                                                   )] = 50,
-                       ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
-        return await call(hela.memories, ctx, space=space, speaker=speaker, session=session, since=since, until=until,
-                          contains=contains, limit=limit)
-
-    @server.tool(description="Replace a memory's text (as `hela edit`): it keeps its id, time, session, speaker "
-                             "and learned links; the previous text goes to its history. Name it by id or "
-                             "source_id.")
-    async def update(space: Space, text: Annotated[str, Field(min_length=1, description="The new text.")],
-                     id: Annotated[int | None, Field(description="The memory id.")] = None,
-                     source_id: Annotated[str | None, Field(description="Or its source id.")] = None,
-                     ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
-        return await call(hela.update, ctx, "update", space=space, text=text, id=id, source_id=source_id)
-
-    @server.tool(description="Delete memories completely (as `hela delete`): by ids or source_ids, or by filter "
-                             "(session, speaker, before, contains), which needs confirm=true. Also removes the "
-                             "asks that retrieved them and the semantic records citing them.",
-                 annotations=ToolAnnotations(destructiveHint=True))
-    async def delete(space: Space,
-                     ids: Annotated[list[int] | None, Field(description="Memory ids.")] = None,
-                     source_ids: Annotated[list[str] | None, Field(description="Source ids.")] = None,
-                     session: Annotated[str | None, Field(description="Filter: this session.")] = None,
-                     speaker: Annotated[str | None, Field(description="Filter: this speaker.")] = None,
-                     before: Annotated[str | None, Field(description="Filter: before this date.")] = None,
-                     contains: Annotated[str | None, Field(description="Filter: texts holding this.")] = None,
-                     confirm: Annotated[bool, Field(description="Required for a delete by filter.")] = False,
-                     ctx: Context = None) -> dict[str, Any]:  # type: ignore[assignment]
-        return await call(hela.delete, ctx, "delete", space=space, ids=ids, source_ids=source_ids, session=session,
-                          speaker=speaker, before=before, contains=contains, confirm=confirm)
-
+    for name in tool_names():
+        _register(server, hela, name, call, Context, ToolAnnotations)
     server.hela = hela  # type: ignore[attr-defined]
-    server.hela_limiter = limiter  # type: ignore[attr-defined]  # the hooks' fast path runs under it too
     return server
+
+
+def _register(server: Any, hela: HelaServer, name: str, call: Callable[..., Any], context_type: Any,
+              annotations_type: Any) -> None:
+    """Serve the method ``name`` of ``hela`` as a tool: the SDK reads its schema from the method's own
+    signature (plus the request context), and every call goes through ``call`` (the token's spaces and
+    scope; one call at a time in the worker thread)."""
+    import inspect
+    import typing
+
+    method = getattr(hela, name)
+    spec: ToolSpec = method.hela_tool
+    hints = typing.get_type_hints(method, include_extras=True)
+    params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in inspect.signature(method).parameters.values()]
+    params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=context_type))
+
+    async def handler(ctx: Any = None, **arguments: Any) -> dict[str, Any]:
+        if spec.samples:
+            hela.attach(ctx)  # models.chat: client answers (and consolidates) through this client's sampling
+        out = await call(method, ctx, spec.action(arguments), **arguments)
+        if spec.lists_spaces:   # a token sees only its own spaces
+            grant = request_grant(ctx)
+            out = {**out, "spaces": [s for s in out["spaces"] if grant.allows(s["name"])]}
+        return out
+
+    handler.__name__ = handler.__qualname__ = name
+    handler.__doc__ = method.__doc__
+    handler.__signature__ = inspect.Signature(params, return_annotation=dict[str, Any])  # type: ignore[attr-defined]
+    handler.__annotations__ = {**{p.name: p.annotation for p in params}, "return": dict[str, Any]}
+    notes = annotations_type(readOnlyHint=True) if spec.read_only else \
+        annotations_type(destructiveHint=True) if spec.destructive else None
+    server.add_tool(handler, name=name, description=spec.description, annotations=notes)
 
 
 def serve(config: Config) -> None:
