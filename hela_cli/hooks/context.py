@@ -22,6 +22,7 @@ from typing import Any
 from hela_cli.config import Config
 from hela_cli.hooks import injected
 from hela_cli.facts.recall import Marks
+from hela_cli.mechanics.request import RecallRequest
 from hela_cli.memory import Memory
 from hela_cli.text.content import is_content_free
 from hela_cli.text.dates import format_iso
@@ -115,7 +116,7 @@ def prompt_context(mem: Memory, space: str, prompt: str, session: str | None, no
     cfg = cfg or mem.config
     h = cfg.hooks
     t1 = time.perf_counter()
-    res = mem.retrieve(prompt, space, k=h.prompt_k + PROMPT_SPARE, learn=False, now=now)
+    res = mem.retrieve(prompt, space, RecallRequest(k=h.prompt_k + PROMPT_SPARE), learn=False, now=now)
     t2 = time.perf_counter()
     limit = h.line_chars
     shown = injected.already(mem.config.db, space, session)
@@ -215,7 +216,7 @@ def start_context(mem: Memory, space: str, root: Path, session: str | None, cfg:
     relevant: list[str] = []
     relevant_ids: list[int] = []
     if query:
-        res = mem.retrieve(query, space, k=12, learn=False)
+        res = mem.retrieve(query, space, RecallRequest(k=12), learn=False)
         named = named_things(query)
         fit = [m for m in res.memories if m["id"] not in shown and m["id"] not in before
                and m.get("session") != session and injectable(m, named)]

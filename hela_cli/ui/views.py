@@ -14,6 +14,7 @@ from typing import Any
 from hela_cli.maintenance import inspection
 from hela_cli.config import Config
 from hela_cli.mechanics.consolidate import select_cluster
+from hela_cli.mechanics.request import EVERYTHING
 from hela_cli.errors import HelaError, InputError, StoreError
 from hela_cli.text.keywords import keywords
 from hela_cli.store import NodeFilter, Space, Store
@@ -147,7 +148,7 @@ def recall(mem: Any, sp_name: str, question: str, learn: bool = False) -> dict[s
 
     ``mem`` is a :class:`~hela_cli.memory.Memory` on the UI's store. Learning (Eq.1) only when ``learn``."""
     t0 = time.perf_counter()
-    res = mem.retrieve(question, sp_name, learn=learn)
+    res = mem.retrieve(question, sp_name, EVERYTHING, learn=learn)   # the page has no filters yet
     store: Store = mem.store
     sp = store.require_space(sp_name)
     chosen = {m["id"]: m for m in res.memories}
